@@ -54,7 +54,7 @@ from .. import serialize
 from ..algebra import NOVALUE, Operator
 from ..trace import Artifact, Rewrite, Trace
 from .seqiter import Cursors, advance, enter, equals, eval_, init, locate, resume, valid
-from .seqlattice import build_seq_lattice, edges, live_keys, loop_tag, simplify
+from .seqlattice import build_seq_lattice, drop_fill_points, edges, live_keys, loop_tag, simplify
 from .seqvalues import NAN_PROPAGATING
 from .sequences import (EMPTIES, LEAVES, Concat, Empty, Intersect, Product, Project, Seq, SequenceError, Union,
                         never_at_one, rebuild, walk)
@@ -552,8 +552,9 @@ class Compiler:
         # (a group of a split straddling a concatenation's operands is visited by each operand's
         # loop: right unless the body reduces the group into a temporary)
         L = build_seq_lattice(seq, defs, straddle=not _holds_temporary(f.body) and _splits_concats(f.seq))
+        at = len(self.lattices)
         self.lattices.append((f.index, L))
-        loops = []
+        built = []
         for p in L.points:
             point_locs = self.rekey(kept, p.seq, defs)
             cases = []
@@ -566,7 +567,20 @@ class Compiler:
                 here = defs | live_keys(sp) | frozenset(
                     key for a, b in point_locs if at_coordinate(b, sp.iterated()) for key in live_keys(a))
                 cases.append((sp, self.stmt(f.body, here, zero_temps)))
+            built.append((point_locs, cases))
+        # (the loop over what is left once the other operands ran out walks entries that change nothing)
+        quiet = {n for n, (_, cases) in enumerate(built) if all(isinstance(b, Skip) for _, b in cases)}
+        L = drop_fill_points(L, quiet, f"each case writes the result's fill, {self.fill}")
+        self.lattices[at] = (f.index, L)
+        loops = []
+        for p, (point_locs, cases) in zip(L.points, built):
+            if p.writes_fill:
+                continue
             if len(cases) > 1 or any(isinstance(n, Intersect) for n in walk(p.seq)):
+                # (the last cases writing the fill need no test: where they are at the coordinate, no
+                # case runs either; one before a case that writes stays, so that case does not run there)
+                while cases and isinstance(cases[-1][1], Skip):
+                    cases = cases[:-1]
                 body = Switch(f.index, tuple(cases))
             else:
                 body = cases[0][1]
@@ -671,7 +685,7 @@ def sequence_trace(program: Stmt, defs=(), trace: Trace | None = None, fill=0.0)
     for index, L in cf.lattices:
         # (as the lattice strategy records its lattices: the lattice is the step's program; as data
         # too, for the explorer: each point's sequence, edges and sub-points)
-        points = [{"seq": str(p.seq), "subs": list(p.subs),
+        points = [{"seq": str(p.seq), "subs": list(p.subs), "writes_fill": p.writes_fill,
                    "edges": [{"removed": str(e.removed), "to": e.target, "result": str(e.result),
                               "sub_point": e.sub_point} for e in p.edges]} for p in L.points]
         # (where the forall's head, the lattice's heading and its points are printed, and their tags)
