@@ -13,7 +13,8 @@ order (:mod:`compiler.lattice.seqlattice`), each until an edge sequence runs out
 of an intersection are located rather than iterated (``with i_b = i_a``, :func:`remove_locators`).
 A loop's body is specialized per sub-point: reads whose iterators are not live there become their
 fill (0 mostly), literals fold (``0 + x = x``, ``0 * x = 0``, ``concat(0, y) = y``, ``NaN - y = NaN``),
-a statement writing the result's fill there is dropped, a sum whose producer loop vanished is 0, a
+a statement writing the result's fill there is dropped (a point where every case does so gets no loop,
+:func:`~compiler.lattice.seqlattice.drop_fill_points`), a sum whose producer loop vanished is 0, a
 case whose operands never meet (an hstack's columns, :func:`~compiler.lattice.sequences.never_at_one`)
 is not tested, and nested foralls get their own lattice under the live iterators (which is how
 a concatenation's loops read ``A``'s rows in the first and ``B``'s in the second). A

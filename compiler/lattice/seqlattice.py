@@ -26,6 +26,9 @@ its coordinate together (:func:`presences`; the point first): a concatenation's 
 one (its edge is dotted in the drawing), nor ``π0(a, J)`` of ``π0(a ∪ b, J)``, whose group is at
 its coordinate whichever operand gave it.
 
+A point whose every case writes the result's fill, and every point after it, gets no loop
+(:func:`drop_fill_points`, which the CFIR's builder applies once it knows the cases).
+
 :func:`check_seq_lattice` runs the loops, in topological order, each until an edge sequence
 runs out, over random leaf data, and checks that every coordinate of the set semantics is
 visited once, by the case of the sub-point whose iterators are at it.
