@@ -864,5 +864,5 @@ def verify_seq_lattice(L: SeqLattice, **kw) -> SeqCheck:
 
 
 __all__ = ["edges", "remove", "simplify", "live_keys", "loop_tag", "SeqEdge", "SeqPoint", "SeqLattice",
-           "build_seq_lattice", "drop_fill_points", "run_lattice", "check_seq_lattice", "verify_seq_lattice", "SeqCheck",
-           "present_leaves", "presences", "random_data", "unsupported", "boundaries", "ABSENT"]
+           "build_seq_lattice", "drop_fill_points", "run_lattice", "check_seq_lattice", "verify_seq_lattice",
+           "SeqCheck", "present_leaves", "presences", "random_data", "unsupported", "boundaries", "ABSENT"]
