@@ -10,10 +10,12 @@ concatenation: whichever side is there), :class:`Temp` and :class:`Lit`.
 
 :func:`build_cfir` lowers each forall to one :class:`While` per lattice point in topological
 order (:mod:`compiler.lattice.seqlattice`), each until an edge sequence runs out. Dense operands
-of an intersection are located rather than iterated (``with i_b = i_a``, :func:`remove_locators`).
+of an intersection are located rather than iterated (``with i_b = i_a``, :func:`remove_locators`), and
+so is a dense operand of a union where it alone writes the result's fill (:meth:`Compiler.fill_sides`).
 A loop's body is specialized per sub-point: reads whose iterators are not live there become their
 fill (0 mostly), literals fold (``0 + x = x``, ``0 * x = 0``, ``concat(0, y) = y``, ``NaN - y = NaN``),
-a statement writing the result's fill there is dropped, a sum whose producer loop vanished is 0, a
+a statement writing the result's fill there is dropped (a point where every case does so gets no loop,
+:func:`~compiler.lattice.seqlattice.drop_fill_points`), a sum whose producer loop vanished is 0, a
 case whose operands never meet (an hstack's columns, :func:`~compiler.lattice.sequences.never_at_one`)
 is not tested, and nested foralls get their own lattice under the live iterators (which is how
 a concatenation's loops read ``A``'s rows in the first and ``B``'s in the second). A
@@ -54,7 +56,7 @@ from .. import serialize
 from ..algebra import NOVALUE, Operator
 from ..trace import Artifact, Rewrite, Trace
 from .seqiter import Cursors, advance, enter, equals, eval_, init, locate, resume, valid
-from .seqlattice import build_seq_lattice, edges, live_keys, loop_tag, simplify
+from .seqlattice import build_seq_lattice, drop_fill_points, edges, live_keys, loop_tag, simplify
 from .seqvalues import NAN_PROPAGATING
 from .sequences import (EMPTIES, LEAVES, Concat, Empty, Intersect, Product, Project, Seq, SequenceError, Union,
                         never_at_one, rebuild, walk)
@@ -534,6 +536,40 @@ class Compiler:
                 out.append((located, key))
         return tuple(out)
 
+    def writes_fill_alone(self, defs, body: Stmt, zero_temps) -> bool:
+        """Whether ``body`` writes only the result's fill with ``defs`` live (compiled there and thrown
+        away: its lattices and rewrites are not this program's)."""
+        lattices, rewrites = len(self.lattices), len(self.rewrites)
+        try:
+            return isinstance(self.stmt(body, defs, zero_temps), Skip)
+        finally:
+            del self.lattices[lattices:], self.rewrites[rewrites:]
+
+    def fill_sides(self, s: Seq, body: Stmt, defs, zero_temps) -> tuple[Seq, tuple]:
+        """``s`` without each dense operand of a union whose cases alone write the result's fill, and
+        the locators ``(located, iterated)`` that read it at the other operand's coordinate instead
+        (``x[2:10] - y`` of a NaN-filled ``x`` and a dense ``y``: the loop walks ``x``'s entries, not
+        ``y``'s). Elsewhere as :func:`remove_locators` (not under a product or a projection). ``defs``
+        holds everything the loop can make live, its iterators and what its locators locate: where the
+        other operand is not, the body is compiled with all the rest there (``i_t2`` located on ``U ∪
+        i_t4`` is read where ``U`` alone is; ``(M0 ∪ M1) ∩ y`` reads ``y`` where ``M0`` alone is), which
+        writes the fill if any fewer there does (an absent read only folds more)."""
+        if isinstance(s, Union):
+            for keep, side in ((s.a, s.b), (s.b, s.a)):
+                if locatable(side) and not locatable(keep) and \
+                        self.writes_fill_alone(defs - live_keys(keep), body, zero_temps):
+                    rest, locs = self.fill_sides(keep, body, defs, zero_temps)
+                    return rest, locs + ((side, rest),)
+        kids = s.children()
+        if not kids or isinstance(s, (Product, Project)):
+            return s, ()
+        new, locs = [], ()
+        for c in kids:
+            x, lx = self.fill_sides(c, body, defs, zero_temps)
+            new.append(x)
+            locs += lx
+        return rebuild(s, tuple(new)), locs
+
     def forall(self, f: Forall, defs: frozenset, zero_temps: frozenset) -> Stmt:
         # what is live first: the dense j_B of (j_A ∪ j_B) would be located on j_A, gone under B's rows
         live = simplify(f.seq, defs, self.rewrites)
@@ -541,6 +577,13 @@ class Compiler:
             self.rewrites.append(Rewrite("empty-loop", str(f.seq), "skip"))
             return Skip()
         seq, locs = remove_locators(live)
+        located = frozenset(key for a, _ in locs for key in live_keys(a))
+        seq, quiet = self.fill_sides(seq, f.body, defs | located | live_keys(seq), zero_temps)
+        if quiet:
+            self.rewrites.append(Rewrite("locate-fill-side", str(live), f"{seq} with " + ", ".join(
+                f"{a} = {b}" for a, b in quiet) + ": where only the located side is, each case writes the "
+                f"result's fill, {self.fill}"))
+        locs += quiet
         if locs:
             self.rewrites.append(Rewrite("locate", str(live), f"{seq} with " + ", ".join(
                 f"{a} = {b}" for a, b in locs)))
@@ -552,8 +595,9 @@ class Compiler:
         # (a group of a split straddling a concatenation's operands is visited by each operand's
         # loop: right unless the body reduces the group into a temporary)
         L = build_seq_lattice(seq, defs, straddle=not _holds_temporary(f.body) and _splits_concats(f.seq))
+        at = len(self.lattices)
         self.lattices.append((f.index, L))
-        loops = []
+        built = []
         for p in L.points:
             point_locs = self.rekey(kept, p.seq, defs)
             cases = []
@@ -566,7 +610,20 @@ class Compiler:
                 here = defs | live_keys(sp) | frozenset(
                     key for a, b in point_locs if at_coordinate(b, sp.iterated()) for key in live_keys(a))
                 cases.append((sp, self.stmt(f.body, here, zero_temps)))
+            built.append((point_locs, cases))
+        # (the loop over what is left once the other operands ran out walks entries that change nothing)
+        quiet = {n for n, (_, cases) in enumerate(built) if all(isinstance(b, Skip) for _, b in cases)}
+        L = drop_fill_points(L, quiet, f"each case writes the result's fill, {self.fill}")
+        self.lattices[at] = (f.index, L)
+        loops = []
+        for p, (point_locs, cases) in zip(L.points, built):
+            if p.writes_fill:
+                continue
             if len(cases) > 1 or any(isinstance(n, Intersect) for n in walk(p.seq)):
+                # (the last cases writing the fill need no test: where they are at the coordinate, no
+                # case runs either; one before a case that writes stays, so that case does not run there)
+                while cases and isinstance(cases[-1][1], Skip):
+                    cases = cases[:-1]
                 body = Switch(f.index, tuple(cases))
             else:
                 body = cases[0][1]
@@ -671,7 +728,7 @@ def sequence_trace(program: Stmt, defs=(), trace: Trace | None = None, fill=0.0)
     for index, L in cf.lattices:
         # (as the lattice strategy records its lattices: the lattice is the step's program; as data
         # too, for the explorer: each point's sequence, edges and sub-points)
-        points = [{"seq": str(p.seq), "subs": list(p.subs),
+        points = [{"seq": str(p.seq), "subs": list(p.subs), "writes_fill": p.writes_fill,
                    "edges": [{"removed": str(e.removed), "to": e.target, "result": str(e.result),
                               "sub_point": e.sub_point} for e in p.edges]} for p in L.points]
         # (where the forall's head, the lattice's heading and its points are printed, and their tags)

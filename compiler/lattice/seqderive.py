@@ -452,7 +452,9 @@ class CinBuilder:
         if isinstance(e, Call):
             parts = [self.value(a) for a in e.args]
             pre = [x for p, _ in parts for x in p]
-            if e.op.is_user or e.op.name not in ("add", "mul"):
+            if e.op.is_user or call_kind(e, self.d.fills) not in ("sum", "product"):
+                # (x * y of a NaN-filled x is no ∩: where only x is stored, x * 0 is NaN for an inf x, so
+                # not folded to 0 as Mul's absent factor is, whose operands the lowering takes finite)
                 return pre, cin.Op(e.op, tuple(v for _, v in parts))
             return pre, (cin.Add if e.op.name == "add" else cin.Mul)(parts[0][1], parts[1][1])
         if isinstance(e, Concat):

@@ -8,6 +8,7 @@ its inner operand) becomes IR here, node for node, so the C does what the CFIR i
 where its series of loops starts (a nested series re-initializes it on each entry):
 
 * a Dense level: its coordinate ``pA0`` below an end (its extent; 0 under a parent not there);
+  a strided slice of it adds its step (a CSR's row slice goes straight to the kept rows);
 * a SparseList level: its position ``pA1`` in ``[A1_pos[P], A1_pos[P + 1])``, ``P`` the
   parent's position, the coordinate ``A1_idx[pA1]``; locate gallops forward;
 * a SparseCOO level: a non-last mode walks segments of equal coordinates (``pA0`` to
@@ -400,10 +401,21 @@ class SeqEmitter:
         if isinstance(s, Project):
             return self.init(s.a, absent) if s.k == 0 else []
         if isinstance(s, Slice):
+            if self.jumps(s):
+                # (a fresh counter is at 0: the first kept coordinate is the start itself)
+                return self.init(s.a, absent) + ([ir.Assign(self.code(s.a).p, _c(s.start))] if s.start else [])
             return self.init(s.a, absent) + self.align(s.a, s, absent, seek=True)
         if isinstance(s, (Offset, Pad)):
             return self.init(s.a, absent)
         return []
+
+    def jumps(self, s: Slice) -> bool:
+        """Whether the slice ``s`` steps its operand straight to the next kept coordinate: a Dense
+        level or a universe, whose cursor is its coordinate (a row slice of a CSR locates row
+        ``start + step·k``, where a SparseList's cursor would step over the stored coordinates
+        between). Its cursor is then always at a kept coordinate: init places it at the start, next
+        adds the step, and every other move of it ends in an alignment."""
+        return isinstance(s.a, (Level, Universe)) and self.code(s.a).kind in ("dense", "universe")
 
     def restart(self, s: Product, absent: dict) -> list:
         """The inner operand (re)started under the outer one's coordinate (``seqiter._restart``)."""
@@ -535,6 +547,8 @@ class SeqEmitter:
             pre, g = self.bound(self.eval(s), "group")
             return pre + self.drain(s.a, lambda e: self.in_group(e, g, s.J), absent)
         if isinstance(s, Slice):
+            if self.jumps(s):
+                return [ir.CompoundAssign("+", self.code(s.a).p, _c(s.step))]
             return self.next(s.a, absent) + self.align(s.a, s, absent)
         if isinstance(s, (Offset, Pad, Concat)):
             return self.next(s.a, absent)

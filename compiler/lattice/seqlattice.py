@@ -26,6 +26,9 @@ its coordinate together (:func:`presences`; the point first): a concatenation's 
 one (its edge is dotted in the drawing), nor ``π0(a, J)`` of ``π0(a ∪ b, J)``, whose group is at
 its coordinate whichever operand gave it.
 
+A point whose every case writes the result's fill, and every point after it, gets no loop
+(:func:`drop_fill_points`, which the CFIR's builder applies once it knows the cases).
+
 :func:`check_seq_lattice` runs the loops, in topological order, each until an edge sequence
 runs out, over random leaf data, and checks that every coordinate of the set semantics is
 visited once, by the case of the sub-point whose iterators are at it.
@@ -48,7 +51,7 @@ True
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Mapping
 
 import numpy as np
@@ -410,11 +413,14 @@ class SeqEdge:
 @serialize.node
 @dataclass(frozen=True)
 class SeqPoint:
-    """A lattice point: its sequence, its edges, its sub-points (itself first, most specific first)."""
+    """A lattice point: its sequence, its edges, its sub-points (itself first, most specific first);
+    ``writes_fill``: every case of it and of the points after it writes the result's fill, so it
+    gets no loop (:func:`drop_fill_points`)."""
 
     seq: Seq
     edges: tuple
     subs: tuple
+    writes_fill: bool = False
 
 
 def loop_tag(index, seq) -> str:
@@ -443,7 +449,8 @@ class SeqLattice:
         lines = [f"lattice of {self.seq.text(ascii)}"]
         for n, p in enumerate(self.points):
             subs = " ".join(f"p{k}" for k in p.subs)
-            lines.append(f"p{n} {p.seq.text(ascii)}  (sub-points {subs})")
+            quiet = ", writes the fill: no loop" if p.writes_fill else ""
+            lines.append(f"p{n} {p.seq.text(ascii)}  (sub-points {subs}{quiet})")
             for e in p.edges:
                 to = f"p{e.target} {e.result.text(ascii)}" if e.target is not None else e.result.text(ascii)
                 arrow = "->" if e.sub_point or e.target is None else "..>"
@@ -511,7 +518,9 @@ class SeqLattice:
         lines = ["digraph seqlattice {", '  node [shape=box, fontname="monospace"];']
         ends = set()
         for n, p in enumerate(self.points):
-            lines.append(f'  p{n} [label="{n}: {q(str(p.seq))}", style=filled, fillcolor="#dbeafe"];')
+            # (a point that writes only the fill has no loop: drawn dashed)
+            look = 'style=dashed' if p.writes_fill else 'style=filled, fillcolor="#dbeafe"'
+            lines.append(f'  p{n} [label="{n}: {q(str(p.seq))}", {look}];')
         for n, p in enumerate(self.points):
             for e in p.edges:
                 if e.target is None:
@@ -695,6 +704,30 @@ def build_seq_lattice(seq: Seq, defs=frozenset(), straddle: bool = False) -> Seq
     return SeqLattice(seq, points, log, tuple(sorted(map(str, defs or ()))))
 
 
+def drop_fill_points(L: SeqLattice, quiet, why: str = "") -> SeqLattice:
+    """``L`` with no loop for each point of ``quiet`` (positions) that writes only the result's fill,
+    every point after it too (a union's operand whose every case is the fill once the others ran out:
+    ``x - y`` of a NaN-filled ``x`` where only ``y`` is left); each recorded (``writes-fill``, with
+    ``why``). A point with a point after it that writes more keeps its loop (the loops after it start
+    where it ends). The loops run as before minus those points' (:func:`check_seq_lattice` checks that
+    they visit every other coordinate once, with the same case).
+
+    >>> from compiler.lattice.sequences import Level, Union
+    >>> a = Level("a", 0, "compressed", 5); b = Level("b", 0, "compressed", 5)
+    >>> print(drop_fill_points(build_seq_lattice(Union(a, b)), {2}).text().splitlines()[-2])
+    p2 i_b  (sub-points p2, writes the fill: no loop)
+    """
+    points = list(L.points)
+    log = list(L.rewrites)
+    for n in reversed(range(len(points))):
+        p = points[n]
+        after = [e.target for e in p.edges if e.target is not None]
+        if n in quiet and all(points[t].writes_fill for t in after):
+            points[n] = replace(p, writes_fill=True)
+            log.append(Rewrite("writes-fill", str(p.seq), "no loop" + (f": {why}" if why else "")))
+    return replace(L, points=points, rewrites=log)
+
+
 # -- brute-force check -----------------------------------------------------------------------------
 
 
@@ -768,9 +801,11 @@ def presences(s: Seq) -> frozenset:
     return presences(s.a)
 
 
-def run_lattice(L: SeqLattice, data, env: Mapping | None = None, state: Cursors | None = None):
+def run_lattice(L: SeqLattice, data, env: Mapping | None = None, state: Cursors | None = None,
+                every: bool = False):
     """Run the loops of ``L``, each until an edge sequence runs out: ``[(point, case, x)]`` per
-    visited coordinate (``case`` None when no sub-point is at ``x``: nothing to do there)."""
+    visited coordinate (``case`` None when no sub-point is at ``x``: nothing to do there); a point
+    that writes only the fill has no loop (``every``: it has)."""
     st = state or Cursors(data, env)
     visits = []
     if not L.points:
@@ -778,6 +813,8 @@ def run_lattice(L: SeqLattice, data, env: Mapping | None = None, state: Cursors 
     init(L.points[0].seq, st)
     budget = 4 * L.seq.size() + 16
     for n, p in enumerate(L.points):
+        if p.writes_fill and not every:
+            continue
         if not all(valid(e, st) for e in edges(p.seq)):
             continue     # an edge of this point ran out: not the state the loops reached
         resume(p.seq, st)
@@ -812,7 +849,8 @@ def check_seq_lattice(L: SeqLattice, *, trials: int = 20, seed: int = 0, data=No
                       env: Mapping | None = None) -> SeqCheck:
     """Check ``L`` against the set semantics over ``trials`` random data sets (or ``data``):
     the loops visit each coordinate of ``L.seq`` once, in increasing order within a loop, and
-    at each the case whose iterators are exactly those at the coordinate."""
+    at each the case whose iterators are exactly those at the coordinate; but the coordinates that
+    the points writing only the fill (:func:`drop_fill_points`) would visit, which no loop does."""
     rng = np.random.default_rng(seed)
     res = SeqCheck()
     for _ in range(1 if data is not None else trials):
@@ -820,6 +858,12 @@ def check_seq_lattice(L: SeqLattice, *, trials: int = 20, seed: int = 0, data=No
         res.trials += 1
         want = coordinates(L.seq, d, env)
         visits = run_lattice(L, d, env)
+        if any(p.writes_fill for p in L.points):
+            # (the lattice with every loop visits each coordinate once too, those loops' ones not here)
+            whole = [(n, x) for n, case, x in run_lattice(L, d, env, every=True) if case is not None]
+            xs = [x for _, x in whole]
+            res.repeated += [(x, d) for x in sorted(set(xs)) if xs.count(x) > 1]
+            want -= {x for n, x in whole if L.points[n].writes_fill}
         got = [x for _, case, x in visits if case is not None]
         res.missing += [(x, d) for x in sorted(want - set(got))]
         res.extra += [(x, d) for x in sorted(set(got) - want)]
@@ -849,5 +893,5 @@ def verify_seq_lattice(L: SeqLattice, **kw) -> SeqCheck:
 
 
 __all__ = ["edges", "remove", "simplify", "live_keys", "loop_tag", "SeqEdge", "SeqPoint", "SeqLattice",
-           "build_seq_lattice", "run_lattice", "check_seq_lattice", "verify_seq_lattice", "SeqCheck",
-           "present_leaves", "presences", "random_data", "unsupported", "boundaries", "ABSENT"]
+           "build_seq_lattice", "drop_fill_points", "run_lattice", "check_seq_lattice", "verify_seq_lattice",
+           "SeqCheck", "present_leaves", "presences", "random_data", "unsupported", "boundaries", "ABSENT"]

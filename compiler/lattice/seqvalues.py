@@ -8,7 +8,9 @@ an operand is stored: its sequence is the union of its operands' (a literal is i
 everywhere and adds none), and each sub-point of the lattice computes the operator with the
 absent operands' fills in their place (:func:`compiler.lattice.seqcfir.specialize_value`): ``x - y``
 where only ``y`` is stored is ``fill_x - y``; a sub-point whose value folds to the result's fill
-writes nothing (``x + y`` of NaN fills where only ``x`` is stored). ``+`` and ``*`` of operands of
+writes nothing (``x + y`` of NaN fills where only ``x`` is stored), and a lattice point whose every case
+writes nothing has no loop (:func:`~compiler.lattice.seqlattice.drop_fill_points`: ``x - y`` of a NaN-filled
+``x`` does not walk ``y``'s entries after ``x``'s last). ``+`` and ``*`` of operands of
 fill 0 keep the paper's rules (``∪`` and ``∩``, :class:`~compiler.lattice.seqderive.Deriver`).
 
 >>> from compiler.notation import parse_expr
