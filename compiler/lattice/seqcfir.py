@@ -57,7 +57,7 @@ from .seqiter import Cursors, advance, enter, equals, eval_, init, locate, resum
 from .seqlattice import build_seq_lattice, edges, live_keys, loop_tag, simplify
 from .seqvalues import NAN_PROPAGATING
 from .sequences import (EMPTIES, LEAVES, Concat, Empty, Intersect, Product, Project, Seq, SequenceError, Union,
-                        never_at_one, rebuild, walk)
+                        never_at_one, rebuild, side_key, walk)
 
 INDENT = "  "
 
@@ -123,10 +123,15 @@ class Op(Value):
 @serialize.node
 @dataclass(frozen=True)
 class Cat(Value):
-    """``concat(a, b)``: ``a`` where the left side is iterated, ``b`` where the right one is."""
+    """``concat(a, b)``: ``a`` where the left side is iterated, ``b`` where the right one is: where a leaf
+    of ``left`` (the leaf keys of the left side's concatenated index) or of ``right`` is live."""
 
     a: Value
     b: Value
+    left: frozenset = frozenset()
+    right: frozenset = frozenset()
+    #: its value where the loops are at neither side's leaves: the result's fill (its first operand's)
+    fill: float = 0.0
 
 
 ZERO = Lit(0.0)
@@ -450,11 +455,21 @@ def specialize_value(e: Value, defs, zero_temps=frozenset()) -> Value:
         return ZERO if e.name in zero_temps else e
     if isinstance(e, Op):
         return fold(e.op, tuple(specialize_value(x, defs, zero_temps) for x in e.args))
+    if isinstance(e, Cat) and (e.left or e.right):
+        live = frozenset(map(side_key, defs))
+        a, b = bool(e.left & live), bool(e.right & live)
+        if a != b:
+            # (the side whose leaves the loops are at: the other one's reads, constants and fill are not there)
+            return specialize_value(e.a if a else e.b, defs, zero_temps)
+        if not a:
+            # (at neither: a part storing nothing there, of the result's fill, as a part of another walks
+            # every coordinate)
+            return Lit(e.fill)
     if isinstance(e, (Add, Mul, Cat)):
         a, b = specialize_value(e.a, defs, zero_temps), specialize_value(e.b, defs, zero_temps)
         if isinstance(e, Cat):
-            # (the side not iterated here reads its fill, which the concatenation's operands share)
-            return b if isinstance(a, Lit) else a if isinstance(b, Lit) else Cat(a, b)
+            # (outside the concatenation's loops: the side not iterated reads its fill)
+            return b if isinstance(a, Lit) else a if isinstance(b, Lit) else Cat(a, b, e.left, e.right, e.fill)
         nan = float("nan")
         if isinstance(a, Lit) and isinstance(b, Lit):
             return Lit(a.value + b.value if isinstance(e, Add) else a.value * b.value)
