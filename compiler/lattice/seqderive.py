@@ -42,7 +42,6 @@ array([0., 1., 0., 2., 5., 3.])
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -233,11 +232,6 @@ class Deriver:
             if s is None:
                 raise StrategyError(f"{e}: operand {x} does not vary with {j}")
             out.append(with_fill(s, str(j)) if x in filled else s)
-        for a, b in itertools.combinations(range(len(out)), 2):
-            if part_keys(out[a]) & part_keys(out[b]):
-                raise StrategyError(f"{e}: operands {e.operands[a]} and {e.operands[b]} both walk every coordinate "
-                                    f"of {e.indices[a]} (a constant, a broadcast or a fill), and the sequence CFIR "
-                                    f"tells a concatenation's parts apart by their own indices: name them apart")
         return out
 
     def seq(self, e, i: Index, log: Derivation | None = None, depth: int = 0) -> Seq | None:
