@@ -6,7 +6,8 @@ The input is a small concrete index notation over sequences: :class:`Forall` (``
 set to 0, the ``where`` of a sum) and :class:`Block`; values are :class:`Read` (a tensor read
 through its level iterators: ``A(i_A, j_A)``; its fill where they are not all there), :class:`Add`,
 :class:`Mul`, :class:`Op` (any other elementwise operator), :class:`Cat` (the body of a
-concatenation: whichever side is there), :class:`Temp` and :class:`Lit`.
+concatenation: the side whose levels the loops are at, :mod:`compiler.lattice.seqparts`),
+:class:`Temp` and :class:`Lit`.
 
 :func:`build_cfir` lowers each forall to one :class:`While` per lattice point in topological
 order (:mod:`compiler.lattice.seqlattice`), each until an edge sequence runs out. Dense operands
@@ -448,7 +449,15 @@ def fold(op: Operator, args: tuple) -> Value:
 
 def specialize_value(e: Value, defs, zero_temps=frozenset()) -> Value:
     """``e`` with reads not live under ``defs`` replaced by their fill and literals folded (0
-    propagated: ``0 + x = x``, ``0 * x = 0``, ``concat(0, y) = y``)."""
+    propagated: ``0 + x = x``, ``0 * x = 0``, ``concat(0, y) = y``), a concatenation's side taken by which
+    side's leaves are live (at neither: the result's fill).
+
+    >>> from compiler.lattice.sequences import Level
+    >>> a, b = Level("a", 0, "compressed", 2), Level("b", 0, "dense", 3, "l")
+    >>> cat = Cat(Read("a", (a,)), Add(Read("b", (b,)), Lit(1.0)), frozenset([a.key]), frozenset([b.key]))
+    >>> str(specialize_value(cat, {a.key})), str(specialize_value(cat, frozenset())), str(specialize_value(cat, {b.key}))
+    ('a(i_a)', '0', 'b(l_b) + 1')
+    """
     if isinstance(e, Read):
         return e if _live_read(e, defs) else Lit(e.fill)
     if isinstance(e, Temp):
