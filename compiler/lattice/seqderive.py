@@ -438,7 +438,7 @@ class CinBuilder:
         if isinstance(e, Literal):
             if isinstance(e.value, bool):
                 raise StrategyError(f"{e}: the sequence lowering computes numbers, not booleans")
-            return [], cin.Lit(float(e.value))
+            return [], cin.Lit(_real(e.value, e))
         if isinstance(e, Call):
             parts = [self.value(a) for a in e.args]
             pre = [x for p, _ in parts for x in p]
@@ -454,7 +454,7 @@ class CinBuilder:
             for n, x in enumerate(e.operands[1:], 1):
                 p, v = self.value(x)
                 # (each side's leaf keys: the CFIR takes the side whose leaves the loops are at)
-                pre, out = pre + p, cin.Cat(out, v, frozenset().union(*keys[:n]), keys[n], self.d.fill(e))
+                pre, out = pre + p, cin.Cat(out, v, frozenset().union(*keys[:n]), keys[n], _real(self.d.fill(e), e))
             return pre, out
         if isinstance(e, (Collapse, Split, Slice, Broadcast)):
             return self.value(e.operand)
@@ -469,6 +469,14 @@ class CinBuilder:
                 body = self.forall(j, e.body, body)
             return [cin.Alloc(t), body], cin.Temp(t)
         raise StrategyError(f"{e}: the sequence lowering does not take this node")
+
+
+def _real(value, e):
+    """``value``, a constant of ``e`` (a literal, a concatenation's fill), as the CFIR's real number (or
+    boolean: a comparison's fill)."""
+    if np.iscomplexobj(value):
+        raise StrategyError(f"{e}: the sequence lowering computes real numbers, not the complex {value}")
+    return bool(value) if isinstance(value, (bool, np.bool_)) else float(value)
 
 
 def _terms(e) -> list:

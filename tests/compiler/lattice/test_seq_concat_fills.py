@@ -125,6 +125,17 @@ def test_the_array_front_end_concatenates_parts_of_other_fills_and_constants():
         one_lattice_kernel(xp.concat([X, Z + 1], axis=1) * 2, np.concatenate([x, z + 1], axis=1) * 2)
 
 
+def test_a_product_with_a_factor_of_another_fill_computes_a_stored_nan_times_0():
+    # (a wrong answer on main, 0 for NaN: the CFIR's * folded A's NaN times x's absent 0 to 0, which only the ∩ of
+    # two fill-0 factors may; with A of fill 1, or a concatenation's part of fill NaN, it is computed now)
+    A = Tensor.from_numpy(np.array([[nan, 1.0, 1.0], [2.0, 1.0, 1.0]]), "csr", fill=1.0)
+    x = Tensor.from_numpy(np.array([0, 0, 3.5]), "sparse_vector")
+    one_kernel("c[m] = collapse(A[i, j] * broadcast(i:2, x[j]), (i, j) -> m)", A=A, x=x)
+    An = Tensor.from_numpy(np.array([[2.0, nan, 1.0], [nan, nan, nan]]), "csr", fill=nan)
+    one_kernel("c[i] = sum[j](concat((B[k, j], An[l, j]), (k, l) -> i) * x[j])", B=tensor((1, 3), "coo", 23), An=An,
+               x=x)
+
+
 def test_parts_of_one_index_name_walk_apart():
     # (each concatenation's part binds its own index: their universes, U_k and U_k2, are two cursors)
     A = tensor((3, 4), "csr", 22)
