@@ -6,7 +6,8 @@ The input is a small concrete index notation over sequences: :class:`Forall` (``
 set to 0, the ``where`` of a sum) and :class:`Block`; values are :class:`Read` (a tensor read
 through its level iterators: ``A(i_A, j_A)``; its fill where they are not all there), :class:`Add`,
 :class:`Mul`, :class:`Op` (any other elementwise operator), :class:`Cat` (the body of a
-concatenation: whichever side is there), :class:`Temp` and :class:`Lit`.
+concatenation: the side whose levels the loops are at, :mod:`compiler.lattice.seqparts`),
+:class:`Temp` and :class:`Lit`.
 
 :func:`build_cfir` lowers each forall to one :class:`While` per lattice point in topological
 order (:mod:`compiler.lattice.seqlattice`), each until an edge sequence runs out. Dense operands
@@ -59,7 +60,7 @@ from .seqiter import Cursors, advance, enter, equals, eval_, init, locate, resum
 from .seqlattice import build_seq_lattice, drop_fill_points, edges, live_keys, loop_tag, simplify
 from .seqvalues import NAN_PROPAGATING
 from .sequences import (EMPTIES, LEAVES, Concat, Empty, Intersect, Product, Project, Seq, SequenceError, Union,
-                        never_at_one, rebuild, walk)
+                        never_at_one, rebuild, side_key, walk)
 
 INDENT = "  "
 
@@ -125,10 +126,15 @@ class Op(Value):
 @serialize.node
 @dataclass(frozen=True)
 class Cat(Value):
-    """``concat(a, b)``: ``a`` where the left side is iterated, ``b`` where the right one is."""
+    """``concat(a, b)``: ``a`` where the left side is iterated, ``b`` where the right one is: where a leaf
+    of ``left`` (the leaf keys of the left side's concatenated index) or of ``right`` is live."""
 
     a: Value
     b: Value
+    left: frozenset = frozenset()
+    right: frozenset = frozenset()
+    #: its value where the loops are at neither side's leaves: the result's fill (its first operand's)
+    fill: float = 0.0
 
 
 ZERO = Lit(0.0)
@@ -445,18 +451,36 @@ def fold(op: Operator, args: tuple) -> Value:
 
 def specialize_value(e: Value, defs, zero_temps=frozenset()) -> Value:
     """``e`` with reads not live under ``defs`` replaced by their fill and literals folded (0
-    propagated: ``0 + x = x``, ``0 * x = 0``, ``concat(0, y) = y``)."""
+    propagated: ``0 + x = x``, ``0 * x = 0``, ``concat(0, y) = y``), a concatenation's side taken by which
+    side's leaves are live (at neither: the result's fill).
+
+    >>> from compiler.lattice.sequences import Level
+    >>> a, b = Level("a", 0, "compressed", 2), Level("b", 0, "dense", 3, "l")
+    >>> cat = Cat(Read("a", (a,)), Add(Read("b", (b,)), Lit(1.0)), frozenset([a.key]), frozenset([b.key]))
+    >>> str(specialize_value(cat, {a.key})), str(specialize_value(cat, frozenset())), str(specialize_value(cat, {b.key}))
+    ('a(i_a)', '0', 'b(l_b) + 1')
+    """
     if isinstance(e, Read):
         return e if _live_read(e, defs) else Lit(e.fill)
     if isinstance(e, Temp):
         return ZERO if e.name in zero_temps else e
     if isinstance(e, Op):
         return fold(e.op, tuple(specialize_value(x, defs, zero_temps) for x in e.args))
+    if isinstance(e, Cat) and (e.left or e.right):
+        live = frozenset(map(side_key, defs))
+        a, b = bool(e.left & live), bool(e.right & live)
+        if a != b:
+            # (the side whose leaves the loops are at: the other one's reads, constants and fill are not there)
+            return specialize_value(e.a if a else e.b, defs, zero_temps)
+        if not a:
+            # (at neither: a part storing nothing there, of the result's fill, as a part of another walks
+            # every coordinate)
+            return Lit(e.fill)
     if isinstance(e, (Add, Mul, Cat)):
         a, b = specialize_value(e.a, defs, zero_temps), specialize_value(e.b, defs, zero_temps)
         if isinstance(e, Cat):
-            # (the side not iterated here reads its fill, which the concatenation's operands share)
-            return b if isinstance(a, Lit) else a if isinstance(b, Lit) else Cat(a, b)
+            # (outside the concatenation's loops: the side not iterated reads its fill)
+            return b if isinstance(a, Lit) else a if isinstance(b, Lit) else Cat(a, b, e.left, e.right, e.fill)
         nan = float("nan")
         if isinstance(a, Lit) and isinstance(b, Lit):
             return Lit(a.value + b.value if isinstance(e, Add) else a.value * b.value)

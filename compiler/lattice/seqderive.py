@@ -63,6 +63,7 @@ from . import seqcfir as cin
 from .sequences import Concat as SeqConcat
 from .sequences import Intersect, Level, Product, Project, Seq, Union, Universe, rebuild, reverse, walk
 from .sequences import Slice as SeqSlice
+from .seqparts import part_keys, tie, with_fill
 from .seqvalues import call_kind, call_sequence, expr_fill, union_terms
 
 
@@ -252,6 +253,27 @@ class Deriver:
     def size(self, i: Index) -> int:
         return self.extents[i]
 
+    def fill(self, e):
+        """The fill of expression ``e`` (:func:`~compiler.lattice.seqvalues.expr_fill`)."""
+        return expr_fill(e, self.fills)
+
+    def filled_parts(self, e: Concat) -> list:
+        """``(operand, fill)`` of each part of ``e`` whose fill is not the result's (its first operand's)."""
+        f = self.fill(e)
+        return [(x, g) for x in e.operands[1:] if not cin.same_value(g := self.fill(x), f)]
+
+    def concat_parts(self, e: Concat) -> list:
+        """Each part's sequence along its concatenated index, walking every coordinate where its fill
+        is not the result's (:func:`~compiler.lattice.seqparts.with_fill`)."""
+        filled = dict(self.filled_parts(e))
+        out = []
+        for x, j in zip(e.operands, e.indices):
+            s = self.seq(x, j)
+            if s is None:
+                raise StrategyError(f"{e}: operand {x} does not vary with {j}")
+            out.append(with_fill(s, str(j)) if x in filled else s)
+        return out
+
     def seq(self, e, i: Index, log: Derivation | None = None, depth: int = 0) -> Seq | None:
         """``Seq(e, i)``; None when ``e`` does not vary with ``i``."""
         slot = None
@@ -355,21 +377,30 @@ class Deriver:
                 return "consumed here", None
             return "line 10: collapse into another index", sub(e.operand)
         if isinstance(e, Concat):
+            filled = self.filled_parts(e)
+            why = "".join(f"; {x} has fill {f}, not the result's {self.fill(e)}: its part walks every coordinate "
+                          f"(U), writing its fill where it stores nothing" for x, f in filled)
             if e.result == i:
-                parts = [sub(x, j) for x, j in zip(e.operands, e.indices)]
-                for x, j, p in zip(e.operands, e.indices, parts):
-                    if p is None:
-                        raise StrategyError(f"{e}: operand {x} does not vary with {j}")
+                for x, j in zip(e.operands, e.indices):
+                    sub(x, j)     # (each part's derivation, logged)
+                parts = self.concat_parts(e)
                 out = parts[0]
                 for p in parts[1:]:
                     out = SeqConcat(out, p)
-                return f"line 11: concat into {i} is ⊔", out
+                return f"line 11: concat into {i} is ⊔{why}", out
             if i in e.indices:
                 return "consumed here", None
-            out = sub(e.operands[0])
-            for x in e.operands[1:]:
-                out = self._either(Union, out, sub(x), i)
-            return "line 12: concat along another index is ∪", out
+            # (each part's universes, its constants' and its fill's, are tied to it: where the loops
+            # are at another part, they are not there)
+            parts, sides = self.concat_parts(e), []
+            for x, p in zip(e.operands, parts):
+                s = sub(x)
+                s = Universe(self.size(i), str(i)) if s is None else with_fill(s, str(i)) if x in dict(filled) else s
+                sides.append(tie(s, p, parts))
+            out = sides[0]
+            for s in sides[1:]:
+                out = Union(out, s)
+            return f"line 12: concat along another index is ∪{why}", out
         if isinstance(e, Split):
             a_, b_ = e.results
             if i in (a_, b_):
@@ -448,20 +479,22 @@ class CinBuilder:
         if isinstance(e, Literal):
             if isinstance(e.value, bool):
                 raise StrategyError(f"{e}: the sequence lowering computes numbers, not booleans")
-            return [], cin.Lit(float(e.value))
+            return [], cin.Lit(_real(e.value, e))
         if isinstance(e, Call):
             parts = [self.value(a) for a in e.args]
             pre = [x for p, _ in parts for x in p]
             if e.op.is_user or call_kind(e, self.d.fills) not in ("sum", "product"):
-                # (x * y of a NaN-filled x is no ∩: where only x is stored, x * 0 is NaN for an inf x, so
-                # not folded to 0 as Mul's absent factor is, whose operands the lowering takes finite)
+                # (Mul folds 0 * x to 0, which only the paper's ∩ of fill-0 factors may: where a factor of
+                # another fill is absent, x * 0 is computed, NaN for a stored NaN or inf)
                 return pre, cin.Op(e.op, tuple(v for _, v in parts))
             return pre, (cin.Add if e.op.name == "add" else cin.Mul)(parts[0][1], parts[1][1])
         if isinstance(e, Concat):
             pre, out = self.value(e.operands[0])
-            for x in e.operands[1:]:
+            keys = [part_keys(p) for p in self.d.concat_parts(e)]
+            for n, x in enumerate(e.operands[1:], 1):
                 p, v = self.value(x)
-                pre, out = pre + p, cin.Cat(out, v)
+                # (each side's leaf keys: the CFIR takes the side whose leaves the loops are at)
+                pre, out = pre + p, cin.Cat(out, v, frozenset().union(*keys[:n]), keys[n], _real(self.d.fill(e), e))
             return pre, out
         if isinstance(e, (Collapse, Split, Slice, Broadcast)):
             return self.value(e.operand)
@@ -476,6 +509,14 @@ class CinBuilder:
                 body = self.forall(j, e.body, body)
             return [cin.Alloc(t), body], cin.Temp(t)
         raise StrategyError(f"{e}: the sequence lowering does not take this node")
+
+
+def _real(value, e):
+    """``value``, a constant of ``e`` (a literal, a concatenation's fill), as the CFIR's real number (or
+    boolean: a comparison's fill)."""
+    if np.iscomplexobj(value):
+        raise StrategyError(f"{e}: the sequence lowering computes real numbers, not the complex {value}")
+    return bool(value) if isinstance(value, (bool, np.bool_)) else float(value)
 
 
 def _terms(e) -> list:
@@ -521,7 +562,7 @@ def copy_fill(program: Assign, tensors: dict):
     """The fill of ``program``'s result, None where it is 0 (the sequences' own algebra). A read
     where its tensor stores nothing is its fill, so the result's is the operators' of the fills
     (:func:`~compiler.lattice.seqvalues.expr_fill`: a slice or a reshape keeps its operand's, a
-    concatenation needs operands of one fill, a sum a summand of fill 0, else refused, saying why).
+    concatenation its first operand's, a sum needs a summand of fill 0, else refused, saying why).
 
     >>> import numpy as np
     >>> A = Tensor.from_numpy(np.array([[1.0, 2.0]]), "csr", fill=1.0)
@@ -665,35 +706,6 @@ def check_split_nesting(loops: list, outputs=None) -> None:
                                         f"them); the looplets strategy lowers it")
 
 
-def _tied(e, keys: frozenset, access_levels: dict) -> bool:
-    """Whether ``e`` is 0 wherever none of the level ``keys`` is live (the CFIR zeroes a read
-    whose levels are not all live, and propagates the zeros)."""
-    if isinstance(e, Access):
-        return any(lv.key in keys for lv in access_levels[e].levels)
-    if isinstance(e, Literal):
-        return False
-    if isinstance(e, Call) and e.op.name == "mul":
-        return any(_tied(a, keys, access_levels) for a in e.args)
-    return all(_tied(c, keys, access_levels) for c in e.children())
-
-
-def check_concat_sides(e, deriver: Deriver) -> None:
-    """Refuse a concatenation operand that is not 0 outside its own part: the CFIR keeps one side
-    of ``concat`` per fissioned loop by which reads are live there, so a broadcast vector or a
-    constant added in an operand would be read in the other operand's loop too."""
-    for node in walk_notation(e):
-        if not isinstance(node, Concat):
-            continue
-        for x, j in zip(node.operands, node.indices):
-            s = deriver.seq(x, j)
-            keys = frozenset(n.key for n in walk(s) if isinstance(n, Level)) if s is not None else frozenset()
-            if not _tied(x, keys, deriver.access_levels):
-                raise StrategyError(
-                    f"{node}: operand {x} has a part read apart from its {j} levels (a broadcast or a "
-                    f"constant); the sequence CFIR picks a concatenation's side by those levels, so "
-                    f"it would be read in the other operands' loops too")
-
-
 @dataclass(frozen=True)
 class ShapedFormat:
     """A tensor's format and shape without its entries: what the lattice strategy lowers for.
@@ -740,7 +752,6 @@ def seq_lower(program, trace: Trace | None = None, loop_order=None, **tensors) -
     # parse step drew, distinct_bindings renaming indices only)
     deriver = Deriver(access_levels, info.extents if point is None else {**info.extents, point: 1},
                       input_fills(program, tensors), {id(e): n.ident for n, e in expression_nodes(program)})
-    check_concat_sides(program.rhs, deriver)
     b = CinBuilder(deriver)
     pre, v = b.value(program.rhs)
     lhs = program.lhs
@@ -761,7 +772,10 @@ def seq_lower(program, trace: Trace | None = None, loop_order=None, **tensors) -
     check_concordant(loops, access_levels)
     check_split_nesting(loops, {str(x) for x in lhs.indices})
     t = trace if trace is not None else Trace()
-    t.record("seq-derive", before=program, after=body,
+    filled = [f"{x} has fill {f}, not the {deriver.fill(n)} of {n} (its first operand's): its part walks every "
+              f"coordinate, writing {f} where {x} stores nothing"
+              for n in walk_notation(program.rhs) if isinstance(n, Concat) for x, f in deriver.filled_parts(n)]
+    t.record("seq-derive", before=program, after=body, note="; ".join(filled),
              artifacts=[Artifact("seq-derivation", f"Seq(..., {dv.index})", dv.text(), dv.dot(),
                                  data={"node_tags": dv.node_tags(), "line_spans": dv.line_spans()})
                         for dv in derivations],
@@ -805,4 +819,4 @@ def derive_seq(expr, i, **tensors) -> tuple[Seq | None, Derivation]:
 
 
 __all__ = ["ShapedFormat", "derive_seq", "entry_sequence", "point_index", "Derivation", "Deriver", "CinBuilder", "SeqLowering", "seq_lower", "seq_evaluate",
-           "level_kinds", "check_concordant", "DiscordantWalk", "check_concat_sides", "check_split_nesting", "copy_fill", "input_fills"]
+           "level_kinds", "check_concordant", "DiscordantWalk", "check_split_nesting", "copy_fill", "input_fills"]

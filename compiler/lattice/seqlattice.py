@@ -60,7 +60,8 @@ from .. import serialize
 from ..trace import Rewrite
 from .seqiter import Cursors, advance, enter, equals, eval_, init, resume, valid
 from .sequences import (ABSENT, EMPTIES, LEAVES, Concat, Empty, Full, Intersect, Level, Offset, Pad, Product,
-                        Project, Seq, SequenceError, Slice, Union, bind, coordinates, rebuild, walk)
+                        Project, Seq, SequenceError, Slice, Union, Universe, bind, coordinates, rebuild, side_key,
+                        walk)
 
 
 # -- edges and removal ----------------------------------------------------------------------------
@@ -348,6 +349,11 @@ def simplify(s: Seq, defs: frozenset | None = None, log: list | None = None) -> 
     if isinstance(s, Level) and defs is not None and s.mode and s.parent_key not in defs:
         out = _gone(s)
         log.append(Rewrite("level-not-live", str(s), str(out)))
+        return out
+    if isinstance(s, Universe) and defs is not None and s.away(frozenset(map(side_key, defs)).__contains__):
+        # (a constant or a fill of one part of a concatenation: not there where the loops are at another part)
+        out = _gone(s)
+        log.append(Rewrite("universe-of-another-part", str(s), str(out)))
         return out
     if isinstance(s, Project) and s.k == 1 and defs is not None and s.group_key not in defs:
         moved = _moved_group(s, defs)

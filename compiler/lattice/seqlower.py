@@ -44,7 +44,7 @@ from ..imperative.copies import drop_copies
 from ..imperative.deadstores import drop_dead_stores
 from ..imperative.ir_dot import ir_artifact
 from ..imperative.ir import Block, Buffer, Growable, Scalar
-from ..notation.ast import Call, accesses, walk
+from ..notation.ast import Call, Literal, accesses, walk
 from ..trace import Trace
 from .coo_segments import flatten_segments
 from .sequences import SequenceError
@@ -92,8 +92,10 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
                                 f"fill); give {out} fill {want}, or {LOOPLETS}")
     wild = [t for t in read if not values.assumed(t).finite]
     fills = input_fills(program, {t: formats[t] for t in read})
-    if wild and any(isinstance(n, Call) and call_kind(n, fills) == "product" for n in walk(program.rhs)):
-        # the sequences of * are intersections: a factor's unstored 0 skips the other's NaN or inf
+    if wild and any(isinstance(n, Call) and call_kind(n, fills) == "product"
+                    and sum(not isinstance(a, Literal) for a in n.args) > 1 for n in walk(program.rhs)):
+        # the sequences of * are intersections: a factor's unstored 0 skips the other's NaN or inf (a
+        # constant factor is there at every coordinate: it skips nothing)
         raise StrategyError(f"{program}: {', '.join(wild)} may hold NaN or inf, and the lattice strategy's "
                             f"intersections skip where a factor of * is 0 (0 * inf is NaN); {LOOPLETS}")
     converted = {}     # (a tensor the loops walk against its storage order: read row-major)

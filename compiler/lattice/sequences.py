@@ -142,10 +142,25 @@ class Universe(Seq):
     extent: int
     index: str = "i"
     owner: str = ""
+    #: the concatenations whose one part holds it (a constant, a broadcast or a fill in that part, along
+    #: another index): per concatenation, the leaf keys of that part's concatenated index, and of all
+    #: its parts' (:func:`~compiler.lattice.seqparts.tie`); it is :meth:`away` where a loop is at another part
+    ties: tuple = ()
 
     @property
     def key(self) -> tuple:
-        return ("U", self.index, self.extent, self.owner)
+        return ("U", self.index, self.extent, self.owner) + ((self.ties,) if self.ties else ())
+
+    def away(self, live) -> bool:
+        """Whether a loop is at another part of a concatenation it is tied to (``live(key)``: whether
+        the leaf of ``key`` is at the loops' coordinate): no leaf of its part is, one of another's is.
+        Where no loop over that concatenated index is around, it is there at every coordinate.
+
+        >>> u = Universe(3, "j", "l_B", ((frozenset([("B", 0)]), frozenset([("A", 0), ("B", 0)])),))
+        >>> u.away({("A", 0)}.__contains__), u.away({("B", 0)}.__contains__), u.away(set().__contains__)
+        (True, False, False)
+        """
+        return any(not any(map(live, part)) and any(map(live, parts)) for part, parts in self.ties)
 
     def size(self) -> int:
         return self.extent
@@ -156,6 +171,16 @@ class Universe(Seq):
         return frozenset([self])
 
     iterated = iters
+
+
+def side_key(key):
+    """A leaf's key as a concatenation's part tells it (:attr:`Universe.ties`): a universe's without its
+    owner and ties (a term of a collapsed sum owns its universes apart, at the same coordinates).
+
+    >>> side_key(Universe(3, "l", "1").key), side_key(("A", 0))
+    (('U', 'l', 3), ('A', 0))
+    """
+    return key[:3] if isinstance(key, tuple) and len(key) > 3 and key[0] == "U" else key
 
 
 @serialize.node
@@ -488,7 +513,8 @@ def leaf_fiber(leaf: Seq, data: Mapping[str, Iterable[tuple]], env: Mapping) -> 
     [1, 2]
     """
     if isinstance(leaf, Universe):
-        return range(leaf.size())
+        live = {side_key(k) for k, v in env.items() if v is not ABSENT}
+        return [] if leaf.away(live.__contains__) else range(leaf.size())
     if any(env.get((leaf.tensor, m)) is ABSENT for m in range(leaf.mode)):
         return []       # under a parent not stored there: no fiber, dense or not
     if leaf.dense:
@@ -670,4 +696,4 @@ def lower_bound(fiber, x: int) -> int:
 
 __all__ = ["span", "can_meet", "never_at_one", "Seq", "Level", "Universe", "Empty", "Full", "Union", "Intersect", "Product", "Concat",
            "Project", "Slice", "Offset", "Pad", "SequenceError", "coordinates", "bind", "leaf_fiber",
-           "rebuild", "reverse", "walk", "lower_bound", "ABSENT", "EMPTIES", "LEAVES", "KINDS"]
+           "rebuild", "reverse", "walk", "lower_bound", "side_key", "ABSENT", "EMPTIES", "LEAVES", "KINDS"]

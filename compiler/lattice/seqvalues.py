@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import StrategyError
-from ..notation.ast import Access, Call, Literal, Reduce
+from ..notation.ast import Access, Call, Literal, Reduce, walk
 from ..notation.shape import Concat
 from .sequences import Intersect, Union, Universe
 
@@ -36,7 +36,7 @@ def _same(a, b) -> bool:
 
 def expr_fill(e, fills: dict):
     """The fill of the notation expression ``e`` (with shape operators), ``fills``: each tensor's
-    (None is 0). A shape operator keeps its operand's fill, a concatenation its operands' one fill,
+    (None is 0). A shape operator keeps its operand's fill, a concatenation its first operand's,
     an operator computes its operands' (:meth:`~compiler.algebra.Operator.fill`); a sum is 0 where
     its summand's fill is 0 (an absent term adds nothing), else refused, saying why."""
     if isinstance(e, Access):
@@ -54,19 +54,21 @@ def expr_fill(e, fills: dict):
             raise StrategyError(f"{e}: its summand has fill {f}, and the sequence lowering sums the entries its "
                                 f"loops walk, so it sums summands of fill 0 only")
         return 0.0
-    kids = e.children()
-    out = [expr_fill(c, fills) for c in kids]
-    odd = next((k for k, f in enumerate(out) if not _same(f, out[0])), None)
-    if isinstance(e, Concat) and odd is not None:
-        raise StrategyError(f"{e}: operand {kids[0]} has fill {out[0]} and {kids[odd]} fill {out[odd]}; the sequence "
-                            f"lowering walks stored entries only, so a concatenation's operands need one fill")
+    # (a concatenation's is its first operand's, as evaluate's: a part of another fill writes it,
+    # compiler.lattice.seqparts; each operand's is computed, a sum in one checked)
+    out = [expr_fill(c, fills) for c in e.children()]
     return out[0]
 
 
 def fills_zero(e, fills: dict) -> bool:
     """Whether every operand of the call ``e`` but a literal has fill 0: then ``+`` is ``∪`` and
-    ``*`` is ``∩`` (the paper's rules, a literal there at every coordinate)."""
-    return all(isinstance(a, Literal) or _zero(expr_fill(a, fills)) for a in e.args)
+    ``*`` is ``∩`` (the paper's rules, a literal there at every coordinate). Not where an operand
+    concatenates a part of a fill that is not finite: walked, it is no 0 for ``∩`` to skip (``inf * 0``)."""
+    return all(isinstance(a, Literal) or _zero(expr_fill(a, fills)) and _finite_parts(a, fills) for a in e.args)
+
+
+def _finite_parts(e, fills: dict) -> bool:
+    return all(np.isfinite(expr_fill(x, fills)) for n in walk(e) if isinstance(n, Concat) for x in n.operands)
 
 
 def _zero(f) -> bool:

@@ -70,17 +70,22 @@ def test_shape_operators_are_materialized_and_named_in_the_trace():
     (note,) = [s.note for s in k.trace.find("convert")]
     assert "before level 0" in note and "the kernel reads A as csr, converted before each call" in note, note
     np.testing.assert_array_equal(k().to_numpy(), np.concatenate([A[::-1], 2 * A]) @ X)
-    # ... but refuses an operand of fill 1 beside one of fill 0: the statement is named, then the concat
+    # ... and an operand of fill 1 beside one of fill 0 (once refused, the concat materialized): its part walks
+    # every coordinate, writing its fill where it stores nothing
     f = xp.asarray(make(A, "csr", 1.0))
     k = (xp.concat([f[::-1], 2 * a], axis=0) @ x).lower(strategy="lattice")
+    assert _materialized(k) == [] and _retried(k) == []
+    np.testing.assert_array_equal(k().to_numpy(), np.concatenate([A[::-1], 2 * A]) @ X)
+    # ... but refuses a sum of it whose summand's fill is not 0: the statement is named, then the concat
+    k = (xp.concat([f, 2 * a], axis=0) * 2).sum(axis=0).lower(strategy="lattice")
     notes = _materialized(k)
-    assert any("the statement with its shape operators: refused by the lattice strategy" in n and "fill 1.0"
+    assert any("the statement with its shape operators: refused by the lattice strategy" in n and "fill 2.0"
                in n for n in _retried(k))
     assert any("concat (4, 5), (4, 5) -> (8, 5) materialized: the statement with its shape operators was "
                "refused" in n for n in notes)
     # its second operand, an expression, got its own kernel, named in the trace too
     assert any("an operand of concat; computed by its own kernel: out[i, j] = 2.0 * A[i, j]" in n for n in notes)
-    np.testing.assert_array_equal(k().to_numpy(), np.concatenate([A[::-1], 2 * A]) @ X)
+    np.testing.assert_array_equal(k().to_numpy(), (np.concatenate([A, 2 * A]) * 2).sum(axis=0))
 
 
 def test_shape_operators_take_the_lattice_strategy_by_default_and_looplets_where_it_refuses():

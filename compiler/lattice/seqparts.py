@@ -1,0 +1,81 @@
+"""The parts of a concatenation in the sequence lowering (issue 30): parts of other fills than the
+result's, and parts holding a constant or a broadcast.
+
+The result of ``concat((A[k, j], A1[l, j]), (k, l) -> i)`` has its first operand's fill, as
+:func:`compiler.reference.evaluate`'s. A part whose fill differs from it is not at the result's fill
+where it stores nothing, so its part walks every coordinate (:func:`with_fill`: a universe beside
+its levels, ``l_A1 ∪ U_l``) and writes its fill there: into a dense output (initialized to the
+result's fill) over the rest of that part, into a sparse one as explicit entries (as the looplets'
+kernels store them).
+
+A universe along another index that one part holds (that fill's, a constant's in ``B[l, j] + 1``, a
+broadcast's) is tied to that part (:func:`tie`): the lattice drops it where the loops are at another
+part (the rewrite ``universe-of-another-part``, :meth:`~compiler.lattice.sequences.Universe.away`), and
+the CFIR takes a concatenation's side by which part's leaves the loops are at (the leaf keys a
+:class:`~compiler.lattice.seqcfir.Cat` holds, :func:`part_keys`), not by which reads are live.
+
+>>> from compiler.lattice.sequences import Level
+>>> jA, lA1 = Level("A1", 1, "compressed", 4, "j"), Level("A1", 0, "compressed", 2, "l")
+>>> print(with_fill(lA1, "l"), with_fill(Level("A1", 0, "dense", 2, "l"), "l"))
+l_A1 ∪ U_l l_A1
+>>> print(tie(Union(jA, Universe(4, "j")), lA1, [Level("A", 0, "dense", 3, "k"), lA1]))
+j_A1 ∪ U_j#l_A1
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from .sequences import Concat, Level, Seq, Slice, Union, Universe, rebuild, side_key, walk
+
+
+def covers(s: Seq) -> bool:
+    """Whether ``s`` holds every coordinate of its extent wherever the loops are: a universe (not one
+    tied to a part of a concatenation, not there at the other parts), a dense level without a parent
+    (one below another is there only under its parent's coordinates), a union with such an operand,
+    a concatenation or slice of such sequences.
+
+    >>> u = Universe(3, "i", "l_B", ((frozenset([("B", 0)]), frozenset([("A", 0), ("B", 0)])),))
+    >>> covers(Union(Level("a", 0, "compressed", 3), Universe(3))), covers(Union(Level("a", 0, "dense", 3), u))
+    (True, True)
+    >>> covers(u), covers(Level("A", 1, "dense", 3, "j"))
+    (False, False)
+    """
+    if isinstance(s, Union):
+        return covers(s.a) or covers(s.b)
+    if isinstance(s, Concat):
+        return covers(s.a) and covers(s.b)
+    if isinstance(s, Slice):
+        return covers(s.a)
+    return isinstance(s, Universe) and not s.ties or isinstance(s, Level) and s.dense and not s.mode
+
+
+def with_fill(s: Seq, index: str) -> Seq:
+    """``s``, the sequence of a part along ``index``, walking every coordinate: with ``U_index``
+    beside it unless it already holds each one (a part whose fill is not the result's writes it there)."""
+    return s if covers(s) else Union(s, Universe(s.size(), index))
+
+
+def part_keys(s: Seq) -> frozenset:
+    """The leaf keys of ``s``, a part's sequence along its concatenated index: where one is live,
+    the loops are at that part."""
+    return frozenset(side_key(leaf.key) for leaf in s.iters())
+
+
+def label(s: Seq) -> str:
+    """How a universe tied to the part of sequence ``s`` is told apart in print: its first level."""
+    return str(next((x for x in walk(s) if isinstance(x, Level)), s)).replace(" ", "")
+
+
+def tie(s: Seq, part: Seq, parts: list) -> Seq:
+    """``s`` (a part's sequence along another index than the concatenated one) with each universe
+    tied to that part: ``part`` is its sequence along the concatenated index, ``parts`` all parts'."""
+    if isinstance(s, Universe):
+        mark = (part_keys(part), frozenset().union(*map(part_keys, parts)))
+        name = label(part)
+        return replace(s, owner=f"{s.owner}.{name}" if s.owner else name, ties=s.ties + (mark,))
+    kids = s.children()
+    return rebuild(s, tuple(tie(c, part, parts) for c in kids)) if kids else s
+
+
+__all__ = ["covers", "with_fill", "part_keys", "label", "tie"]
