@@ -55,6 +55,7 @@ from ..algebra import NOVALUE, Operator
 from ..trace import Artifact, Rewrite, Trace
 from .seqiter import Cursors, advance, enter, equals, eval_, init, locate, resume, valid
 from .seqlattice import build_seq_lattice, edges, live_keys, loop_tag, simplify
+from .seqrewind import rewind, rewound
 from .seqvalues import NAN_PROPAGATING
 from .sequences import (EMPTIES, LEAVES, Concat, Empty, Intersect, Product, Project, Seq, SequenceError, Union,
                         never_at_one, rebuild, walk)
@@ -272,6 +273,9 @@ class While(Stmt):
     locs: tuple
     body: Stmt
     init: tuple = ()
+    #: the π1s the first loop of the series restarts at their group's start (a loop between it and
+    #: the π0's walks the group once per coordinate: :mod:`compiler.lattice.seqrewind`)
+    rewind: tuple = ()
 
 
 @serialize.node
@@ -330,6 +334,7 @@ def _spanned_lines(s, depth: int, scope: tuple = ()) -> list[tuple[str, tuple, l
     if isinstance(s, While):
         head = f"while {s.index} <- {s.seq}"
         locs = "".join((" with " if k == 0 else ", ") + f"{a} = {b}" for k, (a, b) in enumerate(s.locs))
+        locs += f" from {', '.join(str(p.a) for p in s.rewind)}'s group start" if s.rewind else ""
         return ([(f"{pad}{head}{locs}", ((len(pad), len(pad) + len(head), while_tag(s), "loop"),), [])]
                 + _spanned_lines(s.body, depth + 1, scope + (s.index,)))
     if isinstance(s, Switch):
@@ -491,6 +496,8 @@ class Compiler:
     rewrites: list = field(default_factory=list)
     #: the result's fill: an assignment of it at a sub-point writes nothing
     fill: float = 0.0
+    #: the foralls around the one compiled, outermost first (``(index, sequence)``)
+    enclosing: list = field(default_factory=list)
 
     def stmt(self, s: Stmt, defs: frozenset, zero_temps: frozenset = frozenset()) -> Stmt:
         """``s`` specialized to the live iterators ``defs`` and compiled to CFIR."""
@@ -540,6 +547,10 @@ class Compiler:
         if isinstance(live, EMPTIES):
             self.rewrites.append(Rewrite("empty-loop", str(f.seq), "skip"))
             return Skip()
+        # (the π1s of what the loops walk or locate, their group visited again by a loop in between)
+        rewind = rewound(self.enclosing, live)
+        if rewind:
+            self.rewrites.append(Rewrite("rewind", str(live), ", ".join(f"{p} from its group start" for p in rewind)))
         seq, locs = remove_locators(live)
         if locs:
             self.rewrites.append(Rewrite("locate", str(live), f"{seq} with " + ", ".join(
@@ -565,13 +576,17 @@ class Compiler:
                     continue
                 here = defs | live_keys(sp) | frozenset(
                     key for a, b in point_locs if at_coordinate(b, sp.iterated()) for key in live_keys(a))
-                cases.append((sp, self.stmt(f.body, here, zero_temps)))
+                self.enclosing.append((f.index, f.seq))
+                try:
+                    cases.append((sp, self.stmt(f.body, here, zero_temps)))
+                finally:
+                    self.enclosing.pop()
             if len(cases) > 1 or any(isinstance(n, Intersect) for n in walk(p.seq)):
                 body = Switch(f.index, tuple(cases))
             else:
                 body = cases[0][1]
             first = () if loops else (p.seq,) + tuple(a for a, _ in kept)
-            loops.append(While(f.index, p.seq, point_locs, body, first))
+            loops.append(While(f.index, p.seq, point_locs, body, first, () if loops else rewind))
         if not loops:
             self.rewrites.append(Rewrite("empty-loop", str(f.seq), "skip"))
             return Skip()
@@ -767,6 +782,8 @@ def interpret(cf, data: Mapping, env: Mapping | None = None) -> Run:
             raise TypeError(f"cannot run {s!r}")
 
     def run_while(w: While):
+        for p in w.rewind:
+            rewind(p, st)
         for s in w.init:
             init(s, st)
         if not all(valid(e, st) for e in edges(w.seq)):
