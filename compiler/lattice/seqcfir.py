@@ -55,7 +55,7 @@ from ..algebra import NOVALUE, Operator
 from ..trace import Artifact, Rewrite, Trace
 from .seqiter import Cursors, advance, enter, equals, eval_, init, locate, resume, valid
 from .seqlattice import build_seq_lattice, edges, live_keys, loop_tag, simplify
-from .seqrewind import rewind, rewound
+from .seqrewind import rewind, rewound, walked_below
 from .seqvalues import NAN_PROPAGATING
 from .sequences import (EMPTIES, LEAVES, Concat, Empty, Intersect, Product, Project, Seq, SequenceError, Union,
                         never_at_one, rebuild, walk)
@@ -542,8 +542,10 @@ class Compiler:
         return tuple(out)
 
     def forall(self, f: Forall, defs: frozenset, zero_temps: frozenset) -> Stmt:
+        # (a loop between a split's major and minor index sees the Dense levels below its rows: seqrewind)
+        seen = defs | walked_below(self.enclosing, f.seq)
         # what is live first: the dense j_B of (j_A ∪ j_B) would be located on j_A, gone under B's rows
-        live = simplify(f.seq, defs, self.rewrites)
+        live = simplify(f.seq, seen, self.rewrites)
         if isinstance(live, EMPTIES):
             self.rewrites.append(Rewrite("empty-loop", str(f.seq), "skip"))
             return Skip()
@@ -557,16 +559,16 @@ class Compiler:
                 f"{a} = {b}" for a, b in locs)))
         kept = []
         for located, iterated in locs:
-            loc = simplify(located, defs, self.rewrites)
+            loc = simplify(located, seen, self.rewrites)
             if not isinstance(loc, EMPTIES):
                 kept.append((loc, iterated))
         # (a group of a split straddling a concatenation's operands is visited by each operand's
         # loop: right unless the body reduces the group into a temporary)
-        L = build_seq_lattice(seq, defs, straddle=not _holds_temporary(f.body) and _splits_concats(f.seq))
+        L = build_seq_lattice(seq, seen, straddle=not _holds_temporary(f.body) and _splits_concats(f.seq))
         self.lattices.append((f.index, L))
         loops = []
         for p in L.points:
-            point_locs = self.rekey(kept, p.seq, defs)
+            point_locs = self.rekey(kept, p.seq, seen)
             cases = []
             for k in p.subs:
                 sp = L.points[k].seq

@@ -5,9 +5,10 @@ loop over ``π0(l_a, K)``) once per coordinate of ``j``: ``π1(l_a, K)`` shares 
 ``π0``, so after the first ``j`` the cursor stands past the group. The π0 loop saves where each leaf
 of its operand is when it enters a group (its *start*), and the loop over the π1 restarts its leaves
 there each time its series is entered (the CFIR's ``While.rewind``); π0's next drains the group from
-wherever the last walk left it. A loop in between that iterates a level below the split operand
-(``split(A[l, j], l -> (i, k))`` in mode order ``i, j, k``, a transpose) is refused
-(:func:`check_between`): that level's fibers hang below the rows only the minor walk visits.
+wherever the last walk left it. A loop in between may iterate a Dense level below the split operand
+(``split(A[l, j], l -> (i, k))`` in mode order ``i, j, k``, a transpose; kept live by
+:func:`below_group`): its position is computed from its parent's at each read, inside the minor
+walk. Any other level there is refused (:func:`check_between`): its fiber hangs below one row.
 
 >>> from compiler.lattice.sequences import Level, Project, Universe
 >>> a = Level("a", 0, "compressed", 6, "l"); j = Universe(2, "j")
@@ -66,27 +67,54 @@ def rewound(loops: list, seq: Seq) -> tuple:
 
 def check_between(loops: list, p1: Project) -> None:
     """Refuse a loop between ``p1``'s major and minor index that iterates a level below a leaf of
-    the split operand (``split(A[l, j], l -> (i, k))`` in mode order ``i, j, k``): such a level is
-    walked under one row of its parent, and only the minor walk, inside, is at a row.
+    the split operand (``split(A[l, j], l -> (i, k))`` in mode order ``i, j, k``, a transpose) that
+    is not Dense: its fiber would be the one below the group's first row only. A Dense level's
+    position follows its parent's at each read, wherever the minor walk has moved it.
 
     >>> from compiler.lattice.sequences import Level
     >>> A0 = Level("A", 0, "dense", 6, "l"); A1 = Level("A", 1, "compressed", 4, "j")
     >>> check_between([("i", Project(0, A0, 3)), ("j", A1)], Project(1, A0, 3))
     Traceback (most recent call last):
     ...
-    compiler.errors.StrategyError: π1(l_A, 3): the loop over j, between a split's major and minor index, iterates level 1 of A (j_A) below the split level 0 (l_A); the sequence layer walks it inside the loop over that level's rows, the minor index: put j after it in the output's mode order
+    compiler.errors.StrategyError: π1(l_A, 3): the loop over j, between a split's major and minor index, iterates level 1 of A (j_A), compressed, below the split level 0 (l_A): its fibers hang below the rows only the minor walk visits; store that level Dense or put j after the minor index in the output's mode order
+    >>> check_between([("i", Project(0, A0, 3)), ("j", Level("A", 1, "dense", 4, "j"))], Project(1, A0, 3))
     """
     splits = {leaf.key: leaf for leaf in p1.a.iters() if isinstance(leaf, Level)}
     for j, t in between(loops, p1):
         for node in walk(t):
             parents = [splits[(node.tensor, m)] for m in range(node.mode) if (node.tensor, m) in splits] \
-                if isinstance(node, Level) else []
+                if isinstance(node, Level) and not node.dense else []
             if parents:
                 raise StrategyError(
                     f"{p1}: the loop over {j}, between a split's major and minor index, iterates level "
-                    f"{node.mode} of {node.tensor} ({node}) below the split level {parents[0].mode} ({parents[0]}); "
-                    f"the sequence layer walks it inside the loop over that level's rows, the minor index: put "
-                    f"{j} after it in the output's mode order")
+                    f"{node.mode} of {node.tensor} ({node}), {node.kind}, below the split level {parents[0].mode} "
+                    f"({parents[0]}): its fibers hang below the rows only the minor walk visits; store that level "
+                    f"Dense or put {j} after the minor index in the output's mode order")
+
+
+def below_group(key) -> tuple:
+    """The live key that says the rows of leaf ``key`` are walked by a π1 inside (a loop over a π0
+    of it is around): a Dense level below it is iterated between the split's indices.
+
+    >>> below_group(("A", 0))
+    ('below π0', ('A', 0))
+    """
+    return ("below π0", key)
+
+
+def walked_below(loops: list, seq: Seq) -> frozenset:
+    """:func:`below_group` of each leaf of the π0s' operands of ``loops`` (around the loop over ``seq``,
+    ``(index, sequence)``) whose group ``seq`` does not walk: the loop over ``seq`` is between them and
+    their π1s (a loop walking the group reads its rows through its own π1).
+
+    >>> from compiler.lattice.sequences import Level
+    >>> A0 = Level("A", 0, "dense", 6, "l"); p0 = Project(0, A0, 3)
+    >>> walked_below([("i", p0)], Level("A", 1, "dense", 4, "j")), walked_below([("i", p0)], Project(1, A0, 3))
+    (frozenset({('below π0', ('A', 0))}), frozenset())
+    """
+    walks = {n.group_key for n in walk(seq) if isinstance(n, Project)}
+    return frozenset(below_group(leaf.key) for _, s in loops for n in walk(s)
+                     if isinstance(n, Project) and n.k == 0 and n.group_key not in walks for leaf in n.a.iters())
 
 
 # -- the reference iterators' state (seqiter.Cursors) -------------------------------------------------

@@ -5,7 +5,8 @@ saves where its group starts and the π1 loop restarts there on each entry (``pA
 ``from l_A's group start``). Sparse, COO and dense vectors, CSR/COO/dense matrices reshaped (a product under the
 split: its inner level's fiber restarts too), splits of splits, fills 0/1/NaN, NaN/±inf stored, empty operands;
 each against the dense oracle, the IR interpreter and the CFIR interpreter, with no retry. A loop in between over a
-level below the split one (``split(A[l, j], l -> (i, k))``, a transpose) stays refused, naming the looplets."""
+level below the split one (``split(A[l, j], l -> (i, k))``, a transpose) lowers when that level is Dense (its
+position follows the row the minor walk is at) and stays refused otherwise, naming the looplets."""
 
 import sys
 from pathlib import Path
@@ -18,6 +19,7 @@ from hypothesis import strategies as st
 import compiler as ss
 from compiler import Tensor, array as xp, evaluate
 from compiler.errors import StrategyError
+from compiler.trace import Trace
 from tests.compiler.lattice.split_kernels import one_lattice_kernel, operand
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -51,6 +53,9 @@ def test_the_minor_walk_restarts_at_its_groups_start(afmt, bfmt):
                                   a.reshape(2, 1, 3) * b[None, :, None])
     cfir = k.trace.find("cfir")[0].after_text
     assert "while k <- π1(l_A, 3) from l_A's group start" in cfir, cfir
+    # (recorded, and kept through the trace's JSON)
+    assert Trace.from_json(k.trace.to_json()).find("cfir")[0].after_text == cfir
+    assert [r.rule for r in k.trace.find("cfir")[0].rewrites] == ["rewind"]
     # (saved where the group is entered, restored at each j)
     assert "pA0_start = pA0;" in k.c_source and "pA0 = pA0_start;" in k.c_source, k.c_source
 
@@ -127,13 +132,39 @@ def test_a_union_split_with_a_loop_between():
                        np.transpose((x + y).reshape(2, 6)[:, :, None] * b, (0, 2, 1)))
 
 
-@pytest.mark.parametrize("afmt", ["dense", "csr", "coo"])
-def test_a_level_below_the_split_looped_in_between_is_refused_saying_why(afmt):
+ROWS_DENSE = "SparseList(Dense(Element(0.0)))"
+
+
+@pytest.mark.parametrize("afmt, out", [("dense", None), (ROWS_DENSE, None), ("dense", "coo"), (ROWS_DENSE, "coo")])
+def test_a_dense_level_below_the_split_looped_in_between(afmt, out):
+    # (a transpose: j_A walks the group's first row's coordinates, and each read is at the row the
+    # minor walk is at, a Dense level's position computed from its parent's)
+    a = operand((6, 4), "dense", 16, odd=(nan, inf, 0.0, -inf))[0]
+    k = check("out[i, j, k] = split(A[l, j], l -> (i:2, k:3))", {"A": Tensor.from_numpy(a, afmt)}, out=out,
+              checked=out is None)
+    np.testing.assert_array_equal(k(A=Tensor.from_numpy(a, afmt)).to_numpy(), a.reshape(2, 3, 4).transpose(0, 2, 1))
+    assert "while j <- j_A\n    while k <- π1(l_A, 3) from l_A's group start" in k.trace.find("cfir")[0].after_text
+    b = np.array([0, 2.0, -1.0, 0])
+    check("out[i, j, k] = split(A[l, j], l -> (i:3, k:2)) + b[j]",
+          {"A": Tensor.from_numpy(a, afmt), "b": Tensor.from_numpy(b, "sparse")}, out=out)
+
+
+def test_the_array_front_ends_transpose_of_a_reshape_is_one_lattice_kernel():
+    (a, A) = operand((6, 4), "dense", 17)
+    one_lattice_kernel(xp.permute_dims(A.reshape(2, 3, 4), (0, 2, 1)), a.reshape(2, 3, 4).transpose(0, 2, 1))
+    (x, X), (c, C) = operand((6, 2), "dense", 18, fill=1.0), operand(2, "sparse_vector", 19, fill=1.0)
+    one_lattice_kernel(xp.permute_dims(X.reshape(3, 2, 2) * C, (0, 2, 1)),
+                       (x.reshape(3, 2, 2) * c).transpose(0, 2, 1))
+
+
+@pytest.mark.parametrize("afmt", ["csr", "coo", "dcsr"])
+def test_a_sparse_level_below_the_split_looped_in_between_is_refused_saying_why(afmt):
     a = operand((6, 4), "dense", 16)[0]
     A = Tensor.from_numpy(a, afmt)
     program = "out[i, j, k] = split(A[l, j], l -> (i:2, k:3))"
     with pytest.raises(StrategyError, match=r"the loop over j, between a split's major and minor index, iterates "
-                                            r"level 1 of A \(j_A\) below the split level 0 \(l_A\).*strategy='looplets'"):
+                                            r"level 1 of A \(j_A\), (compressed|singleton), below the split level 0 "
+                                            r"\(l_A\): .*store that level Dense.*strategy='looplets'"):
         ss.lower(program, strategy="lattice", A=A)
     want = a.reshape(2, 3, 4).transpose(0, 2, 1)
     np.testing.assert_array_equal(ss.lower(program, strategy="looplets", A=A)(A=A).to_numpy(), want)
@@ -143,22 +174,27 @@ def test_a_level_below_the_split_looped_in_between_is_refused_saying_why(afmt):
 
 @st.composite
 def between_cases(draw):
-    """(A's format, fill, density, stored odd values, b's format and fill, I, K, J, operator, output)."""
+    """(A's format, fill, density, stored odd values, b's format and fill, I, K, J, operator, output); a
+    matrix format of A: the transpose ``split(A[l, j], ...)``, its Dense level looped in between."""
     I, K = draw(st.sampled_from([(2, 3), (3, 2), (1, 4), (4, 1), (2, 2)]))
     fill = draw(st.sampled_from([0.0, 0.0, 1.0, nan]))
     op = "*" if fill == 0 or draw(st.booleans()) and fill == 1 else "+"
     odd = draw(st.sampled_from([(), (nan,), (inf, -inf)])) if op == "+" else ()
-    return (draw(st.sampled_from(["sparse", "coo", "dense"])), fill, draw(st.sampled_from([0.0, 0.4, 1.0])), odd,
-            draw(st.sampled_from(["sparse", "dense"])), draw(st.sampled_from([fill, 0.0])), I, K,
-            draw(st.integers(1, 3)), op, draw(st.sampled_from([None, "coo"])) if fill == 0 else None)
+    return (draw(st.sampled_from(["sparse", "coo", "dense", "dense-matrix", ROWS_DENSE])), fill,
+            draw(st.sampled_from([0.0, 0.4, 1.0])), odd, draw(st.sampled_from(["sparse", "dense"])),
+            draw(st.sampled_from([fill, 0.0])), I, K, draw(st.integers(1, 3)), op,
+            draw(st.sampled_from([None, "coo"])) if fill == 0 else None)
 
 
 @settings(max_examples=15, deadline=None)
 @given(between_cases(), st.integers(0, 2**16))
 @example(("coo", nan, 0.4, (inf, -inf), "sparse", nan, 2, 3, 2, "+", None), 1)
 @example(("sparse", 0.0, 0.0, (), "dense", 0.0, 3, 2, 3, "*", "coo"), 2)
+@example((ROWS_DENSE, 1.0, 0.4, (nan,), "sparse", 0.0, 2, 2, 3, "+", None), 3)
 def test_a_loop_between_by_property(drawn, seed):
     afmt, fa, density, odd, bfmt, fb, I, K, J, op, out = drawn
-    a = operand(I * K, "dense", seed, density=density, fill=fa, odd=odd)[0]
+    matrix = afmt in ("dense-matrix", ROWS_DENSE)
+    a = operand((I * K, J) if matrix else I * K, "dense", seed, density=density, fill=fa, odd=odd)[0]
     b = operand(J, "dense", seed + 1, fill=fb)[0]
-    check(BROADCAST.format(I=I, K=K, op=op), tensors_of(a, afmt, b, bfmt, fa, fb), out=out)
+    program = BROADCAST.format(I=I, K=K, op=op).replace("A[l]", "A[l, j]" if matrix else "A[l]")
+    check(program, tensors_of(a, "dense" if afmt == "dense-matrix" else afmt, b, bfmt, fa, fb), out=out)
