@@ -58,6 +58,7 @@ from ..algebra import NOVALUE, Operator
 from ..trace import Artifact, Rewrite, Trace
 from .seqiter import Cursors, advance, enter, equals, eval_, init, locate, resume, valid
 from .seqlattice import build_seq_lattice, drop_fill_points, edges, live_keys, loop_tag, simplify
+from .seqrewind import rewind, rewound, walked_below
 from .seqvalues import NAN_PROPAGATING
 from .sequences import (EMPTIES, LEAVES, Concat, Empty, Intersect, Product, Project, Seq, SequenceError, Union,
                         never_at_one, rebuild, side_key, walk)
@@ -280,6 +281,9 @@ class While(Stmt):
     locs: tuple
     body: Stmt
     init: tuple = ()
+    #: the π1s the first loop of the series restarts at their group's start (a loop between it and
+    #: the π0's walks the group once per coordinate: :mod:`compiler.lattice.seqrewind`)
+    rewind: tuple = ()
 
 
 @serialize.node
@@ -338,6 +342,7 @@ def _spanned_lines(s, depth: int, scope: tuple = ()) -> list[tuple[str, tuple, l
     if isinstance(s, While):
         head = f"while {s.index} <- {s.seq}"
         locs = "".join((" with " if k == 0 else ", ") + f"{a} = {b}" for k, (a, b) in enumerate(s.locs))
+        locs += f" from {', '.join(str(p.a) for p in s.rewind)}'s group start" if s.rewind else ""
         return ([(f"{pad}{head}{locs}", ((len(pad), len(pad) + len(head), while_tag(s), "loop"),), [])]
                 + _spanned_lines(s.body, depth + 1, scope + (s.index,)))
     if isinstance(s, Switch):
@@ -517,6 +522,8 @@ class Compiler:
     rewrites: list = field(default_factory=list)
     #: the result's fill: an assignment of it at a sub-point writes nothing
     fill: float = 0.0
+    #: the foralls around the one compiled, outermost first (``(index, sequence)``)
+    enclosing: list = field(default_factory=list)
 
     def stmt(self, s: Stmt, defs: frozenset, zero_temps: frozenset = frozenset()) -> Stmt:
         """``s`` specialized to the live iterators ``defs`` and compiled to CFIR."""
@@ -595,11 +602,17 @@ class Compiler:
         return rebuild(s, tuple(new)), locs
 
     def forall(self, f: Forall, defs: frozenset, zero_temps: frozenset) -> Stmt:
+        # (a loop between a split's major and minor index sees the Dense levels below its rows: seqrewind)
+        seen = defs | walked_below(self.enclosing, f.seq)
         # what is live first: the dense j_B of (j_A ∪ j_B) would be located on j_A, gone under B's rows
-        live = simplify(f.seq, defs, self.rewrites)
+        live = simplify(f.seq, seen, self.rewrites)
         if isinstance(live, EMPTIES):
             self.rewrites.append(Rewrite("empty-loop", str(f.seq), "skip"))
             return Skip()
+        # (the π1s of what the loops walk or locate, their group visited again by a loop in between)
+        rewind = rewound(self.enclosing, live)
+        if rewind:
+            self.rewrites.append(Rewrite("rewind", str(live), ", ".join(f"{p} from its group start" for p in rewind)))
         seq, locs = remove_locators(live)
         located = frozenset(key for a, _ in locs for key in live_keys(a))
         seq, quiet = self.fill_sides(seq, f.body, defs | located | live_keys(seq), zero_temps)
@@ -613,17 +626,17 @@ class Compiler:
                 f"{a} = {b}" for a, b in locs)))
         kept = []
         for located, iterated in locs:
-            loc = simplify(located, defs, self.rewrites)
+            loc = simplify(located, seen, self.rewrites)
             if not isinstance(loc, EMPTIES):
                 kept.append((loc, iterated))
         # (a group of a split straddling a concatenation's operands is visited by each operand's
         # loop: right unless the body reduces the group into a temporary)
-        L = build_seq_lattice(seq, defs, straddle=not _holds_temporary(f.body) and _splits_concats(f.seq))
+        L = build_seq_lattice(seq, seen, straddle=not _holds_temporary(f.body) and _splits_concats(f.seq))
         at = len(self.lattices)
         self.lattices.append((f.index, L))
         built = []
         for p in L.points:
-            point_locs = self.rekey(kept, p.seq, defs)
+            point_locs = self.rekey(kept, p.seq, seen)
             cases = []
             for k in p.subs:
                 sp = L.points[k].seq
@@ -633,7 +646,11 @@ class Compiler:
                     continue
                 here = defs | live_keys(sp) | frozenset(
                     key for a, b in point_locs if at_coordinate(b, sp.iterated()) for key in live_keys(a))
-                cases.append((sp, self.stmt(f.body, here, zero_temps)))
+                self.enclosing.append((f.index, f.seq))
+                try:
+                    cases.append((sp, self.stmt(f.body, here, zero_temps)))
+                finally:
+                    self.enclosing.pop()
             built.append((point_locs, cases))
         # (the loop over what is left once the other operands ran out walks entries that change nothing)
         quiet = {n for n, (_, cases) in enumerate(built) if all(isinstance(b, Skip) for _, b in cases)}
@@ -652,7 +669,7 @@ class Compiler:
             else:
                 body = cases[0][1]
             first = () if loops else (p.seq,) + tuple(a for a, _ in kept)
-            loops.append(While(f.index, p.seq, point_locs, body, first))
+            loops.append(While(f.index, p.seq, point_locs, body, first, () if loops else rewind))
         if not loops:
             self.rewrites.append(Rewrite("empty-loop", str(f.seq), "skip"))
             return Skip()
@@ -849,6 +866,8 @@ def interpret(cf, data: Mapping, env: Mapping | None = None) -> Run:
             raise TypeError(f"cannot run {s!r}")
 
     def run_while(w: While):
+        for p in w.rewind:
+            rewind(p, st)
         for s in w.init:
             init(s, st)
         if not all(valid(e, st) for e in edges(w.seq)):

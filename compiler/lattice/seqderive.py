@@ -60,6 +60,7 @@ from ..notation.shapedata import shape_data
 from ..tensor import Tensor
 from ..trace import Artifact, Rewrite, Trace
 from . import seqcfir as cin
+from .seqrewind import check_between
 from .sequences import Concat as SeqConcat
 from .sequences import Intersect, Level, Product, Project, Seq, Union, Universe, rebuild, reverse, walk
 from .sequences import Slice as SeqSlice
@@ -682,9 +683,9 @@ def check_concordant(loops: list, access_levels: dict) -> None:
 def check_split_nesting(loops: list, outputs=None) -> None:
     """Refuse a split whose minor index is looped outside its major one (a CSC output of a
     row-major split): π1 reads the group π0's loop opened, so it runs inside that loop; and one
-    with a loop of several coordinates between them (``outputs``: the output's indices, the loops
-    nested in one another): π1 walks its group once, the second coordinate of that loop would
-    find it walked (``split(a[l], l -> (i, k)) * b[j]`` looped i, j, k lost every j but the first)."""
+    with a loop between them (``outputs``: the output's indices, the loops nested in one another)
+    iterating a level below the split one that is not Dense (:func:`~.seqrewind.check_between`;
+    the π1 restarts its group for each coordinate of such a loop)."""
     opened: dict = {}      # (the groups of the π0s of this loop or one outside it: their depth)
     for depth, (i, s) in enumerate(loops):
         for node in walk(s):
@@ -696,14 +697,7 @@ def check_split_nesting(loops: list, outputs=None) -> None:
                                     f"its major index (the output's mode order); the sequence layer walks π1 "
                                     f"inside π0: write the output row-major")
             if isinstance(node, Project) and node.k == 1:
-                # (a loop walking that group itself, the major index of a split of π1, moves its cursor on)
-                between = [(j, t) for j, t in loops[opened[node.group_key] + 1:depth]
-                           if (outputs is None or str(j) in outputs) and t.size() > 1 and not any(
-                               isinstance(n, Project) and n.group_key == node.group_key for n in walk(t))]
-                if between:
-                    raise StrategyError(f"{node}: the loop over {between[0][0]} runs between a split's major index "
-                                        f"and its minor index {i}, and π1 walks its group once (a broadcast between "
-                                        f"them); the looplets strategy lowers it")
+                check_between([(j, t) for j, t in loops[:depth] if outputs is None or str(j) in outputs], node)
 
 
 @dataclass(frozen=True)

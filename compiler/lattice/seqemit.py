@@ -70,6 +70,7 @@ from ..notation.node_provenance import computing
 from .seqlattice import edges
 from .seqlevels import leaf_kind
 from .seqoutput import SeqOutput
+from .seqrewind import cursor_vars, declare_starts, rewind_stmts, save_stmts
 from .sequences import (EMPTIES, Concat, Intersect, Level, Offset, Pad, Product, Project, Seq, Slice, Union,
                         Universe, walk)
 
@@ -112,6 +113,8 @@ class SeqEmitter:
         self.known: frozenset = frozenset()   # leaf keys known valid here (the enclosing loops')
         self.leaves: dict = {}        # leaf key -> LeafCode (the cursors declared in scope)
         self.groups: dict = {}        # π0 group key -> Var
+        self.rewinding: frozenset = frozenset()   # the group keys a minor walk restarts (seqrewind)
+        self.starts: dict = {}        # such a group key -> leaf key -> [(cursor variable, its start)]
         self.temps: dict = {}         # CFIR temporary -> C name
         self.helpers: dict = {}       # C helper name -> (source, operator): user functions, integer pow
 
@@ -163,14 +166,15 @@ class SeqEmitter:
                 elif isinstance(node, Level) and node.key not in self.leaves:
                     code = self._layout(node)
                     self.leaves[node.key] = code
-                    for v in (code.p, code.end, code.seg):
-                        if isinstance(v, Var) and v is not code.size:
-                            # (set by the series' init, on every path)
-                            out.append(Declare(v, I64))
+                    # (set by the series' init, on every path)
+                    out += [Declare(v, I64) for v in cursor_vars(code)]
                 elif isinstance(node, Project) and node.k == 0 and node.group_key not in self.groups:
                     g = Var(self.fresh("grp"))
                     self.groups[node.group_key] = g
                     out.append(Declare(g, I64, _c(-1)))
+        for s in seqs:
+            out += [x for n in walk(s) if isinstance(n, Project) and n.k == 0 and n.group_key in self.rewinding
+                    for x in declare_starts(self, n)]
         return out
 
     def group(self, s: Project) -> Var:
@@ -524,7 +528,7 @@ class SeqEmitter:
 
     def enter(self, s: Seq) -> list:
         """Record the group of each π0 of ``s`` (for the π1 loops inside)."""
-        return [If(self.valid(n), [ir.Assign(self.group(n), self.eval(n))])
+        return [If(self.valid(n), [ir.Assign(self.group(n), self.eval(n))] + save_stmts(self, n))
                 for n in walk(s) if isinstance(n, Project) and n.k == 0]
 
     def next(self, s: Seq, absent: dict) -> list:
@@ -655,13 +659,15 @@ class SeqEmitter:
     def scoped(self, fn) -> list:
         """``fn()`` with the cursors and temporaries it declares forgotten after (a C block)."""
         leaves, groups, temps, known = dict(self.leaves), dict(self.groups), dict(self.temps), self.known
+        starts = dict(self.starts)
         try:
             return fn()
         finally:
-            self.leaves, self.groups, self.temps, self.known = leaves, groups, temps, known
+            self.leaves, self.groups, self.temps, self.known, self.starts = leaves, groups, temps, known, starts
 
     def loop(self, w: cf.While) -> list:
-        out = []
+        # (a loop between the split's major index and this one walked the group: back to its start)
+        out = [x for p in w.rewind for x in rewind_stmts(self, p)]
         if w.init:
             out += self.declare(w.init)
             for s in w.init:
@@ -786,6 +792,7 @@ def emit_function(low, formats: dict, name: str, out_format=None, dtype: str | N
     params = [p for t in inputs for p in input_params(t, formats[t])]
     taken = {str(i) for i in program.lhs.indices} | indices | {p.name for p in params}
     em = SeqEmitter(formats, names, dtype, taken)
+    em.rewinding = frozenset(p.group_key for w in _whiles(low.cfir.cfir) for p in w.rewind)
     em.out = SeqOutput(out, out_format, low.shape, dtype, em.fresh)
     body = em.out.init({t: formats[t] for t in inputs}, program.rhs) + em.stmt(low.cfir.cfir) + em.out.final()
     used = names_used(body)
@@ -803,6 +810,19 @@ def kernel_helpers(fn: ir.Function, low) -> tuple:
             ops.setdefault(v.op.name, v.op)
     return tuple((h.name, python_helper(op, h.name)) for h in fn.helpers for op in ops.values()
                  if h.name.startswith(f"ss_{op.name}_"))
+
+
+def _whiles(s):
+    """Every ``while`` of the CFIR ``s``."""
+    if isinstance(s, cf.While):
+        yield s
+        yield from _whiles(s.body)
+    elif isinstance(s, cf.Block):
+        for x in s.stmts:
+            yield from _whiles(x)
+    elif isinstance(s, cf.Switch):
+        for _, body in s.cases:
+            yield from _whiles(body)
 
 
 def _values(s):

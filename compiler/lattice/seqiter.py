@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
+from .seqrewind import save_start
 from .sequences import (ABSENT, EMPTIES, LEAVES, Concat, Intersect, Offset, Pad, Product, Project, Seq,
                         SequenceError, Slice, Union, leaf_fiber, lower_bound, walk)
 
@@ -52,6 +53,7 @@ class Cursors:
         self.group: dict = {}
         self.leaf: dict = {}          # leaf key -> the leaf started under it (a reversed level's)
         self.absent: frozenset = frozenset()    # leaves not at the coordinate an inner fiber is under
+        self.starts: dict = {}        # π0 group key -> its leaves' (fiber, position) on entering the group
 
     def start(self, leaf) -> None:
         env = dict(self.env)
@@ -360,10 +362,11 @@ def locate(s: Seq, st: Cursors, x: int) -> None:
 
 
 def enter(s: Seq, st: Cursors) -> None:
-    """Record the group each valid π0 in ``s`` is at, for the π1 loops in the body."""
+    """Record the group each valid π0 in ``s`` is at, and where it starts, for the π1 loops in the body."""
     for node in walk(s):
         if isinstance(node, Project) and node.k == 0 and valid(node, st):
             st.group[node.group_key] = eval_(node, st)
+            save_start(node, st)
 
 
 class SeqIterator:

@@ -59,6 +59,7 @@ import numpy as np
 from .. import serialize
 from ..trace import Rewrite
 from .seqiter import Cursors, advance, enter, equals, eval_, init, resume, valid
+from .seqrewind import below_group
 from .sequences import (ABSENT, EMPTIES, LEAVES, Concat, Empty, Full, Intersect, Level, Offset, Pad, Product,
                         Project, Seq, SequenceError, Slice, Union, Universe, bind, coordinates, rebuild, side_key,
                         walk)
@@ -346,7 +347,9 @@ def simplify(s: Seq, defs: frozenset | None = None, log: list | None = None) -> 
     ['product-empty', 'union-left-empty']
     """
     log = [] if log is None else log
-    if isinstance(s, Level) and defs is not None and s.mode and s.parent_key not in defs:
+    if isinstance(s, Level) and defs is not None and s.mode and s.parent_key not in defs and not (
+            s.dense and below_group(s.parent_key) in defs):
+        # (a Dense level below a split's rows is at any row the minor walk inside reaches: kept)
         out = _gone(s)
         log.append(Rewrite("level-not-live", str(s), str(out)))
         return out

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from compiler import Tensor, array as xp
+from compiler import array as xp
 from tests.compiler.lattice.split_kernels import one_lattice_kernel, operand
 
 nan, inf = np.nan, np.inf
@@ -149,18 +149,3 @@ def test_operators_under_a_split_by_property(drawn):
     with np.errstate(invalid="ignore"):
         want = OPS[name][0](a, b).reshape(rows, size // rows)
     one_lattice_kernel(OPS[name][1](A, B).reshape(rows, size // rows), want, out)
-
-
-def test_a_loop_between_a_splits_major_and_minor_index_is_refused_saying_why():
-    # (a wrong answer on main: π1 walks its group once, so the loop over j between i and k found it walked for
-    # every j but the first and wrote nothing there; refused now, and the looplets compute it)
-    import compiler as ss
-    from compiler.errors import StrategyError
-    a = np.array([1.0, 0, 3, 4, 5, 0])
-    A, b = Tensor.from_numpy(a, "sparse"), Tensor.from_numpy(np.array([1.0, 2.0]), "dense")
-    program = "out[i, j, k] = split(A[l], l -> (i:2, k:3)) * b[j]"
-    with pytest.raises(StrategyError, match=r"the loop over j runs between a split's major index and its minor "
-                                            r"index k, and π1 walks its group once.*strategy='looplets'"):
-        ss.lower(program, strategy="lattice", A=A, b=b)
-    kernel = ss.lower(program, A=A, b=b)
-    np.testing.assert_array_equal(kernel(A=A, b=b).to_numpy(), a.reshape(2, 1, 3) * np.array([1.0, 2.0])[None, :, None])

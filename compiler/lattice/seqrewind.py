@@ -1,0 +1,180 @@
+"""Rewinding a split's minor walk (issue 30): a loop between a split's major and minor index.
+
+``C[i, j, k] = split(a[l], l -> (i, k)) * b[j]`` looped ``i, j, k`` walks the group of ``i`` (the
+loop over ``π0(l_a, K)``) once per coordinate of ``j``: ``π1(l_a, K)`` shares ``a``'s cursor with
+``π0``, so after the first ``j`` the cursor stands past the group. The π0 loop saves where each leaf
+of its operand is when it enters a group (its *start*), and the loop over the π1 restarts its leaves
+there each time its series is entered (the CFIR's ``While.rewind``); π0's next drains the group from
+wherever the last walk left it. A loop in between may iterate a Dense level below the split operand
+(``split(A[l, j], l -> (i, k))`` in mode order ``i, j, k``, a transpose; kept live by
+:func:`below_group`): its position is computed from its parent's at each read, inside the minor
+walk. Any other level there is refused (:func:`check_between`): its fiber hangs below one row.
+
+>>> from compiler.lattice.sequences import Level, Project, Universe
+>>> a = Level("a", 0, "compressed", 6, "l"); j = Universe(2, "j")
+>>> loops = [("i", Project(0, a, 3)), ("j", j)]
+>>> [str(p) for p in rewound(loops, Project(1, a, 3))]
+['π1(l_a, 3)']
+>>> rewound(loops[:1], Project(1, a, 3))
+()
+"""
+
+from __future__ import annotations
+
+from ..errors import StrategyError
+from ..imperative import ir
+from ..imperative.ir import Declare, Var
+from .sequences import Level, Project, Seq, walk
+
+
+def between(loops: list, p1: Project) -> list:
+    """The loops of ``loops`` (``(index, sequence)``, outermost first, all around the loop over
+    ``p1``) after the last one that moves ``p1``'s group's cursor (the one opening the group, a loop
+    over the group's major index of a split of π1) that walk more than one coordinate.
+
+    >>> from compiler.lattice.sequences import Level, Universe
+    >>> a = Level("a", 0, "compressed", 6, "l")
+    >>> [i for i, _ in between([("i", Project(0, a, 3)), ("j", Universe(1, "j")), ("m", Universe(4, "m"))],
+    ...                        Project(1, a, 3))]
+    ['m']
+    """
+    since = None      # (None until a loop opens the group)
+    for j, t in loops:
+        if any(isinstance(n, Project) and n.group_key == p1.group_key for n in walk(t)):
+            since = []
+        elif since is not None and t.size() > 1:
+            since.append((j, t))
+    return since or []
+
+
+def rewound(loops: list, seq: Seq) -> tuple:
+    """The π1s of ``seq`` (a loop nested in ``loops``, outermost first) whose group a loop between
+    them and their π0 visits more than once: the loop over ``seq`` restarts them at its start (a
+    π1 of a π1 rewound restarts its operand's leaves there, the start of the inner group)."""
+    out = []
+
+    def visit(n: Seq) -> None:
+        if isinstance(n, Project) and n.k == 1 and between(loops, n):
+            if n not in out:
+                out.append(n)
+            return
+        for c in n.children():
+            visit(c)
+
+    visit(seq)
+    return tuple(out)
+
+
+def check_between(loops: list, p1: Project) -> None:
+    """Refuse a loop between ``p1``'s major and minor index that iterates a level below a leaf of
+    the split operand (``split(A[l, j], l -> (i, k))`` in mode order ``i, j, k``, a transpose) that
+    is not Dense: its fiber would be the one below the group's first row only. A Dense level's
+    position follows its parent's at each read, wherever the minor walk has moved it.
+
+    >>> from compiler.lattice.sequences import Level
+    >>> A0 = Level("A", 0, "dense", 6, "l"); A1 = Level("A", 1, "compressed", 4, "j")
+    >>> check_between([("i", Project(0, A0, 3)), ("j", A1)], Project(1, A0, 3))
+    Traceback (most recent call last):
+    ...
+    compiler.errors.StrategyError: π1(l_A, 3): the loop over j, between a split's major and minor index, iterates level 1 of A (j_A), compressed, below the split level 0 (l_A): its fibers hang below the rows only the minor walk visits; store that level Dense or put j after the minor index in the output's mode order
+    >>> check_between([("i", Project(0, A0, 3)), ("j", Level("A", 1, "dense", 4, "j"))], Project(1, A0, 3))
+    """
+    splits = {leaf.key: leaf for leaf in p1.a.iters() if isinstance(leaf, Level)}
+    for j, t in between(loops, p1):
+        for node in walk(t):
+            parents = [splits[(node.tensor, m)] for m in range(node.mode) if (node.tensor, m) in splits] \
+                if isinstance(node, Level) and not node.dense else []
+            if parents:
+                raise StrategyError(
+                    f"{p1}: the loop over {j}, between a split's major and minor index, iterates level "
+                    f"{node.mode} of {node.tensor} ({node}), {node.kind}, below the split level {parents[0].mode} "
+                    f"({parents[0]}): its fibers hang below the rows only the minor walk visits; store that level "
+                    f"Dense or put {j} after the minor index in the output's mode order")
+
+
+def below_group(key) -> tuple:
+    """The live key that says the rows of leaf ``key`` are walked by a π1 inside (a loop over a π0
+    of it is around): a Dense level below it is iterated between the split's indices.
+
+    >>> below_group(("A", 0))
+    ('below π0', ('A', 0))
+    """
+    return ("below π0", key)
+
+
+def walked_below(loops: list, seq: Seq) -> frozenset:
+    """:func:`below_group` of each leaf of the π0s' operands of ``loops`` (around the loop over ``seq``,
+    ``(index, sequence)``) whose group ``seq`` does not walk: the loop over ``seq`` is between them and
+    their π1s (a loop walking the group reads its rows through its own π1).
+
+    >>> from compiler.lattice.sequences import Level
+    >>> A0 = Level("A", 0, "dense", 6, "l"); p0 = Project(0, A0, 3)
+    >>> walked_below([("i", p0)], Level("A", 1, "dense", 4, "j")), walked_below([("i", p0)], Project(1, A0, 3))
+    (frozenset({('below π0', ('A', 0))}), frozenset())
+    """
+    walks = {n.group_key for n in walk(seq) if isinstance(n, Project)}
+    return frozenset(below_group(leaf.key) for _, s in loops for n in walk(s)
+                     if isinstance(n, Project) and n.k == 0 and n.group_key not in walks for leaf in n.a.iters())
+
+
+# -- the reference iterators' state (seqiter.Cursors) -------------------------------------------------
+
+
+def save_start(p0: Project, st) -> None:
+    """Keep where each leaf of ``p0``'s operand is, the π0 entering a group (its first entry)."""
+    st.starts[p0.group_key] = {leaf.key: (st.fiber[leaf.key], st.pos[leaf.key]) for leaf in p0.a.iters()
+                               if leaf.key in st.pos}
+
+
+def rewind(p1: Project, st) -> None:
+    """Put ``p1``'s leaves back where its group started."""
+    saved = st.starts.get(p1.group_key, {})
+    for leaf in p1.a.iters():
+        if leaf.key in saved:
+            st.fiber[leaf.key], st.pos[leaf.key] = saved[leaf.key]
+
+
+# -- C (seqemit.SeqEmitter's cursors) ------------------------------------------------------------------
+
+
+def cursor_vars(code) -> list:
+    """The variables of a leaf's cursor (a :class:`~compiler.lattice.seqemit.LeafCode`) set as it starts."""
+    return [v for v in (code.p, code.end, code.seg) if isinstance(v, Var) and v is not code.size]
+
+
+def _moving(em, leaf, keys) -> list:
+    # (a fiber's end moves only with its parent, when that parent is walked in the group too)
+    code = em.leaves[leaf.key]
+    inner = isinstance(leaf, Level) and leaf.mode > 0 and (leaf.tensor, leaf.mode - 1) in keys
+    return [v for v in cursor_vars(code) if v is not code.end or inner]
+
+
+def declare_starts(em, p0: Project) -> list:
+    """Declare the variables holding where the leaves of ``p0``'s operand are on entering a group
+    (``pA0_start``), in ``em.starts`` under its group key."""
+    saved = em.starts.setdefault(p0.group_key, {})
+    keys = {leaf.key for leaf in p0.a.iters()}
+    out = []
+    for leaf in sorted(p0.a.iters(), key=str):
+        if leaf.key in em.leaves and leaf.key not in saved:
+            saved[leaf.key] = [(v, Var(em.fresh(v.name + "_start"))) for v in _moving(em, leaf, keys)]
+            out += [Declare(s, "int64") for _, s in saved[leaf.key]]
+    return out
+
+
+def save_stmts(em, p0: Project) -> list:
+    """``pA0_start = pA0`` for each leaf of ``p0``'s operand (a group the minor walk restarts)."""
+    saved = em.starts.get(p0.group_key, {})
+    return [ir.Assign(s, v) for leaf in sorted(p0.a.iters(), key=str) for v, s in saved.get(leaf.key, ())]
+
+
+def rewind_stmts(em, p1: Project) -> list:
+    """``pA0 = pA0_start`` for each leaf of ``p1``'s operand."""
+    saved = em.starts.get(p1.group_key)
+    if saved is None:
+        raise StrategyError(f"{p1} restarts its group where no loop around saved its start")
+    return [ir.Assign(v, s) for leaf in sorted(p1.a.iters(), key=str) for v, s in saved.get(leaf.key, ())]
+
+
+__all__ = ["between", "rewound", "check_between", "save_start", "rewind", "cursor_vars", "declare_starts",
+           "save_stmts", "rewind_stmts"]
