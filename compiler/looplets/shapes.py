@@ -33,6 +33,9 @@ operator                                   loop program
 ``split(slice(collapse(A[i, j], (i,``      the collapse gathered as above, at the
 ``j) -> k), k -> m, (s, e, r)), m ->``     slice's ``k = s + r * (q + p * |q|)``
 ``(p, q))``                                (``r < 0`` too)
+``split(slice(b[l], l -> k, (s, e,``       ``let l' = s + r * (q + p * |q|): b[l']``, each entry
+``r)), k -> (p, q))``                      located (``r < 0`` too); a window (``r = 1``) reads
+                                           ``b[s + (q + p * |q|)]``, an offset of ``q``
 ``split(concat((x[j], y[k]), (j, k) ->``   ``coalesce(x[~(q + p * J)], y[~(q + p * J - |j|)])``:
 ``l), l -> (p, q:J))``                     a part read permissively where the index another
                                            operator computes falls in it (a slice of a concat too)
@@ -432,11 +435,13 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
         if isinstance(e, Slice):
             planned = e.result in sc.steps and env[e.result] == top[e.result]
             step = sc.steps[e.result] if planned else _part_step(env[e.result], sc.part_steps)
-            if not step and isinstance(e.operand, Collapse) and any(env[e.result] == at for at in made):
-                # (a slice of a collapse read at an index another operator computes, a split's
-                # q + p·|q|: the collapse is gathered at start + step·that index, each entry located)
+            if not step and any(env[e.result] == at for at in made):
+                # (a slice read at an index another operator computes, a split's q + p·|q|: its operand
+                # is read at start + step·that index; a collapse gathered there, each entry located)
                 at = _affine(env[e.result])
                 at = _plus(Literal(e.start), at if e.step == 1 else _times(at, Literal(e.step)))
+                if e.step != 1 and not isinstance(e.operand, Collapse):
+                    at = stride_gather(e, at)
                 made.append(at)
                 return conv(e.operand, {**env, e.index: at}, top, sc, choice)
             xk = Index(step[1]) if step else loop_index(env[e.result], e, f"the sliced index {e.result}")
@@ -489,6 +494,18 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
             reads.append(("gather", note))
         return conv(e.operand, {**env, i: Call("permit", (major,)) if permissive else major, j: minor},
                     top, sc, choice)
+
+    def stride_gather(e, at):
+        """The coordinate ``at`` (``s + r·(q + p·|q|)``) where a strided slice reads its operand at an
+        index another operator computes: no offset of a loop, so let-bound before the statement and
+        each entry located (a binary search in a sparse level), as a gathered collapse's indices."""
+        taken.update(tensor_names)       # (a let's name is no tensor's either)
+        var = Variable(fresh(e.index.name))
+        lets.append((var, at))
+        note = f"{e} read at {e.index} = {var.name} = {at}, each entry located"
+        if ("gather", note) not in reads:     # (each part of a fissioned loop reads it again)
+            reads.append(("gather", note))
+        return var
 
     def concat_read(e, env, top, sc, choice):
         """A concat whose index another operator computes (a split's ``q + p·|q|``, or a gathered
