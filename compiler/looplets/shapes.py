@@ -33,9 +33,11 @@ operator                                   loop program
 ``split(slice(collapse(A[i, j], (i,``      the collapse gathered as above, at the
 ``j) -> k), k -> m, (s, e, r)), m ->``     slice's ``k = s + r * (q + p * |q|)``
 ``(p, q))``                                (``r < 0`` too)
-``split(slice(b[l], l -> k, (s, e,``       ``let l' = s + r * (q + p * |q|): b[l']``, each entry
-``r)), k -> (p, q))``                      located (``r < 0`` too); a window (``r = 1``) reads
-                                           ``b[s + (q + p * |q|)]``, an offset of ``q``
+``split(slice(b[l], l -> k, (s, e,``       ``b[t + (s + r * (q + p * |q|))]`` under a one-step
+``r)), k -> (p, q))``                      loop ``t`` after ``q``'s (``r > 1``: its cursor carried
+                                           from ``q`` to ``q``); ``r < 0``: ``let l' = s + r *
+                                           (q + p * |q|): b[l']``, each entry located; a window
+                                           (``r = 1``): ``b[s + (q + p * |q|)]``, an offset of ``q``
 ``split(concat((x[j], y[k]), (j, k) ->``   ``coalesce(x[~(q + p * J)], y[~(q + p * J - |j|)])``:
 ``l), l -> (p, q:J))``                     a part read permissively where the index another
                                            operator computes falls in it (a slice of a concat too)
@@ -220,6 +222,7 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
 
     depth: dict = {}       # loop name -> how deep it is nested (a reduction's inside the statement's)
     one_step: set = set()  # the loops of one step (a strided slice's)
+    split_steps: dict = {}  # a strided slice split by the loops -> the one-step loop after the split's inner one
 
     def plan(indices, names, body, outer: _Scope, top_level: bool = False):
         """The loops over ``indices`` (named ``names``) as the shape operators in ``body`` that make
@@ -311,6 +314,16 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
                 one_step.add(t)
                 sc.steps[n.result] = (t, var[n.result])
                 loops.insert(loops.index(var[n.result]) + 1, t)
+                extent_of[t] = 1
+            elif isinstance(n, Split) and isinstance(n.operand, Slice) and n.operand.step > 1 and \
+                    not isinstance(n.operand.operand, Collapse) and n.operand.result == n.index and \
+                    var.get(n.results[1]) in loops and n.operand not in split_steps:
+                # (a split of a strided slice: its read at t + (s + r·(q + p·|q|)) under a one-step loop t
+                # after q's is a window of t's that ascends with q, so its cursor is carried from q to q)
+                t = fresh("t")
+                one_step.add(t)
+                split_steps[n.operand] = t
+                loops.insert(loops.index(var[n.results[1]]) + 1, t)
                 extent_of[t] = 1
         for k, (t, name) in sc.steps.items():
             if k in var:
@@ -440,7 +453,9 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
                 # is read at start + step·that index; a collapse gathered there, each entry located)
                 at = _affine(env[e.result])
                 at = _plus(Literal(e.start), at if e.step == 1 else _times(at, Literal(e.step)))
-                if e.step != 1 and not isinstance(e.operand, Collapse):
+                if e in split_steps and split_steps[e] in depth and not isinstance(e.operand, Collapse):
+                    at = _plus(Index(split_steps[e]), at)
+                elif e.step != 1 and not isinstance(e.operand, Collapse):
                     at = stride_gather(e, at)
                 made.append(at)
                 return conv(e.operand, {**env, e.index: at}, top, sc, choice)

@@ -1,7 +1,9 @@
 """A split of a strided slice under the looplets strategy (issue 30 item 4): ``x[::2].reshape(4, 6)``,
 ``C[i, j] = split(slice(A[l], l -> k, (0, 48, 2)), k -> (i, j:6))``, reads ``A`` at the slice's
-``l = start + step·(j + i·6)``, let-bound before the statement, each entry located (a binary search
-in a sparse level); negative steps too, and a window (step 1) as an offset of ``j``. It was refused
+``l = start + step·(j + i·6)``: for a positive step under a one-step loop ``t`` after ``j``'s,
+``A[t + (start + step·(j + i·6))]``, whose cursor is carried from one ``j`` to the next (a forward
+walk); for a negative one let-bound before the statement, each entry located (a binary search in a
+sparse level); a window (step 1) is an offset of ``j``. It was refused
 ('here it is computed by another shape operator (j + i * 6)'), and the array front end
 materialized the slice and the reshape. Against numpy, the dense oracle and the IR interpreter,
 through index notation and the array front end."""
@@ -40,7 +42,10 @@ def test_a_split_of_a_strided_slice(n, r, cut, cols, fmt, fill, out, seed):
     prog = f"C[i, j] = split(slice(A[l], l -> k, ({a}, {b if b >= 0 else -1}, {r})), k -> (i:{rows}, j:{cols}))"
     A = ss.Tensor.from_numpy(x, fmt, fill=fill)
     kernel, _ = checked_kernel(prog, sliced.reshape(rows, cols), out, A=A)
-    assert bool(kernel.trace.find("gather")) == (r != 1), kernel.trace   # (a window is an offset, walked)
+    # (a negative step is gathered, each entry sought; a positive one walks a sparse A, its cursor
+    # carried from one coordinate to the next, a window's from row to row)
+    assert bool(kernel.trace.find("gather")) == (r < 0), kernel.trace
+    assert bool(kernel.trace.find("carry")) == (r > 0 and fmt == "sparse"), kernel.trace
 
 
 @pytest.mark.parametrize("fmt", ["sparse", "dense", "coo"])
