@@ -57,3 +57,16 @@ def test_the_array_front_end_splits_a_strided_slice_in_one_looplets_kernel(fmt, 
     kernel = one_kernel(X[key].reshape(4, -1))
     assert "split(slice(" in str(kernel.program), kernel.program
     np.testing.assert_array_equal(kernel().to_numpy(), x[key].reshape(4, -1))
+
+
+@pytest.mark.parametrize("cut, out", [((1, 30, 2), "csr"), ((29, -1, -2), "coo"), ((2, 29, 3), "dense")])
+def test_a_split_of_a_strided_slice_of_a_concatenation(cut, out):
+    # (each part read permissively where t + (s + r·(j + i·|j|)) falls in it; refused before: 'here it
+    # is computed by another shape operator')
+    x, y = np.where(np.arange(12) % 3 == 0, 0.0, np.arange(12.0)), np.where(np.arange(18) % 2 == 0, np.nan, -1.0)
+    sliced = np.concatenate([x, y])[cut[0]:cut[1] if cut[1] >= 0 else None:cut[2]]
+    cols = 5 if len(sliced) % 5 == 0 else 3
+    prog = f"C[i, j] = split(slice(concat((B[l], D[m]), (l, m) -> n), n -> k, {cut}), k -> (i:{len(sliced) // cols}, " \
+           f"j:{cols}))"
+    tensors = {"B": ss.Tensor.from_numpy(x, "sparse"), "D": ss.Tensor.from_numpy(y, "sparse")}
+    checked_kernel(prog, sliced.reshape(-1, cols), out, **tensors)
