@@ -53,6 +53,7 @@ class _Append:
     coords: tuple = ()   # the write's index expressions of the parent modes
     own: tuple = ()      # ... and per loop of the level's modes, the mode's that loop walks last
                          # (None for a collapse's outer loop: j + o * M's o)
+    at: tuple = ()       # the write's index expressions of the level's modes
 
 
 def _base(x):
@@ -164,8 +165,7 @@ def _below(a, b) -> bool:
         if t not in rest:
             return False
         rest.remove(t)
-    return all((isinstance(t, Var) and t.name.endswith("_size")) or (isinstance(t, Const) and t.value >= 0)
-               for t in rest)
+    return all(_nonnegative_term(t) for t in rest)
 
 
 def _reach(x, loop, one_step=frozenset()):
@@ -246,6 +246,74 @@ def _after(p: _Append, here: _Append) -> bool:
     return _after_at(p, here, d)
 
 
+def _follows(p: _Append, here: _Append) -> bool:
+    """Whether every coordinate ``here`` writes in a one-mode level provably comes after every one
+    ``p`` writes, their nests however deep: from their first differing loop on, ``p``'s span ends
+    where ``here``'s starts (a ravel ``l + k * |l|`` over ``[0, |k|·|l|)``, then ``m + |k|·|l|``: a
+    concatenation of a collapse and a vector)."""
+    d = next((d for d, (a, b) in enumerate(zip(p.loops, here.loops)) if a is not b), None)
+    if d is None or len(p.at) != 1 or len(here.at) != 1:
+        return False
+    spans = [_span(_index_terms(w.at[0]), w.loops[d:], _one_step(w.parents + w.loops)) for w in (p, here)]
+    return None not in spans and _below(spans[0][1], spans[1][0])
+
+
+def _index_terms(x):
+    """The summands of a write's coordinate (``l + k * M + c``'s ``l``, ``k * M``, ``c``), or None
+    for one through another modifier (a window, a permissive index)."""
+    if isinstance(x, Offset):
+        inner = _index_terms(x.index)
+        return None if inner is None else inner + _call_terms(x.delta)
+    return None if isinstance(x, IndexModifier) else _call_terms(x)
+
+
+def _span(terms, loops, zero=frozenset()):
+    """``(lo, hi)``: the sum of ``terms`` lies in ``[lo, hi)`` as ``loops`` run (any other loop's index
+    in it: None). A sum is static terms plus a loop's index, or a collapse's ``j + o * M``, ``j``'s span
+    within ``[0, M)``, ``o`` such a sum too (a collapse of a collapse); the index of a one-step loop
+    (of ``zero``) adds 0."""
+    from .wrappers import static_ir
+    if terms is None:
+        return None
+    by_idx = {lp.idx: lp for lp in loops}
+    fixed = [static_ir(t) for t in terms]
+    c = Const(0, "int64")
+    for f in fixed:
+        c = c if f is None else X.add(c, f)
+    vary = [t for t, f in zip(terms, fixed) if f is None and t not in zero]
+    if not vary:
+        return c, X.add(c, 1)
+    if len(vary) == 1 and isinstance(vary[0], Index) and vary[0] in by_idx:
+        ext = by_idx[vary[0]].ext
+        if ext is None or not _at_least_zero(ext.start):
+            return None
+        lo = X.add(c, ext.start) if isinstance(ext.start, Const) else c
+        return lo, X.add(c, ext.stop)
+    rows = [t for t in vary if isinstance(t, Call) and isinstance(t.op, Operator) and t.op.name == "mul"
+            and len(t.args) == 2 and any(static_ir(a) is not None for a in t.args)]
+    if len(vary) != 2 or len(rows) != 1:
+        return None
+    a, b = rows[0].args
+    outer, scale = (a, static_ir(b)) if static_ir(b) is not None else (b, static_ir(a))
+    inner = _span(_call_terms(next(t for t in vary if t is not rows[0])), loops, zero)
+    row = _span(_call_terms(outer), loops, zero)
+    if inner is None or row is None or not (_nonnegative(inner[0]) and _nonnegative(scale)
+                                            and _below(inner[1], scale)):
+        return None
+    return X.add(c, _product(row[0], scale)), X.add(c, _product(row[1], scale))
+
+
+def _product(a, b):
+    """``a * b`` spelled as :func:`~compiler.looplets.wrappers.static_ir` spells a product of sizes."""
+    if isinstance(a, Const) and isinstance(b, Const):
+        return Const(a.value * b.value, "int64")
+    if Const(0, "int64") in (a, b):
+        return Const(0, "int64")
+    if a == Const(1, "int64") or b == Const(1, "int64"):
+        return b if a == Const(1, "int64") else a
+    return BinOp("*", a, b)
+
+
 def _after_at(p: _Append, here: _Append, d: int) -> bool:
     """:func:`_after` where the ``d``-th loops walk the coordinates (within a row their shared
     outer loop makes)."""
@@ -314,9 +382,14 @@ def _row(x, any_row=False):
 
 
 def _nonnegative(e) -> bool:
-    """Whether an IR sum is provably >= 0: of sizes and constants >= 0."""
-    return all((isinstance(t, Var) and t.name.endswith("_size")) or (isinstance(t, Const) and t.value >= 0)
-               for t in _terms(e))
+    """Whether an IR sum is provably >= 0: of sizes, constants >= 0 and their products."""
+    return all(_nonnegative_term(t) for t in _terms(e))
+
+
+def _nonnegative_term(t) -> bool:
+    if isinstance(t, BinOp) and t.op == "*":
+        return _nonnegative_term(t.left) and _nonnegative_term(t.right)
+    return (isinstance(t, Var) and t.name.endswith("_size")) or (isinstance(t, Const) and t.value >= 0)
 
 
 def check_sparse_writes(prog, tensors: dict, first_line: int = 1, skip=()) -> dict:
@@ -405,7 +478,7 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1, skip=()) -> di
                     for c in ([None] + [x] * (len(w) - 1) if len(w) > 1 else [x]))
         here = _Append(nest[:n0], nest[n0:len(want)], tuple(isinstance(x, Index) for x in own),
                        s.line, tuple(s.lhs.idxs[:m0]) if n0 - len(_strides(nest[:n0], s.lhs.idxs[:m0])) == m0
-                       else (), own)
+                       else (), own, tuple(s.lhs.idxs[m0:m0 + lvl.nmodes]))
         seen = first.setdefault(t, here)
         if any(a is not b for a, b in zip(seen.parents, here.parents)) and _disjoint(nests.get(t, []), here):
             nests[t].append(here)
@@ -426,7 +499,11 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1, skip=()) -> di
         first_loop, i = seen.loops[d], want[n0 + d].name
         walked = [[lp for lp in a.loops if lp.idx not in _strides(a.loops, [c for c in a.own if c is not None])]
                   for a in (seen, here)]
-        if d >= len(seen.plain) or d >= len(here.plain) or len(walked[0]) != len(walked[1]):
+        earlier = appended.setdefault(t, [seen])
+        same = len(walked[0]) == len(walked[1])
+        # (provably after every earlier loop's coordinates: a concat's later part, its nest however deep)
+        follows = all(_follows(p, here) or same and _after(p, here) for p in earlier)
+        if not follows and not same:
             raise ProgramError(
                 f"output {t} is written by two loops (lines {line(seen.line)} and {line(s.line)}) that walk one fiber "
                 f"of its {lvl.name} level (storage level {k}) by different loop nests; write it in one loop nest, "
@@ -445,11 +522,9 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1, skip=()) -> di
                 f"{where}: both loops start at {i} = {first_loop.ext.start}, so the second would go back over the "
                 f"first's coordinates. Write {t} in one loop over {i}, {_ELSEWHERE.format(t=t)}",
                 s.line)
-        earlier = appended.setdefault(t, [seen])
-        if all(_after(p, here) for p in earlier):
-            earlier.append(here)
-            return   # (provably after every earlier loop's coordinates: a concat's second part)
         earlier.append(here)
+        if follows:
+            return
         later.setdefault(t, f"{where}: the second loop must write only coordinates after the first's")
 
     visit(prog, [])

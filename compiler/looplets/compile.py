@@ -821,8 +821,8 @@ def _extent_entry(e, by_param, output):
         return int(e.value)
     if isinstance(e, Var) and e.name in by_param:
         return by_param[e.name]
-    if isinstance(e, BinOp) and e.op == "+":
-        return ("+", _extent_entry(e.left, by_param, output), _extent_entry(e.right, by_param, output))
+    if isinstance(e, BinOp) and e.op in ("+", "*"):   # (a ravel's extent is a product of sizes)
+        return (e.op, _extent_entry(e.left, by_param, output), _extent_entry(e.right, by_param, output))
     if isinstance(e, BinOp) and e.op == "-" and isinstance(e.right, Const):
         return ("+", _extent_entry(e.left, by_param, output), -int(e.right.value))
     if isinstance(e, Select) and isinstance(e.cond, BinOp) and e.cond.op in ("<", ">") \

@@ -33,6 +33,11 @@ operator                                   loop program
 ``split(slice(collapse(A[i, j], (i,``      the collapse gathered as above, at the
 ``j) -> k), k -> m, (s, e, r)), m ->``     slice's ``k = s + r * (q + p * |q|)``
 ``(p, q))``                                (``r < 0`` too)
+``split(slice(b[l], l -> k, (s, e,``       ``b[t + (s + r * (q + p * |q|))]`` under a one-step
+``r)), k -> (p, q))``                      loop ``t`` after ``q``'s (``r > 1``: its cursor carried
+                                           from ``q`` to ``q``); ``r < 0``: ``let l' = s + r *
+                                           (q + p * |q|): b[l']``, each entry located; a window
+                                           (``r = 1``): ``b[s + (q + p * |q|)]``, an offset of ``q``
 ``split(concat((x[j], y[k]), (j, k) ->``   ``coalesce(x[~(q + p * J)], y[~(q + p * J - |j|)])``:
 ``l), l -> (p, q:J))``                     a part read permissively where the index another
                                            operator computes falls in it (a slice of a concat too)
@@ -217,6 +222,7 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
 
     depth: dict = {}       # loop name -> how deep it is nested (a reduction's inside the statement's)
     one_step: set = set()  # the loops of one step (a strided slice's)
+    split_steps: dict = {}  # a strided slice split by the loops -> the one-step loop after the split's inner one
 
     def plan(indices, names, body, outer: _Scope, top_level: bool = False):
         """The loops over ``indices`` (named ``names``) as the shape operators in ``body`` that make
@@ -308,6 +314,16 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
                 one_step.add(t)
                 sc.steps[n.result] = (t, var[n.result])
                 loops.insert(loops.index(var[n.result]) + 1, t)
+                extent_of[t] = 1
+            elif isinstance(n, Split) and isinstance(n.operand, Slice) and n.operand.step > 1 and \
+                    not isinstance(n.operand.operand, Collapse) and n.operand.result == n.index and \
+                    var.get(n.results[1]) in loops and n.operand not in split_steps:
+                # (a split of a strided slice: its read at t + (s + r·(q + p·|q|)) under a one-step loop t
+                # after q's is a window of t's that ascends with q, so its cursor is carried from q to q)
+                t = fresh("t")
+                one_step.add(t)
+                split_steps[n.operand] = t
+                loops.insert(loops.index(var[n.results[1]]) + 1, t)
                 extent_of[t] = 1
         for k, (t, name) in sc.steps.items():
             if k in var:
@@ -432,11 +448,15 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
         if isinstance(e, Slice):
             planned = e.result in sc.steps and env[e.result] == top[e.result]
             step = sc.steps[e.result] if planned else _part_step(env[e.result], sc.part_steps)
-            if not step and isinstance(e.operand, Collapse) and any(env[e.result] == at for at in made):
-                # (a slice of a collapse read at an index another operator computes, a split's
-                # q + p·|q|: the collapse is gathered at start + step·that index, each entry located)
+            if not step and any(env[e.result] == at for at in made):
+                # (a slice read at an index another operator computes, a split's q + p·|q|: its operand
+                # is read at start + step·that index; a collapse gathered there, each entry located)
                 at = _affine(env[e.result])
                 at = _plus(Literal(e.start), at if e.step == 1 else _times(at, Literal(e.step)))
+                if e in split_steps and split_steps[e] in depth and not isinstance(e.operand, Collapse):
+                    at = _plus(Index(split_steps[e]), at)
+                elif e.step != 1 and not isinstance(e.operand, Collapse):
+                    at = stride_gather(e, at)
                 made.append(at)
                 return conv(e.operand, {**env, e.index: at}, top, sc, choice)
             xk = Index(step[1]) if step else loop_index(env[e.result], e, f"the sliced index {e.result}")
@@ -489,6 +509,18 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
             reads.append(("gather", note))
         return conv(e.operand, {**env, i: Call("permit", (major,)) if permissive else major, j: minor},
                     top, sc, choice)
+
+    def stride_gather(e, at):
+        """The coordinate ``at`` (``s + r·(q + p·|q|)``) where a strided slice reads its operand at an
+        index another operator computes: no offset of a loop, so let-bound before the statement and
+        each entry located (a binary search in a sparse level), as a gathered collapse's indices."""
+        taken.update(tensor_names)       # (a let's name is no tensor's either)
+        var = Variable(fresh(e.index.name))
+        lets.append((var, at))
+        note = f"{e} read at {e.index} = {var.name} = {at}, each entry located"
+        if ("gather", note) not in reads:     # (each part of a fissioned loop reads it again)
+            reads.append(("gather", note))
+        return var
 
     def concat_read(e, env, top, sc, choice):
         """A concat whose index another operator computes (a split's ``q + p·|q|``, or a gathered
