@@ -2,7 +2,7 @@
 init / reset / valid / eval / equals / next / locate, run in Python over concrete level data.
 
 They are the semantics the C emission of :mod:`compiler.lattice.sequences` will follow, and what
-the lattice check (:func:`compiler.lattice.seqlattice.check_seq_lattice`) and the CFIR
+the lattice check (:func:`compiler.lattice.seqcheck.check_seq_lattice`) and the CFIR
 interpreter (:func:`compiler.lattice.seqcfir.interpret`) run. All state lives in a
 :class:`Cursors`: one position per physical leaf (a tensor's level, a universe), so a π0 loop
 and the π1 loop inside it share their operand's cursor, and the loops of one lattice continue

@@ -29,7 +29,7 @@ its coordinate whichever operand gave it.
 A point whose every case writes the result's fill, and every point after it, gets no loop
 (:func:`drop_fill_points`, which the CFIR's builder applies once it knows the cases).
 
-:func:`check_seq_lattice` runs the loops, in topological order, each until an edge sequence
+:func:`~compiler.lattice.seqcheck.check_seq_lattice` runs the loops, in topological order, each until an edge sequence
 runs out, over random leaf data, and checks that every coordinate of the set semantics is
 visited once, by the case of the sub-point whose iterators are at it.
 
@@ -45,6 +45,7 @@ p1 i_a  (sub-points p1)
   -[i_a]-> ∅
 p2 i_b  (sub-points p2)
   -[i_b]-> ∅
+>>> from compiler.lattice.seqcheck import check_seq_lattice
 >>> check_seq_lattice(L).exact
 True
 """
@@ -52,16 +53,12 @@ True
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Mapping
-
-import numpy as np
 
 from .. import serialize
 from ..trace import Rewrite
-from .seqiter import Cursors, advance, enter, equals, eval_, init, resume, valid
 from .seqrewind import below_group
 from .sequences import (ABSENT, EMPTIES, LEAVES, Concat, Empty, Full, Intersect, Level, Offset, Pad, Product,
-                        Project, Seq, SequenceError, Slice, Union, Universe, bind, coordinates, rebuild, side_key,
+                        Project, Seq, SequenceError, Slice, Union, Universe, rebuild, side_key,
                         walk)
 
 
@@ -718,7 +715,7 @@ def drop_fill_points(L: SeqLattice, quiet, why: str = "") -> SeqLattice:
     every point after it too (a union's operand whose every case is the fill once the others ran out:
     ``x - y`` of a NaN-filled ``x`` where only ``y`` is left); each recorded (``writes-fill``, with
     ``why``). A point with a point after it that writes more keeps its loop (the loops after it start
-    where it ends). The loops run as before minus those points' (:func:`check_seq_lattice` checks that
+    where it ends). The loops run as before minus those points' (:func:`~compiler.lattice.seqcheck.check_seq_lattice` checks that
     they visit every other coordinate once, with the same case).
 
     >>> from compiler.lattice.sequences import Level, Union
@@ -735,53 +732,6 @@ def drop_fill_points(L: SeqLattice, quiet, why: str = "") -> SeqLattice:
             points[n] = replace(p, writes_fill=True)
             log.append(Rewrite("writes-fill", str(p.seq), "no loop" + (f": {why}" if why else "")))
     return replace(L, points=points, rewrites=log)
-
-
-# -- brute-force check -----------------------------------------------------------------------------
-
-
-@dataclass
-class SeqCheck:
-    """What :func:`check_seq_lattice` found over its trials (each a list of messages)."""
-
-    missing: list = field(default_factory=list)
-    extra: list = field(default_factory=list)
-    repeated: list = field(default_factory=list)
-    unordered: list = field(default_factory=list)
-    wrong_case: list = field(default_factory=list)
-    trials: int = 0
-
-    @property
-    def exact(self) -> bool:
-        return not (self.missing or self.extra or self.repeated or self.unordered or self.wrong_case)
-
-
-def present_leaves(s: Seq, x: int, data, env: Mapping | None = None) -> frozenset:
-    """The iterated leaves of ``s`` that are at its coordinate ``x`` (the case that must run)."""
-    env = env or {}
-    if x not in coordinates(s, data, env):
-        return frozenset()
-    if isinstance(s, LEAVES):
-        return frozenset([s])
-    if isinstance(s, (Union, Intersect)):
-        return present_leaves(s.a, x, data, env) | present_leaves(s.b, x, data, env)
-    if isinstance(s, Product):
-        n = s.b.size()
-        return present_leaves(s.a, x // n, data, env) | present_leaves(s.b, x % n, data,
-                                                                       bind(s.a, x // n, data, env))
-    if isinstance(s, Concat):
-        return present_leaves(s.a, x, data, env) if x < s.a.size() else frozenset()
-    if isinstance(s, Project):
-        if s.k == 0:
-            return s.a.iterated()
-        return present_leaves(s.a, env[s.group_key] * s.J + x, data, env)
-    if isinstance(s, Slice):
-        return present_leaves(s.a, s.start + s.step * x, data, env)
-    if isinstance(s, Offset):
-        return present_leaves(s.a, x - s.n, data, env)
-    if isinstance(s, Pad):
-        return present_leaves(s.a, x, data, env)
-    return frozenset()
 
 
 def presences(s: Seq) -> frozenset:
@@ -810,97 +760,7 @@ def presences(s: Seq) -> frozenset:
     return presences(s.a)
 
 
-def run_lattice(L: SeqLattice, data, env: Mapping | None = None, state: Cursors | None = None,
-                every: bool = False):
-    """Run the loops of ``L``, each until an edge sequence runs out: ``[(point, case, x)]`` per
-    visited coordinate (``case`` None when no sub-point is at ``x``: nothing to do there); a point
-    that writes only the fill has no loop (``every``: it has)."""
-    st = state or Cursors(data, env)
-    visits = []
-    if not L.points:
-        return visits
-    init(L.points[0].seq, st)
-    budget = 4 * L.seq.size() + 16
-    for n, p in enumerate(L.points):
-        if p.writes_fill and not every:
-            continue
-        if not all(valid(e, st) for e in edges(p.seq)):
-            continue     # an edge of this point ran out: not the state the loops reached
-        resume(p.seq, st)
-        while valid(p.seq, st):
-            budget -= 1
-            if budget < 0:
-                raise SequenceError(f"the loop over {p.seq} does not terminate")
-            x = eval_(p.seq, st)
-            enter(p.seq, st)
-            case = next((k for k in p.subs if equals(L.points[k].seq, st, x)), None)
-            visits.append((n, case, x))
-            advance(p.seq, st, x)
-    return visits
-
-
-def random_data(seq: Seq, rng, density: float | None = None) -> dict:
-    """Random stored coordinates for every tensor ``seq`` reads (sizes from its levels)."""
-    sizes: dict = {}
-    for leaf in seq.iters():
-        if isinstance(leaf, Level):
-            sizes.setdefault(leaf.tensor, {})[leaf.mode] = leaf.extent
-    data = {}
-    for t, modes in sizes.items():
-        dims = [modes.get(m, 1) for m in range(max(modes) + 1)]
-        p = rng.choice([0.0, 0.2, 0.5, 0.9, 1.0]) if density is None else density
-        mask = rng.random(dims) < p
-        data[t] = {tuple(int(c) for c in idx) for idx in zip(*np.nonzero(mask))}
-    return data
-
-
-def check_seq_lattice(L: SeqLattice, *, trials: int = 20, seed: int = 0, data=None,
-                      env: Mapping | None = None) -> SeqCheck:
-    """Check ``L`` against the set semantics over ``trials`` random data sets (or ``data``):
-    the loops visit each coordinate of ``L.seq`` once, in increasing order within a loop, and
-    at each the case whose iterators are exactly those at the coordinate; but the coordinates that
-    the points writing only the fill (:func:`drop_fill_points`) would visit, which no loop does."""
-    rng = np.random.default_rng(seed)
-    res = SeqCheck()
-    for _ in range(1 if data is not None else trials):
-        d = data if data is not None else random_data(L.seq, rng)
-        res.trials += 1
-        want = coordinates(L.seq, d, env)
-        visits = run_lattice(L, d, env)
-        if any(p.writes_fill for p in L.points):
-            # (the lattice with every loop visits each coordinate once too, those loops' ones not here)
-            whole = [(n, x) for n, case, x in run_lattice(L, d, env, every=True) if case is not None]
-            xs = [x for _, x in whole]
-            res.repeated += [(x, d) for x in sorted(set(xs)) if xs.count(x) > 1]
-            want -= {x for n, x in whole if L.points[n].writes_fill}
-        got = [x for _, case, x in visits if case is not None]
-        res.missing += [(x, d) for x in sorted(want - set(got))]
-        res.extra += [(x, d) for x in sorted(set(got) - want)]
-        res.repeated += [(x, d) for x in sorted(set(got)) if got.count(x) > 1]
-        for n in range(len(L.points)):
-            xs = [x for p, _, x in visits if p == n]
-            if xs != sorted(set(xs)):
-                res.unordered.append((n, xs, d))
-        for n, case, x in visits:
-            if case is None:
-                continue
-            seq = L.points[n].seq
-            expect = present_leaves(seq, x, d, env or {})
-            if L.points[case].seq.iterated() != expect:
-                res.wrong_case.append((n, x, str(L.points[case].seq), sorted(map(str, expect)), d))
-    return res
-
-
-def verify_seq_lattice(L: SeqLattice, **kw) -> SeqCheck:
-    """:func:`check_seq_lattice`, raising :class:`SequenceError` when it finds anything."""
-    res = check_seq_lattice(L, **kw)
-    if not res.exact:
-        raise SequenceError(f"the lattice of {L.seq} is wrong: missing {res.missing[:2]}, extra "
-                            f"{res.extra[:2]}, repeated {res.repeated[:2]}, unordered {res.unordered[:2]}, "
-                            f"wrong case {res.wrong_case[:2]}; this is a bug in sparsescope:\n{L.text()}")
-    return res
 
 
 __all__ = ["edges", "remove", "simplify", "live_keys", "loop_tag", "SeqEdge", "SeqPoint", "SeqLattice",
-           "build_seq_lattice", "drop_fill_points", "run_lattice", "check_seq_lattice", "verify_seq_lattice",
-           "SeqCheck", "present_leaves", "presences", "random_data", "unsupported", "boundaries", "ABSENT"]
+           "build_seq_lattice", "drop_fill_points", "presences", "unsupported", "boundaries", "ABSENT"]

@@ -18,7 +18,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from compiler import Tensor, array as xp
-from compiler.lattice.seqlattice import build_seq_lattice, check_seq_lattice, drop_fill_points, unsupported
+from compiler.lattice.seqlattice import build_seq_lattice, drop_fill_points, unsupported
+from compiler.lattice.seqcheck import check_seq_lattice
 from tests.compiler.lattice.split_kernels import one_lattice_kernel, operand
 
 from seqgen import seqs

@@ -191,7 +191,8 @@ def test_a_collapse_of_an_hstack(case, seed):
 
 def test_the_hstack_ravels_lattice_records_the_rewrite_and_checks_by_brute_force():
     # (as the CFIR's loop does: the loop's sequence simplified with what is live, then its lattice)
-    from compiler.lattice.seqlattice import build_seq_lattice, check_seq_lattice, simplify
+    from compiler.lattice.seqlattice import build_seq_lattice, simplify
+    from compiler.lattice.seqcheck import check_seq_lattice
     from compiler.lattice.sequences import Concat, Level, Union
     from compiler.lattice.sequences import Product as SeqProduct
     iA, jA = Level("A", 0, "compressed", 3, "i"), Level("A", 1, "compressed", 4, "j")

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import HealthCheck, assume, example, given, settings
 
 from compiler import serialize
-from compiler.lattice.seqlattice import (SeqLattice, build_seq_lattice, check_seq_lattice, edges, remove,
-                                         simplify, unsupported, verify_seq_lattice)
+from compiler.lattice.seqlattice import SeqLattice, build_seq_lattice, edges, remove, simplify, unsupported
+from compiler.lattice.seqcheck import check_seq_lattice, verify_seq_lattice
 from compiler.lattice.sequences import (Concat, Empty, Full, Intersect, Level, Offset, Pad, Product, Project,
                                         SequenceError, Slice, Union, Universe)
 

@@ -202,7 +202,7 @@ def test_iterators_visit_the_set_semantics_in_order(s, seed):
     """Without a union or concatenation (whose loops end when one side runs out, the lattice's
     business) one iterator visits the sequence's coordinates, increasing."""
     import numpy as np
-    from compiler.lattice.seqlattice import random_data
+    from compiler.lattice.seqcheck import random_data
     d = random_data(s, np.random.default_rng(seed))
     assert iterate(s, d) == sorted(coordinates(s, d))
 
