@@ -45,12 +45,14 @@ from ..imperative.deadstores import drop_dead_stores
 from ..imperative.ir_dot import ir_artifact
 from ..imperative.ir import Block, Buffer, Growable, Scalar
 from ..notation.ast import Call, accesses, walk
+from ..notation.infer import infer_shapes
 from ..trace import Trace
 from .coo_segments import flatten_segments
 from .sequences import SequenceError
 from ..format import Format
 from ..stand_in import conversion_cost, format_text
 from .seqderive import DiscordantWalk, ShapedFormat, copy_fill, input_fills, seq_lower
+from .seqcfir import same_value
 from .seqvalues import call_kind
 from .exprs import names_used
 from .seqemit import emit_function, kernel_helpers
@@ -76,8 +78,9 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
                             f"not only formats, or {LOOPLETS}")
     inputs = {t: ShapedFormat(formats[t], tuple(shapes[t])) for t in read}
     out_format = formats.get(out)
+    extents = infer_shapes(program, {t: shapes[t] for t in read}).extents
     try:
-        fill = copy_fill(program, {t: formats[t] for t in read})
+        fill = copy_fill(program, {t: formats[t] for t in read}, extents)
     except StrategyError as e:
         raise StrategyError(f"{e}; {LOOPLETS}") from None
     if out_format is not None:
@@ -86,13 +89,18 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
                                 f"order to a dense output, a sparse vector, CSR, CSC or COO, not {out} as "
                                 f"{out_format}; {LOOPLETS}")
         want = 0 if fill is None else fill
-        if not (out_format.fill == want or out_format.fill != out_format.fill and want != want):
+        # (where the loops' algebra takes the result's fill for 0, a literal added, they walk every
+        # coordinate: an output of fill 0 is written whole too)
+        walked = copy_fill(program, {t: formats[t] for t in read}, extents, exact=False)
+        if same_value(out_format.fill, 0 if walked is None else walked):
+            fill = walked
+        elif not same_value(out_format.fill, want):
             raise StrategyError(f"{program}: {out} has fill {out_format.fill}, and the result's is {want} (the "
                                 f"lattice strategy writes the entries it walks, leaving the rest at the output's "
                                 f"fill); give {out} fill {want}, or {LOOPLETS}")
     wild = [t for t in read if not values.assumed(t).finite]
     fills = input_fills(program, {t: formats[t] for t in read})
-    if wild and any(isinstance(n, Call) and call_kind(n, fills) == "product" for n in walk(program.rhs)):
+    if wild and any(isinstance(n, Call) and call_kind(n, fills, extents) == "product" for n in walk(program.rhs)):
         # the sequences of * are intersections: a factor's unstored 0 skips the other's NaN or inf
         raise StrategyError(f"{program}: {', '.join(wild)} may hold NaN or inf, and the lattice strategy's "
                             f"intersections skip where a factor of * is 0 (0 * inf is NaN); {LOOPLETS}")
@@ -100,7 +108,7 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
     while True:
         try:
             low = seq_lower(program, trace=trace, loop_order=None if out_format is None else out_format.mode_order,
-                            **inputs)
+                            result_fill=fill, **inputs)
             break
         except DiscordantWalk as e:
             t = e.tensor
