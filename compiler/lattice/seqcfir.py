@@ -340,7 +340,7 @@ def _spanned_lines(s, depth: int, scope: tuple = ()) -> list[tuple[str, tuple, l
         # (the output written, not a temporary: a temporary has no indices)
         written = ([[len(pad), len(pad) + len(lhs), {"tensor": s.out, "indices": list(s.idxs), "mode": "update"},
                      "access"]] if s.idxs else [])
-        counted = [(f"{pad}{s.count} += 1", (), [])] if getattr(s, "count", "") else []
+        counted = [(f"{pad}{s.count} += 1", (), [])] if isinstance(s, Reduce) and s.count else []
         return [(f"{pad}{lhs}{op}{value}", (), written + parts)] + counted
     if isinstance(s, Alloc):
         return [(f"{pad}alloc {s.name}" + (f", {s.count}" if s.count else ""), (), [])]
@@ -836,6 +836,7 @@ def interpret(cf, data: Mapping, env: Mapping | None = None) -> Run:
     return run
 
 
-__all__ = ["Read", "Lit", "Temp", "Add", "Mul", "Op", "Cat", "fold", "same_value", "Assign", "Reduce", "Alloc", "Fold", "Block", "Skip",
-           "Forall", "While", "Switch", "SeqCFIR", "loop_spans", "while_tag", "Run", "build_cfir", "interpret", "remove_locators",
-           "specialize_value", "Compiler", "locatable", "at_coordinate", "sequence_trace"]
+__all__ = ["Read", "Lit", "Temp", "Add", "Mul", "Op", "Cat", "fold", "same_value", "Assign", "Reduce", "Alloc", "Fold",
+           "Block", "Skip", "Forall", "While", "Switch", "SeqCFIR", "loop_spans", "while_tag", "Run", "build_cfir",
+           "interpret", "remove_locators", "specialize_value", "Compiler", "locatable", "at_coordinate",
+           "sequence_trace"]

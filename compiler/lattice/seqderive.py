@@ -293,8 +293,8 @@ class Deriver:
             return "line 8: broadcast along another index", sub(e.operand)
         if isinstance(e, Collapse):
             j, k = e.indices
-            terms = _terms(e.operand) if isinstance(e.operand, Call) and \
-                call_kind(e.operand, self.fills, self.extents) == "sum" else union_terms(e.operand, self.fills, self.extents)
+            summed = isinstance(e.operand, Call) and call_kind(e.operand, self.fills, self.extents) == "sum"
+            terms = _terms(e.operand) if summed else union_terms(e.operand, self.fills, self.extents)
             if e.result == i and len(terms) > 1:
                 # (a collapse of a + b is collapse(a) ∪ collapse(b): a union of products, where
                 # (i_A ∪ i_B) × (j_A ∪ j_B) would be a union in a product's right operand; a term

@@ -621,7 +621,10 @@ class SeqEmitter:
         if isinstance(s, cf.Fold):
             # (the summand's fill once for each coordinate the loops skipped, where they skipped any)
             n, extent = Var(self.temps[s.count]), _c(s.extent)
-            missed = BinOp("*", Cast(self.dtype, BinOp("-", extent, n)), Const(s.fill, self.dtype))
+            missed = BinOp("-", extent, n)
+            missed = missed if self.dtype == I64 else Cast(self.dtype, missed)
+            if s.fill != 1:
+                missed = BinOp("*", missed, Const(s.fill, self.dtype))
             return [If(BinOp("<", n, extent), [ir.CompoundAssign("+", Var(self.temps[s.out]), missed)])]
         if isinstance(s, cf.Assign):
             v = self.value(s.value)
