@@ -12,7 +12,8 @@ It writes dense outputs, or appends to a sparse vector, CSR, CSC or COO (:mod:`c
 the loops run in the output's mode order);
 inputs are Dense, SparseList and SparseCOO levels of any fill (an absent entry reads it: the
 result's fill is :func:`~compiler.lattice.seqderive.copy_fill`), under any elementwise operator
-(:mod:`compiler.lattice.seqvalues`), sliced with any step (a
+(:mod:`compiler.lattice.seqvalues`; a user function's own iteration algebra too), summed whatever the
+summand's fill (the loops count what they sum and fold the fill in for the rest), sliced with any step (a
 negative one walks the levels from their ends) and indexed by constants; an input the loops walk
 against its storage order (a CSC collapsed row-major) is read row-major, a copy converted before
 each call (a ``convert`` step; lower() choosing the strategy passes ``convert=False`` first,

@@ -98,18 +98,24 @@ def test_a_concat_of_different_fills_stores_the_second_fill_in_a_sparse_output()
 
 def test_the_lattice_strategy_refuses_naming_looplets_and_no_strategy_then_chooses_looplets():
     T = ss.Tensor.from_numpy(A, "csr")
-    # (the lattice strategy lowers shape operators through BURRITO's sequences: a sum walks the
-    # stored entries, so it sums summands of fill 0 only)
-    F = ss.Tensor.from_numpy(A, "csr", fill=1.0)
-    with pytest.raises(StrategyError, match=re.escape("sum[j](A[0, j]): its summand has fill 1.0, and the sequence "
-                                                      "lowering sums the entries its loops walk") +
-                       ".*; lower it with strategy='looplets'"):
-        ss.lower("s[] = sum[j](A[0, j])", "lattice", A=F)
-    k = ss.lower("s[] = sum[j](A[0, j])", A=F)
+    # (the lattice strategy lowers shape operators through BURRITO's sequences, which walk stored entries:
+    # a concatenation's operands need one fill)
+    a = ss.Tensor.from_numpy(np.array([0, 2.0, 0]), "sparse")
+    b = ss.Tensor.from_numpy(np.array([1.0, 3.0, 1.0]), "sparse", fill=1.0)
+    program = "d[l] = concat((a[j], b[k]), (j, k) -> l)"
+    with pytest.raises(StrategyError, match=re.escape("concat((a[j], b[k]), (j, k) -> l): operand a[j] has fill 0.0 "
+                                                      "and b[k] fill 1.0") + ".*; lower it with strategy='looplets'"):
+        ss.lower(program, "lattice", a=a, b=b)
+    k = ss.lower(program, a=a, b=b)
     assert k.strategy == "looplets"
-    assert "the lattice strategy refused this statement (sum[j](A[0, j]): its summand has fill 1.0" in \
-        k.trace.steps[0].note
+    assert "the lattice strategy refused this statement (concat((a[j], b[k]), (j, k) -> l): operand a[j] has " \
+           "fill 0.0" in k.trace.steps[0].note
     assert "lowered with looplets" in k.trace.steps[0].note
+    np.testing.assert_array_equal(k(a=a, b=b).to_numpy(), [0, 2, 0, 1, 3, 1])
+    # (a sum of a summand of fill 1: the lattice folds the fill in for the entries it skips)
+    F = ss.Tensor.from_numpy(A, "csr", fill=1.0)
+    k = ss.lower("s[] = sum[j](A[0, j])", A=F)
+    assert k.strategy == "lattice"
     np.testing.assert_array_equal(k(A=F).to_numpy(), A[0].sum())   # (A's zeros are stored: its fill is 1)
     assert ss.lower("y[j] = A[2, j] + 1.0", A=F).strategy == "lattice"     # (elementwise: any fill)
     # where it lowers the statement, no strategy chooses the lattice one
