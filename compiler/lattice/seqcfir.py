@@ -50,7 +50,7 @@ while i <- i_b
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Mapping
 
 from .. import serialize
@@ -228,19 +228,43 @@ class Assign(Stmt):
 @serialize.node
 @dataclass(frozen=True)
 class Reduce(Stmt):
-    """``out(idxs) += value`` (``idxs`` empty: a scalar temporary)."""
+    """``out(idxs) += value`` (``idxs`` empty: a scalar temporary); ``count``: a counter of the
+    coordinates summed, one more with each (a sum whose summand's fill is not 0: :class:`Fold`)."""
 
     out: str
     idxs: tuple
     value: Value
+    count: str = ""
 
 
 @serialize.node
 @dataclass(frozen=True)
 class Alloc(Stmt):
-    """``alloc t``: a scalar temporary, 0."""
+    """``alloc t``: a scalar temporary, 0 (and its ``count``, 0, where it has one)."""
 
     name: str
+    count: str = ""
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Fold(Stmt):
+    """``t += (extent - count) * fill`` where ``count < extent``: the summand's ``fill`` for each of
+    the ``extent`` coordinates of a sum its loops skipped (``count`` those they summed). Only where
+    some were skipped: ``0 * NaN`` is NaN."""
+
+    out: str
+    count: str
+    extent: int
+    fill: float
+
+    def missed(self, counted: int):
+        """What the fold adds after ``counted`` coordinates were summed.
+
+        >>> Fold("t", "n", 4, 1.0).missed(1), Fold("t", "n", 4, float("nan")).missed(4)
+        (3.0, 0.0)
+        """
+        return (self.extent - counted) * self.fill if counted < self.extent else 0.0
 
 
 @serialize.node
@@ -328,9 +352,13 @@ def _spanned_lines(s, depth: int, scope: tuple = ()) -> list[tuple[str, tuple, l
         # (the output written, not a temporary: a temporary has no indices)
         written = ([[len(pad), len(pad) + len(lhs), {"tensor": s.out, "indices": list(s.idxs), "mode": "update"},
                      "access"]] if s.idxs else [])
-        return [(f"{pad}{lhs}{op}{value}", (), written + parts)]
+        counted = [(f"{pad}{s.count} += 1", (), [])] if isinstance(s, Reduce) and s.count else []
+        return [(f"{pad}{lhs}{op}{value}", (), written + parts)] + counted
     if isinstance(s, Alloc):
-        return [(f"{pad}alloc {s.name}", (), [])]
+        return [(f"{pad}alloc {s.name}" + (f", {s.count}" if s.count else ""), (), [])]
+    if isinstance(s, Fold):
+        fill = _expr(Lit(s.fill))
+        return [(f"{pad}{s.out} += ({s.extent} - {s.count}) * {fill} if {s.count} < {s.extent}", (), [])]
     if isinstance(s, Skip):
         return [(f"{pad}skip", (), [])]
     if isinstance(s, Block):
@@ -454,8 +482,9 @@ def fold(op: Operator, args: tuple) -> Value:
     return Op(op, args)
 
 
-def specialize_value(e: Value, defs, zero_temps=frozenset()) -> Value:
-    """``e`` with reads not live under ``defs`` replaced by their fill and literals folded (0
+def specialize_value(e: Value, defs, known_temps=None) -> Value:
+    """``e`` with reads not live under ``defs`` replaced by their fill, the temporaries of
+    ``known_temps`` by their value (a sum whose loops vanished) and literals folded (0
     propagated: ``0 + x = x``, ``0 * x = 0``, ``concat(0, y) = y``), a concatenation's side taken by which
     side's leaves are live (at neither: the result's fill).
 
@@ -465,24 +494,25 @@ def specialize_value(e: Value, defs, zero_temps=frozenset()) -> Value:
     >>> str(specialize_value(cat, {a.key})), str(specialize_value(cat, frozenset())), str(specialize_value(cat, {b.key}))
     ('a(i_a)', '0', 'b(l_b) + 1')
     """
+    known_temps = known_temps or {}
     if isinstance(e, Read):
         return e if _live_read(e, defs) else Lit(e.fill)
     if isinstance(e, Temp):
-        return ZERO if e.name in zero_temps else e
+        return known_temps.get(e.name, e)
     if isinstance(e, Op):
-        return fold(e.op, tuple(specialize_value(x, defs, zero_temps) for x in e.args))
+        return fold(e.op, tuple(specialize_value(x, defs, known_temps) for x in e.args))
     if isinstance(e, Cat) and (e.left or e.right):
         live = frozenset(map(side_key, defs))
         a, b = bool(e.left & live), bool(e.right & live)
         if a != b:
             # (the side whose leaves the loops are at: the other one's reads, constants and fill are not there)
-            return specialize_value(e.a if a else e.b, defs, zero_temps)
+            return specialize_value(e.a if a else e.b, defs, known_temps)
         if not a:
             # (at neither: a part storing nothing there, of the result's fill, as a part of another walks
             # every coordinate)
             return Lit(e.fill)
     if isinstance(e, (Add, Mul, Cat)):
-        a, b = specialize_value(e.a, defs, zero_temps), specialize_value(e.b, defs, zero_temps)
+        a, b = specialize_value(e.a, defs, known_temps), specialize_value(e.b, defs, known_temps)
         if isinstance(e, Cat):
             # (outside the concatenation's loops: the side not iterated reads its fill)
             return b if isinstance(a, Lit) else a if isinstance(b, Lit) else Cat(a, b, e.left, e.right, e.fill)
@@ -524,33 +554,44 @@ class Compiler:
     fill: float = 0.0
     #: the foralls around the one compiled, outermost first (``(index, sequence)``)
     enclosing: list = field(default_factory=list)
+    #: each counted sum's summand fill (its :class:`Fold`'s): adding it at a sub-point is skipped
+    folds: dict = field(default_factory=dict)
 
-    def stmt(self, s: Stmt, defs: frozenset, zero_temps: frozenset = frozenset()) -> Stmt:
-        """``s`` specialized to the live iterators ``defs`` and compiled to CFIR."""
+    def stmt(self, s: Stmt, defs: frozenset, known_temps=None) -> Stmt:
+        """``s`` specialized to the live iterators ``defs`` and compiled to CFIR; ``known_temps``:
+        the temporaries whose value is known (their sums' loops vanished)."""
+        known_temps = known_temps or {}
         if isinstance(s, (Assign, Reduce)):
-            v = specialize_value(s.value, defs, zero_temps)
-            unchanged = isinstance(v, Lit) and same_value(v.value, self.fill if isinstance(s, Assign) else 0.0)
-            out = Skip() if unchanged else type(s)(s.out, s.idxs, v)
+            v = specialize_value(s.value, defs, known_temps)
+            # (a counted sum skips its summand's fill: the fold after its loops adds it)
+            skipped = self.fill if isinstance(s, Assign) else self.folds.get(s.out, 0.0) if s.count else 0.0
+            unchanged = isinstance(v, Lit) and same_value(v.value, skipped)
+            out = Skip() if unchanged else replace(s, value=v)
             if v != s.value:
                 self.rewrites.append(Rewrite("absent-operands", str(s), str(out)))
             return out
-        if isinstance(s, Alloc) or isinstance(s, Skip):
+        if isinstance(s, (Alloc, Skip, Fold)):
             return s
         if isinstance(s, Block):
-            out = [self.stmt(x, defs, zero_temps) for x in s.stmts]
-            # a temporary nothing sums into any more is 0 where it is read
-            dead = frozenset(x.name for x in out if isinstance(x, Alloc)
-                             and not any(_reduces_into(y, x.name) for y in out))
+            self.folds.update((x.out, x.fill) for x in s.stmts if isinstance(x, Fold))
+            out = [self.stmt(x, defs, known_temps) for x in s.stmts]
+            # a temporary nothing sums into any more is 0 where it is read, or the fill folded in
+            # for every coordinate of its sum
+            folds = {x.out: x for x in out if isinstance(x, Fold)}
+            dead = {x.name: Lit(folds[x.name].missed(0) if x.name in folds else 0.0) for x in out
+                    if isinstance(x, Alloc) and not any(_reduces_into(y, x.name) for y in out)}
             if dead:
-                self.rewrites.append(Rewrite("empty-sum", ", ".join(sorted(dead)), "0"))
-                out = [self.stmt(x, defs, zero_temps | dead) for x in s.stmts]
-                out = [x for x in out if not (isinstance(x, Alloc) and x.name in dead)]
+                self.rewrites.append(Rewrite("empty-sum", ", ".join(sorted(dead)),
+                                             ", ".join(str(v) for _, v in sorted(dead.items()))))
+                out = [self.stmt(x, defs, {**known_temps, **dead}) for x in s.stmts]
+                out = [x for x in out if not (isinstance(x, Alloc) and x.name in dead
+                                              or isinstance(x, Fold) and x.out in dead)]
             out = [x for x in out if not isinstance(x, Skip)]
             if not out:
                 return Skip()
             return out[0] if len(out) == 1 else Block(tuple(out))
         if isinstance(s, Forall):
-            return self.forall(s, defs, zero_temps)
+            return self.forall(s, defs, known_temps)
         raise TypeError(f"cannot compile {s!r}")
 
     def rekey(self, locs, seq: Seq, defs) -> tuple:
@@ -567,16 +608,16 @@ class Compiler:
                 out.append((located, key))
         return tuple(out)
 
-    def writes_fill_alone(self, defs, body: Stmt, zero_temps) -> bool:
+    def writes_fill_alone(self, defs, body: Stmt, known_temps) -> bool:
         """Whether ``body`` writes only the result's fill with ``defs`` live (compiled there and thrown
         away: its lattices and rewrites are not this program's)."""
         lattices, rewrites = len(self.lattices), len(self.rewrites)
         try:
-            return isinstance(self.stmt(body, defs, zero_temps), Skip)
+            return isinstance(self.stmt(body, defs, known_temps), Skip)
         finally:
             del self.lattices[lattices:], self.rewrites[rewrites:]
 
-    def fill_sides(self, s: Seq, body: Stmt, defs, zero_temps) -> tuple[Seq, tuple]:
+    def fill_sides(self, s: Seq, body: Stmt, defs, known_temps) -> tuple[Seq, tuple]:
         """``s`` without each dense operand of a union whose cases alone write the result's fill, and
         the locators ``(located, iterated)`` that read it at the other operand's coordinate instead
         (``x[2:10] - y`` of a NaN-filled ``x`` and a dense ``y``: the loop walks ``x``'s entries, not
@@ -588,20 +629,20 @@ class Compiler:
         if isinstance(s, Union):
             for keep, side in ((s.a, s.b), (s.b, s.a)):
                 if locatable(side) and not locatable(keep) and \
-                        self.writes_fill_alone(defs - live_keys(keep), body, zero_temps):
-                    rest, locs = self.fill_sides(keep, body, defs, zero_temps)
+                        self.writes_fill_alone(defs - live_keys(keep), body, known_temps):
+                    rest, locs = self.fill_sides(keep, body, defs, known_temps)
                     return rest, locs + ((side, rest),)
         kids = s.children()
         if not kids or isinstance(s, (Product, Project)):
             return s, ()
         new, locs = [], ()
         for c in kids:
-            x, lx = self.fill_sides(c, body, defs, zero_temps)
+            x, lx = self.fill_sides(c, body, defs, known_temps)
             new.append(x)
             locs += lx
         return rebuild(s, tuple(new)), locs
 
-    def forall(self, f: Forall, defs: frozenset, zero_temps: frozenset) -> Stmt:
+    def forall(self, f: Forall, defs: frozenset, known_temps: dict) -> Stmt:
         # (a loop between a split's major and minor index sees the Dense levels below its rows: seqrewind)
         seen = defs | walked_below(self.enclosing, f.seq)
         # what is live first: the dense j_B of (j_A ∪ j_B) would be located on j_A, gone under B's rows
@@ -615,7 +656,7 @@ class Compiler:
             self.rewrites.append(Rewrite("rewind", str(live), ", ".join(f"{p} from its group start" for p in rewind)))
         seq, locs = remove_locators(live)
         located = frozenset(key for a, _ in locs for key in live_keys(a))
-        seq, quiet = self.fill_sides(seq, f.body, defs | located | live_keys(seq), zero_temps)
+        seq, quiet = self.fill_sides(seq, f.body, defs | located | live_keys(seq), known_temps)
         if quiet:
             self.rewrites.append(Rewrite("locate-fill-side", str(live), f"{seq} with " + ", ".join(
                 f"{a} = {b}" for a, b in quiet) + ": where only the located side is, each case writes the "
@@ -648,7 +689,7 @@ class Compiler:
                     key for a, b in point_locs if at_coordinate(b, sp.iterated()) for key in live_keys(a))
                 self.enclosing.append((f.index, f.seq))
                 try:
-                    cases.append((sp, self.stmt(f.body, here, zero_temps)))
+                    cases.append((sp, self.stmt(f.body, here, known_temps)))
                 finally:
                     self.enclosing.pop()
             built.append((point_locs, cases))
@@ -849,8 +890,14 @@ def interpret(cf, data: Mapping, env: Mapping | None = None) -> Run:
                 out[key] = out.get(key, 0.0) + v
             else:
                 temps[s.out] += v
+            if s.count:
+                temps[s.count] += 1
         elif isinstance(s, Alloc):
             temps[s.name] = 0.0
+            if s.count:
+                temps[s.count] = 0
+        elif isinstance(s, Fold):
+            temps[s.out] += s.missed(temps[s.count])
         elif isinstance(s, Block):
             for x in s.stmts:
                 run_stmt(x)
@@ -890,6 +937,7 @@ def interpret(cf, data: Mapping, env: Mapping | None = None) -> Run:
     return run
 
 
-__all__ = ["Read", "Lit", "Temp", "Add", "Mul", "Op", "Cat", "fold", "same_value", "Assign", "Reduce", "Alloc", "Block", "Skip",
-           "Forall", "While", "Switch", "SeqCFIR", "loop_spans", "while_tag", "Run", "build_cfir", "interpret", "remove_locators",
-           "specialize_value", "Compiler", "locatable", "at_coordinate", "sequence_trace"]
+__all__ = ["Read", "Lit", "Temp", "Add", "Mul", "Op", "Cat", "fold", "same_value", "Assign", "Reduce", "Alloc", "Fold",
+           "Block", "Skip", "Forall", "While", "Switch", "SeqCFIR", "loop_spans", "while_tag", "Run", "build_cfir",
+           "interpret", "remove_locators", "specialize_value", "Compiler", "locatable", "at_coordinate",
+           "sequence_trace"]

@@ -65,7 +65,7 @@ from .sequences import Concat as SeqConcat
 from .sequences import Intersect, Level, Product, Project, Seq, Union, Universe, rebuild, reverse, walk
 from .sequences import Slice as SeqSlice
 from .seqparts import part_keys, tie, with_fill
-from .seqvalues import call_kind, call_sequence, expr_fill, union_terms
+from .seqvalues import algebra_sequence, call_kind, call_sequence, expr_fill, stated_algebra, union_terms
 
 
 # -- the levels of the accessed tensors ------------------------------------------------------------
@@ -256,7 +256,7 @@ class Deriver:
 
     def fill(self, e):
         """The fill of expression ``e`` (:func:`~compiler.lattice.seqvalues.expr_fill`)."""
-        return expr_fill(e, self.fills)
+        return expr_fill(e, self.fills, self.extents)
 
     def filled_parts(self, e: Concat) -> list:
         """``(operand, fill)`` of each part of ``e`` whose fill is not the result's (its first operand's)."""
@@ -327,10 +327,12 @@ class Deriver:
         if isinstance(e, Literal):
             return "a constant", None
         if isinstance(e, Call):
-            if e.op.is_user and e.op.algebra is not None:
-                raise StrategyError(f"{e}: {e.op.name} states its own iteration algebra, which the sequence "
-                                    f"lowering does not take")
-            kind = call_kind(e, self.fills)
+            kind = call_kind(e, self.fills, self.extents)
+            if kind == "algebra":
+                seqs = [sub(a) for a in e.args]
+                alg = stated_algebra(e, self.fills, self.extents)
+                return (f"{e.op.name} states its iteration algebra {alg}: its sequences' ∩ and ∪ (a complement "
+                        f"constrains nothing)", algebra_sequence(e, alg, seqs, self.size(i), str(i)))
             if kind == "intersection":
                 seqs = [sub(a) for a in e.args]
                 return (f"{e.op.name} of NaN fills: the ∩ of its operands' (NaN where one is absent)",
@@ -355,8 +357,8 @@ class Deriver:
             return "line 8: broadcast along another index", sub(e.operand)
         if isinstance(e, Collapse):
             j, k = e.indices
-            terms = _terms(e.operand) if isinstance(e.operand, Call) and \
-                call_kind(e.operand, self.fills) == "sum" else union_terms(e.operand, self.fills)
+            summed = isinstance(e.operand, Call) and call_kind(e.operand, self.fills, self.extents) == "sum"
+            terms = _terms(e.operand) if summed else union_terms(e.operand, self.fills, self.extents)
             if e.result == i and len(terms) > 1:
                 # (a collapse of a + b is collapse(a) ∪ collapse(b): a union of products, where
                 # (i_A ∪ i_B) × (j_A ∪ j_B) would be a union in a product's right operand; a term
@@ -484,7 +486,7 @@ class CinBuilder:
         if isinstance(e, Call):
             parts = [self.value(a) for a in e.args]
             pre = [x for p, _ in parts for x in p]
-            if e.op.is_user or call_kind(e, self.d.fills) not in ("sum", "product"):
+            if e.op.is_user or call_kind(e, self.d.fills, self.d.extents) not in ("sum", "product"):
                 # (Mul folds 0 * x to 0, which only the paper's ∩ of fill-0 factors may: where a factor of
                 # another fill is absent, x * 0 is computed, NaN for a stored NaN or inf)
                 return pre, cin.Op(e.op, tuple(v for _, v in parts))
@@ -505,10 +507,15 @@ class CinBuilder:
             self.temps += 1
             t = f"t{self.temps}" if self.temps > 1 else "t"
             pre, v = self.value(e.body)
-            body: cin.Stmt = _block(pre + [cin.Reduce(t, (), v)])
+            # (a summand of another fill than 0 counts the coordinates its loops sum: each one
+            # they skip adds that fill, folded in after them)
+            fill = expr_fill(e.body, self.d.fills, self.d.extents)
+            n = "" if _plain_zero(fill) else f"n_{t}"
+            body: cin.Stmt = _block(pre + [cin.Reduce(t, (), v, n)])
             for j in reversed(e.indices):
                 body = self.forall(j, e.body, body)
-            return [cin.Alloc(t), body], cin.Temp(t)
+            fold = [cin.Fold(t, n, int(np.prod([self.d.size(j) for j in e.indices])), fill)] if n else []
+            return [cin.Alloc(t, n), body] + fold, cin.Temp(t)
         raise StrategyError(f"{e}: the sequence lowering does not take this node")
 
 
@@ -559,22 +566,25 @@ def input_fills(program: Assign, tensors: dict) -> dict:
     return out
 
 
-def copy_fill(program: Assign, tensors: dict):
+NOTGIVEN = object()
+
+
+def copy_fill(program: Assign, tensors: dict, extents: dict | None = None, exact: bool = True):
     """The fill of ``program``'s result, None where it is 0 (the sequences' own algebra). A read
     where its tensor stores nothing is its fill, so the result's is the operators' of the fills
     (:func:`~compiler.lattice.seqvalues.expr_fill`: a slice or a reshape keeps its operand's, a
-    concatenation its first operand's, a sum needs a summand of fill 0, else refused, saying why).
+    concatenation its first operand's; a sum over ``n`` coordinates, ``extents`` giving each
+    index's, ``n`` times its summand's). Not ``exact``: the loops' algebra's, 0 where they walk every
+    coordinate, a literal added.
 
     >>> import numpy as np
     >>> A = Tensor.from_numpy(np.array([[1.0, 2.0]]), "csr", fill=1.0)
     >>> copy_fill(parse("y[j] = A[0, j]"), {"A": A}), copy_fill(parse("y[j] = A[0, j] * 2"), {"A": A})
     (1.0, 2.0)
-    >>> copy_fill(parse("y[] = A[0, j]"), {"A": A})
-    Traceback (most recent call last):
-    ...
-    compiler.errors.StrategyError: sum[j](A[0, j]): its summand has fill 1.0, and the sequence lowering sums the entries its loops walk, so it sums summands of fill 0 only
+    >>> copy_fill(parse("y[] = A[0, j]"), {"A": A}, {Index("j"): 2})
+    2.0
     """
-    fill = expr_fill(program.rhs, input_fills(program, tensors))
+    fill = expr_fill(program.rhs, input_fills(program, tensors), extents, exact)
     return None if _plain_zero(fill) else fill
 
 
@@ -725,11 +735,12 @@ class ShapedFormat:
         return self.format.levels
 
 
-def seq_lower(program, trace: Trace | None = None, loop_order=None, **tensors) -> SeqLowering:
+def seq_lower(program, trace: Trace | None = None, loop_order=None, result_fill=NOTGIVEN, **tensors) -> SeqLowering:
     """The CIN of ``program`` (text or an :class:`Assign`), its lattices and CFIR, recording a
     ``seq-derive`` step (each loop's Fig. 11 derivation), then ``lattice`` steps and ``cfir``.
     A tensor given as a :class:`ShapedFormat` has no entries (``data`` lacks it). The foralls run
-    in ``loop_order`` (the output's mode order: columns first for a CSC output; default its modes')."""
+    in ``loop_order`` (the output's mode order: columns first for a CSC output; default its modes').
+    ``result_fill``: the output's fill (None: 0), default :func:`copy_fill`'s."""
     program = parse(program) if isinstance(program, str) else program
     if program.op is not None:
         raise StrategyError(f"{program}: the sequence lowering writes its output with = only")
@@ -739,7 +750,7 @@ def seq_lower(program, trace: Trace | None = None, loop_order=None, **tensors) -
     tensors = {name: x if isinstance(x, ShapedFormat) else to_tensor(x, name) for name, x in tensors.items()}
     info = infer_shapes(program, {n: t.shape for n, t in tensors.items() if n != program.lhs.tensor})
     with_data = not any(isinstance(t, ShapedFormat) for t in tensors.values())
-    fill = copy_fill(program, tensors)
+    fill = copy_fill(program, tensors, info.extents) if result_fill is NOTGIVEN else result_fill
     point = point_index(program)
     access_levels, data = _access_levels(program, tensors, with_data, point)
     # (each derivation step names its node of the expression tree: the tree's shape is the one the
@@ -806,7 +817,7 @@ def derive_seq(expr, i, **tensors) -> tuple[Seq | None, Derivation]:
     out = Access("_out", tuple(free_indices(e)))
     program = Assign(out, None, e)
     info = infer_shapes(program, {n: t.shape for n, t in tensors.items()})
-    copy_fill(program, tensors)
+    copy_fill(program, tensors, info.extents)
     access_levels, _ = _access_levels(program, tensors)
     log = Derivation(str(i))
     return Deriver(access_levels, info.extents, input_fills(program, tensors)).seq(e, Index(str(i)), log), log

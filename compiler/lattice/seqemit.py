@@ -628,11 +628,23 @@ class SeqEmitter:
             return []
         if isinstance(s, cf.Alloc):
             name = self.temps.setdefault(s.name, self.fresh(s.name))
-            return [Declare(Var(name), self.dtype, Const(0, self.dtype))]
+            out = [Declare(Var(name), self.dtype, Const(0, self.dtype))]
+            if s.count:
+                out.append(Declare(Var(self.temps.setdefault(s.count, self.fresh(s.count))), I64, _c(0)))
+            return out
         if isinstance(s, cf.Reduce):
             if s.idxs:
                 raise StrategyError(f"{s}: the sequence emitter reduces into temporaries only")
-            return self.computing(s, [ir.CompoundAssign("+", Var(self.temps[s.out]), self.value(s.value))], None)
+            out = self.computing(s, [ir.CompoundAssign("+", Var(self.temps[s.out]), self.value(s.value))], None)
+            return out + ([ir.CompoundAssign("+", Var(self.temps[s.count]), _c(1))] if s.count else [])
+        if isinstance(s, cf.Fold):
+            # (the summand's fill once for each coordinate the loops skipped, where they skipped any)
+            n, extent = Var(self.temps[s.count]), _c(s.extent)
+            missed = BinOp("-", extent, n)
+            missed = missed if self.dtype == I64 else Cast(self.dtype, missed)
+            if s.fill != 1:
+                missed = BinOp("*", missed, Const(s.fill, self.dtype))
+            return [If(BinOp("<", n, extent), [ir.CompoundAssign("+", Var(self.temps[s.out]), missed)])]
         if isinstance(s, cf.Assign):
             v = self.value(s.value)
             if self.out.kind == "dense" or isinstance(v, (Var, Const)):

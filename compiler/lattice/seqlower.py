@@ -12,7 +12,8 @@ It writes dense outputs, or appends to a sparse vector, CSR, CSC or COO (:mod:`c
 the loops run in the output's mode order);
 inputs are Dense, SparseList and SparseCOO levels of any fill (an absent entry reads it: the
 result's fill is :func:`~compiler.lattice.seqderive.copy_fill`), under any elementwise operator
-(:mod:`compiler.lattice.seqvalues`), sliced with any step (a
+(:mod:`compiler.lattice.seqvalues`; a user function's own iteration algebra too), summed whatever the
+summand's fill (the loops count what they sum and fold the fill in for the rest), sliced with any step (a
 negative one walks the levels from their ends) and indexed by constants; an input the loops walk
 against its storage order (a CSC collapsed row-major) is read row-major, a copy converted before
 each call (a ``convert`` step; lower() choosing the strategy passes ``convert=False`` first,
@@ -45,12 +46,14 @@ from ..imperative.deadstores import drop_dead_stores
 from ..imperative.ir_dot import ir_artifact
 from ..imperative.ir import Block, Buffer, Growable, Scalar
 from ..notation.ast import Call, Literal, accesses, walk
+from ..notation.infer import infer_shapes
 from ..trace import Trace
 from .coo_segments import flatten_segments
 from .sequences import SequenceError
 from ..format import Format
 from ..stand_in import conversion_cost, format_text
 from .seqderive import DiscordantWalk, ShapedFormat, copy_fill, input_fills, seq_lower
+from .seqcfir import same_value
 from .seqvalues import call_kind
 from .exprs import names_used
 from .seqemit import emit_function, kernel_helpers
@@ -76,8 +79,9 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
                             f"not only formats, or {LOOPLETS}")
     inputs = {t: ShapedFormat(formats[t], tuple(shapes[t])) for t in read}
     out_format = formats.get(out)
+    extents = infer_shapes(program, {t: shapes[t] for t in read}).extents
     try:
-        fill = copy_fill(program, {t: formats[t] for t in read})
+        fill = copy_fill(program, {t: formats[t] for t in read}, extents)
     except StrategyError as e:
         raise StrategyError(f"{e}; {LOOPLETS}") from None
     if out_format is not None:
@@ -86,13 +90,18 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
                                 f"order to a dense output, a sparse vector, CSR, CSC or COO, not {out} as "
                                 f"{out_format}; {LOOPLETS}")
         want = 0 if fill is None else fill
-        if not (out_format.fill == want or out_format.fill != out_format.fill and want != want):
+        # (where the loops' algebra takes the result's fill for 0, a literal added, they walk every
+        # coordinate: an output of fill 0 is written whole too)
+        walked = copy_fill(program, {t: formats[t] for t in read}, extents, exact=False)
+        if same_value(out_format.fill, 0 if walked is None else walked):
+            fill = walked
+        elif not same_value(out_format.fill, want):
             raise StrategyError(f"{program}: {out} has fill {out_format.fill}, and the result's is {want} (the "
                                 f"lattice strategy writes the entries it walks, leaving the rest at the output's "
                                 f"fill); give {out} fill {want}, or {LOOPLETS}")
     wild = [t for t in read if not values.assumed(t).finite]
     fills = input_fills(program, {t: formats[t] for t in read})
-    if wild and any(isinstance(n, Call) and call_kind(n, fills) == "product"
+    if wild and any(isinstance(n, Call) and call_kind(n, fills, extents) == "product"
                     and sum(not isinstance(a, Literal) for a in n.args) > 1 for n in walk(program.rhs)):
         # the sequences of * are intersections: a factor's unstored 0 skips the other's NaN or inf (a
         # constant factor is there at every coordinate: it skips nothing)
@@ -102,7 +111,7 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
     while True:
         try:
             low = seq_lower(program, trace=trace, loop_order=None if out_format is None else out_format.mode_order,
-                            **inputs)
+                            result_fill=fill, **inputs)
             break
         except DiscordantWalk as e:
             t = e.tensor

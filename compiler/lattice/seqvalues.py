@@ -11,7 +11,10 @@ where only ``y`` is stored is ``fill_x - y``; a sub-point whose value folds to t
 writes nothing (``x + y`` of NaN fills where only ``x`` is stored), and a lattice point whose every case
 writes nothing has no loop (:func:`~compiler.lattice.seqlattice.drop_fill_points`: ``x - y`` of a NaN-filled
 ``x`` does not walk ``y``'s entries after ``x``'s last). ``+`` and ``*`` of operands of
-fill 0 keep the paper's rules (``∪`` and ``∩``, :class:`~compiler.lattice.seqderive.Deriver`).
+fill 0 keep the paper's rules (``∪`` and ``∩``, :class:`~compiler.lattice.seqderive.Deriver`); a user
+function stating its iteration algebra has the sequences' ``∩`` and ``∪`` it says
+(:func:`algebra_sequence`). A sum's fill is its summand's times the coordinates it sums: the loops
+count those they sum and fold the fill in for the rest (:class:`~compiler.lattice.seqcfir.Fold`).
 
 >>> from compiler.notation import parse_expr
 >>> float(expr_fill(parse_expr("x[i] - y[i]"), {"x": 1.0, "y": 0.0}))
@@ -27,6 +30,10 @@ import numpy as np
 from ..errors import StrategyError
 from ..notation.ast import Access, Call, Literal, Reduce, walk
 from ..notation.shape import Concat
+from .algebra import Empty as AlgEmpty
+from .algebra import Intersect as AlgIntersect
+from .algebra import Region, de_morgan, parse_algebra
+from .algebra import Union as AlgUnion
 from .sequences import Intersect, Union, Universe
 
 
@@ -34,57 +41,171 @@ def _same(a, b) -> bool:
     return a == b or (a != a and b != b)     # (NaN fills are one fill)
 
 
-def expr_fill(e, fills: dict):
+def expr_fill(e, fills: dict, extents: dict | None = None, exact: bool = False):
     """The fill of the notation expression ``e`` (with shape operators), ``fills``: each tensor's
-    (None is 0). A shape operator keeps its operand's fill, a concatenation its first operand's,
-    an operator computes its operands' (:meth:`~compiler.algebra.Operator.fill`); a sum is 0 where
-    its summand's fill is 0 (an absent term adds nothing), else refused, saying why."""
+    (None is 0): what ``e`` is where its sequence skips. A shape operator keeps its operand's fill, a
+    concatenation its first operand's (as evaluate's: a part of another fill writes its own,
+    :mod:`compiler.lattice.seqparts`), an operator computes its operands'
+    (:meth:`~compiler.algebra.Operator.fill`), a sum over ``n`` coordinates (``extents``: each
+    index's) ``n`` times its summand's (the loops fold it in for the coordinates they skip,
+    :class:`~compiler.lattice.seqcfir.Fold`). ``+`` or ``*`` of operands of fill 0 is 0, even with a literal
+    added (it is there at every coordinate, so nothing is skipped); ``exact``: its value there (the
+    result's fill, which the output holds).
+
+    >>> from compiler.notation import parse_expr
+    >>> from compiler.notation.ast import Index
+    >>> float(expr_fill(parse_expr("sum[j](x[j] + 1)"), {"x": 0.0}, {Index("j"): 3}, exact=True))
+    3.0
+    """
     if isinstance(e, Access):
         f = fills.get(e.tensor)
         return 0.0 if f is None else f
     if isinstance(e, Literal):
         return e.value
     if isinstance(e, Call):
-        if call_kind(e, fills) in ("sum", "product"):
+        if call_kind(e, fills, extents) in ("sum", "product") and not exact:
             return 0.0     # (a literal added is there at every coordinate: the loops write it)
-        return np.asarray(e.op.fill(*(expr_fill(a, fills) for a in e.args))).item()
+        return np.asarray(e.op.fill(*(expr_fill(a, fills, extents, exact) for a in e.args))).item()
     if isinstance(e, Reduce):
-        f = expr_fill(e.body, fills)
-        if not _same(f, 0) or isinstance(f, bool):
-            raise StrategyError(f"{e}: its summand has fill {f}, and the sequence lowering sums the entries its "
-                                f"loops walk, so it sums summands of fill 0 only")
-        return 0.0
+        f = expr_fill(e.body, fills, extents, exact)
+        if isinstance(f, bool):
+            raise StrategyError(f"{e}: its summand is a boolean of fill {f}; the sequence lowering sums numbers")
+        if _same(f, 0):
+            return 0.0
+        if extents is None or any(i not in extents for i in e.indices):
+            raise StrategyError(f"{e}: its summand has fill {f}, and the extents of {', '.join(map(str, e.indices))} "
+                                f"are not known to count the coordinates the loops skip")
+        n = int(np.prod([extents[i] for i in e.indices]))
+        return np.asarray(e.op.reduce_fill(f, n)).item()
     # (a concatenation's is its first operand's, as evaluate's: a part of another fill writes it,
     # compiler.lattice.seqparts; each operand's is computed, a sum in one checked)
-    out = [expr_fill(c, fills) for c in e.children()]
+    out = [expr_fill(c, fills, extents, exact) for c in e.children()]
     return out[0]
 
 
-def fills_zero(e, fills: dict) -> bool:
+def fills_zero(e, fills: dict, extents: dict | None = None) -> bool:
     """Whether every operand of the call ``e`` but a literal has fill 0: then ``+`` is ``∪`` and
     ``*`` is ``∩`` (the paper's rules, a literal there at every coordinate). Not where an operand
     concatenates a part of a fill that is not finite: walked, it is no 0 for ``∩`` to skip (``inf * 0``)."""
-    return all(isinstance(a, Literal) or _zero(expr_fill(a, fills)) and _finite_parts(a, fills) for a in e.args)
+    return all(isinstance(a, Literal) or _zero(expr_fill(a, fills, extents)) and _finite_parts(a, fills, extents)
+               for a in e.args)
 
 
-def _finite_parts(e, fills: dict) -> bool:
-    return all(np.isfinite(expr_fill(x, fills)) for n in walk(e) if isinstance(n, Concat) for x in n.operands)
+def _finite_parts(e, fills: dict, extents: dict | None = None) -> bool:
+    return all(np.isfinite(expr_fill(x, fills, extents)) for n in walk(e) if isinstance(n, Concat)
+               for x in n.operands)
 
 
 def _zero(f) -> bool:
     return not isinstance(f, bool) and f == 0
 
 
-def call_kind(e, fills: dict) -> str:
+def call_kind(e, fills: dict, extents: dict | None = None) -> str:
     """How the call ``e`` iterates: ``sum`` (``+`` of fill-0 operands: ``∪``), ``product`` (``*``:
-    ``∩``), ``intersection`` (an IEEE operator of NaN-fill operands: NaN wherever one is absent) or
-    ``union`` (any other: where an operand may differ from its fill)."""
-    if not e.op.is_user and e.op.name in ("add", "mul") and fills_zero(e, fills):
-        return "sum" if e.op.name == "add" else "product"
+    ``∩``, its literals finite: ``0 * inf`` is NaN), ``intersection`` (an IEEE operator of NaN-fill
+    operands: NaN wherever one is absent), ``algebra`` (a user function stating its iteration
+    algebra for these fills, with an intersection in it: :func:`algebra_sequence`) or ``union``
+    (any other: where an operand may differ from its fill). ``extents``: each index's, for the fill of
+    a sum in an operand (:func:`expr_fill`)."""
+    if not e.op.is_user and e.op.name in ("add", "mul") and fills_zero(e, fills, extents):
+        if e.op.name == "add":
+            return "sum"
+        if all(np.isfinite(n.value) for a in e.args for n in walk(a) if isinstance(n, Literal)
+               and not isinstance(n.value, bool)):
+            return "product"
     if e.op.name in NAN_PROPAGATING and not e.op.is_user and all(
-            isinstance(a, Literal) or _nan(expr_fill(a, fills)) for a in e.args):
+            isinstance(a, Literal) or _nan(expr_fill(a, fills, extents)) for a in e.args):
         return "intersection"
+    if stated_algebra(e, fills, extents) is not None:
+        return "algebra"
     return "union"
+
+
+def stated_algebra(e, fills: dict, extents: dict | None = None):
+    """The iteration algebra the user function of the call ``e`` states (:mod:`compiler.lattice.algebra`'s,
+    complements pushed onto its parameters), where its arguments have the fills it is stated for
+    and it has an intersection (a union of the arguments is what any function gets); else None.
+
+    >>> from compiler.notation import parse_expr
+    >>> from compiler.user_functions import user_function
+    >>> both = user_function("both", lambda x, y: x * y, "return x * y;", algebra="x & y")
+    >>> e = parse_expr("both(a[i], b[i])", functions={"both": both})
+    >>> print(stated_algebra(e, {"a": 0.0, "b": 0.0}), stated_algebra(e, {"a": 1.0, "b": 0.0}))
+    (x ∩ y) None
+    """
+    op = e.op
+    if not op.is_user or op.algebra is None:
+        return None
+    text, assumed = (op.algebra, {}) if isinstance(op.algebra, str) else (op.algebra[0], dict(op.algebra[1]))
+    for p, a in zip(op.params, e.args):
+        if not _same(expr_fill(a, fills, extents), assumed.get(p, 0)):
+            return None
+    alg = de_morgan(parse_algebra(text, op.params))
+    return alg if any(isinstance(n, AlgIntersect) for n in _alg_nodes(alg)) else None
+
+
+def _alg_nodes(a):
+    yield a
+    for c in (getattr(a, "left", None), getattr(a, "right", None), getattr(a, "arg", None)):
+        if c is not None:
+            yield from _alg_nodes(c)
+
+
+def algebra_sequence(e, alg, seqs: list, size: int, index: str):
+    """The sequence of the call ``e`` of a user function stating the iteration algebra ``alg``
+    (:func:`stated_algebra`) along ``index``, its arguments' sequences ``seqs`` (None: not varying
+    with it): a parameter is its argument's sequence, ``∩`` and ``∪`` the sequences'. A complement
+    (where an argument is *not* stored) is no sequence: it constrains nothing (under ``∩``) or is
+    everywhere (under ``∪``), as is an argument that does not vary with ``index``; a literal, its
+    fill everywhere, is nowhere. An argument read under complements only is walked too (intersected
+    where dense, else in a union): the loops read a tensor through its iterators. So they visit a
+    superset of where the function may differ from its fill, computing it there. None: no argument
+    varies with ``index``.
+
+    >>> from compiler.notation import parse_expr
+    >>> from compiler.lattice.sequences import Level
+    >>> from compiler.user_functions import user_function
+    >>> f = user_function("f", lambda x, y: x * y, "return x * y;", algebra="x & y")
+    >>> x, y = Level("x", 0, "compressed", 4, "i"), Level("y", 0, "compressed", 4, "i")
+    >>> e = parse_expr("f(x[i], y[i])", functions={"f": f})
+    >>> print(algebra_sequence(e, parse_algebra("x & y", ("x", "y")), [x, y], 4, "i"))
+    i_x ∩ i_y
+    >>> print(algebra_sequence(e, de_morgan(parse_algebra("(x | y) & !(x & y)", ("x", "y"))), [x, y], 4, "i"))
+    i_x ∪ i_y
+    >>> print(algebra_sequence(e, parse_algebra("x & !y", ("x", "y")), [x, y], 4, "i"))
+    i_x ∪ i_y
+    """
+    by_param = dict(zip(e.op.params, zip(e.args, seqs)))
+    nowhere = object()
+
+    def seq(a):
+        # (None: everywhere; nowhere: no coordinate)
+        if isinstance(a, Region):
+            arg, s = by_param[a.name]
+            return nowhere if isinstance(arg, Literal) else s
+        if isinstance(a, AlgIntersect):
+            x, y = seq(a.left), seq(a.right)
+            if nowhere in (x, y):
+                return nowhere
+            return y if x is None else x if y is None or x == y else Intersect(x, y)
+        if isinstance(a, AlgUnion):
+            x, y = seq(a.left), seq(a.right)
+            if x is None or y is None:
+                return None
+            return y if x is nowhere else x if y is nowhere or x == y else Union(x, y)
+        if isinstance(a, AlgEmpty):
+            return nowhere
+        return None     # (U, a complement)
+
+    out = seq(alg)
+    out = Universe(size, index) if out is None else out
+    for a, s in zip(e.args, seqs):
+        if s is None or isinstance(a, Literal) or out is not nowhere and s.iters() <= out.iters():
+            continue
+        # (an argument read under a complement only, or nowhere: the loops read a tensor through
+        # its iterators, so they walk its sequence too, located where it is dense)
+        out = s if out is nowhere else Intersect(out, s) if s.dense else Union(out, s)
+    return None if out is nowhere else out
 
 
 def _nan(f) -> bool:
@@ -124,17 +245,18 @@ def call_sequence(e, seqs: list, size: int, index: str, intersect: bool = False)
     return out
 
 
-def union_terms(e, fills: dict) -> list:
+def union_terms(e, fills: dict, extents: dict | None = None) -> list:
     """The operands of the union calls nested in ``e`` (a literal, its fill everywhere, aside):
     ``[A, B, C]`` for ``(A - B) - sin(C)``; ``[e]`` for any other node. A
     collapse of ``e`` is the union of their collapses (a union in a product's right operand is
     not a sequence the lattice takes)."""
-    if not isinstance(e, Call) or call_kind(e, fills) != "union":
+    if not isinstance(e, Call) or call_kind(e, fills, extents) != "union":
         return [e]
-    return [t for a in e.args if not isinstance(a, Literal) for t in union_terms(a, fills)]
+    return [t for a in e.args if not isinstance(a, Literal) for t in union_terms(a, fills, extents)]
 
 
 #: the operators whose result is NaN whenever an argument is (IEEE arithmetic)
 NAN_PROPAGATING = frozenset({"add", "sub", "mul", "div"})
 
-__all__ = ["expr_fill", "fills_zero", "call_kind", "call_sequence", "union_terms", "NAN_PROPAGATING"]
+__all__ = ["expr_fill", "fills_zero", "call_kind", "stated_algebra", "algebra_sequence", "call_sequence",
+           "union_terms", "NAN_PROPAGATING"]

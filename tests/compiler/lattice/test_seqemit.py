@@ -313,9 +313,6 @@ def test_a_kernel_serves_only_the_shapes_it_was_lowered_for():
 
 @pytest.mark.parametrize("program, tensors, why", [
     ("c[k] = collapse(A[i, j], (i, j) -> k)", {"A": "csr"}, r"tensors of known shapes"),
-    # (a sum of a summand whose fill is not 0: the loops sum the entries they walk)
-    ("c[] = sum[k](collapse(A[i, j], (i, j) -> k) + 1.0)", {"A": Tensor.from_numpy(np.eye(2), "csr", fill=np.nan)},
-     r"its summand has fill nan, and the sequence lowering sums the entries its loops walk"),
     # (a CSC output is walked column by column: a row-major split's π1 would run outside its π0)
     ("C[i, j] = split(b[k], k -> (i, j:2))", {"b": Tensor.from_numpy(np.ones(4), "sparse"), "C": "csc"},
      r"the loop over j \(a split's minor index\) runs outside the one over its major index"),
