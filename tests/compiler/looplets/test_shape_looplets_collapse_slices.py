@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import compiler as ss
-from compiler.reference import evaluate
+from tests.compiler.looplets.shape_checks import checked_kernel
 from tests.compiler.looplets.slice_cases import bounds
 
 FILLS = (0.0, 1.0, np.nan, np.inf, -np.inf)
@@ -31,14 +31,7 @@ def test_a_collapse_of_a_strided_row_slice(shape, r, cut, fmt, fill, out, seed):
     a, b = bounds(shape[0], r, *cut)
     prog = f"c[k] = collapse(slice(X[l, j], l -> p, ({a}, {b}, {r})), (p, j) -> k)"
     X = ss.Tensor.from_numpy(x, fmt, fill=fill)
-    want = x[cut[0]:cut[1]:r].ravel()
-    oracle, oracle_fill = evaluate(prog, X=X)
-    np.testing.assert_array_equal(oracle, want)
-    kernel = ss.lower(prog, "looplets", X=X, c=ss.parse_format(out, ndim=1, fill=oracle_fill.item()))
-    got = kernel(X=X)
-    got.validate()
-    np.testing.assert_array_equal(got.to_numpy(), want)
-    np.testing.assert_array_equal(kernel.interpret(X=X).to_numpy(), want)
+    checked_kernel(prog, x[cut[0]:cut[1]:r].ravel(), out, X=X)
 
 
 @pytest.mark.parametrize("strategy", ["looplets", "lattice"])
