@@ -1,5 +1,5 @@
-"""CFIR for sequence lattices (shape-operators.md §5 and §7; the paper's Fig. 15), and its
-interpreter (§5.3).
+"""CFIR for sequence lattices (shape-operators.md §5 and §7; the paper's Fig. 15); its interpreter
+(§5.3) is :mod:`compiler.lattice.seqinterp`.
 
 The input is a small concrete index notation over sequences: :class:`Forall` (``forall k ∈ seq``),
 :class:`Assign` (``c(k) = e``), :class:`Reduce` (``t += e``), :class:`Alloc` (a scalar temporary
@@ -23,7 +23,7 @@ a concatenation's loops read ``A``'s rows in the first and ``B``'s in the second
 :class:`Switch` tests the sub-points, most specific first, when there are several or the
 sequence intersects iterated operands.
 
-:func:`interpret` runs the CFIR over concrete data with the reference iterators of
+:func:`~compiler.lattice.seqinterp.interpret` runs the CFIR over concrete data with the reference iterators of
 :mod:`compiler.lattice.seqiter`: the iterators of a series of loops are initialized once, a
 nested series on each entry; after a switch only the sub-iterators at the coordinate advance.
 
@@ -44,6 +44,7 @@ while i <- i_a
   c(i) = a(i_a)
 while i <- i_b
   c(i) = b(i_b)
+>>> from compiler.lattice.seqinterp import interpret
 >>> interpret(cf, {"a": {(0,): 1.0, (2,): 2.0}, "b": {(2,): 10.0, (3,): 20.0}}).outputs["c"]
 {(0,): 1.0, (2,): 12.0, (3,): 20.0}
 """
@@ -51,16 +52,14 @@ while i <- i_b
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Mapping
 
 from .. import serialize
 from ..algebra import NOVALUE, Operator
 from ..trace import Artifact, Rewrite, Trace
-from .seqiter import Cursors, advance, enter, equals, eval_, init, locate, resume, valid
-from .seqlattice import build_seq_lattice, drop_fill_points, edges, live_keys, loop_tag, simplify
-from .seqrewind import rewind, rewound, walked_below
+from .seqlattice import build_seq_lattice, drop_fill_points, live_keys, loop_tag, simplify
+from .seqrewind import rewound, walked_below
 from .seqvalues import NAN_PROPAGATING
-from .sequences import (EMPTIES, LEAVES, Concat, Empty, Intersect, Product, Project, Seq, SequenceError, Union,
+from .sequences import (EMPTIES, LEAVES, Concat, Empty, Intersect, Product, Project, Seq, Union,
                         never_at_one, rebuild, side_key, walk)
 
 INDENT = "  "
@@ -831,113 +830,7 @@ def sequence_trace(program: Stmt, defs=(), trace: Trace | None = None, fill=0.0)
     return cf, t
 
 
-# -- interpreter -------------------------------------------------------------------------------------
-
-
-@dataclass
-class Run:
-    """What :func:`interpret` computed: each output's entries, and every write in order."""
-
-    outputs: dict
-    writes: list
-
-
-def interpret(cf, data: Mapping, env: Mapping | None = None) -> Run:
-    """Run the CFIR ``cf`` (a :class:`SeqCFIR` or a statement) over ``data``: per tensor, a dict
-    from stored coordinates to values (a level's unstored coordinate reads 0)."""
-    stmt = cf.cfir if isinstance(cf, SeqCFIR) else cf
-    st = Cursors(data, env)
-    run = Run({}, [])
-    temps: dict = {}
-    idx: dict = {}
-    budget = [10_000_000]
-
-    def value(e):
-        if isinstance(e, Read):
-            coords = []
-            for lv in e.levels:
-                if not st.valid_leaf(lv.key):
-                    raise SequenceError(f"{e} read with {lv} past its end")
-                coords.append(st.coord_leaf(lv.key))
-            if e.tensor not in data:
-                raise SequenceError(f"no data given for tensor {e.tensor} (read as {e})")
-            return data[e.tensor].get(tuple(coords), e.fill)
-        if isinstance(e, Lit):
-            return e.value
-        if isinstance(e, Temp):
-            return temps[e.name]
-        if isinstance(e, Add):
-            return value(e.a) + value(e.b)
-        if isinstance(e, Mul):
-            return value(e.a) * value(e.b)
-        if isinstance(e, Cat):
-            return value(e.a) + value(e.b)
-        if isinstance(e, Op):
-            return e.op(*(value(x) for x in e.args)).item()
-        raise TypeError(f"not a value: {e!r}")
-
-    def run_stmt(s):
-        if isinstance(s, Assign):
-            key = tuple(idx[i] for i in s.idxs)
-            v = value(s.value)
-            run.outputs.setdefault(s.out, {})[key] = v
-            run.writes.append((s.out, key, v))
-        elif isinstance(s, Reduce):
-            v = value(s.value)
-            if s.idxs:
-                out = run.outputs.setdefault(s.out, {})
-                key = tuple(idx[i] for i in s.idxs)
-                out[key] = out.get(key, 0.0) + v
-            else:
-                temps[s.out] += v
-            if s.count:
-                temps[s.count] += 1
-        elif isinstance(s, Alloc):
-            temps[s.name] = 0.0
-            if s.count:
-                temps[s.count] = 0
-        elif isinstance(s, Fold):
-            temps[s.out] += s.missed(temps[s.count])
-        elif isinstance(s, Block):
-            for x in s.stmts:
-                run_stmt(x)
-        elif isinstance(s, While):
-            run_while(s)
-        elif isinstance(s, Switch):
-            x = idx[s.index]
-            for seq, body in s.cases:
-                if equals(seq, st, x):
-                    run_stmt(body)
-                    break
-        elif not isinstance(s, Skip):
-            raise TypeError(f"cannot run {s!r}")
-
-    def run_while(w: While):
-        for p in w.rewind:
-            rewind(p, st)
-        for s in w.init:
-            init(s, st)
-        if not all(valid(e, st) for e in edges(w.seq)):
-            return      # an edge of this loop ran out before: not the state the loops reached
-        resume(w.seq, st)
-        while valid(w.seq, st):
-            budget[0] -= 1
-            if budget[0] < 0:
-                raise SequenceError(f"the loop over {w.seq} does not terminate")
-            x = eval_(w.seq, st)
-            idx[w.index] = x
-            enter(w.seq, st)
-            for located, iterated in w.locs:
-                if valid(iterated, st):
-                    locate(located, st, eval_(iterated, st))
-            run_stmt(w.body)
-            advance(w.seq, st, x)
-
-    run_stmt(stmt)
-    return run
-
-
 __all__ = ["Read", "Lit", "Temp", "Add", "Mul", "Op", "Cat", "fold", "same_value", "Assign", "Reduce", "Alloc", "Fold",
-           "Block", "Skip", "Forall", "While", "Switch", "SeqCFIR", "loop_spans", "while_tag", "Run", "build_cfir",
-           "interpret", "remove_locators", "specialize_value", "Compiler", "locatable", "at_coordinate",
+           "Block", "Skip", "Forall", "While", "Switch", "SeqCFIR", "loop_spans", "while_tag", "build_cfir",
+           "remove_locators", "specialize_value", "Compiler", "locatable", "at_coordinate",
            "sequence_trace"]

@@ -60,6 +60,7 @@ from ..notation.shapedata import shape_data
 from ..tensor import Tensor
 from ..trace import Artifact, Rewrite, Trace
 from . import seqcfir as cin
+from .seqinterp import interpret
 from .seqrewind import check_between
 from .sequences import Concat as SeqConcat
 from .sequences import Intersect, Level, Product, Project, Seq, Union, Universe, rebuild, reverse, walk
@@ -795,7 +796,7 @@ def seq_evaluate(program, trace: Trace | None = None, loop_order=None, **tensors
     entries of ``tensors`` (Tensors, numpy arrays or scipy.sparse matrices), its loops in
     ``loop_order`` (as :func:`seq_lower`): a dense array."""
     low = seq_lower(program, trace=trace, loop_order=loop_order, **tensors)
-    run = cin.interpret(low.cfir, low.data)
+    run = interpret(low.cfir, low.data)
     out = np.full(low.shape, 0.0 if low.fill is None else low.fill, dtype=float)
     for key, val in run.outputs.get(low.program.lhs.tensor, {}).items():
         out[key] = val

@@ -4,7 +4,7 @@ of :mod:`compiler.lattice.seqiter`, emitted to the imperative IR instead of run 
 Every operation of the reference iterators (init, valid, eval, equals, next, the conditional
 next after a switch, locate, a π0's drain, a slice's stride alignment, a product's restart of
 its inner operand) becomes IR here, node for node, so the C does what the CFIR interpreter
-(:func:`compiler.lattice.seqcfir.interpret`) does. Each physical leaf has one cursor, declared
+(:func:`compiler.lattice.seqinterp.interpret`) does. Each physical leaf has one cursor, declared
 where its series of loops starts (a nested series re-initializes it on each entry):
 
 * a Dense level: its coordinate ``pA0`` below an end (its extent; 0 under a parent not there);

@@ -3,7 +3,7 @@ init / reset / valid / eval / equals / next / locate, run in Python over concret
 
 They are the semantics the C emission of :mod:`compiler.lattice.sequences` will follow, and what
 the lattice check (:func:`compiler.lattice.seqcheck.check_seq_lattice`) and the CFIR
-interpreter (:func:`compiler.lattice.seqcfir.interpret`) run. All state lives in a
+interpreter (:func:`compiler.lattice.seqinterp.interpret`) run. All state lives in a
 :class:`Cursors`: one position per physical leaf (a tensor's level, a universe), so a π0 loop
 and the π1 loop inside it share their operand's cursor, and the loops of one lattice continue
 where the previous one stopped (each leaf is initialized once per series of loops, §13.8).

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from compiler import evaluate
 from compiler.errors import ShapeError, StrategyError
-from compiler.lattice import seqcfir
+from compiler.lattice import seqinterp
 from compiler.lattice.seqderive import derive_seq, level_kinds, seq_evaluate, seq_lower
 from compiler.lattice.sequences import SequenceError
 from compiler.tensor import Tensor
@@ -49,7 +49,7 @@ def check(program, seed=0, trials=6, formats=FORMATS, **shapes):
             tensors = {n: stored(a, fmt if n == name else formats[(t + k + 1) % len(formats)]
                                  if a.ndim >= 2 else "sparse") for n, a in arrays.items()}
             low = seq_lower(program, **tensors)
-            run = seqcfir.interpret(low.cfir, low.data)
+            run = seqinterp.interpret(low.cfir, low.data)
             keys = [w[1] for w in run.writes]
             assert len(keys) == len(set(keys)), low.cfir.text()
             got = seq_evaluate(program, **tensors)
