@@ -419,12 +419,25 @@ def _derive(e, fill_of, log):
     raise TypeError(f"cannot derive an iteration algebra for {e!r}")
 
 
+def stated(op: Operator) -> tuple[Alg, dict]:
+    """The iteration algebra the user function ``op`` states, complements pushed onto its parameters
+    (:func:`de_morgan`), and the fill each parameter is assumed at (0 where not given).
+
+    >>> from compiler.user_functions import user_function
+    >>> f = user_function("f", lambda x, y: x * y, "return x * y;", algebra=("x & !y", {"y": 1.0}))
+    >>> alg, assumed = stated(f)
+    >>> print(alg, assumed)
+    (x ∩ ¬y) {'y': 1.0}
+    """
+    text, assumed = (op.algebra, {}) if isinstance(op.algebra, str) else (op.algebra[0], dict(op.algebra[1]))
+    return de_morgan(parse_algebra(text, op.params)), assumed
+
+
 def _derive_call(e, op: Operator, algs, fills, log, fill_of=None):
     known = all(f is not NOVALUE for f in fills)
     fill = op.fill(*fills)
     if op.algebra is not None:
-        text, assumed = (op.algebra, {}) if isinstance(op.algebra, str) else (op.algebra[0], dict(op.algebra[1]))
-        alg = de_morgan(parse_algebra(text, op.params))   # (complements now on parameters alone)
+        alg, assumed = stated(op)   # (complements now on parameters alone)
         for k, p in enumerate(op.params):
             want = assumed.get(p, 0)
             if not known or not same_value(fills[k], typed_scalar(want, _dtype_of(fills[k]))):
@@ -482,6 +495,6 @@ def _derive_call(e, op: Operator, algs, fills, log, fill_of=None):
 
 
 __all__ = ["Alg", "Region", "Universe", "Empty", "Union", "Intersect", "Complement", "show_algebra", "union",
-           "intersect", "holds", "regions", "de_morgan", "parse_algebra", "derive", "same_value",
+           "intersect", "holds", "regions", "de_morgan", "parse_algebra", "stated", "derive", "same_value",
            "expr_facts", "annihilating",
            "AlgebraError"]

@@ -34,7 +34,7 @@ from ..notation.ast import Access, Call, Literal, Reduce, walk
 from ..notation.shape import Concat
 from .algebra import Empty as AlgEmpty
 from .algebra import Intersect as AlgIntersect
-from .algebra import Region, de_morgan, parse_algebra
+from .algebra import Region, de_morgan, parse_algebra, stated
 from .algebra import Union as AlgUnion
 from .sequences import Intersect, Union, Universe
 
@@ -159,11 +159,10 @@ def stated_algebra(e, fills: dict, extents: dict | None = None):
     op = e.op
     if not op.is_user or op.algebra is None:
         return None
-    text, assumed = (op.algebra, {}) if isinstance(op.algebra, str) else (op.algebra[0], dict(op.algebra[1]))
+    alg, assumed = stated(op)
     for p, a in zip(op.params, e.args):
         if not _same(expr_fill(a, fills, extents), assumed.get(p, 0)):
             return None
-    alg = de_morgan(parse_algebra(text, op.params))
     return alg if any(isinstance(n, AlgIntersect) for n in _alg_nodes(alg)) else None
 
 
