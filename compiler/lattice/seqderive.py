@@ -62,6 +62,7 @@ from ..trace import Artifact, Rewrite, Trace
 from . import seqcfir as cin
 from .seqinterp import interpret
 from .seqrewind import check_between
+from .seqwalk import stored_entries
 from .sequences import Concat as SeqConcat
 from .sequences import Intersect, Level, Product, Project, Seq, Union, Universe, rebuild, reverse, walk
 from .sequences import Slice as SeqSlice
@@ -81,7 +82,9 @@ def level_kinds(t: Tensor) -> tuple[str, ...]:
     """
     kinds = []
     for lvl in t.levels:
-        if lvl.full:
+        # (a slot per coordinate is located; every other level iterated, a RunList's runs too, though
+        # they cover the fiber: its walk is the iterator's, coordinate by coordinate)
+        if lvl.located_by_coordinate:
             kinds += ["dense"] * lvl.nmodes
         else:
             # a level over several modes (COO) is a compressed level over singletons
@@ -634,9 +637,8 @@ def _access_levels(program: Assign, tensors: dict, with_data: bool = True, point
             seqs = {Index(k): v for k, v in with_constants(levels, consts).items()}
         out[n] = AccessLevels(name, tuple(levels), by_index, seqs)
         if with_data and name not in data:
-            coords, vals = t.to_coords()
-            storage = coords[list(t.mode_order)] if t.ndim else coords
-            data[name] = {tuple(int(c) for c in storage[:, q]): float(vals[q]) for q in range(len(vals))}
+            # (the fibers as the levels' iterators read them, which the kernel's walk follows)
+            data[name] = stored_entries(name, t)
     return out, data
 
 

@@ -17,7 +17,10 @@ where its series of loops starts (a nested series re-initializes it on each entr
 * a level walked backwards (``rev(i_A)``, a slice with a negative step): a SparseList cursor
   moves down to ``pA1_lo``, one below its fiber, and locates by galloping down; a COO mode walks
   its segments from the last; a Dense level counts up and stands at stored coordinate ``n - 1 - p``.
-  Their sequence coordinate is ``n - 1`` minus the stored one, so the loops still see it increase.
+  Their sequence coordinate is ``n - 1`` minus the stored one, so the loops still see it increase;
+* any other level (a band, a block list, a run list, an interval, a byte map, a hash's sorted view):
+  as its iterator walks it (:mod:`compiler.lattice.seqwalk`, where every leaf's cursor is laid
+  out, started, stepped and located by asking its level's iterator).
 
 A π0 and the π1 inside it share their operand's cursor; π0 keeps its group in ``grp``.
 
@@ -53,7 +56,6 @@ while (pb0 < pb0_end) {
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -61,15 +63,14 @@ from ..binding import array_name, input_params
 from ..errors import StrategyError
 from ..imperative import ir
 from ..imperative.ir import BinOp, Cast, Const, Declare, If, Load, Var, and_, not_, or_
-from ..imperative.search import gallop_back_stmts, gallop_stmts
 from ..names import FreshNames
 from . import seqcfir as cf
 from .exprs import apply_op, names_used, python_helper
 from ..notation.dtypes import expr_dtype
 from ..notation.node_provenance import computing
 from .seqlattice import edges
-from .seqlevels import leaf_kind
 from .seqoutput import SeqOutput
+from .seqwalk import LeafCode, LeafWalks
 from .seqrewind import cursor_vars, declare_starts, rewind_stmts, save_stmts
 from .sequences import (EMPTIES, Concat, Intersect, Level, Offset, Pad, Product, Project, Seq, Slice, Union,
                         Universe, walk)
@@ -81,27 +82,7 @@ def _c(n: int) -> Const:
     return Const(int(n), I64)
 
 
-@dataclass(frozen=True)
-class LeafCode:
-    """How one leaf's cursor is stored: ``kind`` is ``dense``, ``list``, ``coo`` or ``universe``;
-    ``p`` its position (a dense level's and a universe's coordinate), ``end`` its fiber's end,
-    ``seg`` a non-last COO mode's segment end; ``idx`` the coordinate array, ``pos`` the level's
-    fiber starts; ``size`` its extent; ``sub``/``nsub`` a COO mode's place in its level."""
-
-    kind: str
-    p: Var
-    end: object
-    seg: Var | None = None
-    idx: str = ""
-    pos: str = ""
-    size: object = None
-    sub: int = 0
-    nsub: int = 1
-    idx_dtype: str = I64
-    reverse: bool = False
-
-
-class SeqEmitter:
+class SeqEmitter(LeafWalks):
     """Emits the CFIR of one :class:`~compiler.lattice.seqderive.SeqLowering` to the imperative IR."""
 
     def __init__(self, formats: dict, names: dict, dtype: str, taken=()):
@@ -112,6 +93,7 @@ class SeqEmitter:
         self.out: SeqOutput | None = None
         self.known: frozenset = frozenset()   # leaf keys known valid here (the enclosing loops')
         self.leaves: dict = {}        # leaf key -> LeafCode (the cursors declared in scope)
+        self.its: dict = {}           # real tensor name -> its levels' iterators, per storage mode
         self.groups: dict = {}        # π0 group key -> Var
         self.rewinding: frozenset = frozenset()   # the group keys a minor walk restarts (seqrewind)
         self.starts: dict = {}        # such a group key -> leaf key -> [(cursor variable, its start)]
@@ -119,40 +101,6 @@ class SeqEmitter:
         self.helpers: dict = {}       # C helper name -> (source, operator): user functions, integer pow
 
     # -- cursors ----------------------------------------------------------------------------------
-
-    def _layout(self, leaf: Level) -> LeafCode:
-        real = self.names[leaf.tensor]
-        fmt = self.formats[real]
-        s = leaf.mode
-        first = 0
-        for k, lvl in enumerate(fmt.levels):
-            if first <= s < first + lvl.nmodes:
-                break
-            first += lvl.nmodes
-        kind = leaf_kind(lvl)
-        if kind is None:
-            raise StrategyError(f"tensor {real}: the lattice strategy walks shape operators over Dense, SparseList "
-                                f"and SparseCOO levels (sorted, unique), not its level {k} ({type(lvl).__name__}); "
-                                f"convert it with .asformat('csr'/'coo'/...) or use strategy='looplets'")
-        base = "p" + real + str(s) + ("" if leaf.tensor == real else "r" * leaf.tensor.count("'"))
-        p = Var(self.fresh(base))
-        size = Var(array_name(real, s, "size"))
-        rev = leaf.reverse
-        if kind == "dense":
-            end = size if s == 0 else Var(self.fresh(p.name + "_end"))
-            return LeafCode("dense", p, end, size=size, reverse=rev)
-        sub = s - first
-        # (walked backwards, a fiber's cursor moves down to ``end``, one below its first position)
-        end = Var(self.fresh(p.name + ("_lo" if rev else "_end")))
-        dtypes = lvl.array_dtypes()
-        if kind == "list":
-            return LeafCode("list", p, end, idx=array_name(real, k, lvl.crd_of(0)),
-                            pos=array_name(real, k, lvl.starts_array), size=size,
-                            idx_dtype=np.dtype(dtypes[lvl.crd_of(0)]).name, reverse=rev)
-        seg = Var(self.fresh(p.name + "_seg")) if sub < lvl.nmodes - 1 else None
-        return LeafCode("coo", p, end, seg, idx=array_name(real, k, lvl.crd_of(sub)),
-                        pos=array_name(real, k, lvl.starts_array), size=size, sub=sub, nsub=lvl.nmodes,
-                        idx_dtype=np.dtype(dtypes[lvl.crd_of(sub)]).name, reverse=rev)
 
     def declare(self, seqs) -> list:
         """Declare the cursors of the leaves of ``seqs`` not in scope yet (and π0 groups)."""
@@ -164,7 +112,7 @@ class SeqEmitter:
                     self.leaves[node.key] = LeafCode("universe", p, _c(node.extent))
                     out.append(Declare(p, I64))
                 elif isinstance(node, Level) and node.key not in self.leaves:
-                    code = self._layout(node)
+                    code = self.layout(node)
                     self.leaves[node.key] = code
                     # (set by the series' init, on every path)
                     out += [Declare(v, I64) for v in cursor_vars(code)]
@@ -184,131 +132,6 @@ class SeqEmitter:
             return self.groups[s.group_key]
         except KeyError:
             raise StrategyError(f"{s} is read where no loop is at the group of π0({s.a}, {s.J})") from None
-
-    def code(self, leaf) -> LeafCode:
-        try:
-            return self.leaves[leaf.key]
-        except KeyError:
-            raise StrategyError(f"{leaf} is read outside the loops that initialize it") from None
-
-    def coord(self, leaf) -> ir.Expr:
-        c = self.code(leaf)
-        if c.kind in ("dense", "universe"):
-            return c.p
-        x = self.stored(c)
-        return BinOp("-", BinOp("-", c.size, _c(1)), x) if c.reverse else x
-
-    def stored(self, c: LeafCode) -> ir.Expr:
-        """The stored coordinate at a sparse cursor."""
-        x = Load(c.idx, c.p)
-        return x if c.idx_dtype == I64 else Cast(I64, x)
-
-    def position(self, tensor: str, mode: int) -> ir.Expr:
-        """The position of ``tensor``'s storage mode ``mode`` (its value's, for the last)."""
-        if mode < 0:
-            return _c(0)
-        c = self.leaves.get((tensor, mode))
-        if c is None:
-            raise StrategyError(f"level {mode} of {tensor} is read outside a loop over it")
-        if c.kind == "dense":
-            parent = self.position(tensor, mode - 1)
-            # (a reversed dense level counts its coordinates up from its last one)
-            p = BinOp("-", BinOp("-", c.size, _c(1)), c.p) if c.reverse else c.p
-            return p if parent == _c(0) else BinOp("+", BinOp("*", parent, c.size), p)
-        return c.p
-
-    def start(self, leaf, absent: dict) -> list:
-        """(Re)initialize ``leaf``'s cursor under its parent's current position (``Cursors.start``):
-        an empty fiber where an ancestor has run out or is not at the enclosing coordinate."""
-        c = self.code(leaf)
-        if c.kind == "universe":
-            return [ir.Assign(c.p, _c(0))]
-        present = []
-        for m in range(leaf.mode):
-            key = (leaf.tensor, m)
-            if key not in self.leaves:
-                raise StrategyError(f"{leaf}: its parent level {m} is not iterated around it")
-            if key in absent:
-                present.append(not_(absent[key]))
-            if key not in self.known:
-                present.append(self.leaf_valid(key))
-        if c.kind == "dense":
-            fill = [ir.Assign(c.p, _c(0))]
-            if c.end is not c.size:
-                # (an empty range under a parent not there)
-                fill.append(ir.Assign(c.end, ir.Select(and_(*present), c.size, _c(0)) if present else c.size))
-            return fill
-        if c.kind == "coo" and c.sub > 0:
-            # (a parent's segment is [p, seg) whichever way it is walked)
-            parent = self.leaves[(leaf.tensor, leaf.mode - 1)]
-            lo, hi = parent.p, parent.seg
-        else:
-            P = self.position(leaf.tensor, leaf.mode - 1)
-            after = _c(P.value + 1) if isinstance(P, Const) else BinOp("+", P, _c(1))
-            lo, hi = Load(c.pos, P), Load(c.pos, after)
-        if not c.reverse:
-            fill = [ir.Assign(c.p, lo), ir.Assign(c.end, hi)] + self.segment(c)
-        elif c.seg is not None:
-            fill = [ir.Assign(c.seg, hi), ir.Assign(c.end, lo)] + self.segment_back(c)
-        else:
-            fill = [ir.Assign(c.p, BinOp("-", hi, _c(1))), ir.Assign(c.end, BinOp("-", lo, _c(1)))]
-        empty = [ir.Assign(c.p, _c(0)), ir.Assign(c.end, _c(0))] + ([ir.Assign(c.seg, _c(0))] if c.seg else [])
-        return fill if not present else [If(and_(*present), fill, empty)]
-
-    def segment(self, c: LeafCode) -> list:
-        """A non-last COO mode's segment: the entries from ``p`` with its coordinate."""
-        if c.seg is None:
-            return []
-        at = Load(c.idx, c.p)
-        return [ir.Assign(c.seg, c.p),
-                ir.While(and_(BinOp("<", c.seg, c.end), Load(c.idx, c.seg).eq(at)),
-                         [ir.CompoundAssign("+", c.seg, _c(1))])]
-
-    def segment_back(self, c: LeafCode) -> list:
-        """A non-last COO mode walked backwards: the segment ``[p, seg)`` of the entries before
-        ``seg`` with the coordinate of the one just before it (none once ``seg`` is at ``end``)."""
-        last = Load(c.idx, BinOp("-", c.seg, _c(1)))
-        before = BinOp("-", c.p, _c(1))
-        return [If(BinOp(">", c.seg, c.end), [
-            ir.Assign(c.p, BinOp("-", c.seg, _c(1))),
-            ir.While(and_(BinOp(">", c.p, c.end), Load(c.idx, before).eq(last)), [ir.CompoundAssign("-", c.p, _c(1))]),
-        ])]
-
-    def leaf_valid(self, key) -> ir.Expr:
-        c = self.leaves[key]
-        if c.reverse and c.kind != "dense":
-            return BinOp(">", c.seg if c.seg is not None else c.p, c.end)
-        return BinOp("<", c.p, c.end)
-
-    def leaf_next(self, leaf) -> list:
-        c = self.code(leaf)
-        if c.reverse and c.kind != "dense":
-            if c.seg is not None:
-                return [ir.Assign(c.seg, c.p)] + self.segment_back(c)
-            return [ir.CompoundAssign("-", c.p, _c(1))]
-        if c.seg is not None:
-            return [ir.Assign(c.p, c.seg)] + self.segment(c)
-        return [ir.CompoundAssign("+", c.p, _c(1))]
-
-    def leaf_locate(self, leaf, x) -> list:
-        c = self.code(leaf)
-        if c.kind in ("dense", "universe"):
-            return [ir.Assign(c.p, x)]
-        if c.reverse:
-            # the last stored coordinate at or below the one x reads, from the cursor down
-            t = BinOp("-", BinOp("-", c.size, _c(1)), x)
-            if c.seg is None:
-                return [If(BinOp(">", c.p, c.end), gallop_back_stmts(c.p, c.idx, c.end, t, self.fresh))]
-            # a COO mode's segment: gallop down over the entries below it to the last at or below
-            # the target (its segment then ends after it), as a SparseList's cursor does
-            below = BinOp("-", c.end, _c(1))
-            return [If(and_(self.leaf_valid(leaf.key), BinOp(">", self.stored(c), t)), [
-                ir.CompoundAssign("-", c.p, _c(1)),
-                If(BinOp(">", c.p, below), gallop_back_stmts(c.p, c.idx, below, t, self.fresh)),
-                ir.Assign(c.seg, BinOp("+", c.p, _c(1))),
-            ] + self.segment_back(c))]
-        # a lower bound from the cursor on: the emitter locates a sparse level only forward
-        return [If(BinOp("<", c.p, c.end), gallop_stmts(c.p, c.idx, c.end, x, self.fresh))] + self.segment(c)
 
     # -- the iterator model (seqiter's functions, as code) ------------------------------------------
 
@@ -856,4 +679,4 @@ def _has_operator(s) -> bool:
     return any(isinstance(v, cf.Op) for v in _values(s))
 
 
-__all__ = ["SeqEmitter", "LeafCode", "emit_function", "kernel_helpers"]
+__all__ = ["SeqEmitter", "emit_function", "kernel_helpers"]

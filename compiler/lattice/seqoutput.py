@@ -37,7 +37,7 @@ from ..notation.ast import accesses as accesses_of
 from ..notation.ast import walk as walk_notation
 from ..notation.shape import Slice
 from .exprs import not_fill
-from .seqlevels import leaf_kind
+from .seqwalk import storage_iterators, walk_kind
 
 
 def _c(n: int) -> Const:
@@ -52,7 +52,7 @@ def output_kind(fmt) -> str | None:
     >>> [output_kind(f) for f in (csr(), coo(), csc(), dcsr())]
     ['list', 'coo', 'list', None]
     """
-    kinds = [leaf_kind(lvl) for lvl in fmt.levels]
+    kinds = [_appended_as(lvl) for lvl in fmt.levels]
     if all(k == "dense" for k in kinds):
         return "dense"
     # (any mode order: the loops run in the output's, so a CSC output comes column by column)
@@ -61,6 +61,22 @@ def output_kind(fmt) -> str | None:
     if kinds == ["coo"]:
         return "coo"
     return None
+
+
+def _appended_as(level) -> str | None:
+    """How the sequence emitter writes ``level`` of an output, as the level says it is written:
+    ``dense`` (a slot per coordinate), ``list`` (appended in order as one sorted list of coordinates
+    per fiber, with no more entries per fiber to check), ``coo`` (a list of coordinate tuples), or None.
+
+    >>> from compiler.levels import Dense, SparseBand, SparseCOO, SparseList, SparsePoint
+    >>> [_appended_as(lvl(None)) for lvl in (Dense, SparseList, SparseBand, SparsePoint)], _appended_as(SparseCOO(2, None))
+    (['dense', 'list', None, None], 'coo')
+    """
+    if level.located_by_coordinate and level.nmodes == 1:
+        return "dense"
+    if level.appends_coordinates and not level.at_most_one and level.nmodes == 1:
+        return "list"
+    return "coo" if level.coordinate_list else None
 
 
 class SeqOutput:
@@ -174,7 +190,8 @@ def _row_slice(rhs, name: str, fmt):
     """The :class:`~compiler.notation.shape.Slice` of ``rhs`` through which alone tensor ``name``
     is read, when it slices the rows of a CSR (``fmt``: a Dense level over a SparseList), else None."""
     reads = [a for a in accesses_of(rhs) if a.tensor == name]
-    if len(reads) != 1 or len(fmt.levels) != 2 or [leaf_kind(lvl) for lvl in fmt.levels] != ["dense", "list"]:
+    if len(reads) != 1 or len(fmt.levels) != 2 or [walk_kind(it) for it in storage_iterators(name, fmt)] != \
+            ["dense", "list"]:
         return None
     rows = reads[0].indices[fmt.mode_order[0]]
     for e in walk_notation(rhs):
@@ -196,16 +213,17 @@ def stored_count(name: str, fmt):
     (int64)A1_pos[A0_size]
     """
     count = None
-    mode = 0
-    for k, lvl in enumerate(fmt.levels):
-        if leaf_kind(lvl) == "dense":
-            size = Var(array_name(name, mode, "size"))
+    for it in storage_iterators(name, fmt):
+        if it.sub > 0:
+            continue    # (a level of several modes counts its entries once)
+        if it.located_by_coordinate:
+            size = Var(it.param("size"))
             count = size if count is None else BinOp("*", count, size)
         else:
-            count = Load(array_name(name, k, lvl.starts_array), _c(1) if count is None else count)
-            if np.dtype(lvl.index_dtype) != np.int64:
+            # (as the level's iterator counts the positions under its fibers: a block list's are past its blocks)
+            count = it.stored_count(_c(1) if count is None else count)
+            if np.dtype(fmt.levels[it.level].index_dtype) != np.int64:
                 count = Cast("int64", count)
-        mode += lvl.nmodes
     return _c(1) if count is None else count
 
 

@@ -138,15 +138,17 @@ def rewind(p1: Project, st) -> None:
 
 
 def cursor_vars(code) -> list:
-    """The variables of a leaf's cursor (a :class:`~compiler.lattice.seqemit.LeafCode`) set as it starts."""
-    return [v for v in (code.p, code.end, code.seg) if isinstance(v, Var) and v is not code.size]
+    """The variables of a leaf's cursor (a :class:`~compiler.lattice.seqwalk.LeafCode`) set as it starts."""
+    return [v for v in (code.p, code.end, code.seg, code.block, code.up)
+            if isinstance(v, Var) and v is not code.size]
 
 
 def _moving(em, leaf, keys) -> list:
-    # (a fiber's end moves only with its parent, when that parent is walked in the group too)
+    # (a fiber's end, and the parent it hangs under, move only with its parent, when that parent is
+    # walked in the group too)
     code = em.leaves[leaf.key]
     inner = isinstance(leaf, Level) and leaf.mode > 0 and (leaf.tensor, leaf.mode - 1) in keys
-    return [v for v in cursor_vars(code) if v is not code.end or inner]
+    return [v for v in cursor_vars(code) if v is not code.end and v is not code.up or inner]
 
 
 def declare_starts(em, p0: Project) -> list:

@@ -320,8 +320,6 @@ def test_a_kernel_serves_only_the_shapes_it_was_lowered_for():
      r"in the loops' order"),
     ("c[k] = collapse(A[i, j], (i, j) -> k) * b[k]",
      {"A": Tensor.from_numpy(np.eye(2), "csr"), "b": np.array([np.inf, 0, 0, 1.0])}, r"may hold NaN or inf"),
-    ("c[k] = collapse(A[i, j], (i, j) -> k)", {"A": Tensor.from_numpy(np.eye(2), "Dense(SparseByteMap(Element(0.0)))")},
-     r"not its level 1 \(SparseByteMap\)"),
 ])
 def test_what_the_lattice_cannot_lower_is_refused_naming_looplets(program, tensors, why):
     with pytest.raises(StrategyError, match=why) as e:
