@@ -57,6 +57,7 @@ from .seqcfir import same_value
 from .seqvalues import call_kind
 from .exprs import names_used
 from .seqemit import emit_function, kernel_helpers
+from .seqwalk import UnwalkableLevel, walkable_format
 from .seqoutput import output_kind
 
 LOOPLETS = "lower it with strategy='looplets'"
@@ -108,11 +109,36 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
         raise StrategyError(f"{program}: {', '.join(wild)} may hold NaN or inf, and the lattice strategy's "
                             f"intersections skip where a factor of * is 0 (0 * inf is NaN); {LOOPLETS}")
     converted = {}     # (a tensor the loops walk against its storage order: read row-major)
+    dtype = None if out_format is None else np.dtype(out_format.dtype).name
     while True:
         try:
-            low = seq_lower(program, trace=trace, loop_order=None if out_format is None else out_format.mode_order,
+            # (the steps of a lowering that converts an input after all are not the kernel's)
+            steps = Trace()
+            low = seq_lower(program, trace=steps, loop_order=None if out_format is None else out_format.mode_order,
                             result_fill=fill, **inputs)
+            fn = emit_function(low, formats, name or f"lattice_{out}", out_format, dtype)
+            trace.steps += steps.steps
             break
+        except UnwalkableLevel as e:
+            # (a level the walk cannot take as it is asked to: read as a SparseList, converted before
+            # each call, as a discordant input is; one the walk cannot take as a SparseList is refused)
+            t = e.tensor
+            fmt = formats[t]
+            walkable = walkable_format(fmt, e.level)
+            if walkable == fmt:
+                raise StrategyError(f"{e}; {LOOPLETS}") from None
+            if not convert:
+                refusal = StrategyError(f"{e}; {LOOPLETS}")
+                refusal.converts = (t, f"{t} read as {format_text(walkable)}, converted before each call "
+                                       f"({t}.asformat, {conversion_cost(fmt, walkable)})")
+                raise refusal from None
+            converted[t] = walkable
+            formats = {**formats, t: walkable}
+            inputs[t] = ShapedFormat(walkable, tuple(shapes[t]))
+            trace.record("convert", before=program, after=program,
+                         note=f"{t} is {format_text(fmt)}: {e.why}; the kernel reads {t} as "
+                              f"{format_text(walkable)}, converted before each call ({t}.asformat, "
+                              f"{conversion_cost(fmt, walkable)})")
         except DiscordantWalk as e:
             t = e.tensor
             fmt = formats[t]
@@ -136,8 +162,6 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
                               f"converted before each call ({t}.asformat, {conversion_cost(fmt, natural)})")
         except (StrategyError, SequenceError) as e:
             raise StrategyError(f"{e}; {LOOPLETS}") from None
-    dtype = None if out_format is None else np.dtype(out_format.dtype).name
-    fn = emit_function(low, formats, name or f"lattice_{out}", out_format, dtype)
     if out_format is None:
         out_format = dense(len(program.lhs.indices), fill=0 if fill is None else fill,
                            dtype=fn.param(f"{out}_val").dtype)
