@@ -18,6 +18,7 @@ import numpy as np
 
 from .seqiter import Cursors, advance, enter, equals, eval_, init, resume, valid
 from .seqlattice import SeqLattice, edges
+from .seqwalk import stored_entries
 from .sequences import (LEAVES, Concat, Intersect, Level, Offset, Pad, Product, Project, Seq,
                         SequenceError, Slice, Union, bind, coordinates)
 
@@ -111,11 +112,26 @@ def random_data(seq: Seq, rng, density: float | None = None) -> dict:
 
 
 def check_seq_lattice(L: SeqLattice, *, trials: int = 20, seed: int = 0, data=None,
-                      env: Mapping | None = None) -> SeqCheck:
-    """Check ``L`` against the set semantics over ``trials`` random data sets (or ``data``):
-    the loops visit each coordinate of ``L.seq`` once, in increasing order within a loop, and
-    at each the case whose iterators are exactly those at the coordinate; but the coordinates that
-    the points writing only the fill (:func:`drop_fill_points`) would visit, which no loop does."""
+                      env: Mapping | None = None, tensors: Mapping | None = None) -> SeqCheck:
+    """Check ``L`` against the set semantics over ``trials`` random data sets (or ``data``, or the
+    entries of ``tensors``, Tensors by the sequences' names, whose fibers their levels' iterators
+    read: :func:`~compiler.lattice.seqwalk.stored_entries`): the loops visit each coordinate of
+    ``L.seq`` once, in increasing order within a loop, and at each the case whose iterators are
+    exactly those at the coordinate; but the coordinates that the points writing only the fill
+    (:func:`drop_fill_points`) would visit, which no loop does.
+
+    >>> from compiler import Tensor
+    >>> from compiler.format import Format
+    >>> from compiler.levels import Dense, Element, SparseBand
+    >>> from compiler.lattice.sequences import Product
+    >>> from compiler.lattice.seqlattice import build_seq_lattice
+    >>> A = Tensor.from_numpy(np.array([[0, 1.0, 2.0], [3.0, 0, 0]]), Format(Dense(SparseBand(Element(0.0)))))
+    >>> s = Product(Level("A", 0, "dense", 2, "i"), Level("A", 1, "compressed", 3, "j"))
+    >>> check_seq_lattice(build_seq_lattice(s), tensors={"A": A}).exact
+    True
+    """
+    if tensors is not None:
+        data = {name: stored_entries(name, t) for name, t in tensors.items()}
     rng = np.random.default_rng(seed)
     res = SeqCheck()
     for _ in range(1 if data is not None else trials):

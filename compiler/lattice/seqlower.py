@@ -10,11 +10,12 @@ kernel is specialized to their shapes (a call with other shapes is refused; lowe
 
 It writes dense outputs, or appends to a sparse vector, CSR, CSC or COO (:mod:`compiler.lattice.seqoutput`;
 the loops run in the output's mode order);
-inputs are Dense, SparseList and SparseCOO levels of any fill (an absent entry reads it: the
-result's fill is :func:`~compiler.lattice.seqderive.copy_fill`), under any elementwise operator
-(:mod:`compiler.lattice.seqvalues`; a user function's own iteration algebra too), summed whatever the
-summand's fill (the loops count what they sum and fold the fill in for the rest), sliced with any step (a
-negative one walks the levels from their ends) and indexed by constants; an input the loops walk
+inputs are of any level the lattice's iterators read, walked as they say (:mod:`compiler.lattice.seqwalk`;
+a block or run level walked backwards is converted to a SparseList before each call), of any fill (an
+absent entry reads it: the result's fill is :func:`~compiler.lattice.seqderive.copy_fill`), under any
+elementwise operator (:mod:`compiler.lattice.seqvalues`; a user function's own iteration algebra too),
+summed whatever the summand's fill (the loops count what they sum and fold the fill in for the rest),
+sliced with any step (a negative one walks the levels from their ends) and indexed by constants; an input the loops walk
 against its storage order (a CSC collapsed row-major) is read row-major, a copy converted before
 each call (a ``convert`` step; lower() choosing the strategy passes ``convert=False`` first,
 and the refusal carries ``converts``: that tensor and how it would be converted, which it weighs
@@ -119,47 +120,34 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
             fn = emit_function(low, formats, name or f"lattice_{out}", out_format, dtype)
             trace.steps += steps.steps
             break
-        except UnwalkableLevel as e:
-            # (a level the walk cannot take as it is asked to: read as a SparseList, converted before
-            # each call, as a discordant input is; one the walk cannot take as a SparseList is refused)
+        except (UnwalkableLevel, DiscordantWalk) as e:
             t = e.tensor
             fmt = formats[t]
-            walkable = walkable_format(fmt, e.level)
-            if walkable == fmt:
-                raise StrategyError(f"{e}; {LOOPLETS}") from None
-            if not convert:
-                refusal = StrategyError(f"{e}; {LOOPLETS}")
-                refusal.converts = (t, f"{t} read as {format_text(walkable)}, converted before each call "
-                                       f"({t}.asformat, {conversion_cost(fmt, walkable)})")
-                raise refusal from None
-            converted[t] = walkable
-            formats = {**formats, t: walkable}
-            inputs[t] = ShapedFormat(walkable, tuple(shapes[t]))
-            trace.record("convert", before=program, after=program,
-                         note=f"{t} is {format_text(fmt)}: {e.why}; the kernel reads {t} as "
-                              f"{format_text(walkable)}, converted before each call ({t}.asformat, "
-                              f"{conversion_cost(fmt, walkable)})")
-        except DiscordantWalk as e:
-            t = e.tensor
-            fmt = formats[t]
-            if t in converted or tuple(fmt.mode_order) == tuple(range(len(fmt.mode_order))):
-                raise StrategyError(f"{e}; {LOOPLETS}") from None
-            # (the sequences walk every level under its parent: a CSC collapsed row-major is read
-            # as a CSR, its copy converted before each call, as the lattice reads any discordant input)
-            natural = Format(fmt.root, tuple(range(len(fmt.mode_order))))
-            how = f"{t} read as {format_text(natural)}, converted before each call ({t}.asformat, " \
-                  f"{conversion_cost(fmt, natural)})"
+            if isinstance(e, UnwalkableLevel):
+                # (a level the walk cannot take as it is asked to: read as a SparseList, converted before
+                # each call; one the walk cannot take as a SparseList either is refused)
+                target, why = walkable_format(fmt, e.level), e.why
+                if target == fmt:
+                    raise StrategyError(f"{e}; {LOOPLETS}") from None
+            else:
+                if t in converted or tuple(fmt.mode_order) == tuple(range(len(fmt.mode_order))):
+                    raise StrategyError(f"{e}; {LOOPLETS}") from None
+                # (the sequences walk every level under its parent: a CSC collapsed row-major is read
+                # as a CSR, its copy converted before each call, as the lattice reads any discordant input)
+                target, why = Format(fmt.root, tuple(range(len(fmt.mode_order)))), str(e)
+            how = f"{t} read as {format_text(target)}, converted before each call ({t}.asformat, " \
+                  f"{conversion_cost(fmt, target)})"
             if not convert:
                 refusal = StrategyError(f"{e}; {LOOPLETS}")
                 # (lower() choosing the strategy weighs that conversion against the looplets' gather)
                 refusal.converts = (t, how)
                 raise refusal from None
-            converted[t] = natural
-            formats = {**formats, t: natural}
-            inputs[t] = ShapedFormat(natural, tuple(shapes[t]))
+            converted[t] = target
+            formats = {**formats, t: target}
+            inputs[t] = ShapedFormat(target, tuple(shapes[t]))
             trace.record("convert", before=program, after=program,
-                         note=f"{t} is {format_text(fmt)}: {e}; the kernel reads {t} as {format_text(natural)}, "
-                              f"converted before each call ({t}.asformat, {conversion_cost(fmt, natural)})")
+                         note=f"{t} is {format_text(fmt)}: {why}; the kernel reads {t} as {format_text(target)}, "
+                              f"converted before each call ({t}.asformat, {conversion_cost(fmt, target)})")
         except (StrategyError, SequenceError) as e:
             raise StrategyError(f"{e}; {LOOPLETS}") from None
     if out_format is None:

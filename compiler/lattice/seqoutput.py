@@ -69,8 +69,10 @@ def _appended_as(level) -> str | None:
     per fiber, with no more entries per fiber to check), ``coo`` (a list of coordinate tuples), or None.
 
     >>> from compiler.levels import Dense, SparseBand, SparseCOO, SparseList, SparsePoint
-    >>> [_appended_as(lvl(None)) for lvl in (Dense, SparseList, SparseBand, SparsePoint)], _appended_as(SparseCOO(2, None))
-    (['dense', 'list', None, None], 'coo')
+    >>> [_appended_as(lvl(None)) for lvl in (Dense, SparseList, SparseBand, SparsePoint)]
+    ['dense', 'list', None, None]
+    >>> _appended_as(SparseCOO(2, None))
+    'coo'
     """
     if level.located_by_coordinate and level.nmodes == 1:
         return "dense"

@@ -15,10 +15,14 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from compiler import Tensor
+from compiler import Tensor, lower
 from compiler import array as xp
 from compiler.format import Format
+from compiler.lattice.seqcheck import check_seq_lattice
 from compiler.lattice.seqderive import seq_evaluate
+from compiler.lattice.seqlattice import build_seq_lattice
+from compiler.lattice.sequences import Concat, Level, Product
+from compiler.lattice.seqwalk import stored_entries
 from compiler.levels import (Dense, Element, RunList, SparseBand, SparseBlockList, SparseByteMap, SparseHash,
                              SparseInterval, SparseList, SparsePoint, SparseRunList)
 from tests.compiler.lattice.split_kernels import one_lattice_kernel
@@ -150,6 +154,15 @@ def test_a_band_is_walked_by_its_band_not_as_a_list():
     assert "A1_idx[pA1]" not in kernel.c_source
 
 
+@pytest.mark.parametrize("level", LEVELS, ids=lambda L: L.__name__)
+def test_the_bounds_checked_build_reads_within_each_levels_arrays(level):
+    """On main the band's kernel read ``A1_idx[4]`` of 4 (checked: a KernelError)."""
+    a = level_array(level, (4, 8), 0.5, 12, 0.0, (nan, inf))
+    t = Tensor.from_numpy(a, rows_of(level, 0.0))
+    k = lower("c[k] = collapse(A[i, j], (i, j) -> k)", strategy="lattice", checked=True, A=t)
+    np.testing.assert_array_equal(k(A=t).to_numpy(), a.reshape(-1))
+
+
 def test_a_run_level_walks_its_coordinates_keeping_its_run():
     a = level_array(SparseRunList, (4, 8), 0.6, 9)
     kernel = lowered(a, rows_of(SparseRunList, 0.0), np.zeros((3, 8)), "ravel")
@@ -163,6 +176,22 @@ def test_a_block_level_walked_backwards_is_converted_naming_its_format_and_cost(
     (step,) = kernel.trace.find("convert")
     assert "level 1 (SparseBlockList) is walked backwards" in step.note and "reads A as csr" in step.note, step.note
     assert "O(nnz log nnz)" in step.note
+
+
+@pytest.mark.parametrize("level", LEVELS, ids=lambda L: L.__name__)
+def test_the_sequence_interpreter_and_check_read_fibers_through_the_iterators(level):
+    """The entries the sequence interpreter and the lattice check run over are the levels' iterators' (a run
+    level's every coordinate, a hash's sorted view), each the array's value there."""
+    a = level_array(level, (4, 8), 0.5, 11, 0.0, (nan, inf))
+    t = Tensor.from_numpy(a, rows_of(level, 0.0))
+    entries = stored_entries("A", t)
+    assert list(entries) == sorted(entries)
+    for (i, j), v in entries.items():
+        np.testing.assert_array_equal(v, a[i, j])
+    assert set(zip(*np.nonzero(stored(a, 0.0)))) <= set(entries)
+    rows = Product(Level("A", 0, "dense", 4, "i"), Level("A", 1, "compressed", 8, "j"))
+    assert check_seq_lattice(build_seq_lattice(Concat(rows, Level("B", 0, "compressed", 5, "k"))),
+                             tensors={"A": t, "B": Tensor.from_numpy(np.array([0, 1.0, 0, 2, 0]), "sparse")}).exact
 
 
 @st.composite
