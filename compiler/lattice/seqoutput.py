@@ -224,7 +224,7 @@ def stored_count(name: str, fmt):
         else:
             # (as the level's iterator counts the positions under its fibers: a block list's are past its blocks)
             count = it.stored_count(_c(1) if count is None else count)
-            if np.dtype(fmt.levels[it.level].index_dtype) != np.int64:
+            if np.dtype(getattr(fmt.levels[it.level], "index_dtype", None) or np.int64) != np.int64:
                 count = Cast("int64", count)
     return _c(1) if count is None else count
 

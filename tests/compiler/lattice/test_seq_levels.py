@@ -6,9 +6,10 @@ per-fiber band end taken for per-entry coordinates: wrong answers, coordinates p
 reads past ``idx``'s end; every other level was refused, and the array front end retried and materialized.
 
 Each level as a matrix's row level under Dense, as its outer level and as a vector, under a ravel, a split,
-a vertical stack with a CSR, a horizontal stack, strided slices (positive and negative steps) and a slice
-times a CSR; fills 0 and NaN with NaN and ±inf stored, empty and all-fill operands: one lattice kernel, no
-retry, against numpy, the dense oracle, the IR interpreter and the sequence CFIR's interpreter."""
+a vertical stack with a CSR, a horizontal stack, strided slices (positive and negative steps), a slice
+times a CSR and a broadcast; fills 0 and NaN with NaN and ±inf stored, empty and all-fill operands: one
+lattice kernel, no retry, against numpy, the dense oracle, the IR interpreter and the sequence CFIR's
+interpreter."""
 
 import numpy as np
 import pytest
@@ -98,8 +99,9 @@ OPS = {
     "neg": lambda a, b, m: a[::-1, ::-2] if a.ndim == 2 else a[::-3],
     "neg-rows": lambda a, b, m: a[::-2],
     "times": lambda a, b, m: a[1:4] * b if a.ndim == 2 else a[2:10] * b[:8],
+    "broadcast": lambda a, b, m: m.broadcast_to(a[1:3, None, :], (2, 3, a.shape[1])),
 }
-MATRIX_OPS = ["ravel", "split", "vstack", "hstack", "pos", "neg", "times"]
+MATRIX_OPS = ["ravel", "split", "vstack", "hstack", "pos", "neg", "times", "broadcast"]
 
 
 @pytest.mark.parametrize("op", MATRIX_OPS)
