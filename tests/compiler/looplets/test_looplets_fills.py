@@ -83,6 +83,17 @@ def test_a_reduction_into_a_sparse_output_of_another_fill_goes_through_a_scalar(
     np.testing.assert_array_equal(y.to_numpy(), a.sum(axis=1))
 
 
+def test_a_sum_through_a_scalar_keeps_its_loops_when_the_output_is_scattered():
+    # (found by test_property_chains_of_operators_match_numpy once the sum went through a scalar: the
+    # scatter's reordering took i, j, k for a perfect nest and dropped the scalar's declaration and the
+    # write of out after the loop over k, StopIteration)
+    A = ss.Tensor.from_numpy(np.array([[1.0, 3.0], [1.0, -2.0]]), "csr", fill=1.0)
+    one = np.ones(2, dtype=bool)
+    k = ss.lower("out[i, j] = sum[k](A[k, j] * one_i[i])", "looplets", A=A, one_i=one,
+                 out=ss.parse_format("csr", fill=2.0))
+    np.testing.assert_array_equal(k(A=A, one_i=one).to_numpy(), [[2.0, 1.0], [2.0, 1.0]])
+
+
 FILLS = [0.0, 1.0, -1.0, inf, -inf, nan]
 PROGRAMS = ["y[i] = a[i] * b[i]", "y[i] = a[i] + b[i]", "y[i] = min(a[i], b[i])", "y[i] = max(a[i] * b[i], a[i])",
             "y = a[i] * b[i]", "y = max[i](a[i] + b[i])", "y = min[i](a[i] * b[i])"]
