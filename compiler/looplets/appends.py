@@ -495,6 +495,14 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1, skip=()) -> di
                 f"nest, {_ELSEWHERE.format(t=t)}", s.line)
         d = next((d for d, (a, b) in enumerate(zip(seen.loops, here.loops)) if a is not b), None)
         if d is None:
+            if seen is not here and len(seen.loops) == len(here.loops) and seen.own == here.own:
+                # (each write opens the entry: the second would append it again, or reset what the first
+                # wrote there; the looplets append an entry from one statement)
+                raise ProgramError(
+                    f"output {t} is written by two statements (lines {line(seen.line)} and {line(s.line)}) at one "
+                    f"entry of its {lvl.name} level (storage level {k}) in one iteration of the loops over "
+                    f"{', '.join(i.name for i in want)}: each would append that entry. Compute the entry into a "
+                    f"Scalar and write it once, {_ELSEWHERE.format(t=t)}", s.line)
             return
         first_loop, i = seen.loops[d], want[n0 + d].name
         walked = [[lp for lp in a.loops if lp.idx not in _strides(a.loops, [c for c in a.own if c is not None])]

@@ -39,6 +39,7 @@ from ..errors import StrategyError
 from ..lattice.algebra import expr_facts
 from ..notation import ast as N
 from ..notation.dtypes import expr_dtype
+from ..reference_fill import same_value
 from .language import LoopProgram
 from .program import Access, Assign, Block, Call, Declare, Index, Literal, Loop, TensorRef
 from .scalars import Scalar, ShortCircuitScalar
@@ -166,10 +167,13 @@ def notation_program(stmt, dtype=None, formats=None) -> tuple[LoopProgram, list[
     rhs, op, init = stmt.rhs, stmt.op, None
     top: list = []
     # (a top reduction that may stop early is hoisted like any other, into a ShortCircuitScalar)
-    stops = isinstance(rhs, N.Reduce) and op is None and early_exit(
+    hoisted_top = isinstance(rhs, N.Reduce) and op is None and early_exit(
         rhs.op, dtype_of(rhs) if dtype is None else np.dtype(dtype),
         _facts(rhs.body, fill_of) if formats else values.FINITE)[0]
-    if isinstance(rhs, N.Reduce) and (op is None or op == rhs.op) and not stops:
+    # (so is one into a sparse output of another fill: its entries start at the fill, the sum at 0)
+    hoisted_top = hoisted_top or isinstance(rhs, N.Reduce) and op is None and _starts_elsewhere(
+        (formats or {}).get(stmt.lhs.tensor), rhs.op, dtype_of(rhs) if dtype is None else np.dtype(dtype))
+    if isinstance(rhs, N.Reduce) and (op is None or op == rhs.op) and not hoisted_top:
         top = [i.name for i in rhs.indices]
         if op is None:   # y[i] = sum_j(...): y starts at the reduction's identity
             ident = rhs.op.identity if dtype is None else rhs.op.identity_for(np.dtype(dtype))
@@ -205,6 +209,21 @@ def _renamed(e, names: dict):
     if isinstance(e, N.Reduce):
         return N.Reduce(e.op, tuple(idx(i) for i in e.indices), _renamed(e.body, names))
     return e
+
+
+def _starts_elsewhere(fmt, op, dtype) -> bool:
+    """Whether an output of ``fmt`` (None: not known) is sparse and its fill is not ``op``'s identity.
+
+    >>> from compiler.format import parse_format
+    >>> from compiler.algebra import lookup
+    >>> [_starts_elsewhere(parse_format(f, fill=x), lookup("+"), np.dtype("float64"))
+    ...  for f, x in (("csr", 0.0), ("csr", float("nan")), ("dense", float("nan")))]
+    [False, True, False]
+    """
+    if fmt is None or all(lvl.full for lvl in fmt.levels):
+        return False
+    ident = op.identity_for(dtype)
+    return ident is NOVALUE or not same_value(fmt.fill, ident.item() if hasattr(ident, "item") else ident)
 
 
 def _block(stmts):

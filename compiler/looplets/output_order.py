@@ -53,7 +53,9 @@ def loops_of(stmt) -> list:
     while True:
         if isinstance(stmt, Block):
             nests = [s for s in stmt.stmts if isinstance(s, Loop)]
-            if len(nests) != 1:
+            # (inside a loop, a statement beside the inner loop, a scalar's declaration or its write after
+            # it, runs at each of its iterations: the perfect nest ends there)
+            if len(nests) != 1 or out and len(stmt.stmts) > 1:
                 return out
             stmt = nests[0]
         elif isinstance(stmt, Loop):

@@ -87,7 +87,7 @@ from ..notation.shape import Broadcast, Collapse, Concat, Slice, Split
 from . import extents as X
 from .language import LoopProgram
 from .program import (Access, Assign, Block, Call, Declare, Define, Extent, Index, Literal, Loop, Raveled, Size,
-                      TensorRef, Variable)
+                      TensorRef, Variable, walk)
 from .raveled import ravels
 from .scalars import Scalar, ShortCircuitScalar
 
@@ -191,13 +191,13 @@ def shape_program(stmt: N.Assign, formats: dict, dtype=None):
         raise StrategyError(f"{e}{LATTICE_HINT}") from None
 
 
-def _shape_program(stmt: N.Assign, formats: dict, dtype):
+def _shape_program(stmt: N.Assign, formats: dict, dtype, in_scalar: bool = False):
     shapes = {t: tuple((t, m) for m in range(len(f.mode_order))) for t, f in formats.items()
               if t != stmt.lhs.tensor}
     info = infer_shapes(stmt, shapes)
     ext = info.extents
     rhs, red, op, init = stmt.rhs, (), stmt.op, None
-    if isinstance(rhs, N.Reduce):
+    if isinstance(rhs, N.Reduce) and not in_scalar:
         red = tuple(rhs.indices)
         if op is not None and op != rhs.op:
             raise StrategyError(f"{stmt}: the update and the reduction use different operators")
@@ -644,6 +644,11 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
     loops, env, top_scope = plan(tuple(top_indices), [i.name for i in top_indices], rhs, _Scope.empty(), True)
     body = build(loops, top_scope, 0, env, {}, statement)
     stmts = [*prologue, body] if init is None else [Declare(TensorRef(stmt.lhs.tensor), init), *prologue, body]
+    if red and sum(isinstance(n, Assign) and getattr(n.lhs.tns, "name", None) == stmt.lhs.tensor
+                   for n in walk(body)) > 1:
+        # (a reduced index made by a concatenation is one loop per part, each writing the entry: a sparse
+        # output would append it once per part; the reduction goes through a scalar, the entry written once)
+        return _shape_program(stmt, formats, dtype, in_scalar=True)
     names = list(dict.fromkeys([stmt.lhs.tensor] + [a.tensor for a in N.accesses(stmt.rhs)]))
     return LoopProgram(stmt.lhs.tensor + "_kernel", tuple(names), Block(tuple(stmts)), str(stmt), 1,
                        tuple(temporaries)), info, tuple(reads)

@@ -65,13 +65,33 @@ def test_an_update_of_an_output_given_as_a_format_starts_at_the_identity():
     np.testing.assert_array_equal(y.to_numpy(), [[-2], [0], [0]])
 
 
-def test_a_reduction_into_a_sparse_output_of_another_fill_is_refused_with_what_to_do():
+def test_a_reduction_into_a_sparse_output_of_another_fill_goes_through_a_scalar():
+    # (it was refused, 'y is sparse_vector with fill 5.0: it starts at its fill, not at 0.0': each entry
+    # starts at the fill, the sum at 0; the sum is now computed into a scalar and the entry written once)
     x, z = np.array([0.0, 1.0]), np.array([1.0, 3.0])
-    with pytest.raises(ProgramError, match=r"y is sparse_vector with fill 5.0: it starts at its fill, not at 0.0; "
-                                           r"give y the fill 0.0 or a dense format"):
-        ss.lower("y[j] = sum[i](x[i] - z[j])", strategy="looplets", x=x, z=z, y=ss.sparse_vector(fill=5.0))
-    y = ss.lower("y[j] = sum[i](x[i] - z[j])", strategy="looplets", x=x, z=z, y=ss.sparse_vector(fill=0.0))(x=x, z=z)
-    np.testing.assert_array_equal(y.to_numpy(), [-1.0, -5.0])
+    for fill in (5.0, nan, 0.0):
+        k = ss.lower("y[j] = sum[i](x[i] - z[j])", strategy="looplets", x=x, z=z, y=ss.sparse_vector(fill=fill))
+        y = k(x=x, z=z)
+        y.validate()
+        np.testing.assert_array_equal(y.to_numpy(), [-1.0, -5.0])
+        hoisted = [s for s in k.trace.steps if s.stage == "hoist-reductions"]
+        assert bool(hoisted) == (fill != 0.0), k.trace.stages()
+    # (a sum of a NaN-filled matrix's rows into a sparse vector of fill NaN, against numpy)
+    a = np.array([[nan, nan, 2.0], [2.0, 0.5, 0.5], [-inf, 2.0, 0.5], [nan, nan, nan]])
+    A = ss.Tensor.from_numpy(a, "csr", fill=nan)
+    y = ss.lower("y[i] = sum[j](A[i, j])", "looplets", A=A, y=ss.parse_format("sparse", fill=nan))(A=A)
+    np.testing.assert_array_equal(y.to_numpy(), a.sum(axis=1))
+
+
+def test_a_sum_through_a_scalar_keeps_its_loops_when_the_output_is_scattered():
+    # (found by test_property_chains_of_operators_match_numpy once the sum went through a scalar: the
+    # scatter's reordering took i, j, k for a perfect nest and dropped the scalar's declaration and the
+    # write of out after the loop over k, StopIteration)
+    A = ss.Tensor.from_numpy(np.array([[1.0, 3.0], [1.0, -2.0]]), "csr", fill=1.0)
+    one = np.ones(2, dtype=bool)
+    k = ss.lower("out[i, j] = sum[k](A[k, j] * one_i[i])", "looplets", A=A, one_i=one,
+                 out=ss.parse_format("csr", fill=2.0))
+    np.testing.assert_array_equal(k(A=A, one_i=one).to_numpy(), [[2.0, 1.0], [2.0, 1.0]])
 
 
 FILLS = [0.0, 1.0, -1.0, inf, -inf, nan]
