@@ -11,6 +11,8 @@ import re
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
 import compiler as ss
 from compiler import array as xp
@@ -169,3 +171,38 @@ def test_each_derivation_links_the_loops_its_sequence_becomes(vstack):
         marked = [(m.group(1).split()[0], _html.unescape(re.sub("<[^>]+>", "", m.group(2)))) for m in re.finditer(
             r'<span class="pv" data-tags="(lattice:[^"]*)"[^>]*>((?:<span[^>]*>[^<]*</span>|[^<])*)</span>', html)]
         assert marked == [(tag, head) for head, tag in heads], marked
+
+
+NAN, INF = float("nan"), float("inf")
+VALUES = st.sampled_from([0.0, 1.5, -2.0, NAN, INF, -INF])
+CONCAT = "y[l] = concat((a[i], b[j]), (i, j) -> l) * c[l]"
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(VALUES, max_size=3), st.lists(VALUES, min_size=1, max_size=3), st.lists(VALUES, min_size=6, max_size=6),
+       st.sampled_from([0.0, 1.5, NAN]), st.sampled_from(["sparse", "dense"]))
+@example([], [0.0], [1.5] * 6, 0.0, "sparse")     # (a empty, b all its fill)
+def test_every_loop_of_a_derivations_index_is_linked_from_it(a, b, c, fill, c_format):
+    """For any fills (NaN among them), values (NaN and infinities stored) and formats, each
+    derivation's loops are every lattice of its index (the tags of all their points, none missing,
+    none of another index), and each such loop that made C starts with a loop statement. The
+    kernel agrees with the dense oracle."""
+    at = ss.parse_format("sparse", fill=fill)
+    A, B = ss.Tensor.from_numpy(np.array(a), at), ss.Tensor.from_numpy(np.array(b), at)
+    C = ss.Tensor.from_numpy(np.array(c[:len(a) + len(b)]), c_format)
+    k = ss.lower(CONCAT, "lattice", a=A, b=B, c=C)
+    want, _ = ss.evaluate(CONCAT, a=A.to_numpy(), b=B.to_numpy(), c=C.to_numpy())
+    np.testing.assert_allclose(np.asarray(k(a=A, b=B, c=C).to_numpy()), want)
+    art = _c(k)
+    lines, prov = art.text.splitlines(), art.data["provenance"]
+    at_derive = k.trace.stages().index("seq-derive")
+    lattices = [a_ for s in k.trace.steps for a_ in s.artifacts if a_.kind == "seq-lattice"]
+    for dv in (a_ for a_ in k.trace.steps[at_derive].artifacts if a_.kind == "seq-derivation"):
+        index = dv.name[len("Seq(..., "):-1]
+        loops = [tags for node, tags in dv.data["node_tags"].items() if node.startswith("loop")]
+        assert sorted(t for tags in loops for t in tags) == sorted(
+            t for L in lattices if L.data["index"] == index for tags in L.data["node_tags"].values() for t in tags)
+        for tags in loops:
+            assert all(t.startswith(f"lattice:{index}:") for t in tags), tags
+            if prov.get(tags[0]):
+                assert lines[prov[tags[0]][0] - 1].lstrip().startswith(("while (", "for (")), tags
