@@ -38,7 +38,7 @@ statement is left untagged.
 >>> while isinstance(s, Tagged):
 ...     tags.append((s.tag, s.origin.nodes)); s = s.body.body[0]
 >>> tags
-[('expr:n0', ('n0',)), ('expr:n1', ('n1',)), ('expr:n3', ('n3',))]
+[('expr:n0', ('n0',)), ('expr:n1', ('n1',)), ('expr:n2', ('n2',)), ('expr:n3', ('n3',))]
 """
 
 from __future__ import annotations
