@@ -25,8 +25,7 @@ import os
 import re
 
 from .linking import LINK_SCRIPT
-from .renderers import color_for, render_c, render_step, section
-from .stepdiff import c_view
+from .renderers import color_for, kernel_c, render_step
 from .session import Session, explore
 from .zoom import ZOOM_FUNCTION
 
@@ -148,7 +147,7 @@ def export_html(source, path: str | os.PathLike | None = None, title: str | None
         failed = step.error is not None
         sections.append(f'<section class="step" id="step-{i}" data-index="{i}">'
                         f"{render_step(session.step(i), provenance=prov or None)}"
-                        f"{_kernel_c(session, i, prov)}</section>")
+                        f"{kernel_c(session, i, prov)}</section>")
         cls = ' class="failed"' if failed else ""
         links.append(f'<a href="#step-{i}"{cls}>'
                      f"{i}&nbsp;{_html.escape(step.stage)}</a>")
@@ -167,22 +166,6 @@ def export_html(source, path: str | os.PathLike | None = None, title: str | None
         with open(path, "w", encoding="utf-8") as f:
             f.write(page)
     return page
-
-
-def _kernel_c(session: Session, i: int, prov) -> str:
-    """The C next to a step that draws something or lowers a looplet (and emits none itself),
-    so its drawing nodes and C lines link both ways on the step's own section: the C as it
-    stands there, or the kernel's, titled which (:func:`~explorer.stepdiff.c_view`); the lines
-    of the looplet a ``lower:*`` step lowers carry the focus bar."""
-    step = session.steps[i]
-    lowered = prov.lowered_at(i) if prov else []
-    if not prov or any(a.kind == "c" for a in step.artifacts) or not (
-            lowered or any(a.kind != "c" and a.dot for a in step.artifacts)):
-        return ""
-    c = c_view(session, i)
-    if c.emitted_at is None:
-        return ""
-    return section(c.title, render_c(c.text, prov, focus=lowered), "c-section")
 
 
 def _legend(prov: dict) -> str:

@@ -5,8 +5,9 @@ access or loop, a drawing node, a C line). Hovering one outlines every part of i
 in the same view (the C lines, the lattice point or looplet, the program's accesses), and
 clicking one keeps them outlined (until the next click) and scrolls the C to the tag's first
 line (unless the click was in the C, which stays where it is). The code is plain JavaScript with no library, so the exported
-page (:mod:`explorer.export`) and the notebook's panes (inline handlers: a notebook runs no
-``<script>`` put into a widget) run the same function.
+page (:mod:`explorer.export`), the notebook's panes and a step shown as a notebook's output
+(``render_step(..., linked=True)``; inline handlers: a notebook runs no ``<script>`` put into a
+widget or an output) run the same function.
 
 :func:`link_handlers` gives the inline attributes for a notebook pane; :data:`LINK_SCRIPT`
 installs the same handlers on a whole page; :func:`scroll_to_tag` is HTML that, once shown,

@@ -35,21 +35,22 @@ from compiler.trace import Artifact, Step
 from .factviews import facts_table
 from .fit import fit_svg
 from .legend import legend_html
-from .linking import LINE_BOX, PART_BOX
+from .linking import LINE_BOX, PART_BOX, link_handlers
 from .nests import compact_nest_dot
 from .provenance import (EXPRESSION, Mark, Provenance, TagInfo, collect_provenance, looplet_heads, program_marks,
                          trace_provenance)
 from .session import StepView, unified_diff
 from .shapeviews import describe_shapes, shape_data_of, shape_marks, shapes_table
 from .render import RenderError, dot_to_svg
-from .stepdiff import diff_view
+from .stepdiff import c_view, diff_view
 from .theme import (CODE_BACKGROUND, CODE_BORDER, CODE_TEXT, LINE_NUMBER, LINE_NUMBER_ON_COLOR, MUTED,
                     TEXT_ON_COLOR, highlight_classes, style_tokens, theme_svg)
 from .zoom import zoom_controls
 
 __all__ = [
     "Diff", "IndexNotationLexer", "PALETTE", "RENDERERS", "color_for", "collect_provenance",
-    "diff_steps", "drawn_artifacts", "error_banner", "fold_rewrites", "highlight_svg", "inline_svg", "node_tags_of", "register_renderer", "render_artifact",
+    "diff_steps", "drawn_artifacts", "error_banner", "fold_rewrites", "highlight_svg", "inline_svg", "kernel_c",
+    "node_tags_of", "register_renderer", "render_artifact",
     "render_c", "render_code", "render_diff", "render_dot", "render_program", "render_step", "section", "step_focus",
     "tag_names",
 ]
@@ -745,7 +746,7 @@ def render_rewrites(step: Step) -> str:
 
 
 def render_step(step, index: int | None = None, session=None, parts: Iterable[str] | None = None,
-                provenance: Mapping[str, Iterable[int]] | None = None) -> str:
+                provenance: Mapping[str, Iterable[int]] | None = None, linked: bool = False) -> str:
     """HTML for one step: header, error, program, diff, rewrites, artifacts and C.
 
     ``step`` is a :class:`~compiler.trace.Step` or a session :class:`~explorer.session.StepView`
@@ -754,10 +755,17 @@ def render_step(step, index: int | None = None, session=None, parts: Iterable[st
     ``provenance`` (``{tag: C lines}``, e.g. of the whole trace) colours the program, drawings and C;
     by default the step's own.
 
+    ``linked``: for a notebook's output (``display(HTML(render_step(view, linked=True)))``), the
+    step links its parts as the exported page does (:mod:`explorer.linking`): hovering a coloured
+    part outlines every part of its tag, clicking one keeps them outlined and scrolls the C to the
+    tag's first line, and a step that draws something shows the kernel's C beside it
+    (:func:`kernel_c`). A notebook runs no ``<script>`` of an output shown in a widget, so the
+    handlers are inline, on the step's box (the page's own script is not needed).
+
     >>> from compiler import Trace
     >>> t = Trace(); s = t.record("parse", before="y[i]=A[i]", after="y[i] = A[i]")
-    >>> "parse" in render_step(s, 0)
-    True
+    >>> "parse" in render_step(s, 0), "onclick=" in render_step(s, 0, linked=True)
+    (True, True)
     """
 
     view = step if isinstance(step, StepView) else None
@@ -801,9 +809,29 @@ def render_step(step, index: int | None = None, session=None, parts: Iterable[st
         for a in step.artifacts:
             if a.kind == "c":
                 out.append(section(f"C: {a.name}", render_c(a.text, prov), "c-section"))
+        if linked and session is not None and index is not None:
+            out.append(kernel_c(session, index, prov))
     if step.error is not None and step.note:
         out.append(f"<details><summary>traceback</summary><pre>{_html.escape(step.note)}</pre></details>")
-    return f'<div class="step" data-stage="{_html.escape(step.stage)}">' + "".join(out) + "</div>"
+    handlers = f" {link_handlers('.c-section', root='.ss-linked-step')}" if linked else ""
+    return (f'<div class="step{" ss-linked-step" if linked else ""}" data-stage="{_html.escape(step.stage)}"'
+            f'{handlers}>' + "".join(out) + "</div>")
+
+
+def kernel_c(session, i: int, prov) -> str:
+    """The C next to step ``i`` of ``session`` that draws something or lowers a looplet (and emits
+    none itself), so its drawing nodes and C lines link both ways on the step's own: the C as it
+    stands there, or the kernel's, titled which (:func:`~explorer.stepdiff.c_view`); the lines
+    of the looplet a ``lower:*`` step lowers carry the focus bar. Else ``""``."""
+    step = session.steps[i]
+    lowered = prov.lowered_at(i) if prov else []
+    if not prov or any(a.kind == "c" for a in step.artifacts) or not (
+            lowered or any(a.kind != "c" and a.dot for a in step.artifacts)):
+        return ""
+    c = c_view(session, i)
+    if c.emitted_at is None:
+        return ""
+    return section(c.title, render_c(c.text, prov, focus=lowered), "c-section")
 
 
 def _step_provenance(step: Step, view, provenance) -> Provenance:

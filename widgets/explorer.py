@@ -409,7 +409,7 @@ class Explorer(W.VBox):
                 c_html += scroll_to_tag(target)
         if selected:  # the chosen tag's parts stay linked (outlined) after the redraw
             program, drawing, c_html = (mark_linked(h, selected) for h in (program, drawing, c_html))
-        out = {"header": header, "program": _pickable(program), "diff": diff, "artifact": _pickable(drawing),
+        out = {"header": header, "program": _pickable(program), "diff": _pickable(diff), "artifact": _pickable(drawing),
                "c": _pickable(c_html), "diff_title": _html.escape(shown.title), "c_title": _html.escape(c.title)}
         self._cache[key] = out
         return out

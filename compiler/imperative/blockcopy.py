@@ -245,7 +245,9 @@ def _emit(c: _Copy, loop, dtypes: dict, fresh) -> list:
             return None
         return _subst(e, f)
 
-    copies = [Store(b, BinOp("+", nnz, t), at_t(v)) for b, v in c.stores.items()]
+    # (each copy keeps the expression tags of the store it copies: the explorer links the expression
+    # tree's nodes to its line as to the loop's)
+    copies = [_as_tagged(_expression_tags(loop, b), Store(b, BinOp("+", nnz, t), at_t(v))) for b, v in c.stores.items()]
     grows = [Grow(b, BinOp("+", nnz, n)) for b in c.grows]
     done = [*(replace(k, value=n if _is_one(k.value) else BinOp("*", k.value, n)) for k in c.counters),
             CompoundAssign("+", nnz, n), Assign(q, c.end)]
@@ -261,7 +263,10 @@ def _emit(c: _Copy, loop, dtypes: dict, fresh) -> list:
     # (one pass: the copy counts the dropped values as it goes, and a run holding one is appended
     # again by the loop, over what the copy wrote from the same count: only that rare run pays twice;
     # the loop in the else, so that a copied run's last position is a dead store when nothing reads it)
-    copy = For(t, Const(0, "int64"), n, Block((*copies, CompoundAssign("+", dropped, Cast("int64", drop)))))
+    tested = [tag for b in c.stores if any(isinstance(x, Load) and x.buffer == b for x in walk(c.keep))
+              for tag in _expression_tags(loop, b)]
+    count = _as_tagged(list(dict.fromkeys(tested)), CompoundAssign("+", dropped, Cast("int64", drop)))
+    copy = For(t, Const(0, "int64"), n, Block((*copies, count)))
     block = [*grows, Pragma(f"omp simd reduction(+:{dropped.name})"), copy]
     return _tagged(loop, [Comment(f"a run of {SHORT_RUN} entries or more is copied as a block, counting the values "
                                   f"the filter drops; a shorter run, or one holding such a value, is appended "
@@ -269,6 +274,30 @@ def _emit(c: _Copy, loop, dtypes: dict, fresh) -> list:
                           *head, Declare(dropped, "int64", Const(0, "int64")), If(is_long, Block(tuple(block))),
                           If(BinOp("&&", is_long, BinOp("==", dropped, Const(0, "int64"))), Block(tuple(done)),
                              Block((loop,)))])
+
+
+def _expression_tags(loop, buffer: str) -> list:
+    """The tags computing the program's expression (origin kind ``expression``) around the store
+    into ``buffer`` in ``loop``, outermost first."""
+    def find(stmts, around: list):
+        for s in stmts:
+            if isinstance(s, Store) and s.buffer == buffer:
+                return around
+            inner = around + [s] if isinstance(s, Tagged) and getattr(s.origin, "kind", None) == "expression" else around
+            for name in ("body", "then", "otherwise"):
+                v = getattr(s, name, None)
+                found = find(v.body, inner) if isinstance(v, Block) else None
+                if found is not None:
+                    return found
+        return None
+    return find(loop.body.body, []) or []
+
+
+def _as_tagged(tags: list, stmt):
+    """``stmt`` under each of ``tags`` (outermost first)."""
+    for tag in reversed(tags):
+        stmt = replace(tag, body=Block((stmt,)))
+    return stmt
 
 
 def _tagged(loop, stmts: list) -> list:

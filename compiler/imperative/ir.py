@@ -614,12 +614,14 @@ class Origin:
     the strategy's ``kind`` (``"lattice"``, ``"looplet"`` or ``"expression"``), the ``index`` it
     iterates, the ``operands`` (tensor names) it coiterates or reads, and a looplet's ``style``
     (its lowering rule). A statement computing the program's expression (kind ``"expression"``)
-    says which tensor it ``writes`` (``None``: a temporary), the ``line`` of the loop program's
-    statement it computes (``None``: index notation's one statement) and, once named, the ``nodes``
-    of that statement's expression tree it computes (:mod:`compiler.notation.node_provenance`).
+    says which tensor it ``writes`` (``None``: a temporary), the ``line`` and ``column`` where the
+    loop program's statement it computes starts (``None``: index notation's one statement), the
+    tensors whose ``fills`` it computes with in place of their entries and, once named, the
+    ``nodes`` of that statement's expression tree it computes
+    (:mod:`compiler.notation.node_provenance`).
 
     >>> Origin("looplet", "j", ("A",), "Stepper")
-    Origin(kind='looplet', index='j', operands=('A',), style='Stepper', writes=None, nodes=(), line=None)
+    Origin(kind='looplet', index='j', operands=('A',), style='Stepper', writes=None, nodes=(), line=None, column=None, fills=())
     """
 
     kind: str
@@ -629,10 +631,13 @@ class Origin:
     writes: str | None = None
     nodes: tuple[str, ...] = ()
     line: int | None = None
+    column: int | None = None
+    fills: tuple[str, ...] = ()
 
     def __post_init__(self):
         _set(self, "operands", tuple(str(o) for o in self.operands))
         _set(self, "nodes", tuple(str(o) for o in self.nodes))
+        _set(self, "fills", tuple(str(o) for o in self.fills))
 
     def as_dict(self) -> dict:
         """JSON-able form, as the C artifact's ``data["origins"]`` holds it."""

@@ -368,14 +368,14 @@ class DerivedLoops:
                        f"{literal_text(f.fill)}: they are folded into {f.lhs.tensor} after the loop")
         if loop2 is not None and one_case_always(loop2):
             return [note], [Declare(missing, "int64", BinOp("-", coordinates, positions)),
-                            self.fold_update(f, missing)]
+                            *self.fold_update(f, missing, self.reads(inner))]
         if self.setup.parallel is not None:
             raise StrategyError(f"parallelize({self.setup.parallel}) does not apply: the fused loop counts the "
                                 f"positions where a case ran, to fold the fill in after it, on one thread")
         ran = Var(self.name(("fold", name, id(inner)), f"{fuse.fused}_ran"))
         self.counting[name] = CompoundAssign("+", ran, Const(1, "int64"))
         return [note, Declare(ran, "int64", Const(0, "int64"))], [
-            Declare(missing, "int64", BinOp("-", coordinates, ran)), self.fold_update(f, missing)]
+            Declare(missing, "int64", BinOp("-", coordinates, ran)), *self.fold_update(f, missing, self.reads(inner))]
 
     def _only_forall(self, loop: CLoop, fuse) -> CForall:
         bodies = [c.body for c in loop.cases if not c.omit]

@@ -29,6 +29,7 @@ from ..imperative.ir import (Assign, BinOp, Break, Cast, Comment, CompoundAssign
                              Store, Tagged, UnOp, Var, While, and_)
 from ..imperative.search import gallop_past
 from ..levels import Pattern
+from ..notation.node_provenance import computing
 from .algebra import same_value
 from .cfir import CAssign, CCase, CForall, CLoop, FlatLocator, case_tag, headline, loop_tag, one_case_always
 from .cin import expr_accesses
@@ -70,11 +71,12 @@ class Loops:
             named = Var(self.name(("missing", n.index.name, id(n)), f"{n.index.name}_missing"))
             out.append(Declare(named, "int64", missing))
             missing = named
-        return out + [self.fold_update(f, missing)]
+        return out + self.fold_update(f, missing, self.reads(n))
 
-    def fold_update(self, f, missing: Var):
+    def fold_update(self, f, missing: Var, summand: set = frozenset()):
         """``if (missing > 0)`` fold the fill into ``f.lhs``: once for an idempotent operator,
-        ``missing`` times for ``+``."""
+        ``missing`` times for ``+``. ``summand``: the tensors the reduced value reads, whose fills
+        it computes with (the expression tree's nodes of the summand are linked with it)."""
         if f.op.idempotent:
             update = self.assign(CAssign(f.lhs, f.op, literal(f.fill), f.output))
         else:
@@ -82,7 +84,8 @@ class Loops:
             if not same_value(f.fill, 1):
                 times = BinOp("*", times, const_of(f.fill, f.dtype))
             update = self.assign(CAssign(f.lhs, f.op, literal(f.fill), f.output), value=(times, f.dtype))
-        return If(BinOp(">", missing, Const(0, "int64")), update)
+        return computing([If(BinOp(">", missing, Const(0, "int64")), update)], (), f.lhs.tensor if f.output else None,
+                         fills=summand)
 
     def _fold_per_coordinate(self, n: CForall, block=None) -> list:
         """A reduction over ``i`` into a dense ``y[j]`` (:class:`CFold` with ``per``): the loop
@@ -101,7 +104,7 @@ class Loops:
         return [Comment(f"{counts}[{j}] counts the coordinates of {n.index} where a case ran at {j}; the others "
                         f"hold the fill {literal_text(f.fill)}, folded into {f.lhs} after the loop"), *loops,
                 For(jv, 0, J, [Declare(missing, "int64", BinOp("-", N, Load(counts, jv))),
-                               self.fold_update(f, missing)])]
+                               *self.fold_update(f, missing, self.reads(n))])]
 
     def _every_position_runs(self, n: CForall):
         """The iterator of ``n``'s one loop if its one case runs at every position (no tests), else None."""

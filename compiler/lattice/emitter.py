@@ -30,6 +30,7 @@ from __future__ import annotations
 
 
 import numpy as np
+from dataclasses import fields, is_dataclass
 
 from .. import binding
 from ..errors import StrategyError
@@ -161,8 +162,7 @@ class Emitter(Loops, DerivedLoops, Locating, Workspaces, OutputAssembly, BlockAs
             return [Declare(Var(n.temp), n.dtype, const_of(n.init, n.dtype))] + body
         if isinstance(n, CAssign):
             # (tagged with what it reads and writes: the explorer links the expression tree's nodes to it)
-            reads = {a.tensor for a in walk_expr(n.rhs) if isinstance(a, Access) and a.tensor not in self.setup.temps}
-            return computing(self.assign(n), reads, n.lhs.tensor if n.output else None)
+            return computing(self.assign(n), self.reads(n), n.lhs.tensor if n.output else None)
         if isinstance(n, CForall):
             self.loop_stack.append(n.index)
             try:
@@ -174,6 +174,18 @@ class Emitter(Loops, DerivedLoops, Locating, Workspaces, OutputAssembly, BlockAs
         if isinstance(n, CDenseWorkspace):
             return self.dense_workspace(n)
         raise TypeError(f"cannot lower {n!r}")
+
+    def reads(self, *nodes) -> set:
+        """The tensors the assignments in ``nodes`` (statements of the CIN or CFIR) read."""
+        out: set = set()
+        stack = list(nodes)
+        while stack:
+            n = stack.pop()
+            if isinstance(n, CAssign):
+                out |= {a.tensor for a in walk_expr(n.rhs) if isinstance(a, Access) and a.tensor not in self.setup.temps}
+            elif is_dataclass(n):
+                stack += [v for f in fields(n) for v in _parts(getattr(n, f.name))]
+        return out
 
     def value_of(self, acc: Access):
         s = self.setup
@@ -340,3 +352,10 @@ class Emitter(Loops, DerivedLoops, Locating, Workspaces, OutputAssembly, BlockAs
 
 
 __all__ = ["Emitter"]
+
+
+def _parts(v) -> list:
+    """The statements a field value of a CFIR node holds (a list of loops, of cases, a body)."""
+    if isinstance(v, (list, tuple)):
+        return [x for x in v if is_dataclass(x)]
+    return [v] if is_dataclass(v) and not isinstance(v, type) else []

@@ -794,9 +794,11 @@ def build_cfir(program: Stmt, defs=(), fill=0.0) -> SeqCFIR:
     return SeqCFIR(program, cfir, c.lattices, c.rewrites)
 
 
-def sequence_trace(program: Stmt, defs=(), trace: Trace | None = None, fill=0.0) -> tuple[SeqCFIR, Trace]:
-    """Lower ``program`` and record it as the strategy records its stages: one ``lattice`` step
-    per forall (a ``seq-lattice`` artifact, text and DOT, with its rewrites), then ``cfir``.
+def sequence_trace(program: Stmt, defs=(), trace: Trace | None = None, fill=0.0,
+                   built: SeqCFIR | None = None) -> tuple[SeqCFIR, Trace]:
+    """Lower ``program`` (or take ``built``, its :func:`build_cfir`) and record it as the strategy
+    records its stages: one ``lattice`` step per forall (a ``seq-lattice`` artifact, text and DOT,
+    with its rewrites), then ``cfir``.
 
     >>> from compiler.lattice.sequences import Level, Concat
     >>> a = Level("a", 0, "compressed", 3); b = Level("b", 0, "compressed", 2, "j")
@@ -805,7 +807,7 @@ def sequence_trace(program: Stmt, defs=(), trace: Trace | None = None, fill=0.0)
     (['lattice', 'cfir'], ['seq-lattice'], 'concat-left-done')
     """
     t = trace if trace is not None else Trace()
-    cf = build_cfir(program, defs, fill)
+    cf = built if built is not None else build_cfir(program, defs, fill)
     for index, L in cf.lattices:
         # (as the lattice strategy records its lattices: the lattice is the step's program; as data
         # too, for the explorer: each point's sequence, edges and sub-points)

@@ -36,6 +36,7 @@ Seq(collapse(A[i, j], (i, j) -> k) + b[k], k) = (i_A × j_A) ∪ k_b   [line 4: 
     Seq(A[i, j], i) = i_A   [line 3: level 0 of A (dense)]
     Seq(A[i, j], j) = j_A   [line 3: level 1 of A (compressed)]
   Seq(b[k], k) = k_b   [line 3: level 0 of b (compressed)]
+-> forall k ∈ (i_A × j_A) ∪ k_b   [its lattice's loops in the C]
 >>> seq_evaluate("c[k] = collapse(A[i, j], (i, j) -> k) + b[k]", A=A, b=b)
 array([0., 1., 0., 2., 5., 3.])
 """
@@ -176,21 +177,43 @@ def point_index(program: Assign) -> Index | None:
 class Derivation:
     """The rules :func:`derive_seq` applied for one loop index: ``(depth, node, index, rule,
     result)`` per step, and per step the ident of its node in the program's expression tree
-    (:func:`~compiler.notation.drawing.tree_nodes`; None where the deriver was given none)."""
+    (:func:`~compiler.notation.drawing.tree_nodes`; None where the deriver was given none).
+    ``loops``: the loops the derived sequence becomes, once its lattices are built, each as its
+    lattice's sequence and the tags of its points' loops (``lattice:<index>:<sequence>``, as the
+    emitter tags their code), outer point first (:meth:`with_loops`)."""
 
     index: str
     steps: list = field(default_factory=list)
     idents: list = field(default_factory=list)
+    loops: list = field(default_factory=list)
+
+    def with_loops(self, lattices) -> "Derivation":
+        """This derivation with ``loops`` from ``lattices`` (``(index, lattice)`` of the CFIR's
+        foralls): every lattice of its index, a forall over one part of a concatenation
+        iterating its part of the sequence.
+
+        >>> from compiler.lattice.seqlattice import build_seq_lattice
+        >>> from compiler.lattice.sequences import Level, Concat
+        >>> L = build_seq_lattice(Concat(Level("a", 0, "compressed", 3), Level("b", 0, "compressed", 2)))
+        >>> Derivation("k").with_loops([("k", L), ("j", L)]).loops
+        [('i_a ⊔ i_b', ['lattice:k:i_a⊔i_b', 'lattice:k:|i_a|+i_b'])]
+        """
+        loops = [(str(L.seq), [t for tags in L.node_tags(str(i)).values() for t in tags])
+                 for i, L in lattices if str(i) == self.index]
+        return replace(self, loops=loops)
 
     def text(self) -> str:
         return "\n".join(line for line, _ in self._printed())
 
     def _printed(self) -> list[tuple[str, int]]:
-        """Each step's line, and where its expression starts in it (one printer for both)."""
+        """Each step's line, and where its expression starts in it (one printer for both), then
+        each loop the sequence becomes (``-> forall i ∈ k_A ⊔ l_B``), where its head starts."""
         out = []
         for d, node, i, rule, res in self.steps:
             head = f"{'  ' * d}Seq("
             out.append((f"{head}{node}, {i}) = {res}   [{rule}]", len(head)))
+        for seq, _ in self.loops:
+            out.append((f"-> forall {self.index} ∈ {seq}   [its lattice's loops in the C]", len("-> ")))
         return out
 
     def node_tags(self) -> dict[str, list[str]]:
@@ -200,8 +223,13 @@ class Derivation:
 
         >>> Derivation("k", [(0, "a[k]", "k", "line 3", "k_a")], ["n2"]).node_tags()
         {'n0': ['expr:n2']}
+
+        Each loop the sequence becomes (node ``loop<m>``) has the tags of its lattice's points'
+        loops, the outer point's first.
         """
-        return {f"n{k}": [node_tag(ident)] for k, ident in enumerate(self.idents) if ident is not None}
+        tags = {f"n{k}": [node_tag(ident)] for k, ident in enumerate(self.idents) if ident is not None}
+        tags.update({f"loop{m}": list(points) for m, (_, points) in enumerate(self.loops) if points})
+        return tags
 
     def line_spans(self) -> dict[str, list[list]]:
         """``{line: [[start, end, tag, "node"]]}`` of :meth:`text`: where each step prints its
@@ -215,9 +243,15 @@ class Derivation:
         [('a[k]', 'expr:n3')]
         """
         out = {}
-        for k, ((_, node, *_), (_, start), ident) in enumerate(zip(self.steps, self._printed(), self.idents)):
+        printed = self._printed()
+        for k, ((_, node, *_), (_, start), ident) in enumerate(zip(self.steps, printed, self.idents)):
             if ident is not None:
                 out[str(k + 1)] = [[start, start + len(node), node_tag(ident), "node"]]
+        # (each loop's head, with the tag of its lattice's outer point: the loop's C)
+        for m, ((seq, points), (line, start)) in enumerate(zip(self.loops, printed[len(self.steps):])):
+            if points:
+                end = start + len(f"forall {self.index} ∈ {seq}")
+                out[str(len(self.steps) + m + 1)] = [[start, end, points[0], "loop"]]
         return out
 
     def dot(self) -> str:
@@ -239,6 +273,13 @@ class Derivation:
             if parents:
                 lines.append(f"  {parents[-1]} -> n{n};")
             parents.append(f"n{n}")
+        # (the loops the root's sequence becomes, below it: a lattice's loops over its points)
+        for m, (seq, points) in enumerate(self.loops):
+            count = f"{len(points)} point{'s' if len(points) != 1 else ''}"
+            lines.append(f'  loop{m} [label="forall {q(self.index)} ∈ {q(seq)}\\n{count}: its loops in the C", '
+                         'style="rounded"];')
+            if self.steps:
+                lines.append(f'  n0 -> loop{m} [style=dashed, label="becomes"];')
         lines.append("}")
         return "\n".join(lines)
 
@@ -773,9 +814,11 @@ def seq_lower(program, trace: Trace | None = None, loop_order=None, result_fill=
         # (a 0-d statement reading entries at constants: one loop of one coordinate walks to them,
         # and writes the output where one is stored; where none is, it keeps its fill)
         body = b.forall(point, program.rhs, body)
+    # the CFIR first: each derivation names the loops its sequence becomes (their lattices' points)
+    built = cin.build_cfir(body, (), 0.0 if fill is None else fill)
     # the derivations in nesting order (outer loop first), as the trace shows them
     order = {str(i): k for k, (i, _) in enumerate(reversed(b.loops))}
-    derivations = sorted(b.derivations, key=lambda dv: order[dv.index])
+    derivations = sorted((dv.with_loops(built.lattices) for dv in b.derivations), key=lambda dv: order[dv.index])
     loops = list(reversed(b.loops))
     check_concordant(loops, access_levels)
     check_split_nesting(loops, {str(x) for x in lhs.indices})
@@ -789,7 +832,7 @@ def seq_lower(program, trace: Trace | None = None, loop_order=None, result_fill=
                         for dv in derivations],
              rewrites=[r for dv in derivations for r in dv.rewrites()],
              data={**shape_data(program, info), "loops": [[str(i), str(s)] for i, s in loops]})
-    cf, t = cin.sequence_trace(body, trace=t, fill=0.0 if fill is None else fill)
+    cf, t = cin.sequence_trace(body, trace=t, fill=0.0 if fill is None else fill, built=built)
     return SeqLowering(program, body, derivations, cf, t, tuple(int(n) for n in info.output), data, fill)
 
 

@@ -98,6 +98,7 @@ class SeqEmitter(LeafWalks):
         self.rewinding: frozenset = frozenset()   # the group keys a minor walk restarts (seqrewind)
         self.starts: dict = {}        # such a group key -> leaf key -> [(cursor variable, its start)]
         self.temps: dict = {}         # CFIR temporary -> C name
+        self.summed: dict = {}        # CFIR temporary -> the tensors its sum's summand reads
         self.helpers: dict = {}       # C helper name -> (source, operator): user functions, integer pow
 
     # -- cursors ----------------------------------------------------------------------------------
@@ -459,6 +460,7 @@ class SeqEmitter(LeafWalks):
             if s.idxs:
                 raise StrategyError(f"{s}: the sequence emitter reduces into temporaries only")
             out = self.computing(s, [ir.CompoundAssign("+", Var(self.temps[s.out]), self.value(s.value))], None)
+            self.summed.setdefault(s.out, set()).update(self.reads(s))
             return out + ([ir.CompoundAssign("+", Var(self.temps[s.count]), _c(1))] if s.count else [])
         if isinstance(s, cf.Fold):
             # (the summand's fill once for each coordinate the loops skipped, where they skipped any)
@@ -467,7 +469,9 @@ class SeqEmitter(LeafWalks):
             missed = missed if self.dtype == I64 else Cast(self.dtype, missed)
             if s.fill != 1:
                 missed = BinOp("*", missed, Const(s.fill, self.dtype))
-            return [If(BinOp("<", n, extent), [ir.CompoundAssign("+", Var(self.temps[s.out]), missed)])]
+            # (it computes the summand with its tensors' fills: tagged as the summand's nodes)
+            return computing([If(BinOp("<", n, extent), [ir.CompoundAssign("+", Var(self.temps[s.out]), missed)])],
+                             (), None, fills=self.summed.get(s.out, ()))
         if isinstance(s, cf.Assign):
             v = self.value(s.value)
             if self.out.kind == "dense" or isinstance(v, (Var, Const)):
@@ -488,8 +492,11 @@ class SeqEmitter(LeafWalks):
         """``stmts``, the code of ``s`` (an assignment or a sum into a temporary), tagged with the
         tensors it reads and the output it writes (``None``: a temporary), so the expression
         tree's nodes it computes are linked with it (:mod:`compiler.notation.node_provenance`)."""
-        reads = {self.names[v.tensor] for v in _values(s) if isinstance(v, cf.Read)}
-        return computing(stmts, reads, writes)
+        return computing(stmts, self.reads(s), writes)
+
+    def reads(self, s) -> set:
+        """The tensors the assignment or sum ``s`` reads."""
+        return {self.names[v.tensor] for v in _values(s) if isinstance(v, cf.Read)}
 
     def scoped(self, fn) -> list:
         """``fn()`` with the cursors and temporaries it declares forgotten after (a C block)."""

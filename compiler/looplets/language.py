@@ -264,18 +264,18 @@ class _Parser:
                                                  or _all_slices(t.slice)):
                 name = self.tensor_name(t.value)
                 return Declare(TensorRef(name), self.expr(s.value), line=s.lineno)
-            return Assign(self.target(t), None, self.expr(s.value), line=s.lineno)
+            return Assign(self.target(t), None, self.expr(s.value), line=s.lineno, column=s.col_offset)
         if isinstance(s, ast.AugAssign):
             lhs = self.target(s.target)
             if isinstance(s.op, ast.LShift):
                 if not (isinstance(s.value, ast.Tuple) and len(s.value.elts) == 2):
                     self.fail(s, "a reduction with an operator is written `y[i] <<= op, value` (e.g. `<<= min, d`)")
                 op = self.operator(s.value.elts[0])
-                return Assign(lhs, op, self.expr(s.value.elts[1]), line=s.lineno)
+                return Assign(lhs, op, self.expr(s.value.elts[1]), line=s.lineno, column=s.col_offset)
             sym = _AUG.get(type(s.op))
             if sym is None:
                 self.fail(s, f"unsupported update {type(s.op).__name__}=; use `<<= op, value`")
-            return Assign(lhs, lookup(sym), self.expr(s.value), line=s.lineno)
+            return Assign(lhs, lookup(sym), self.expr(s.value), line=s.lineno, column=s.col_offset)
         if isinstance(s, ast.Expr):
             self.fail(s, "a statement of a loop program must be a loop, an if, an assignment or a definition")
         self.fail(s, f"{type(s).__name__} statements are not supported in loop programs")

@@ -256,7 +256,7 @@ class Lowerer(LoopletRules, ExpressionLowering, LifecycleLowering):
             out += self.scalars.after_write(info)
         # (tagged with what it reads and writes: the explorer links the expression tree's nodes to it)
         return computing(out, {a.source for a in walk(rhs) if isinstance(a, (Access, Value)) and a.source}, info.name,
-                         s.line)
+                         s.line, column=s.column)
 
     def _write_pattern(self, s: Assign, tns, val) -> list:
         """A Pattern leaf stores no values: writing ``true`` keeps the position (sets the dirty

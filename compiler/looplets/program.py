@@ -324,12 +324,14 @@ class Thaw(Stmt):
 
 @dataclass(frozen=True)
 class Assign(Stmt):
-    """``lhs <<op>>= rhs``; ``op`` None is an overwrite (``lhs = rhs``)."""
+    """``lhs <<op>>= rhs``; ``op`` None is an overwrite (``lhs = rhs``); ``line`` and ``column``:
+    where it starts in the program's source (two statements may share a line)."""
 
     lhs: Access
     op: Operator | None
     rhs: Expr
     line: int = field(default=0, compare=False)
+    column: int = field(default=0, compare=False)
 
 
 # --------------------------------------------------------------------------- printing

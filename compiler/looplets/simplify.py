@@ -272,7 +272,7 @@ def integrate(t, facts=values.FINITE):
         n = Value(length, "int64") if not isinstance(length, Const) else Literal(length.value)
         if _lit(n) and n.value == 1:
             return a
-        scaled = Assign(a.lhs, a.op, Call(_mul(), (n, a.rhs)), line=a.line)
+        scaled = Assign(a.lhs, a.op, Call(_mul(), (n, a.rhs)), line=a.line, column=a.column)
         finite = _finite_literal(a.rhs) if _lit(a.rhs) else facts.finite
         if finite or X.prove_lt(Const(0, "int64"), length):
             return scaled

@@ -4,9 +4,12 @@ notation's one statement is drawn by the ``parse`` step.
 
 Each assignment is a tree of its own: its spelling (``=``, ``+=``, ``<<max>>=``) at the root, the
 access it writes and its right-hand side below, an operator over its operands, accesses and values
-as leaves. A statement is known by its program line (the lowering tags the code of a statement
-with its line), so only statements alone on their line are drawn; node ``m`` of the statement at
-line ``L`` is ``l<L>n<m>``, its code's tag ``expr:l<L>n<m>``.
+as leaves. A statement is known by where it starts in the program, its line and column (the
+lowering tags the code of a statement with them): node ``m`` of the statement at line ``L`` is
+``l<L>n<m>``, its code's tag ``expr:l<L>n<m>``; statements sharing a line (``y[i] = a[i]; z[i] =
+b[i]``) are told apart by their columns, node ``m`` of the one at column ``C`` being
+``l<L>c<C>n<m>``. Statements the program does not place apart (no line, or one line and column,
+as a program built without source may give) are not guessed: none of them is drawn.
 
 >>> from compiler.looplets.language import loop_program
 >>> @loop_program
@@ -16,6 +19,12 @@ line ``L`` is ``l<L>n<m>``, its code's tag ``expr:l<L>n<m>``.
 >>> trees = statement_trees(axpy.body)
 >>> [(n.ident, n.label, sorted(n.tensors)) for nodes in trees.values() for n in nodes]
 [('l4n0', '+=', []), ('l4n1', 'y[i]', ['y']), ('l4n2', '*', ['a', 'x']), ('l4n3', 'a[i]', ['a']), ('l4n4', 'x[i]', ['x'])]
+>>> @loop_program
+... def two(y, z, a):
+...     for i in _:
+...         y[i] = a[i]; z[i] = a[i] * 2
+>>> {key: [n.ident for n in nodes][:2] for key, nodes in statement_trees(two.body).items()}
+{(4, 8): ['l4c8n0', 'l4c8n1'], (4, 21): ['l4c21n0', 'l4c21n1']}
 """
 
 from __future__ import annotations
@@ -48,11 +57,11 @@ def _label(e) -> tuple[str, dict, set]:
     return show_expr(e), {"role": "value"}, set()
 
 
-def _tree(s: Assign, line: int) -> list[TreeNode]:
+def _tree(s: Assign, prefix: str) -> list[TreeNode]:
     out: list[TreeNode] = []
 
     def add(label: str, about: dict, tensors, depth: int, parent: str | None) -> str:
-        ident = f"l{line}n{len(out)}"
+        ident = f"{prefix}n{len(out)}"
         out.append(TreeNode(ident, label, about, frozenset(tensors), parent, depth))
         return ident
 
@@ -73,12 +82,14 @@ def _tree(s: Assign, line: int) -> list[TreeNode]:
     return out
 
 
-def statement_trees(body) -> dict[int, list[TreeNode]]:
-    """``{line: nodes}``: the tree of each assignment of the program ``body`` alone on its line,
-    its nodes in preorder (see the module docstring)."""
+def statement_trees(body) -> dict[tuple[int, int], list[TreeNode]]:
+    """``{(line, column): nodes}``: the tree of each assignment of the program ``body`` at a place
+    of its own, its nodes in preorder (see the module docstring)."""
     stmts = [s for s in walk(body) if isinstance(s, Assign)]
-    count = Counter(s.line for s in stmts)
-    return {s.line: _tree(s, s.line) for s in stmts if s.line and count[s.line] == 1}
+    places = Counter((s.line, s.column) for s in stmts)
+    lines = Counter(s.line for s in stmts)
+    return {(s.line, s.column): _tree(s, f"l{s.line}" if lines[s.line] == 1 else f"l{s.line}c{s.column}")
+            for s in stmts if s.line and places[(s.line, s.column)] == 1}
 
 
 def statement_artifact(body, name: str) -> Artifact:

@@ -8,16 +8,25 @@ per tree node (:func:`~compiler.notation.drawing.node_tag`) the statement comput
 outermost first, so the C emitter records each node's C lines as it records a lattice point's:
 
 - the assignment and its written access: every statement writing the program's output;
-- an expression node that reads tensors: every statement reading all of them (the case of a
-  union where only ``A`` is present computes ``A[i]`` and not ``A[i] + B[i]``);
+- an access: every statement reading its tensor;
+- an operator over operands reading tensors: every statement reading all of them, and every
+  statement writing the output that reads one of them: where the others are absent their fills
+  are computed with (a union's case where only ``A`` is present computes ``A[i] + B[i]`` as
+  ``A[i] + 0``, and one writing ``A[i] * 2`` computes ``A[i] * B[i]`` with ``B``'s fill 2);
+- the right-hand side's root: every statement writing the output, even one writing a constant
+  (where every operand is absent, the fill of the whole expression);
+- into a temporary, the statement's ``fills`` (tensors whose fills it computes with, as a sum's
+  count of skipped coordinates times its summand's fill) stand for their accesses: the
+  operators over them are computed, the accesses (not read) are not;
 - a concatenation: every statement computing one of its operands (its value there is that
   operand's: the loop over ``A``'s part of ``concat((A[i], B[j]), ...)`` computes it);
 - a node reading none (a literal): where its parent is computed.
 
 A loop program is several statements, each drawn as a tree of its own (its ``statement_trees()``,
-:mod:`compiler.looplets.statement_trees`): a statement tagged with the ``line`` of the program's
-statement it computes is named by that statement's tree; one of no known statement is left
-untagged.
+:mod:`compiler.looplets.statement_trees`, by where each starts: ``{(line, column): nodes}``): a
+statement tagged with the ``line`` and ``column`` of the program's statement it computes is named
+by that statement's tree (by its line alone where the line holds one statement); one of no known
+statement is left untagged.
 
 >>> from compiler.imperative.ir import Buffer, Function, Tagged, Var
 >>> from compiler.notation import parse
@@ -29,7 +38,7 @@ untagged.
 >>> while isinstance(s, Tagged):
 ...     tags.append((s.tag, s.origin.nodes)); s = s.body.body[0]
 >>> tags
-[('expr:n0', ('n0',)), ('expr:n1', ('n1',)), ('expr:n3', ('n3',))]
+[('expr:n0', ('n0',)), ('expr:n1', ('n1',)), ('expr:n2', ('n2',)), ('expr:n3', ('n3',))]
 """
 
 from __future__ import annotations
@@ -42,7 +51,7 @@ from ..imperative.traverse import map_bodies
 from .ast import Assign
 from .drawing import TreeNode, node_tag, tree_nodes
 
-__all__ = ["EXPRESSION", "computing", "name_nodes", "nodes_computed"]
+__all__ = ["EXPRESSION", "computing", "name_nodes", "nodes_computed", "statement_at"]
 
 #: the origin kind of a statement computing the program's expression
 EXPRESSION = "expression"
@@ -50,10 +59,12 @@ EXPRESSION = "expression"
 _UNNAMED = "expr"
 
 
-def computing(stmts: Iterable[Stmt], reads: Iterable[str], writes: str | None, line: int | None = None) -> list[Stmt]:
+def computing(stmts: Iterable[Stmt], reads: Iterable[str], writes: str | None, line: int | None = None,
+              fills: Iterable[str] = (), column: int | None = None) -> list[Stmt]:
     """``stmts`` tagged as computing the program's expression from tensors ``reads`` into
-    ``writes`` (the output's name; ``None`` for a temporary); ``line``: the loop program's statement
-    they compute. No statements: none.
+    ``writes`` (the output's name; ``None`` for a temporary); ``line`` and ``column``: where the
+    loop program's statement they compute starts; ``fills``: tensors whose fills they compute
+    with in place of their entries. No statements: none.
 
     >>> computing([], ["A"], "y")
     []
@@ -62,38 +73,56 @@ def computing(stmts: Iterable[Stmt], reads: Iterable[str], writes: str | None, l
     if not stmts:
         return stmts
     return [Tagged(_UNNAMED, stmts, "", Origin(EXPRESSION, None, tuple(sorted(set(reads))), writes=writes,
-                                               line=line))]
+                                               line=line, column=column, fills=tuple(sorted(set(fills)))))]
 
 
-def nodes_computed(nodes: list[TreeNode], output: str, reads: Iterable[str], writes: str | None) -> list[TreeNode]:
+def nodes_computed(nodes: list[TreeNode], output: str, reads: Iterable[str], writes: str | None,
+                   fills: Iterable[str] = ()) -> list[TreeNode]:
     """The ``nodes`` of a tree of an assignment to ``output`` that a statement reading ``reads``
-    and writing ``writes`` computes (see the module docstring), in preorder.
+    (computing with the fills of ``fills``) and writing ``writes`` computes (see the module
+    docstring), in preorder.
 
     >>> from compiler.notation import parse
     >>> nodes = tree_nodes(parse("y[i] = A[i] * B[i] + C[i] * 2"))
     >>> [n.label for n in nodes_computed(nodes, "y", ["A", "B"], None)]
     ['*', 'A[i]', 'B[i]']
     >>> [n.label for n in nodes_computed(nodes, "y", ["C"], "y")]
-    ['=', 'y[i]', '*', 'C[i]', '2']
+    ['=', 'y[i]', '+', '*', 'C[i]', '2']
+    >>> [n.label for n in nodes_computed(nodes, "y", [], "y")]   # (the fill written where all are absent)
+    ['=', 'y[i]', '+']
+    >>> [n.label for n in nodes_computed(nodes, "y", [], None, fills=["A", "B"])]
+    ['*']
     >>> nodes = tree_nodes(parse("y[l] = concat((A[i], B[j]), (i, j) -> l) * 2"))
     >>> [n.label for n in nodes_computed(nodes, "y", ["B"], "y")]
     ['=', 'y[l]', '*', 'concat((·, ·), (i, j) -> l)', 'B[j]', '2']
     """
-    reads = set(reads)
+    reads, fills = set(reads), set(fills)
     operands: dict[str | None, list[TreeNode]] = {}
     for n in nodes:
         operands.setdefault(n.parent, []).append(n)
+    written = writes == output
+    root = next((n.ident for n in nodes if n.about.get("role") == "assign"), None)
+    rhs = next((n.ident for n in nodes if n.parent == root and n.about.get("mode") != "update"), None)
     done: set[str] = set()
-    # (operands before the nodes over them: a node reading tensors is computed where its operands
-    # reading tensors are, all of them, or one of a concatenation's)
+    filled: set[str] = set()   # (accesses whose fills are computed with: not read)
+    # (operands before the nodes over them)
     for n in reversed(nodes):
         if n.about.get("role") == "assign" or n.about.get("mode") == "update":
-            ok = writes == output
+            ok = written
         elif n.about.get("role") == "access":
             ok = n.tensors <= reads
+            if not ok and n.tensors <= fills:
+                filled.add(n.ident)
         elif n.tensors:
-            parts = [c.ident in done for c in operands.get(n.ident, ()) if c.tensors]
-            ok = any(parts) if n.about.get("kind") == "concat" else all(parts)
+            kids = [c.ident for c in operands.get(n.ident, ()) if c.tensors]
+            computed = [c in done for c in kids]
+            valued = [c in done or c in filled for c in kids]
+            if written:
+                ok = any(computed) or n.ident == rhs
+            elif n.about.get("kind") == "concat":
+                ok = any(valued)
+            else:
+                ok = bool(kids) and all(valued)
         else:
             continue
         if ok:
@@ -107,7 +136,7 @@ def nodes_computed(nodes: list[TreeNode], output: str, reads: Iterable[str], wri
 def name_nodes(fn: Function, program) -> Function:
     """``fn`` with each statement :func:`computing` tagged by the tree nodes of ``program`` it
     computes (see the module docstring): an assignment's tree, or the tree of a loop program's
-    statement by its line (``program.statement_trees()``: ``{line: nodes}``)."""
+    statement by where it starts (``program.statement_trees()``: ``{(line, column): nodes}``)."""
     if isinstance(program, Assign):
         trees = {None: tree_nodes(program)}
     else:
@@ -115,11 +144,11 @@ def name_nodes(fn: Function, program) -> Function:
         trees = ask() if callable(ask) else {}
 
     def named(o: Origin) -> list[TreeNode]:
-        nodes = trees.get(None if isinstance(program, Assign) else o.line)
+        nodes = trees.get(None) if isinstance(program, Assign) else statement_at(trees, o.line, o.column)
         if nodes is None:
             return []
         output = next((n.about.get("tensor") for n in nodes if n.about.get("mode") == "update"), None)
-        return nodes_computed(nodes, output, o.operands, o.writes)
+        return nodes_computed(nodes, output, o.operands, o.writes, o.fills)
 
     def stmt(s: Stmt) -> list[Stmt]:
         if isinstance(s, Tagged) and s.tag == _UNNAMED:
@@ -128,7 +157,8 @@ def name_nodes(fn: Function, program) -> Function:
             for n in reversed(named(o)):
                 body = [Tagged(node_tag(n.ident), body, f"the expression tree's node {n.label}",
                                Origin(EXPRESSION, None, tuple(sorted(n.tensors)), writes=o.writes, nodes=(n.ident,),
-                                      line=None if isinstance(program, Assign) else o.line))]
+                                      line=None if isinstance(program, Assign) else o.line,
+                                      column=None if isinstance(program, Assign) else o.column))]
             return body
         return [map_bodies(s, stmts)]
 
@@ -137,3 +167,17 @@ def name_nodes(fn: Function, program) -> Function:
 
     body = stmts(fn.body.body)
     return replace(fn, body=Block(tuple(body)))
+
+
+def statement_at(trees: dict, line: int | None, column: int | None) -> list[TreeNode] | None:
+    """The tree in ``trees`` (``{(line, column): nodes}``) of the statement starting at ``line`` and
+    ``column``; where that line holds one statement alone, its tree whatever the column (a pass
+    that rebuilt the statement may have dropped it); else None.
+
+    >>> statement_at({(4, 8): ["y"], (5, 8): ["z"], (5, 20): ["w"]}, 4, 0), statement_at({(5, 8): ["z"], (5, 20): ["w"]}, 5, 0)
+    (['y'], None)
+    """
+    if (line, column) in trees:
+        return trees[(line, column)]
+    same = [nodes for (n, _), nodes in trees.items() if n == line]
+    return same[0] if len(same) == 1 else None

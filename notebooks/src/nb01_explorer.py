@@ -44,10 +44,12 @@ runs the kernel on the sample inputs against scipy and numpy, checking the resul
     ("md", """## The same, without widgets
 
 Everything the UI shows comes from the `explorer` package, so it also works in a script or a test:
-the diff between any two steps, one step as HTML, timing with a small plot."""),
+the diff between any two steps, one step as HTML, timing with a small plot. A step shown with
+`linked=True` carries the kernel's C and links its parts as the exported page does: click a
+coloured node of its drawing and that node's C lines are outlined (click elsewhere to let go)."""),
     ("code", """# NBVAL_CHECK_OUTPUT
 print(diff_steps(session, 0, 2))"""),
-    ("code", """display(HTML(render_step(session.step(1))))"""),
+    ("code", """display(HTML(render_step(session.step(1), linked=True)))"""),
     ("code", """result = compare(ex.run(), ex.baselines(), repeats=5, name="sparsescope")
 display(HTML(result.html()))"""),
     ("md", """## When lowering fails

@@ -231,7 +231,7 @@ assert np.allclose(expr.compute().to_numpy(), (T_dense * 2.0)[:, 1, :] + 1.0)
 for s in k_expr.trace:
     if s.stage in ("materialize", "array"):
         print(s.stage, "|", s.note.splitlines()[0][:110])"""),
-    ("code", """display(HTML(render_step(explore(k_expr).step(0))))"""),
+    ("code", """display(HTML(render_step(explore(k_expr).step(0), linked=True)))"""),
     ("md", """## 4. A roll is a concatenation of two slices
 
 `xp.roll(v, k)` is `concat([v[-k:], v[:-k]])`, and the Fourier transform extension's `fftshift`

@@ -5,11 +5,14 @@ and its text, with the C its expression node computes: all from the data the com
 
 from __future__ import annotations
 
+import html as _html
 import re
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
 import compiler as ss
 from compiler import array as xp
@@ -115,11 +118,14 @@ def test_each_derivation_step_links_the_code_of_its_expression_node(vstack):
     assert [a.name for a in arts] == ["Seq(..., i)", "Seq(..., j)"]
     for art in arts:
         text = art.text.splitlines()
-        for n, ((start, end, tag, _),) in art.data["line_spans"].items():
+        steps = {n: spans for n, spans in art.data["line_spans"].items() if spans[0][3] == "node"}
+        for n, ((start, end, tag, _),) in steps.items():
             line = text[int(n) - 1]
             # (the part recorded is the step's expression, printed as Seq(<expression>, <index>))
             assert line[start - 4:start] == "Seq(" and line[end:].startswith(", "), (line, start, end)
-            reads = [x for x in (lines[k - 1] for k in c.data["provenance"][tag]) if "_val[" in x]
+            # (the lines reading values: a node's lines also write the output, once its value is summed)
+            reads = [x for x in (lines[k - 1] for k in c.data["provenance"][tag])
+                     if "_val[" in x and not x.lstrip().startswith("out_val[")]
             assert reads and all(any(f"{t}_val[" in x for t in nodes[tag].tensors) for x in reads), (tag, reads)
             if nodes[tag].about["role"] == "access":
                 assert all(f"{next(iter(nodes[tag].tensors))}_val[" in x for x in reads), (tag, reads)
@@ -127,4 +133,76 @@ def test_each_derivation_step_links_the_code_of_its_expression_node(vstack):
         drawn = _drawn(html)
         assert drawn == {node: (tags, color_for(tags[0])) for node, tags in art.data["node_tags"].items()}, art.name
         marked = re.findall(r'<span class="pv" data-tags="(expr:n\d+)"', html)
-        assert marked == [tag for (_, _, tag, _), in art.data["line_spans"].values()], art.name
+        assert marked == [tag for (_, _, tag, _), in steps.values()], art.name
+
+
+def test_each_derivation_links_the_loops_its_sequence_becomes(vstack):
+    """The derivation of each loop index's sequence ends with the loops it becomes (a forall per
+    lattice of that index: ``i``'s one over ``k_A ⊔ l_B``, ``j``'s one in each part, over ``j_A``
+    and ``j_B``), each drawn as a box below the derivation's root and printed as a line, linked
+    with its lattice's points' loops: their C lines are the ``while`` loops over the index, and
+    every loop of the C over a point of the index is one of them. Before, a derivation linked no
+    loop."""
+    from explorer.renderers import render_artifact
+
+    c = _c(vstack)
+    lines, prov = c.text.splitlines(), c.data["provenance"]
+    at = vstack.trace.stages().index("seq-derive")
+    arts = [a for a in vstack.trace.steps[at].artifacts if a.kind == "seq-derivation"]
+    lattices = [a for s in vstack.trace.steps for a in s.artifacts if a.kind == "seq-lattice"]
+    session = explore(vstack)
+    for art, index, seqs in zip(arts, "ij", (["k_A ⊔ l_B"], ["j_A", "j_B"])):
+        loops = {node: tags for node, tags in art.data["node_tags"].items() if node.startswith("loop")}
+        points = [tags for a in lattices if a.data["index"] == index for tags in a.data["node_tags"].values()]
+        assert list(loops.values()) == [[t for ts in points[:1] for t in ts] + [t for ts in points[1:] for t in ts]] \
+            if index == "i" else list(loops.values()) == points, (index, loops, points)
+        text = art.text.splitlines()
+        heads = [(text[int(n) - 1][a:b], tag) for n, ((a, b, tag, role),) in art.data["line_spans"].items()
+                 if role == "loop"]
+        assert heads == [(f"forall {index} ∈ {s}", tags[0]) for s, tags in zip(seqs, loops.values())], heads
+        # (each loop's C: the while loops of its points, all of the index's)
+        for tags in loops.values():
+            assert lines[prov[tags[0]][0] - 1].lstrip().startswith("while ("), tags
+        ours = {t for tags in loops.values() for t in tags}
+        assert ours == {t for t, o in c.data["origins"].items() if o["kind"] == "lattice" and o["index"] == index}
+        html = render_artifact(art, provenance=session.provenance())
+        for node, tags in loops.items():
+            assert _drawn(html)[node] == (tags, color_for(tags[0])), (node, tags)
+        marked = [(m.group(1).split()[0], _html.unescape(re.sub("<[^>]+>", "", m.group(2)))) for m in re.finditer(
+            r'<span class="pv" data-tags="(lattice:[^"]*)"[^>]*>((?:<span[^>]*>[^<]*</span>|[^<])*)</span>', html)]
+        assert marked == [(tag, head) for head, tag in heads], marked
+
+
+NAN, INF = float("nan"), float("inf")
+VALUES = st.sampled_from([0.0, 1.5, -2.0, NAN, INF, -INF])
+CONCAT = "y[l] = concat((a[i], b[j]), (i, j) -> l) * c[l]"
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(VALUES, max_size=3), st.lists(VALUES, min_size=1, max_size=3), st.lists(VALUES, min_size=6, max_size=6),
+       st.sampled_from([0.0, 1.5, NAN]), st.sampled_from(["sparse", "dense"]))
+@example([], [0.0], [1.5] * 6, 0.0, "sparse")     # (a empty, b all its fill)
+def test_every_loop_of_a_derivations_index_is_linked_from_it(a, b, c, fill, c_format):
+    """For any fills (NaN among them), values (NaN and infinities stored) and formats, each
+    derivation's loops are every lattice of its index (the tags of all their points, none missing,
+    none of another index), and each such loop that made C starts with a loop statement. The
+    kernel agrees with the dense oracle."""
+    at = ss.parse_format("sparse", fill=fill)
+    A, B = ss.Tensor.from_numpy(np.array(a), at), ss.Tensor.from_numpy(np.array(b), at)
+    C = ss.Tensor.from_numpy(np.array(c[:len(a) + len(b)]), c_format)
+    k = ss.lower(CONCAT, "lattice", a=A, b=B, c=C)
+    want, _ = ss.evaluate(CONCAT, a=A.to_numpy(), b=B.to_numpy(), c=C.to_numpy())
+    np.testing.assert_allclose(np.asarray(k(a=A, b=B, c=C).to_numpy()), want)
+    art = _c(k)
+    lines, prov = art.text.splitlines(), art.data["provenance"]
+    at_derive = k.trace.stages().index("seq-derive")
+    lattices = [a_ for s in k.trace.steps for a_ in s.artifacts if a_.kind == "seq-lattice"]
+    for dv in (a_ for a_ in k.trace.steps[at_derive].artifacts if a_.kind == "seq-derivation"):
+        index = dv.name[len("Seq(..., "):-1]
+        loops = [tags for node, tags in dv.data["node_tags"].items() if node.startswith("loop")]
+        assert sorted(t for tags in loops for t in tags) == sorted(
+            t for L in lattices if L.data["index"] == index for tags in L.data["node_tags"].values() for t in tags)
+        for tags in loops:
+            assert all(t.startswith(f"lattice:{index}:") for t in tags), tags
+            if prov.get(tags[0]):
+                assert lines[prov[tags[0]][0] - 1].lstrip().startswith(("while (", "for (")), tags

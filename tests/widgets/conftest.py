@@ -156,7 +156,17 @@ display(HTML("<div class='views-facts'>" + render_step(facts.step(next(i for i, 
 from compiler import array as xp
 P, Q = (sp.random(n, 5, density=0.4, format="csr", random_state=n) for n in (6, 4))
 seq = explore(ss.lower(xp.concat([ss.asarray(P), ss.asarray(Q)], axis=0) @ ss.asarray(np.arange(5.0)), strategy="lattice").trace)
-display(HTML("<div class='views-seq'>" + "".join(render_step(seq.step(i)) for i, s in enumerate(seq.steps) if s.stage in ("seq-derive", "lattice", "cfir")) + "</div>"))""",
+display(HTML("<div class='views-seq'>" + "".join(render_step(seq.step(i), linked=True) for i, s in enumerate(seq.steps) if s.stage in ("seq-derive", "lattice", "cfir")) + "</div>"))""",
+    # steps as a notebook shows them, linked (clicking a node outlines its C lines): a union whose
+    # operand B has fill 2 (its line where B is absent computes A * 2), two statements on one line
+    """from compiler.looplets.language import loop_program
+fill_A = ss.Tensor.from_numpy(np.array([1.5, 0.0, 0.0, 3.0]), "sv")
+fill_B = ss.Tensor.from_numpy(np.array([2.0, 5.0, 2.0, -1.0]), ss.parse_format("sparse", fill=2.0))
+filled = explore(ss.lower("y[i] = A[i] * B[i]", "lattice", y="dense", A=fill_A, B=fill_B).trace)
+one_line = loop_program(source="def one_line(y, z, a, b):\\n    for i in _:\\n        y[i] = a[i] * 2.0; z[i] += a[i] + b[i]\\n")
+shared = explore(ss.lower(one_line, "looplets", y="dense", z="dense", a=fill_A, b=fill_B).trace)
+display(HTML("<div class='views-linked'>" + render_step(filled.step(0), linked=True)
+             + render_step(shared.step(shared.stages().index("program")), linked=True) + "</div>"))""",
     # a loop program's statements drawn as trees, each node in the colour of the C it computes
     """from compiler.looplets.gallery import spmv_then_axpy
 loops = explore(ss.lower(spmv_then_axpy, "looplets", y="dense", z="dense", A="csr", x="dense", b="sv").trace)

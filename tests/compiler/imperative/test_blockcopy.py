@@ -219,3 +219,35 @@ def test_a_fiber_walked_alone_is_still_copied_as_a_block():
     k, got = run("C[i, j] = A[i, j]", "csr", A=MERGE_A)
     np.testing.assert_array_equal(got.to_numpy(), MERGE_A)
     assert "copied as a block" in k.c_source
+
+
+@settings(max_examples=3, deadline=None)
+@given(st.lists(st.sampled_from([0.0, 1.5, -2.0, nan, np.inf]), min_size=12, max_size=12))
+@example([1.5] * 12)          # (one run of 12 kept entries: copied as a block)
+@example([0.0] * 12)          # (all fill)
+def test_a_block_copy_keeps_the_expression_tags_of_the_append_it_copies(a):
+    """``concat((a[j], b[k]), ...) * 2`` by looplets copies a run of 8 entries or more as a block: the
+    copy's store and its count of dropped values compute the product as the entry-by-entry append
+    does, and carry the same tags of the expression tree's nodes (on main they carried none: the
+    explorer linked no node to them). The kernel agrees with numpy and the dense oracle."""
+    from compiler import array as xp
+
+    av = ss.Tensor.from_numpy(np.array(a), "sv")
+    bv = ss.Tensor.from_numpy(np.array([1.0, 0.0, 2.0]), "sv")
+    k = ss.lower(xp.concat([ss.asarray(av), ss.asarray(bv)]) * 2.0, strategy="looplets")
+    got = np.asarray(k(A=av, B=bv).to_numpy())
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_allclose(got, np.concatenate([np.array(a), [1.0, 0.0, 2.0]]) * 2.0)
+    c = next(x for s in k.trace.steps for x in s.artifacts if x.kind == "c" and x.data.get("provenance"))
+    lines = c.text.splitlines()
+    tags: dict[int, set] = {}
+    for tag, at in c.data["provenance"].items():
+        for n in at:
+            if tag.startswith("expr:"):
+                tags.setdefault(n, set()).add(tag)
+    for tensor in "AB":
+        appends = [n for n, x in enumerate(lines, 1) if re.search(rf"out_val\[out0_nnz\] = {tensor}_val\[", x)]
+        copies = [n for n, x in enumerate(lines, 1) if re.search(rf"out_val\[out0_nnz \+ t\w*\] = {tensor}_val\[", x)
+                  or re.search(rf"n_dropped\w* \+= .*{tensor}_val\[", x)]
+        assert appends and len(copies) == 2, (tensor, appends, copies)
+        assert all(tags.get(n) == tags[appends[0]] and tags[n] for n in copies), (tensor, [tags.get(n) for n in copies])

@@ -19,12 +19,28 @@ def _c(kernel):
     return [a for s in kernel.trace.steps for a in s.artifacts if a.kind == "c"][-1]
 
 
+def computes(line: str, n, nodes) -> bool:
+    """Whether ``line``, a C line writing the output, computes node ``n`` of the tree ``nodes``: an
+    access where it reads its tensor, the right-hand side's root always (where every operand is
+    absent it writes their fill), any other operator where it computes one of its operands (the
+    others absent: their fills are computed with)."""
+    if n.about.get("role") == "access" and n.about.get("mode") != "update":
+        return f"{next(iter(n.tensors))}_val[" in line
+    parent = next((m for m in nodes if m.ident == n.parent), None)
+    if n.parent is None or n.about.get("mode") == "update" or parent.parent is None:
+        return True
+    if not n.tensors:   # (a literal: where its parent is computed)
+        return computes(line, parent, nodes)
+    return any(computes(line, m, nodes) for m in nodes if m.parent == n.ident and m.tensors)
+
+
 @pytest.mark.parametrize("strategy", ["lattice", "looplets"])
 def test_each_node_tags_the_statements_that_compute_it(strategy):
-    """In a union of a product and an operand (three lattice points), ``+`` is computed only
-    where all three are present, ``*`` where A and B are, ``C[i]`` where C is: each node's C lines
-    read its operands' values, and every line reading all of a node's operands names it. The
-    kernel agrees with the dense oracle."""
+    """In a union of a product and an operand (three lattice points), ``+`` is computed by every
+    line writing the output, ``*`` where A or B is present (the other absent, its fill computed
+    with: the line writing ``A * 0`` computes the product), ``C[i]`` where C is: each node tags
+    exactly the lines writing the output that compute it so. The kernel agrees with the dense
+    oracle."""
     rng = np.random.default_rng(3)
     data = {n: np.where(rng.random(12) < 0.5, rng.random(12), 0.0) for n in "ABC"}
     kernel = ss.lower(PROGRAM, strategy, A="sv", B="sv", C="sv")
@@ -34,22 +50,16 @@ def test_each_node_tags_the_statements_that_compute_it(strategy):
 
     c = _c(kernel)
     lines, prov, origins = c.text.splitlines(), c.data["provenance"], c.data["origins"]
-    nodes = {n.ident: n for n in tree_nodes(parse(PROGRAM))}
-    assert [n.label for n in nodes.values()] == ["=", "y[i]", "+", "*", "A[i]", "B[i]", "C[i]"]
-    computes = [n for n in lines if "_val[" in n and "y_val[" in n and "=" in n]
-    for ident, node in nodes.items():
-        tag = f"expr:{ident}"
-        assert origins[tag]["kind"] == "expression" and origins[tag]["nodes"] == [ident]
-        tagged = [lines[k - 1] for k in prov[tag]]
-        reading = [x for x in computes if all(f"{t}_val[" in x for t in node.tensors - {"y"})]
-        assert tagged, f"{strategy}: node {node.label} tags no C line"
-        assert all(f"{t}_val[" in x for x in tagged for t in node.tensors - {"y"}), (node.label, tagged)
-        if node.tensors - {"y"}:
-            assert set(reading) <= set(tagged), (node.label, reading, tagged)
-    # the sum is computed in one case alone, the product in two (A∩B∩C and A∩B)
-    plus = [lines[k - 1] for k in prov["expr:n2"]]
-    assert all("A_val" in x and "B_val" in x and "C_val" in x for x in plus)
-    assert len(prov["expr:n3"]) > len(prov["expr:n2"])
+    nodes = tree_nodes(parse(PROGRAM))
+    assert [n.label for n in nodes] == ["=", "y[i]", "+", "*", "A[i]", "B[i]", "C[i]"]
+    writes = set(prov["expr:n0"])
+    assert writes and all("y_val[" in lines[k - 1] for k in writes)
+    for n in nodes:
+        tag = f"expr:{n.ident}"
+        assert origins[tag]["kind"] == "expression" and origins[tag]["nodes"] == [n.ident]
+        assert set(prov[tag]) == {k for k in writes if computes(lines[k - 1], n, nodes)}, (strategy, n.label)
+    # the sum is computed where C alone is stored too (A * B is then its fill, 0): not only where all are
+    assert any("C_val[" in lines[k - 1] and "A_val[" not in lines[k - 1] for k in prov["expr:n2"])
 
 
 def test_a_loop_programs_statement_tags_its_code_by_its_own_tree():
@@ -64,7 +74,7 @@ def test_a_loop_programs_statement_tags_its_code_by_its_own_tree():
     np.testing.assert_array_equal(kernel(bins=np.zeros(4, np.int64), img=img, mask=np.ones_like(img, bool),
                                          shift=np.int64(4), top=np.int64(64)).to_numpy(), [1, 1, 1, 1])
     trees = histogram_program("shift").statement_trees()
-    ((line, nodes),) = trees.items()
+    (((line, _), nodes),) = trees.items()
     assert [n.label for n in nodes] == ["+=", "bins[>>(v, shift[])]", "1"]
     tags = sorted(t for t in c.data["provenance"] if t.startswith("expr"))
     assert tags == [f"expr:l{line}n{m}" for m in range(3)]
@@ -82,8 +92,9 @@ VALUES = st.sampled_from([0.0, 1.5, -2.0, NAN, INF, -INF])
 @example([], [NAN], [1.5] * 6, NAN, "sparse", 1.5)     # (a empty, b holding only its NaN fill)
 def test_the_sequence_lowering_tags_the_nodes_each_statement_computes(a, b, c, fill, c_format, c_fill):
     """By the lattice strategy's sequences, a concatenation is computed by each part's loop (its
-    value there is that part's), a sum where both its operands are: each node tags exactly the
-    lines of the output that compute it so. The kernel agrees with the dense oracle, for any fill,
+    value there is that part's), a sum by every line writing the output (where an operand is
+    absent, its fill is computed with): each node tags exactly the lines of the output that compute
+    it so. The kernel agrees with the dense oracle, for any fill,
     NaN and infinities stored, an empty part."""
     at = ss.parse_format("sparse", fill=fill)
     A, B = ss.Tensor.from_numpy(np.array(a), at), ss.Tensor.from_numpy(np.array(b), at)
@@ -100,14 +111,35 @@ def test_the_sequence_lowering_tags_the_nodes_each_statement_computes(a, b, c, f
     writes = set(prov["expr:n0"])
     assert writes and set(prov["expr:n1"]) == writes
 
-    def computes(k: int, n) -> bool:
-        """Whether C line ``k`` computes node ``n``: reads an access's tensor, one operand of a
-        concatenation, every operand reading tensors of anything else."""
-        if n.about["role"] == "access":
-            return f"{next(iter(n.tensors))}_val[" in lines[k - 1]
-        parts = [computes(k, m) for m in nodes if m.parent == n.ident and m.tensors]
-        return any(parts) if n.about.get("kind") == "concat" else all(parts)
     for n in nodes[2:]:
-        assert set(prov.get(f"expr:{n.ident}", ())) == {k for k in writes if computes(k, n)}, n.label
+        assert set(prov.get(f"expr:{n.ident}", ())) == {k for k in writes if computes(lines[k - 1], n, nodes)}, n.label
     # (each part's loop computes the concatenation, where its part is stored)
     assert set(prov["expr:n3"]) == set(prov.get("expr:n4", ())) | set(prov["expr:n5"]) and prov["expr:n5"]
+
+
+@pytest.mark.parametrize("strategy", ["lattice", "looplets"])
+@settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(VALUES, min_size=4, max_size=4), st.lists(VALUES, min_size=4, max_size=4),
+       st.sampled_from([1.0, 2.0, NAN, INF]))
+@example([0.0] * 4, [2.0] * 4, 2.0)      # (all fill)
+def test_a_fill_operands_lines_carry_its_operators_tag(strategy, a, b, b_fill):
+    """``A[i] * B[i]`` with B of a fill f other than 0 is a union: where B is absent, the line
+    writing A's entry times f (A's entry itself for f = 1) computes the product with B's fill, and
+    carries ``*``'s tag, as every line writing the output does. ``sum[i](B[i])`` folds B's fill in
+    for the coordinates B does not store: those lines carry the sum's tag. On main neither did.
+    Both kernels agree with the dense oracle."""
+    A = ss.Tensor.from_numpy(np.array(a), "sv")
+    B = ss.Tensor.from_numpy(np.array(b), ss.parse_format("sparse", fill=b_fill))
+    for program in ("y[i] = A[i] * B[i]", "y[] = sum[i](B[i])"):
+        kernel = ss.lower(program, strategy, y="dense", A=A, B=B)
+        want, _ = ss.evaluate(program, A=A.to_numpy(), B=B.to_numpy())
+        with np.errstate(invalid="ignore"):
+            np.testing.assert_allclose(np.asarray(kernel(A=A, B=B).to_numpy()), want)
+        c = _c(kernel)
+        lines, prov = c.text.splitlines(), c.data["provenance"]
+        writes, operator = set(prov["expr:n0"]), set(prov["expr:n2"])   # (n2: the right-hand side's root)
+        if program.startswith("y[i]"):
+            assert writes and writes <= operator, (program, sorted(writes - operator))
+            assert any("A_val[" in lines[k - 1] and "B_val[" not in lines[k - 1] for k in operator), program
+        else:   # (a line adding the fill times the coordinates skipped, into the sum)
+            assert any("+=" in lines[k - 1] and "B_val[" not in lines[k - 1] for k in operator), program
