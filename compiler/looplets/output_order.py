@@ -53,9 +53,7 @@ def loops_of(stmt) -> list:
     while True:
         if isinstance(stmt, Block):
             nests = [s for s in stmt.stmts if isinstance(s, Loop)]
-            # (inside a loop, a statement beside the inner loop, a scalar's declaration or its write after
-            # it, runs at each of its iterations: the perfect nest ends there)
-            if len(nests) != 1 or out and len(stmt.stmts) > 1:
+            if len(nests) != 1:
                 return out
             stmt = nests[0]
         elif isinstance(stmt, Loop):
@@ -113,7 +111,7 @@ def reordered(body, first: list):
     return inner
 
 
-def _perfect_nest(body):
+def perfect_nest(body):
     """``(loops, assignment)`` of a nest whose only statement is the innermost assignment (the
     output's declarations before it), else None: only such a nest may run its loops in any order."""
     if isinstance(body, Block):
@@ -141,7 +139,7 @@ def _read_in_order(prog, out: str, formats: dict) -> OutputOrder:
     >>> [lp.idx.name for lp in loops_of(choice.program.body)]
     ['i', 'j']
     """
-    nest = _perfect_nest(prog.body)
+    nest = perfect_nest(prog.body)
     before = reads_out_of_order(prog.body, out, formats)
     if nest is None or before == 0 or len(nest[0]) > 5:
         return OutputOrder(prog, None, "")

@@ -60,7 +60,7 @@ from . import extents as X
 from .fibers import SubFiber, TensorInfo, UnfurlContext, child_fiber, fiber_tag
 from .levels import not_fill, unfurl_dense
 from .looplets import Fill, Lookup, Thunk, nest_dot, nest_text
-from .output_order import fewest_reads_out_of_order, loops_of, reads_out_of_order, reordered
+from .output_order import fewest_reads_out_of_order, loops_of, perfect_nest, reads_out_of_order, reordered
 from .program import Assign, Declare as PDeclare, Freeze, Index, Literal, TensorRef, walk
 
 #: the two passes, in order, and what each does (the trace's notes)
@@ -130,7 +130,9 @@ def scatter_program(prog, chosen, out: str, fmt, formats: dict, fixed: bool = Fa
     if chosen.built is not None:
         return chosen.program if combines_in_order(chosen.program.body, out, fmt) else None
     loops = loops_of(prog.body)
-    if fixed or not loops or len(loops) > 5:
+    # (only a perfect nest runs its loops in any order: a sum through a scalar declares it and writes the
+    # output beside its inner loop, once per entry)
+    if fixed or not loops or len(loops) > 5 or perfect_nest(prog.body) is None:
         return None
     best, least = fewest_reads_out_of_order(prog.body, out, formats)
     if least >= reads_out_of_order(chosen.program.body, out, formats):
