@@ -51,13 +51,13 @@ from ..trace import Trace
 from .coo_segments import flatten_segments
 from .sequences import SequenceError
 from ..format import Format
-from ..stand_in import conversion_cost, format_text
+from ..stand_in import conversion_cost, format_text, output_conversion_note
 from .seqderive import DiscordantWalk, ShapedFormat, copy_fill, input_fills, seq_lower
 from .seqcfir import same_value
 from .seqvalues import call_kind
 from .exprs import names_used
 from .seqemit import emit_function, kernel_helpers
-from .seqoutput import output_kind
+from .seqoutput import stand_in_output
 
 LOOPLETS = "lower it with strategy='looplets'"
 
@@ -84,11 +84,13 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
         fill = copy_fill(program, {t: formats[t] for t in read}, extents)
     except StrategyError as e:
         raise StrategyError(f"{e}; {LOOPLETS}") from None
+    built = None if out_format is None else stand_in_output(out_format, out)
+    if built is not None:
+        # (an output the loops cannot append as it stands: built as a SparseList or COO, converted after each call)
+        trace.record("convert", before=program, after=program,
+                     note=output_conversion_note(out, out_format, built[0], built[1]))
+        out_format = built[0]
     if out_format is not None:
-        if output_kind(out_format) is None:
-            raise StrategyError(f"{program}: the lattice strategy appends shape operators' results in the loops' "
-                                f"order to a dense output, a sparse vector, CSR, CSC or COO, not {out} as "
-                                f"{out_format}; {LOOPLETS}")
         want = 0 if fill is None else fill
         # (where the loops' algebra takes the result's fill for 0, a literal added, they walk every
         # coordinate: an output of fill 0 is written whole too)
@@ -179,7 +181,8 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
             fn = after
     fill = np.asarray(0 if fill is None else fill).astype(np.dtype(out_format.dtype)).item()
     return Lowered(fn, out, out_format, tuple(int(n) for n in low.shape), fill, (), "fill", kernel_helpers(fn, low),
-                   shapes=tuple((t, tuple(shapes[t])) for t in read), conversions=tuple(converted.items()))
+                   shapes=tuple((t, tuple(shapes[t])) for t in read),
+                   conversions=tuple(converted.items()) + (() if built is None else ((out, out_format),)))
 
 
 __all__ = ["lower_shape_lattice"]

@@ -36,6 +36,9 @@ from ..kept_rows import kept_row_entries
 from ..notation.ast import accesses as accesses_of
 from ..notation.ast import walk as walk_notation
 from ..notation.shape import Slice
+from ..format import Format
+from ..levels import SparseCOO
+from ..stand_in import stand_in
 from .exprs import not_fill
 from .seqlevels import leaf_kind
 
@@ -45,22 +48,57 @@ def _c(n: int) -> Const:
 
 
 def output_kind(fmt) -> str | None:
-    """``dense``, ``list`` (Dense levels over one SparseList), ``coo`` (one SparseCOO level), or None
-    for an output the sequence emitter cannot append to.
+    """``dense`` (levels located by coordinate only), ``list`` (those over one level appended as a
+    sorted list of coordinates under any parent, a SparseList, or a one-mode list of coordinate
+    tuples, a COO vector), ``coo`` (one list of coordinate tuples, SparseCOO), or None for an output
+    the sequence emitter cannot append to. Asked of the levels' declared capabilities: a level that
+    stores its coordinates otherwise (a band, blocks, runs) is none of these, whatever its arrays.
 
-    >>> from compiler.format import csr, csc, coo, dcsr
+    >>> from compiler.format import csr, csc, coo, dcsr, parse_format
     >>> [output_kind(f) for f in (csr(), coo(), csc(), dcsr())]
     ['list', 'coo', 'list', None]
+    >>> output_kind(parse_format("Dense(SparseBand(Element(0.0)))")) is None
+    True
     """
-    kinds = [leaf_kind(lvl) for lvl in fmt.levels]
-    if all(k == "dense" for k in kinds):
-        return "dense"
+    if all(lvl.located_by_coordinate for lvl in fmt.levels):
+        return "dense"     # (a 0-d output too: no level)
+    *above, last = fmt.levels
+    if not all(lvl.located_by_coordinate for lvl in above) or last.nmodes != 1 and above:
+        return None
     # (any mode order: the loops run in the output's, so a CSC output comes column by column)
-    if kinds[-1] == "list" and all(k == "dense" for k in kinds[:-1]):
+    if last.nmodes == 1 and (last.appends_nested and last.appends_coordinates and not last.at_most_one
+                             or last.coordinate_list):
         return "list"
-    if kinds == ["coo"]:
-        return "coo"
-    return None
+    return "coo" if last.coordinate_list else None
+
+
+def stand_in_output(fmt, tensor: str):
+    """``(built, why)``: the format the sequence lowering builds output ``tensor`` of format ``fmt``
+    in, converted to ``fmt`` after each call (``Tensor.asformat``), and why; None when it appends
+    ``fmt`` itself (:func:`output_kind`). Levels located by coordinate over one innermost level of
+    one mode are built with a SparseList there (the rows kept, a conversion row by row); any other
+    format as a SparseCOO of all its modes in its mode order, which the loops append in that order.
+
+    >>> from compiler.format import dcsr, parse_format
+    >>> print(stand_in_output(parse_format("Dense(SparseBand(Element(0.0)))"), "C")[0])
+    Dense(SparseList(Element(0.0)))
+    >>> built, why = stand_in_output(dcsr(), "C")
+    >>> print(built); print(why)
+    SparseCOO(2, Element(0.0))
+    the lattice strategy appends shape operators' results to C in the loops' order only to levels located by coordinate (Dense) over at most one SparseList, or to one SparseCOO level
+    >>> stand_in_output(parse_format("csr"), "C") is None
+    True
+    """
+    if output_kind(fmt) is not None:
+        return None
+    *above, last = fmt.levels
+    if last.nmodes == 1 and all(lvl.located_by_coordinate for lvl in above):
+        built = stand_in(fmt, lambda levels, k: levels[k].located_by_coordinate or levels[k].appends_nested)[0]
+    else:
+        index_dtype = next((lvl.index_dtype for lvl in fmt.levels if getattr(lvl, "index_dtype", None)), None)
+        built = Format(SparseCOO(fmt.ndim, fmt.leaf, index_dtype=index_dtype), fmt.mode_order)
+    return built, (f"the lattice strategy appends shape operators' results to {tensor} in the loops' order only "
+                   f"to levels located by coordinate (Dense) over at most one SparseList, or to one SparseCOO level")
 
 
 class SeqOutput:
@@ -209,4 +247,4 @@ def stored_count(name: str, fmt):
     return _c(1) if count is None else count
 
 
-__all__ = ["SeqOutput", "output_kind", "stored_count"]
+__all__ = ["SeqOutput", "output_kind", "stand_in_output", "stored_count"]
