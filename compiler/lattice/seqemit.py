@@ -69,6 +69,7 @@ from ..notation.dtypes import expr_dtype
 from ..notation.node_provenance import computing
 from .seqlattice import edges
 from .seqlevels import leaf_kind
+from .seqassembly import SeqAssembly, sequence_output
 from .seqoutput import SeqOutput
 from .seqrewind import cursor_vars, declare_starts, rewind_stmts, save_stmts
 from .sequences import (EMPTIES, Concat, Intersect, Level, Offset, Pad, Product, Project, Seq, Slice, Union,
@@ -109,7 +110,7 @@ class SeqEmitter:
         self.names = names            # sequence tensor name (A, A') -> real tensor name
         self.dtype = dtype
         self.fresh = FreshNames(set(taken))
-        self.out: SeqOutput | None = None
+        self.out: SeqOutput | SeqAssembly | None = None
         self.known: frozenset = frozenset()   # leaf keys known valid here (the enclosing loops')
         self.leaves: dict = {}        # leaf key -> LeafCode (the cursors declared in scope)
         self.groups: dict = {}        # π0 group key -> Var
@@ -648,9 +649,9 @@ class SeqEmitter:
         if isinstance(s, cf.Assign):
             v = self.value(s.value)
             if self.out.kind == "dense" or isinstance(v, (Var, Const)):
-                return self.computing(s, self.out.store(s.idxs, v), self.out.name)
+                return self.computing(s, self.out.store(s.idxs, v), self.out.tensor)
             local = Var(self.fresh("v"))      # (tested against the fill, then stored)
-            return self.computing(s, [Declare(local, self.dtype, v)] + self.out.store(s.idxs, local), self.out.name)
+            return self.computing(s, [Declare(local, self.dtype, v)] + self.out.store(s.idxs, local), self.out.tensor)
         if isinstance(s, cf.Switch):
             x = Var(s.index)
             chain = None
@@ -701,7 +702,8 @@ class SeqEmitter:
                 at = self.locate(located, self.eval(iterated), {})
                 # (the loop's own sequence is valid in its body; a part of it may have run out)
                 inner += at if iterated == w.seq else [If(self.valid(iterated), at)]
-            inner += self.stmt(w.body)
+            # (a loop over an output index closes the segment of the output level it indexes)
+            inner += self.out.case(w.index, self.stmt(w.body))
             self.known = outside
             if isinstance(w.body, cf.Switch) or isinstance(w.seq, (Union, Intersect)) or _moved_inside(w):
                 return inner + self.advance(w.seq, x, {})
@@ -805,8 +807,8 @@ def emit_function(low, formats: dict, name: str, out_format=None, dtype: str | N
     taken = {str(i) for i in program.lhs.indices} | indices | {p.name for p in params}
     em = SeqEmitter(formats, names, dtype, taken)
     em.rewinding = frozenset(p.group_key for w in _whiles(low.cfir.cfir) for p in w.rewind)
-    em.out = SeqOutput(out, out_format, low.shape, dtype, em.fresh)
-    body = em.out.init({t: formats[t] for t in inputs}, program.rhs) + em.stmt(low.cfir.cfir) + em.out.final()
+    em.out = sequence_output(out, out_format, tuple(str(i) for i in program.lhs.indices), low.shape, dtype, em.fresh)
+    body = em.out.start({t: formats[t] for t in inputs}, program.rhs) + em.stmt(low.cfir.cfir) + em.out.end()
     used = names_used(body)
     params = [p for p in params if p.name in used] + em.out.params()
     helpers = tuple(ir.Helper(h, src) for h, (src, _) in sorted(em.helpers.items()) if src)

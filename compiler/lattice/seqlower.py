@@ -57,7 +57,7 @@ from .seqcfir import same_value
 from .seqvalues import call_kind
 from .exprs import names_used
 from .seqemit import emit_function, kernel_helpers
-from .seqoutput import stand_in_output
+from .seqassembly import sequence_building
 
 LOOPLETS = "lower it with strategy='looplets'"
 
@@ -84,9 +84,9 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
         fill = copy_fill(program, {t: formats[t] for t in read}, extents)
     except StrategyError as e:
         raise StrategyError(f"{e}; {LOOPLETS}") from None
-    built = None if out_format is None else stand_in_output(out_format, out)
+    built = None if out_format is None else sequence_building(out_format, out)
     if built is not None:
-        # (an output the loops cannot append as it stands: built as a SparseList or COO, converted after each call)
+        # (an output level the lattice emission does not assemble: built as a SparseList, converted after each call)
         trace.record("convert", before=program, after=program,
                      note=output_conversion_note(out, out_format, built[0], built[1]))
         out_format = built[0]

@@ -18,7 +18,7 @@ if (v != 0.0) {
     C1_pos[i + 1] += 1;
     pC1 += 1;
 }
->>> print("\\n".join(str(s) for s in out.final()))
+>>> print("\\n".join(str(s) for s in out.end()))
 for (int64 q = 0; q < 2; q++) {
     C1_pos[q + 1] += C1_pos[q];
 }
@@ -36,9 +36,6 @@ from ..kept_rows import kept_row_entries
 from ..notation.ast import accesses as accesses_of
 from ..notation.ast import walk as walk_notation
 from ..notation.shape import Slice
-from ..format import Format
-from ..levels import SparseCOO
-from ..stand_in import stand_in
 from .exprs import not_fill
 from .seqlevels import leaf_kind
 
@@ -72,41 +69,12 @@ def output_kind(fmt) -> str | None:
     return "coo" if last.coordinate_list else None
 
 
-def stand_in_output(fmt, tensor: str):
-    """``(built, why)``: the format the sequence lowering builds output ``tensor`` of format ``fmt``
-    in, converted to ``fmt`` after each call (``Tensor.asformat``), and why; None when it appends
-    ``fmt`` itself (:func:`output_kind`). Levels located by coordinate over one innermost level of
-    one mode are built with a SparseList there (the rows kept, a conversion row by row); any other
-    format as a SparseCOO of all its modes in its mode order, which the loops append in that order.
-
-    >>> from compiler.format import dcsr, parse_format
-    >>> print(stand_in_output(parse_format("Dense(SparseBand(Element(0.0)))"), "C")[0])
-    Dense(SparseList(Element(0.0)))
-    >>> built, why = stand_in_output(dcsr(), "C")
-    >>> print(built); print(why)
-    SparseCOO(2, Element(0.0))
-    the lattice strategy appends shape operators' results to C in the loops' order only to levels located by coordinate (Dense) over at most one SparseList, or to one SparseCOO level
-    >>> stand_in_output(parse_format("csr"), "C") is None
-    True
-    """
-    if output_kind(fmt) is not None:
-        return None
-    *above, last = fmt.levels
-    if last.nmodes == 1 and all(lvl.located_by_coordinate for lvl in above):
-        built = stand_in(fmt, lambda levels, k: levels[k].located_by_coordinate or levels[k].appends_nested)[0]
-    else:
-        index_dtype = next((lvl.index_dtype for lvl in fmt.levels if getattr(lvl, "index_dtype", None)), None)
-        built = Format(SparseCOO(fmt.ndim, fmt.leaf, index_dtype=index_dtype), fmt.mode_order)
-    return built, (f"the lattice strategy appends shape operators' results to {tensor} in the loops' order only "
-                   f"to levels located by coordinate (Dense) over at most one SparseList, or to one SparseCOO level")
-
-
 class SeqOutput:
     """The parameters, per-entry stores and closing statements of output ``name`` of ``fmt``."""
 
     def __init__(self, name: str, fmt, shape: tuple, dtype: str, fresh=None):
         # (extents in storage order: the loops run in the output's mode order, e.g. columns first for CSC)
-        self.name, self.fmt, self.dtype, self.fresh = name, fmt, dtype, fresh or (lambda base: base)
+        self.tensor, self.fmt, self.dtype, self.fresh = name, fmt, dtype, fresh or (lambda base: base)
         self.shape = tuple(tuple(shape)[m] for m in fmt.mode_order) if len(shape) == len(fmt.mode_order) \
             else tuple(shape)
         self.kind = output_kind(fmt)
@@ -137,27 +105,17 @@ class SeqOutput:
         out.append(ir.Growable(self.val, self.dtype, self.counter))
         return out
 
-    def init(self, inputs: dict | None = None, rhs=None) -> list:
+    def start(self, inputs: dict | None = None, rhs=None) -> list:
         """The output's first statements; ``inputs`` (name -> Format), read by the kernel, bound
-        its entries: room for all theirs is reserved up front (a hint), as the looplets' reserve
-        does, so the buffers do not grow by doubling. An input ``rhs`` (the program's right side)
-        reads only through a slice of its rows counts the entries of the rows kept instead."""
+        its entries: room for all theirs is reserved up front (:func:`reserve_room`)."""
         out = [Grow(self.pos, _c(2)), Store(self.pos, 0, Const(0, self.idt))] if self.kind == "coo" else []
-        if self.kind == "dense" or not inputs:
+        if self.kind == "dense":
             return out
-        total = None
-        for name, fmt in sorted(inputs.items()):
-            kept = _row_slice(rhs, name, fmt) if rhs is not None else None
-            if kept is None:
-                n = stored_count(name, fmt)
-            else:
-                counting, n = kept_row_entries(array_name(name, 1, fmt.levels[1].starts_array), kept.start,
-                                               kept.stop, kept.step, self.fresh)
-                out += counting
-            total = n if total is None else BinOp("+", total, n)
-        if total == _c(0):
-            return out      # (an empty slice: no room to reserve)
-        return out + [Grow(x, total, hint=True) for x in (*self.idx, self.val)]
+        return out + reserve_room((*self.idx, self.val), inputs, rhs, self.fresh)
+
+    def case(self, index: str, stmts: list) -> list:
+        """``stmts``, the body of a loop over ``index``: the entries' stores assemble the levels."""
+        return stmts
 
     def dense_position(self, idxs: tuple, upto: int):
         """The position of the first ``upto`` modes (Dense levels) of an entry at ``idxs``."""
@@ -193,7 +151,7 @@ class SeqOutput:
         """``x`` as the output's index type."""
         return x if self.idt == "int64" else Cast(self.idt, x)
 
-    def final(self) -> list:
+    def end(self) -> list:
         if self.kind == "coo" or self.kind == "list" and len(self.shape) == 1:
             # (a vector's one fiber ends at the counter: stored once here, where pos[1] += 1 per
             # entry loaded what the last entry stored, a chain through memory)
@@ -206,6 +164,31 @@ class SeqOutput:
             q = Var(self.q)
             return [ir.For(q, 0, _c(rows), [Store(self.pos, BinOp("+", q, _c(1)), Load(self.pos, q), "+")])]
         return []
+
+
+def reserve_room(arrays: tuple, inputs: dict | None, rhs, fresh) -> list:
+    """Grow ``arrays`` (an output's, one element per entry) up front, a hint, for all the entries of
+    ``inputs`` (name -> Format), read by the kernel, as the looplets' reserve does, so the buffers
+    do not grow by doubling. An input ``rhs`` (the program's right side) reads only through a slice
+    of its rows counts the entries of the rows kept instead.
+
+    >>> from compiler.format import csr
+    >>> print(reserve_room(("C1_idx",), {"A": csr()}, None, None)[0])
+    reserve C1_idx for A1_pos[A0_size];
+    """
+    out, total = [], None
+    for name, fmt in sorted((inputs or {}).items()):
+        kept = _row_slice(rhs, name, fmt) if rhs is not None else None
+        if kept is None:
+            n = stored_count(name, fmt)
+        else:
+            counting, n = kept_row_entries(array_name(name, 1, fmt.levels[1].starts_array), kept.start,
+                                           kept.stop, kept.step, fresh or (lambda base: base))
+            out += counting
+        total = n if total is None else BinOp("+", total, n)
+    if total is None or total == _c(0):
+        return out      # (no input, or an empty slice: no room to reserve)
+    return out + [Grow(x, total, hint=True) for x in arrays]
 
 
 def _row_slice(rhs, name: str, fmt):
@@ -247,4 +230,4 @@ def stored_count(name: str, fmt):
     return _c(1) if count is None else count
 
 
-__all__ = ["SeqOutput", "output_kind", "stand_in_output", "stored_count"]
+__all__ = ["SeqOutput", "output_kind", "reserve_room", "stored_count"]
