@@ -12,13 +12,32 @@ names): each loop over an output index wraps its body with the level's segment
 stored in its block of Dense slots, at the innermost level. The output's extents are the kernel's
 own (a shape-operator kernel is specialized to its shapes): locals, not parameters.
 
+A DCSR's row ``i`` is kept (its coordinate appended, its fiber's end stored) if the loop over its
+columns appended entries:
+
 >>> from compiler.format import dcsr
+>>> from compiler.imperative.ir import Var
 >>> from compiler.names import FreshNames
 >>> out = SeqAssembly("C", dcsr(), ("i", "j"), (2, 3), "float64", FreshNames())
 >>> [p.name for p in out.params()]
 ['pC0', 'C0_idx', 'C0_pos', 'pC1', 'C1_idx', 'C1_pos_len', 'C1_pos', 'C_val']
->>> print("\\n".join(str(s) for s in out.case("i", [])))
-<BLANKLINE>
+>>> print("\\n".join(str(s) for s in out.case("i", out.store(("i", "j"), Var("v")))))
+int64 pC1_begin = pC1;
+if (v != 0.0) {
+    grow C1_idx to pC1 + 1;
+    grow C_val to pC1 + 1;
+    C1_idx[pC1] = j;
+    C_val[pC1] = v;
+    pC1 += 1;
+}
+if (pC1 > pC1_begin) {
+    grow C0_idx to pC0 + 1;
+    C0_idx[pC0] = i;
+    pC0 += 1;
+    grow C1_pos to pC0 + 1;
+    C1_pos[pC0] = pC1;
+    C1_pos_len = pC0 + 1;
+}
 """
 
 from __future__ import annotations

@@ -786,10 +786,12 @@ def _cin_names(s) -> tuple[set, set]:
     return reads, indices
 
 
-def emit_function(low, formats: dict, name: str, out_format=None, dtype: str | None = None) -> ir.Function:
+def emit_function(low, formats: dict, name: str, out_format=None, dtype: str | None = None,
+                  notes: list | None = None) -> ir.Function:
     """The kernel of ``low`` (a :class:`~compiler.lattice.seqderive.SeqLowering`) over tensors of
     ``formats``, writing its output in ``out_format`` (default all Dense, in mode order; see
-    :mod:`compiler.lattice.seqoutput` for the sparse ones)."""
+    :mod:`compiler.lattice.seqoutput` and :mod:`compiler.lattice.seqassembly` for the sparse ones);
+    ``notes`` gets how it assembles the output."""
     from ..format import dense
     program = low.program
     out = program.lhs.tensor
@@ -809,6 +811,8 @@ def emit_function(low, formats: dict, name: str, out_format=None, dtype: str | N
     em.rewinding = frozenset(p.group_key for w in _whiles(low.cfir.cfir) for p in w.rewind)
     em.out = sequence_output(out, out_format, tuple(str(i) for i in program.lhs.indices), low.shape, dtype, em.fresh)
     body = em.out.start({t: formats[t] for t in inputs}, program.rhs) + em.stmt(low.cfir.cfir) + em.out.end()
+    if notes is not None:
+        notes += em.out.notes
     used = names_used(body)
     params = [p for p in params if p.name in used] + em.out.params()
     helpers = tuple(ir.Helper(h, src) for h, (src, _) in sorted(em.helpers.items()) if src)

@@ -8,8 +8,11 @@ pipeline end to end, each stage a trace step.
 the imperative IR's cleanup. The sequences hold the extents of the tensors lowered for, so the
 kernel is specialized to their shapes (a call with other shapes is refused; lower again).
 
-It writes dense outputs, or appends to a sparse vector, CSR, CSC or COO (:mod:`compiler.lattice.seqoutput`;
-the loops run in the output's mode order);
+It writes dense outputs, appends to a sparse vector, CSR, CSC or COO (:mod:`compiler.lattice.seqoutput`;
+the loops run in the output's mode order), and assembles every other output level the lattice emission
+assembles in one pass by its code (:mod:`compiler.lattice.seqassembly`: DCSR, CSF, hashes, byte maps,
+bands, blocks, runs); a level it does not (a band above a hash) is built as its SparseList stand-in,
+converted after each call (a ``convert`` step);
 inputs are Dense, SparseList and SparseCOO levels of any fill (an absent entry reads it: the
 result's fill is :func:`~compiler.lattice.seqderive.copy_fill`), under any elementwise operator
 (:mod:`compiler.lattice.seqvalues`; a user function's own iteration algebra too), summed whatever the
@@ -139,14 +142,15 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
         except (StrategyError, SequenceError) as e:
             raise StrategyError(f"{e}; {LOOPLETS}") from None
     dtype = None if out_format is None else np.dtype(out_format.dtype).name
-    fn = emit_function(low, formats, name or f"lattice_{out}", out_format, dtype)
+    notes = []
+    fn = emit_function(low, formats, name or f"lattice_{out}", out_format, dtype, notes)
     if out_format is None:
         out_format = dense(len(program.lhs.indices), fill=0 if fill is None else fill,
                            dtype=fn.param(f"{out}_val").dtype)
     loops = sum(1 for line in low.cfir.text().splitlines() if line.lstrip().startswith("while "))
     trace.record("lower", before=low.cfir.cfir, after=fn, artifacts=[ir_artifact(fn)],
-                 note=f"the CFIR's {loops} loop(s) through the iterator model: one cursor per level, "
-                      f"initialized once per series of loops",
+                 note="; ".join([f"the CFIR's {loops} loop(s) through the iterator model: one cursor per level, "
+                                 f"initialized once per series of loops", *notes]),
                  data={"loops": loops, "shapes": {t: list(s) for t, s in shapes.items() if t in read}})
     body = tuple(cleanup(fn.body.body))
     # (an input the cleanup left unread is no parameter: C warns of it)

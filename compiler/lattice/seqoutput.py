@@ -6,6 +6,9 @@ coordinates in increasing order, each once (a concatenation's fissioned loops to
 loop's coordinates follow the first's), so the entries come in the output's storage order and a
 compressed level can append them: a sparse vector, CSR or CSC (Dense levels over one SparseList)
 or COO (one SparseCOO level), in any mode order. A value equal to the output's fill is not stored.
+Which output is which is asked of its levels' capabilities, never their arrays' names (a band's
+``ofs`` and ``idx`` are no SparseList's ``pos`` and ``idx``); any other sparse output is assembled
+by the lattice emission's code (:mod:`compiler.lattice.seqassembly`).
 
 >>> from compiler.format import csr
 >>> out = SeqOutput("C", csr(), (2, 3), "float64")
@@ -46,8 +49,9 @@ def _c(n: int) -> Const:
 
 def output_kind(fmt) -> str | None:
     """``dense`` (levels located by coordinate only), ``list`` (those over one level appended as a
-    sorted list of coordinates under any parent, a SparseList, or a one-mode list of coordinate
-    tuples, a COO vector), ``coo`` (one list of coordinate tuples, SparseCOO), or None for an output
+    sorted list of coordinates, a SparseList or a SparsePoint, whose fibers each call checks, or a
+    one-mode list of coordinate tuples, a COO vector), ``coo`` (one list of coordinate tuples,
+    SparseCOO), or None for an output
     the sequence emitter cannot append to. Asked of the levels' declared capabilities: a level that
     stores its coordinates otherwise (a band, blocks, runs) is none of these, whatever its arrays.
 
@@ -63,8 +67,7 @@ def output_kind(fmt) -> str | None:
     if not all(lvl.located_by_coordinate for lvl in above) or last.nmodes != 1 and above:
         return None
     # (any mode order: the loops run in the output's, so a CSC output comes column by column)
-    if last.nmodes == 1 and (last.appends_nested and last.appends_coordinates and not last.at_most_one
-                             or last.coordinate_list):
+    if last.nmodes == 1 and (last.appends_coordinates or last.coordinate_list):
         return "list"
     return "coo" if last.coordinate_list else None
 
@@ -75,6 +78,7 @@ class SeqOutput:
     def __init__(self, name: str, fmt, shape: tuple, dtype: str, fresh=None):
         # (extents in storage order: the loops run in the output's mode order, e.g. columns first for CSC)
         self.tensor, self.fmt, self.dtype, self.fresh = name, fmt, dtype, fresh or (lambda base: base)
+        self.notes = []     # (how it assembles the output, for the trace: nothing beyond the module's say)
         self.shape = tuple(tuple(shape)[m] for m in fmt.mode_order) if len(shape) == len(fmt.mode_order) \
             else tuple(shape)
         self.kind = output_kind(fmt)
