@@ -45,8 +45,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from .. import binding
 from ..dtypes import typed_scalar
 from ..imperative.ir import Const, Declare, Var
