@@ -51,9 +51,9 @@ def output_kind(fmt) -> str | None:
     """``dense`` (levels located by coordinate only), ``list`` (those over one level appended as a
     sorted list of coordinates, a SparseList or a SparsePoint, whose fibers each call checks, or a
     one-mode list of coordinate tuples, a COO vector), ``coo`` (one list of coordinate tuples,
-    SparseCOO), or None for an output
-    the sequence emitter cannot append to. Asked of the levels' declared capabilities: a level that
-    stores its coordinates otherwise (a band, blocks, runs) is none of these, whatever its arrays.
+    SparseCOO), or None for an output the sequence emitter does not append to itself. Asked of the
+    levels' declared capabilities: a level that stores its coordinates otherwise (a band, blocks,
+    runs) is none of these, whatever its arrays are called.
 
     >>> from compiler.format import csr, csc, coo, dcsr, parse_format
     >>> [output_kind(f) for f in (csr(), coo(), csc(), dcsr())]
@@ -64,7 +64,7 @@ def output_kind(fmt) -> str | None:
     if all(lvl.located_by_coordinate for lvl in fmt.levels):
         return "dense"     # (a 0-d output too: no level)
     *above, last = fmt.levels
-    if not all(lvl.located_by_coordinate for lvl in above) or last.nmodes != 1 and above:
+    if not all(lvl.located_by_coordinate for lvl in above) or (last.nmodes != 1 and above):
         return None
     # (any mode order: the loops run in the output's, so a CSC output comes column by column)
     if last.nmodes == 1 and (last.appends_coordinates or last.coordinate_list):
@@ -78,7 +78,7 @@ class SeqOutput:
     def __init__(self, name: str, fmt, shape: tuple, dtype: str, fresh=None):
         # (extents in storage order: the loops run in the output's mode order, e.g. columns first for CSC)
         self.tensor, self.fmt, self.dtype, self.fresh = name, fmt, dtype, fresh or (lambda base: base)
-        self.notes = []     # (how it assembles the output, for the trace: nothing beyond the module's say)
+        self.notes = []     # (what the trace says of how it assembles the output: this module says it all)
         self.shape = tuple(tuple(shape)[m] for m in fmt.mode_order) if len(shape) == len(fmt.mode_order) \
             else tuple(shape)
         self.kind = output_kind(fmt)
