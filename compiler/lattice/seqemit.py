@@ -69,6 +69,7 @@ from .exprs import apply_op, names_used, python_helper
 from ..notation.dtypes import expr_dtype
 from ..notation.node_provenance import computing
 from .seqlattice import edges
+from .seqassembly import SeqAssembly, sequence_output
 from .seqoutput import SeqOutput
 from .seqwalk import LeafCode, LeafWalks
 from .seqrewind import cursor_vars, declare_starts, rewind_stmts, save_stmts
@@ -90,7 +91,7 @@ class SeqEmitter(LeafWalks):
         self.names = names            # sequence tensor name (A, A') -> real tensor name
         self.dtype = dtype
         self.fresh = FreshNames(set(taken))
-        self.out: SeqOutput | None = None
+        self.out: SeqOutput | SeqAssembly | None = None
         self.known: frozenset = frozenset()   # leaf keys known valid here (the enclosing loops')
         self.leaves: dict = {}        # leaf key -> LeafCode (the cursors declared in scope)
         self.its: dict = {}           # real tensor name -> its levels' iterators, per storage mode
@@ -475,9 +476,9 @@ class SeqEmitter(LeafWalks):
         if isinstance(s, cf.Assign):
             v = self.value(s.value)
             if self.out.kind == "dense" or isinstance(v, (Var, Const)):
-                return self.computing(s, self.out.store(s.idxs, v), self.out.name)
+                return self.computing(s, self.out.store(s.idxs, v), self.out.tensor)
             local = Var(self.fresh("v"))      # (tested against the fill, then stored)
-            return self.computing(s, [Declare(local, self.dtype, v)] + self.out.store(s.idxs, local), self.out.name)
+            return self.computing(s, [Declare(local, self.dtype, v)] + self.out.store(s.idxs, local), self.out.tensor)
         if isinstance(s, cf.Switch):
             x = Var(s.index)
             chain = None
@@ -531,7 +532,8 @@ class SeqEmitter(LeafWalks):
                 at = self.locate(located, self.eval(iterated), {})
                 # (the loop's own sequence is valid in its body; a part of it may have run out)
                 inner += at if iterated == w.seq else [If(self.valid(iterated), at)]
-            inner += self.stmt(w.body)
+            # (a loop over an output index closes the segment of the output level it indexes)
+            inner += self.out.case(w.index, self.stmt(w.body))
             self.known = outside
             if isinstance(w.body, cf.Switch) or isinstance(w.seq, (Union, Intersect)) or _moved_inside(w):
                 return inner + self.advance(w.seq, x, {})
@@ -614,10 +616,12 @@ def _cin_names(s) -> tuple[set, set]:
     return reads, indices
 
 
-def emit_function(low, formats: dict, name: str, out_format=None, dtype: str | None = None) -> ir.Function:
+def emit_function(low, formats: dict, name: str, out_format=None, dtype: str | None = None,
+                  notes: list | None = None) -> ir.Function:
     """The kernel of ``low`` (a :class:`~compiler.lattice.seqderive.SeqLowering`) over tensors of
     ``formats``, writing its output in ``out_format`` (default all Dense, in mode order; see
-    :mod:`compiler.lattice.seqoutput` for the sparse ones)."""
+    :mod:`compiler.lattice.seqoutput` and :mod:`compiler.lattice.seqassembly` for the sparse ones);
+    ``notes`` gets how it assembles the output."""
     from ..format import dense
     program = low.program
     out = program.lhs.tensor
@@ -635,8 +639,10 @@ def emit_function(low, formats: dict, name: str, out_format=None, dtype: str | N
     taken = {str(i) for i in program.lhs.indices} | indices | {p.name for p in params}
     em = SeqEmitter(formats, names, dtype, taken)
     em.rewinding = frozenset(p.group_key for w in _whiles(low.cfir.cfir) for p in w.rewind)
-    em.out = SeqOutput(out, out_format, low.shape, dtype, em.fresh)
-    body = em.out.init({t: formats[t] for t in inputs}, program.rhs) + em.stmt(low.cfir.cfir) + em.out.final()
+    em.out = sequence_output(out, out_format, tuple(str(i) for i in program.lhs.indices), low.shape, dtype, em.fresh)
+    body = em.out.start({t: formats[t] for t in inputs}, program.rhs) + em.stmt(low.cfir.cfir) + em.out.end()
+    if notes is not None:
+        notes += em.out.notes
     used = names_used(body)
     params = [p for p in params if p.name in used] + em.out.params()
     helpers = tuple(ir.Helper(h, src) for h, (src, _) in sorted(em.helpers.items()) if src)

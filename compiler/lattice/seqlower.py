@@ -8,8 +8,11 @@ pipeline end to end, each stage a trace step.
 the imperative IR's cleanup. The sequences hold the extents of the tensors lowered for, so the
 kernel is specialized to their shapes (a call with other shapes is refused; lower again).
 
-It writes dense outputs, or appends to a sparse vector, CSR, CSC or COO (:mod:`compiler.lattice.seqoutput`;
-the loops run in the output's mode order);
+It writes dense outputs, appends to a sparse vector, CSR, CSC or COO (:mod:`compiler.lattice.seqoutput`;
+the loops run in the output's mode order), and assembles every other output level the lattice emission
+assembles in one pass by its code (:mod:`compiler.lattice.seqassembly`: DCSR, CSF, hashes, byte maps,
+bands, blocks, runs); a level it does not (a band above a hash) is built as its SparseList stand-in,
+converted after each call (a ``convert`` step);
 inputs are of any level the lattice's iterators read, walked as they say (:mod:`compiler.lattice.seqwalk`;
 a block or run level walked backwards is converted to a SparseList before each call), of any fill (an
 absent entry reads it: the result's fill is :func:`~compiler.lattice.seqderive.copy_fill`), under any
@@ -52,14 +55,14 @@ from ..trace import Trace
 from .coo_segments import flatten_segments
 from .sequences import SequenceError
 from ..format import Format
-from ..stand_in import conversion_cost, format_text
+from ..stand_in import conversion_cost, format_text, output_conversion_note
 from .seqderive import DiscordantWalk, ShapedFormat, copy_fill, input_fills, seq_lower
 from .seqcfir import same_value
 from .seqvalues import call_kind
 from .exprs import names_used
 from .seqemit import emit_function, kernel_helpers
 from .seqwalk import UnwalkableLevel, walkable_format
-from .seqoutput import output_kind
+from .seqassembly import sequence_building
 
 LOOPLETS = "lower it with strategy='looplets'"
 
@@ -86,11 +89,13 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
         fill = copy_fill(program, {t: formats[t] for t in read}, extents)
     except StrategyError as e:
         raise StrategyError(f"{e}; {LOOPLETS}") from None
+    built = None if out_format is None else sequence_building(out_format, out)
+    if built is not None:
+        # (an output level the lattice emission does not assemble: built as a SparseList, converted after each call)
+        trace.record("convert", before=program, after=program,
+                     note=output_conversion_note(out, out_format, built[0], built[1]))
+        out_format = built[0]
     if out_format is not None:
-        if output_kind(out_format) is None:
-            raise StrategyError(f"{program}: the lattice strategy appends shape operators' results in the loops' "
-                                f"order to a dense output, a sparse vector, CSR, CSC or COO, not {out} as "
-                                f"{out_format}; {LOOPLETS}")
         want = 0 if fill is None else fill
         # (where the loops' algebra takes the result's fill for 0, a literal added, they walk every
         # coordinate: an output of fill 0 is written whole too)
@@ -117,7 +122,8 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
             steps = Trace()
             low = seq_lower(program, trace=steps, loop_order=None if out_format is None else out_format.mode_order,
                             result_fill=fill, **inputs)
-            fn = emit_function(low, formats, name or f"lattice_{out}", out_format, dtype)
+            notes = []
+            fn = emit_function(low, formats, name or f"lattice_{out}", out_format, dtype, notes)
             trace.steps += steps.steps
             break
         except (UnwalkableLevel, DiscordantWalk) as e:
@@ -155,8 +161,8 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
                            dtype=fn.param(f"{out}_val").dtype)
     loops = sum(1 for line in low.cfir.text().splitlines() if line.lstrip().startswith("while "))
     trace.record("lower", before=low.cfir.cfir, after=fn, artifacts=[ir_artifact(fn)],
-                 note=f"the CFIR's {loops} loop(s) through the iterator model: one cursor per level, "
-                      f"initialized once per series of loops",
+                 note="; ".join([f"the CFIR's {loops} loop(s) through the iterator model: one cursor per level, "
+                                 f"initialized once per series of loops", *notes]),
                  data={"loops": loops, "shapes": {t: list(s) for t, s in shapes.items() if t in read}})
     body = tuple(cleanup(fn.body.body))
     # (an input the cleanup left unread is no parameter: C warns of it)
@@ -191,7 +197,8 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
             fn = after
     fill = np.asarray(0 if fill is None else fill).astype(np.dtype(out_format.dtype)).item()
     return Lowered(fn, out, out_format, tuple(int(n) for n in low.shape), fill, (), "fill", kernel_helpers(fn, low),
-                   shapes=tuple((t, tuple(shapes[t])) for t in read), conversions=tuple(converted.items()))
+                   shapes=tuple((t, tuple(shapes[t])) for t in read),
+                   conversions=tuple(converted.items()) + (() if built is None else ((out, out_format),)))
 
 
 __all__ = ["lower_shape_lattice"]

@@ -6,6 +6,9 @@ coordinates in increasing order, each once (a concatenation's fissioned loops to
 loop's coordinates follow the first's), so the entries come in the output's storage order and a
 compressed level can append them: a sparse vector, CSR or CSC (Dense levels over one SparseList)
 or COO (one SparseCOO level), in any mode order. A value equal to the output's fill is not stored.
+Which output is which is asked of its levels' capabilities, never their arrays' names (a band's
+``ofs`` and ``idx`` are no SparseList's ``pos`` and ``idx``); any other sparse output is assembled
+by the lattice emission's code (:mod:`compiler.lattice.seqassembly`).
 
 >>> from compiler.format import csr
 >>> out = SeqOutput("C", csr(), (2, 3), "float64")
@@ -18,7 +21,7 @@ if (v != 0.0) {
     C1_pos[i + 1] += 1;
     pC1 += 1;
 }
->>> print("\\n".join(str(s) for s in out.final()))
+>>> print("\\n".join(str(s) for s in out.end()))
 for (int64 q = 0; q < 2; q++) {
     C1_pos[q + 1] += C1_pos[q];
 }
@@ -45,40 +48,28 @@ def _c(n: int) -> Const:
 
 
 def output_kind(fmt) -> str | None:
-    """``dense``, ``list`` (Dense levels over one SparseList), ``coo`` (one SparseCOO level), or None
-    for an output the sequence emitter cannot append to.
+    """``dense`` (levels located by coordinate only), ``list`` (those over one level appended as a
+    sorted list of coordinates, a SparseList or a SparsePoint, whose fibers each call checks, or a
+    one-mode list of coordinate tuples, a COO vector), ``coo`` (one list of coordinate tuples,
+    SparseCOO), or None for an output the sequence emitter does not append to itself. Asked of the
+    levels' declared capabilities: a level that stores its coordinates otherwise (a band, blocks,
+    runs) is none of these, whatever its arrays are called.
 
-    >>> from compiler.format import csr, csc, coo, dcsr
+    >>> from compiler.format import csr, csc, coo, dcsr, parse_format
     >>> [output_kind(f) for f in (csr(), coo(), csc(), dcsr())]
     ['list', 'coo', 'list', None]
+    >>> output_kind(parse_format("Dense(SparseBand(Element(0.0)))")) is None
+    True
     """
-    kinds = [_appended_as(lvl) for lvl in fmt.levels]
-    if all(k == "dense" for k in kinds):
-        return "dense"
+    if all(lvl.located_by_coordinate for lvl in fmt.levels):
+        return "dense"     # (a 0-d output too: no level)
+    *above, last = fmt.levels
+    if not all(lvl.located_by_coordinate for lvl in above) or (last.nmodes != 1 and above):
+        return None
     # (any mode order: the loops run in the output's, so a CSC output comes column by column)
-    if kinds[-1] == "list" and all(k == "dense" for k in kinds[:-1]):
+    if last.nmodes == 1 and (last.appends_coordinates or last.coordinate_list):
         return "list"
-    if kinds == ["coo"]:
-        return "coo"
-    return None
-
-
-def _appended_as(level) -> str | None:
-    """How the sequence emitter writes ``level`` of an output, as the level says it is written:
-    ``dense`` (a slot per coordinate), ``list`` (appended in order as one sorted list of coordinates
-    per fiber, with no more entries per fiber to check), ``coo`` (a list of coordinate tuples), or None.
-
-    >>> from compiler.levels import Dense, SparseBand, SparseCOO, SparseList, SparsePoint
-    >>> [_appended_as(lvl(None)) for lvl in (Dense, SparseList, SparseBand, SparsePoint)]
-    ['dense', 'list', None, None]
-    >>> _appended_as(SparseCOO(2, None))
-    'coo'
-    """
-    if level.located_by_coordinate and level.nmodes == 1:
-        return "dense"
-    if level.appends_coordinates and not level.at_most_one and level.nmodes == 1:
-        return "list"
-    return "coo" if level.coordinate_list else None
+    return "coo" if last.coordinate_list else None
 
 
 class SeqOutput:
@@ -86,7 +77,8 @@ class SeqOutput:
 
     def __init__(self, name: str, fmt, shape: tuple, dtype: str, fresh=None):
         # (extents in storage order: the loops run in the output's mode order, e.g. columns first for CSC)
-        self.name, self.fmt, self.dtype, self.fresh = name, fmt, dtype, fresh or (lambda base: base)
+        self.tensor, self.fmt, self.dtype, self.fresh = name, fmt, dtype, fresh or (lambda base: base)
+        self.notes = []     # (what the trace says of how it assembles the output: this module says it all)
         self.shape = tuple(tuple(shape)[m] for m in fmt.mode_order) if len(shape) == len(fmt.mode_order) \
             else tuple(shape)
         self.kind = output_kind(fmt)
@@ -117,27 +109,17 @@ class SeqOutput:
         out.append(ir.Growable(self.val, self.dtype, self.counter))
         return out
 
-    def init(self, inputs: dict | None = None, rhs=None) -> list:
+    def start(self, inputs: dict | None = None, rhs=None) -> list:
         """The output's first statements; ``inputs`` (name -> Format), read by the kernel, bound
-        its entries: room for all theirs is reserved up front (a hint), as the looplets' reserve
-        does, so the buffers do not grow by doubling. An input ``rhs`` (the program's right side)
-        reads only through a slice of its rows counts the entries of the rows kept instead."""
+        its entries: room for all theirs is reserved up front (:func:`reserve_room`)."""
         out = [Grow(self.pos, _c(2)), Store(self.pos, 0, Const(0, self.idt))] if self.kind == "coo" else []
-        if self.kind == "dense" or not inputs:
+        if self.kind == "dense":
             return out
-        total = None
-        for name, fmt in sorted(inputs.items()):
-            kept = _row_slice(rhs, name, fmt) if rhs is not None else None
-            if kept is None:
-                n = stored_count(name, fmt)
-            else:
-                counting, n = kept_row_entries(array_name(name, 1, fmt.levels[1].starts_array), kept.start,
-                                               kept.stop, kept.step, self.fresh)
-                out += counting
-            total = n if total is None else BinOp("+", total, n)
-        if total == _c(0):
-            return out      # (an empty slice: no room to reserve)
-        return out + [Grow(x, total, hint=True) for x in (*self.idx, self.val)]
+        return out + reserve_room((*self.idx, self.val), inputs, rhs, self.fresh)
+
+    def case(self, index: str, stmts: list) -> list:
+        """``stmts``, the body of a loop over ``index``: the entries' stores assemble the levels."""
+        return stmts
 
     def dense_position(self, idxs: tuple, upto: int):
         """The position of the first ``upto`` modes (Dense levels) of an entry at ``idxs``."""
@@ -173,7 +155,7 @@ class SeqOutput:
         """``x`` as the output's index type."""
         return x if self.idt == "int64" else Cast(self.idt, x)
 
-    def final(self) -> list:
+    def end(self) -> list:
         if self.kind == "coo" or self.kind == "list" and len(self.shape) == 1:
             # (a vector's one fiber ends at the counter: stored once here, where pos[1] += 1 per
             # entry loaded what the last entry stored, a chain through memory)
@@ -186,6 +168,31 @@ class SeqOutput:
             q = Var(self.q)
             return [ir.For(q, 0, _c(rows), [Store(self.pos, BinOp("+", q, _c(1)), Load(self.pos, q), "+")])]
         return []
+
+
+def reserve_room(arrays: tuple, inputs: dict | None, rhs, fresh) -> list:
+    """Grow ``arrays`` (an output's, one element per entry) up front, a hint, for all the entries of
+    ``inputs`` (name -> Format), read by the kernel, as the looplets' reserve does, so the buffers
+    do not grow by doubling. An input ``rhs`` (the program's right side) reads only through a slice
+    of its rows counts the entries of the rows kept instead.
+
+    >>> from compiler.format import csr
+    >>> print(reserve_room(("C1_idx",), {"A": csr()}, None, None)[0])
+    reserve C1_idx for A1_pos[A0_size];
+    """
+    out, total = [], None
+    for name, fmt in sorted((inputs or {}).items()):
+        kept = _row_slice(rhs, name, fmt) if rhs is not None else None
+        if kept is None:
+            n = stored_count(name, fmt)
+        else:
+            counting, n = kept_row_entries(array_name(name, 1, fmt.levels[1].starts_array), kept.start,
+                                           kept.stop, kept.step, fresh or (lambda base: base))
+            out += counting
+        total = n if total is None else BinOp("+", total, n)
+    if total is None or total == _c(0):
+        return out      # (no input, or an empty slice: no room to reserve)
+    return out + [Grow(x, total, hint=True) for x in arrays]
 
 
 def _row_slice(rhs, name: str, fmt):
@@ -229,4 +236,4 @@ def stored_count(name: str, fmt):
     return _c(1) if count is None else count
 
 
-__all__ = ["SeqOutput", "output_kind", "stored_count"]
+__all__ = ["SeqOutput", "output_kind", "reserve_room", "stored_count"]

@@ -316,8 +316,6 @@ def test_a_kernel_serves_only_the_shapes_it_was_lowered_for():
     # (a CSC output is walked column by column: a row-major split's π1 would run outside its π0)
     ("C[i, j] = split(b[k], k -> (i, j:2))", {"b": Tensor.from_numpy(np.ones(4), "sparse"), "C": "csc"},
      r"the loop over j \(a split's minor index\) runs outside the one over its major index"),
-    ("C[i, j] = split(b[k], k -> (i, j:2))", {"b": Tensor.from_numpy(np.ones(4), "sparse"), "C": "dcsr"},
-     r"in the loops' order"),
     ("c[k] = collapse(A[i, j], (i, j) -> k) * b[k]",
      {"A": Tensor.from_numpy(np.eye(2), "csr"), "b": np.array([np.inf, 0, 0, 1.0])}, r"may hold NaN or inf"),
 ])
