@@ -462,6 +462,7 @@ PROBES = (0, 1, -1, 2, 0.5, -0.5)
 #: at most this many evaluations per pattern of present arguments (a function of many parameters)
 LIMIT = 4096
 
+#: the statements checked, by the function, its statement, the fills and what the arguments may hold
 _CHECKED: dict = {}
 
 
@@ -492,6 +493,8 @@ def check_stated(e, facts: list) -> None:
     kinds = tuple(f.kinds() for f in facts)
     key = (op.impl_key(), str(op.algebra), repr(fills), kinds)
     if key not in _CHECKED:
+        if len(_CHECKED) >= 4096:
+            _CHECKED.pop(next(iter(_CHECKED)))
         _CHECKED[key] = _counterexample(op, alg, fills, kinds)
     bad = _CHECKED[key]
     if bad is not None:
