@@ -33,7 +33,15 @@ def user_function(name: str, py: Callable, c_body: str, arity: int = 2, params=N
     the parameters ``params`` (default ``x, y, z, w`` or ``x0, x1, ...``), emitted
     by :meth:`Operator.c_helper`. ``dtype`` fixes the result dtype (default: numpy
     promotion of the operands). ``algebra`` is an optional explicit iteration
-    algebra, kept for the lowering. ``py`` is not part of equality, hashing or
+    algebra, kept for the lowering: where the arguments are outside it, the
+    function is one value, its fill (``"x & y"``: 0 wherever ``x`` or ``y`` is 0).
+    Both lattices check it before they trust it, and refuse one its ``py``
+    contradicts, naming the counterexample: ``py`` at each pattern of present and
+    absent arguments outside the stated region, an absent one at its fill, a
+    present one at 0, ±1, 2, ±0.5, the fills and NaN, ±inf where that argument may
+    hold them (``x * y`` stated ``"x & y"`` is refused for an ``x`` storing inf:
+    ``inf * 0`` is NaN). Not checked: values other than those probes, and
+    ``c_body`` (which must agree with ``py``). ``py`` is not part of equality, hashing or
     JSON: an operator is identified by its name, C body and properties.
 
     ``cases`` gives cheaper bodies for the lattice cases where only some arguments are

@@ -28,6 +28,7 @@ paper).
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from typing import Callable
@@ -39,6 +40,7 @@ from ..algebra import NOVALUE, Operator
 from ..dtypes import typed_scalar
 from ..errors import SparsescopeError
 from ..notation.ast import Access, Call, IndexValue, Literal, Reduce, cat_parts
+from ..notation.shape import ShapeOp
 
 
 class AlgebraError(SparsescopeError, ValueError):
@@ -343,6 +345,8 @@ def expr_facts(e, fill_of: Callable[[Access], object]) -> values.Facts:
     >>> from compiler.notation import parse
     >>> str(expr_facts(parse("a[i] = b[i] + c[i]").rhs, lambda acc: float("inf") if acc.tensor == "c" else 0.0))
     'may hold +inf'
+    >>> str(expr_facts(parse("c[k] = collapse(A[i, j], (i, j) -> k)").rhs, lambda acc: float("nan")))
+    'may hold NaN'
     """
     if isinstance(e, Access):
         fill = fill_of(e)
@@ -360,6 +364,12 @@ def expr_facts(e, fill_of: Callable[[Access], object]) -> values.Facts:
         # (an empty reduction is the identity: min's is inf)
         return values.of_reduce(e.op, body) | (values.of_value(e.op.identity)
                                                 if e.op.identity is not NOVALUE else values.FINITE)
+    if isinstance(e, ShapeOp):
+        # (a shape operator moves its operands' values, their fills too, and computes none)
+        out = values.FINITE
+        for c in e.children():
+            out = out | expr_facts(c, fill_of)
+        return out
     return values.ANY
 
 
@@ -376,6 +386,8 @@ def annihilating(e, op: Operator, ann, k: int, args, fill_of) -> bool:
 
 
 def _py_text(v) -> str:
+    if isinstance(v, float) and v != v:
+        return "NaN"
     return {math.inf: "inf", -math.inf: "-inf"}.get(v, str(v)) if isinstance(v, float) else str(v)
 
 
@@ -433,6 +445,111 @@ def stated(op: Operator) -> tuple[Alg, dict]:
     return de_morgan(parse_algebra(text, op.params)), assumed
 
 
+# -- a stated algebra checked against the function's values ------------------------------------------
+#
+# A statement ``algebra="x & y"`` says where the function may differ from its fill: outside the stated
+# region (where x or y is at its fill) it is one value, the result's fill. Both lattices skip those
+# coordinates, so a wrong statement gave wrong values silently. check_stated evaluates the function's
+# Python implementation at every pattern of present and absent arguments outside the region: an absent
+# argument at its fill, a present one at each probe value that is not its fill (PROBES, the fills, and
+# NaN, +inf, -inf where the argument may hold them, as the lowering assumes its values). What is checked
+# is the function at those probes only: one leaving its fill at another value alone (x == 7 ? 1 : 0
+# stated x & y) is not caught, nor is its C body (the Python implementation is the oracle).
+
+#: the values a present argument is probed at (besides the fills, and the non-finite ones it may hold)
+PROBES = (0, 1, -1, 2, 0.5, -0.5)
+
+#: at most this many evaluations per pattern of present arguments (a function of many parameters)
+LIMIT = 4096
+
+#: the statements checked, by the function, its statement, the fills and what the arguments may hold
+_CHECKED: dict = {}
+
+
+def check_stated(e, facts: list) -> None:
+    """Refuse (:class:`AlgebraError`) the iteration algebra stated by the user function of the call ``e``
+    where its values contradict it (the comment above says what is checked); ``facts``: what each argument
+    may hold (:class:`compiler.values.Facts`). It is checked at the fills it is stated for
+    (:func:`stated`), which the lattices use it at only.
+
+    >>> from compiler.user_functions import user_function
+    >>> from compiler.notation import parse_expr
+    >>> add = user_function("add2", lambda x, y: x + y, "return x + y;", algebra="x & y")
+    >>> check_stated(parse_expr("add2(a[i], b[i])", functions={"add2": add}), [values.FINITE, values.FINITE])
+    Traceback (most recent call last):
+    ...
+    compiler.lattice.algebra.AlgebraError: add2 states the iteration algebra 'x & y' (so that it is its fill 0 wherever its arguments are outside it), but add2(x=1, y=0) is 1: x present at 1, y absent at its fill 0; lower it without algebra= (the lattice takes the union of its arguments), or state where it differs from its fill
+    >>> mul = user_function("mul2", lambda x, y: x * y, "return x * y;", algebra="x & y")
+    >>> e = parse_expr("mul2(a[i], b[i])", functions={"mul2": mul})
+    >>> check_stated(e, [values.FINITE, values.FINITE])
+    >>> check_stated(e, [values.Facts(posinf=True), values.FINITE])
+    Traceback (most recent call last):
+    ...
+    compiler.lattice.algebra.AlgebraError: mul2 states the iteration algebra 'x & y' (so that it is its fill 0 wherever its arguments are outside it), but mul2(x=inf, y=0) is NaN: x present at inf, y absent at its fill 0; lower it without algebra= (the lattice takes the union of its arguments), or state where it differs from its fill
+    """
+    op = e.op
+    alg, assumed = stated(op)
+    fills = tuple(assumed.get(p, 0) for p in op.params)
+    kinds = tuple(f.kinds() for f in facts)
+    key = (op.impl_key(), str(op.algebra), repr(fills), kinds)
+    if key not in _CHECKED:
+        if len(_CHECKED) >= 4096:
+            _CHECKED.pop(next(iter(_CHECKED)))
+        _CHECKED[key] = _counterexample(op, alg, fills, kinds)
+    bad = _CHECKED[key]
+    if bad is not None:
+        raise AlgebraError(_refusal(op, bad, fills))
+
+
+def _counterexample(op, alg, fills: tuple, kinds: tuple):
+    """The first evaluation outside the stated region that is not the value the others are:
+    ``(args, present, value, fill value)``; None where there is none."""
+    nonfinite = {"nan": float("nan"), "+inf": float("inf"), "-inf": float("-inf")}
+    outside = None      # (the value outside the stated region: the first one found, the fills' when ∅ is out)
+    patterns = [frozenset(c) for n in range(len(op.params) + 1) for c in itertools.combinations(op.params, n)]
+    for present in patterns:
+        if holds(alg, set(present)):
+            continue
+        choices = []
+        for p, fill, k in zip(op.params, fills, kinds):
+            if p not in present:
+                choices.append((fill,))
+                continue
+            probes = [*PROBES, *fills, *(nonfinite[x] for x in k)]
+            choices.append(tuple(dict.fromkeys(v for v in probes if not same_value(v, fill))))
+        for args in itertools.islice(itertools.product(*choices), LIMIT):
+            try:
+                got = np.asarray(op(*args)).item()
+            except Exception:       # (a probe the function does not take, gcd of a float: nothing checked)
+                continue
+            if outside is None:
+                outside = (args, present, got)
+            elif not same_value(got, outside[2]):
+                return args, present, got, outside
+    return None
+
+
+def _refusal(op, bad, fills: tuple) -> str:
+    args, present, got, (first_args, first_present, first) = bad
+    if not first_present:
+        where = f"its fill {_py_text(first)}"
+    else:
+        where = f"{_py_text(first)} (as {_call_text(op, first_args)} is)"
+    parts = [f"{p} present at {_py_text(v)}" if p in present else f"{p} absent at its fill {_py_text(f)}"
+             for p, v, f in zip(op.params, args, fills)]
+    return (f"{op.name} states the iteration algebra {_statement(op)!r} (so that it is {where} wherever its "
+            f"arguments are outside it), but {_call_text(op, args)} is {_py_text(got)}: {', '.join(parts)}; lower it without "
+            f"algebra= (the lattice takes the union of its arguments), or state where it differs from its fill")
+
+
+def _statement(op):
+    return op.algebra if isinstance(op.algebra, str) else op.algebra[0]
+
+
+def _call_text(op, args) -> str:
+    return f"{op.name}({', '.join(f'{p}={_py_text(v)}' for p, v in zip(op.params, args))})"
+
+
 def _derive_call(e, op: Operator, algs, fills, log, fill_of=None):
     known = all(f is not NOVALUE for f in fills)
     fill = op.fill(*fills)
@@ -443,6 +560,7 @@ def _derive_call(e, op: Operator, algs, fills, log, fill_of=None):
             if not known or not same_value(fills[k], typed_scalar(want, _dtype_of(fills[k]))):
                 log.append(f"explicit-algebra-fill-mismatch: {e}")
                 return Universe(), fill
+        check_stated(e, [expr_facts(a, fill_of or (lambda acc: 0.0)) for a in e.args])
         # a derived algebra over-approximates where an argument differs from its fill (c - d may
         # be 0 where both are stored): sound where the parameter is used, not under a complement,
         # which needs where it surely differs; an access is exact, a compound argument gives ∅
@@ -496,5 +614,5 @@ def _derive_call(e, op: Operator, algs, fills, log, fill_of=None):
 
 __all__ = ["Alg", "Region", "Universe", "Empty", "Union", "Intersect", "Complement", "show_algebra", "union",
            "intersect", "holds", "regions", "de_morgan", "parse_algebra", "stated", "derive", "same_value",
-           "expr_facts", "annihilating",
+           "expr_facts", "annihilating", "check_stated", "PROBES",
            "AlgebraError"]

@@ -53,8 +53,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from .. import serialize
-from ..algebra import NOVALUE, Operator
+from .. import serialize, values
+from ..algebra import NOVALUE, Operator, lookup
 from ..trace import Artifact, Rewrite, Trace
 from .seqlattice import build_seq_lattice, drop_fill_points, live_keys, loop_tag, simplify
 from .seqrewind import rewound, walked_below
@@ -83,6 +83,9 @@ class Read(Value):
     #: what the read is where its levels are not all live (the tensor's fill: ``x - y`` where only
     #: ``y`` is stored is ``fill_x - y``)
     fill: float = 0.0
+    #: whether its values are surely finite (as the lowering assumes the tensor's): then ``0 * x`` is
+    #: 0 where only ``x`` is stored, and that case writes nothing (:func:`fold`)
+    finite: bool = False
 
 
 @serialize.node
@@ -458,20 +461,51 @@ def same_value(a, b) -> bool:
     return a == b or (a != a and b != b)
 
 
+def value_facts(e: Value) -> values.Facts:
+    """What the value ``e`` may hold (:class:`compiler.values.Facts`): a read's values are finite where
+    it says so (:attr:`Read.finite`), a temporary's anything.
+
+    >>> from compiler.algebra import lookup
+    >>> str(value_facts(Op(lookup("*"), (Read("a", (), 0.0, True), Lit(2.0))))), str(value_facts(Read("b", ())))
+    ('finite', 'may hold NaN, +inf, -inf')
+    """
+    if isinstance(e, Lit):
+        return values.of_value(e.value)
+    if isinstance(e, Read):
+        return values.FINITE if e.finite else values.ANY
+    if isinstance(e, Op):
+        return values.of_call(e.op, [value_facts(a) for a in e.args])
+    if isinstance(e, (Add, Mul)):
+        return values.of_call(lookup("+" if isinstance(e, Add) else "*"), [value_facts(e.a), value_facts(e.b)])
+    if isinstance(e, Cat):
+        return value_facts(e.a) | value_facts(e.b) | values.of_value(e.fill)
+    return values.ANY
+
+
 def fold(op: Operator, args: tuple) -> Value:
     """``op`` of ``args`` (values), computed now where every argument is a literal, NaN where one is
-    and ``op`` propagates it.
+    and ``op`` propagates it, its annihilator where an argument is and the others surely hold no value
+    it does not annihilate (``0 * x`` of a finite ``x``: not of one that may be inf).
 
     >>> from compiler.algebra import lookup
     >>> fold(lookup("-"), (Lit(0.0), Lit(2.0))), fold(lookup("-"), (Lit(float("nan")), Temp("t")))
     (Lit(value=-2.0), Lit(value=nan))
     >>> fold(lookup("-"), (Temp("t"), Lit(0.0))), str(fold(lookup("-"), (Lit(0.0), Temp("t"))))
     (Temp(name='t'), '0 - t')
+    >>> fold(lookup("*"), (Lit(0.0), Read("x", (), 0.0, True))), str(fold(lookup("*"), (Lit(0.0), Read("y", ()))))
+    (Lit(value=0.0), '0 * y()')
     """
     if all(isinstance(a, Lit) for a in args):
         return Lit(op(*(a.value for a in args)).item())
     if op.name in NAN_PROPAGATING and any(isinstance(a, Lit) and a.value != a.value for a in args):
         return Lit(float("nan"))
+    for ann in op.annihilators:
+        for k in ann.positions or range(len(args)):
+            a = args[k]
+            if isinstance(a, Lit) and isinstance(a.value, bool) == isinstance(ann.value, bool) \
+                    and ann.holds_for(type(a.value)) and same_value(a.value, ann.value_for(type(a.value))) \
+                    and values.annihilates(op, ann, [value_facts(x) for n, x in enumerate(args) if n != k])[0]:
+                return a
     if op.arity == 2 and not op.is_user and op.identity is not NOVALUE:
         # (x - 0 is x; 0 - x is not: the identity at its positions only)
         for k in op.identity_positions or (0, 1):

@@ -47,7 +47,9 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from .. import values
 from ..errors import StrategyError
+from ..format import dense
 from ..interop import to_tensor
 from ..notation import parse
 from ..notation import parse_expr
@@ -65,10 +67,12 @@ from .seqinterp import interpret
 from .seqrewind import check_between
 from .seqwalk import stored_entries
 from .sequences import Concat as SeqConcat
-from .sequences import Intersect, Level, Product, Project, Seq, Union, Universe, rebuild, reverse, walk
+from .sequences import (Intersect, Level, Product, Project, Seq, SequenceError, Union, Universe, rebuild, reverse,
+                        walk)
 from .sequences import Slice as SeqSlice
-from .seqparts import part_keys, tie, with_fill
-from .seqvalues import algebra_sequence, call_kind, call_sequence, expr_fill, stated_algebra, union_terms
+from .seqparts import part_keys, tie, walked_whole, with_fill
+from .seqvalues import (algebra_sequence, call_kind, call_sequence, expr_fill, fills_zero, nonfinite_factors,
+                        product_sequence, stated_algebra, union_terms)
 
 
 # -- the levels of the accessed tensors ------------------------------------------------------------
@@ -308,6 +312,12 @@ class Deriver:
         f = self.fill(e)
         return [(x, g) for x in e.operands[1:] if not cin.same_value(g := self.fill(x), f)]
 
+    def walks_whole(self, x) -> bool:
+        """Whether the part ``x`` of a concatenation holds every coordinate of its own: it reads tensors
+        whose levels are all dense (one read densely, :func:`~compiler.lattice.seqparts.walked_whole`)."""
+        reads = list(accesses_of(x))
+        return bool(reads) and all(lv.dense for a in reads for lv in self.access_levels[a].levels)
+
     def concat_parts(self, e: Concat) -> list:
         """Each part's sequence along its concatenated index, walking every coordinate where its fill
         is not the result's (:func:`~compiler.lattice.seqparts.with_fill`)."""
@@ -317,7 +327,7 @@ class Deriver:
             s = self.seq(x, j)
             if s is None:
                 raise StrategyError(f"{e}: operand {x} does not vary with {j}")
-            out.append(with_fill(s, str(j)) if x in filled else s)
+            out.append(with_fill(s, str(j)) if x in filled and not self.walks_whole(x) else s)
         return out
 
     def seq(self, e, i: Index, log: Derivation | None = None, depth: int = 0) -> Seq | None:
@@ -384,8 +394,18 @@ class Deriver:
                         call_sequence(e, seqs, self.size(i), str(i), intersect=True))
             if kind == "union":
                 seqs = [sub(a) for a in e.args]
-                return (f"{e.op.name}: the ∪ of its operands' (where one may differ from its fill; an absent "
-                        f"one reads its fill)", call_sequence(e, seqs, self.size(i), str(i)))
+                wild = not e.op.is_user and e.op.name == "mul" and fills_zero(e, self.fills, self.extents) \
+                    and nonfinite_factors(e, self.fills)
+                if wild:
+                    values.decide("exact-path", e, f"{', '.join(map(str, wild))} may hold NaN or inf, and 0 * inf "
+                                                   f"is NaN: the loops walk the ∪ of those factors, not the ∩")
+                    return (f"* of {', '.join(map(str, wild))}, which may hold NaN or inf: the ∪ of those factors' "
+                            f"(where another is absent, 0 * inf is NaN), the others walked beside them (their cases "
+                            f"alone are 0 and write nothing); this walks each wild factor to its end, where ∩ "
+                            f"stopped at the first factor to run out",
+                            product_sequence(e, wild, seqs, self.size(i), str(i)))
+                return (f"{e.op.name}: the ∪ of its operands' (where one may differ from its fill; an absent one "
+                        f"reads its fill)", call_sequence(e, seqs, self.size(i), str(i)))
             a, b = sub(e.args[0]), sub(e.args[1])
             if e.op.name == "add":
                 return "line 4: + is ∪", self._either(Union, a, b, i)
@@ -443,7 +463,10 @@ class Deriver:
             parts, sides = self.concat_parts(e), []
             for x, p in zip(e.operands, parts):
                 s = sub(x)
-                s = Universe(self.size(i), str(i)) if s is None else with_fill(s, str(i)) if x in dict(filled) else s
+                if s is None:
+                    s = Universe(self.size(i), str(i))
+                elif x in dict(filled) and not self.walks_whole(x):
+                    s = with_fill(s, str(i))
                 sides.append(tie(s, p, parts))
             out = sides[0]
             for s in sides[1:]:
@@ -522,8 +545,11 @@ class CinBuilder:
         if isinstance(e, Access):
             fill = self.d.fills.get(e.tensor)
             fill = 0.0 if fill is None else fill
+            # (a tensor whose values are surely finite: 0 times it is 0, so where only it is stored
+            # under an exact product, nothing is written)
+            finite = values.assumed(e.tensor).finite and bool(np.isfinite(fill))
             return [], cin.Read(self.d.access_levels[e].name, self.d.access_levels[e].levels,
-                                *(() if _plain_zero(fill) else (fill,)))
+                                0.0 if _plain_zero(fill) else fill, finite)
         if isinstance(e, Literal):
             if isinstance(e.value, bool):
                 raise StrategyError(f"{e}: the sequence lowering computes numbers, not booleans")
@@ -839,8 +865,22 @@ def seq_lower(program, trace: Trace | None = None, loop_order=None, result_fill=
 def seq_evaluate(program, trace: Trace | None = None, loop_order=None, **tensors) -> np.ndarray:
     """The result of ``program`` computed by the sequence CFIR's interpreter over the stored
     entries of ``tensors`` (Tensors, numpy arrays or scipy.sparse matrices), its loops in
-    ``loop_order`` (as :func:`seq_lower`): a dense array."""
-    low = seq_lower(program, trace=trace, loop_order=loop_order, **tensors)
+    ``loop_order`` (as :func:`seq_lower`): a dense array. It assumes what the tensors hold (NaN,
+    inf: :attr:`~compiler.tensor.Tensor.value_facts`), as a kernel lowered for them does."""
+    tensors = {name: to_tensor(x, name) for name, x in tensors.items()}
+    with values.assuming({name: t.value_facts for name, t in tensors.items()}):
+        try:
+            low = seq_lower(program, trace=trace, loop_order=loop_order, **tensors)
+        except (StrategyError, SequenceError):
+            # (a concatenation's part of another fill under a collapse, read densely, as the kernel reads it)
+            program = parse(program) if isinstance(program, str) else program
+            extents = infer_shapes(program, {n: t.shape for n, t in tensors.items()}).extents
+            whole = walked_whole(program, input_fills(program, tensors), extents)
+            if not whole:
+                raise
+            tensors = {n: t.asformat(dense(t.ndim, fill=t.fill, dtype=t.dtype)) if n in whole else t
+                       for n, t in tensors.items()}
+            low = seq_lower(program, trace=trace, loop_order=loop_order, **tensors)
     run = interpret(low.cfir, low.data)
     out = np.full(low.shape, 0.0 if low.fill is None else low.fill, dtype=float)
     for key, val in run.outputs.get(low.program.lhs.tensor, {}).items():

@@ -41,7 +41,6 @@ from dataclasses import replace
 
 import numpy as np
 
-from .. import values
 from ..errors import StrategyError
 from ..imperative.blockcopy import block_copy
 from ..imperative.cleanup import cleanup
@@ -49,16 +48,16 @@ from ..imperative.copies import drop_copies
 from ..imperative.deadstores import drop_dead_stores
 from ..imperative.ir_dot import ir_artifact
 from ..imperative.ir import Block, Buffer, Growable, Scalar
-from ..notation.ast import Call, Literal, accesses, walk
+from ..notation.ast import accesses
 from ..notation.infer import infer_shapes
 from ..trace import Trace
 from .coo_segments import flatten_segments
 from .sequences import SequenceError
-from ..format import Format
+from ..format import Format, dense
 from ..stand_in import conversion_cost, format_text, output_conversion_note
 from .seqderive import DiscordantWalk, ShapedFormat, copy_fill, input_fills, seq_lower
+from .seqparts import walked_whole
 from .seqcfir import same_value
-from .seqvalues import call_kind
 from .exprs import names_used
 from .seqemit import emit_function, kernel_helpers
 from .seqwalk import UnwalkableLevel, walkable_format
@@ -72,7 +71,6 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
     operators) for tensors of ``formats`` and ``shapes`` (``((name, shape), ...)``). An input the
     loops walk against its storage order (a CSC collapsed row-major) is read row-major, converted
     before each call (a ``convert`` step), unless ``convert`` is False (then refused)."""
-    from ..format import dense
     from ..runtime import Lowered
     shapes = dict(shapes or ())
     out = program.lhs.tensor
@@ -106,16 +104,27 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
             raise StrategyError(f"{program}: {out} has fill {out_format.fill}, and the result's is {want} (the "
                                 f"lattice strategy writes the entries it walks, leaving the rest at the output's "
                                 f"fill); give {out} fill {want}, or {LOOPLETS}")
-    wild = [t for t in read if not values.assumed(t).finite]
-    fills = input_fills(program, {t: formats[t] for t in read})
-    if wild and any(isinstance(n, Call) and call_kind(n, fills, extents) == "product"
-                    and sum(not isinstance(a, Literal) for a in n.args) > 1 for n in walk(program.rhs)):
-        # the sequences of * are intersections: a factor's unstored 0 skips the other's NaN or inf (a
-        # constant factor is there at every coordinate: it skips nothing)
-        raise StrategyError(f"{program}: {', '.join(wild)} may hold NaN or inf, and the lattice strategy's "
-                            f"intersections skip where a factor of * is 0 (0 * inf is NaN); {LOOPLETS}")
-    converted = {}     # (a tensor the loops walk against its storage order: read row-major)
     dtype = None if out_format is None else np.dtype(out_format.dtype).name
+    converted = {}     # (a tensor the loops walk against its storage order: read row-major; a part read densely)
+
+    def convert_to(t: str, target: Format, why: str):
+        """Read ``t`` as ``target``, converted before each call; ``why``: the refusal where ``convert`` is False."""
+        nonlocal formats
+        fmt = formats[t]
+        how = f"{t} read as {format_text(target)}, converted before each call ({t}.asformat, " \
+              f"{conversion_cost(fmt, target)})"
+        if not convert:
+            refusal = StrategyError(f"{why}; {LOOPLETS}")
+            # (lower() choosing the strategy weighs that conversion against the looplets' kernel)
+            refusal.converts = (t, how)
+            raise refusal from None
+        converted[t] = target
+        formats = {**formats, t: target}
+        inputs[t] = ShapedFormat(target, tuple(shapes[t]))
+        trace.record("convert", before=program, after=program,
+                     note=f"{t} is {format_text(fmt)}: {why}; the kernel reads {t} as {format_text(target)}, "
+                          f"converted before each call ({t}.asformat, {conversion_cost(fmt, target)})")
+
     while True:
         try:
             # (the steps of a lowering that converts an input after all are not the kernel's)
@@ -141,21 +150,17 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
                 # (the sequences walk every level under its parent: a CSC collapsed row-major is read
                 # as a CSR, its copy converted before each call, as the lattice reads any discordant input)
                 target, why = Format(fmt.root, tuple(range(len(fmt.mode_order)))), str(e)
-            how = f"{t} read as {format_text(target)}, converted before each call ({t}.asformat, " \
-                  f"{conversion_cost(fmt, target)})"
-            if not convert:
-                refusal = StrategyError(f"{e}; {LOOPLETS}")
-                # (lower() choosing the strategy weighs that conversion against the looplets' gather)
-                refusal.converts = (t, how)
-                raise refusal from None
-            converted[t] = target
-            formats = {**formats, t: target}
-            inputs[t] = ShapedFormat(target, tuple(shapes[t]))
-            trace.record("convert", before=program, after=program,
-                         note=f"{t} is {format_text(fmt)}: {why}; the kernel reads {t} as {format_text(target)}, "
-                              f"converted before each call ({t}.asformat, {conversion_cost(fmt, target)})")
+            convert_to(t, target, why)
         except (StrategyError, SequenceError) as e:
-            raise StrategyError(f"{e}; {LOOPLETS}") from None
+            whole = [t for t in walked_whole(program, input_fills(program, formats), extents)
+                     if t not in converted and formats[t] != _dense_like(formats[t])]
+            if not whole:
+                raise StrategyError(f"{e}; {LOOPLETS}") from None
+            for t in whole:
+                # (a part of another fill walks every coordinate of its own: read densely, it does so with no
+                # union in a product's right operand, which the lattice does not take)
+                convert_to(t, _dense_like(formats[t]), f"{e} (a concatenation's part of another fill than the "
+                           f"result's walks every coordinate of its own, under a collapse or split)")
     if out_format is None:
         out_format = dense(len(program.lhs.indices), fill=0 if fill is None else fill,
                            dtype=fn.param(f"{out}_val").dtype)
@@ -199,6 +204,11 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
     return Lowered(fn, out, out_format, tuple(int(n) for n in low.shape), fill, (), "fill", kernel_helpers(fn, low),
                    shapes=tuple((t, tuple(shapes[t])) for t in read),
                    conversions=tuple(converted.items()) + (() if built is None else ((out, out_format),)))
+
+
+def _dense_like(fmt: Format) -> Format:
+    """``fmt``'s tensor read densely: every level Dense, its fill and dtype kept."""
+    return dense(len(fmt.mode_order), fill=fmt.fill, dtype=fmt.dtype)
 
 
 __all__ = ["lower_shape_lattice"]

@@ -26,6 +26,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ..notation.ast import accesses
+from ..notation.ast import walk as walk_notation
+from ..notation.shape import Collapse, Split
+from ..notation.shape import Concat as ConcatOp
+from .algebra import same_value
+from .seqvalues import expr_fill
 from .sequences import Concat, Level, Seq, Slice, Union, Universe, rebuild, side_key, walk
 
 
@@ -78,4 +84,28 @@ def tie(s: Seq, part: Seq, parts: list) -> Seq:
     return rebuild(s, tuple(tie(c, part, parts) for c in kids)) if kids else s
 
 
-__all__ = ["covers", "with_fill", "part_keys", "label", "tie"]
+def walked_whole(program, fills: dict, extents: dict | None = None) -> list:
+    """The tensors read by a part of a concatenation whose fill is not the result's under a collapse or a
+    split (``fills``: each tensor's). Such a part walks every coordinate of its own (:func:`with_fill`),
+    and under a collapse its other indices' ``j_A1 ∪ U_j`` lands in a product's right operand, which the
+    lattice does not take: read densely, the part's levels hold every coordinate with no union, for the
+    same walk (the loops visit each coordinate of that part anyway).
+
+    >>> from compiler.notation import parse
+    >>> p = parse("c[m] = collapse(concat((A[k, j], A1[l, j]), (k, l) -> i), (i, j) -> m)")
+    >>> walked_whole(p, {"A": 0.0, "A1": 1.0}), walked_whole(p, {"A": 0.0, "A1": 0.0})
+    (['A1'], [])
+    """
+    out: list = []
+    for n in walk_notation(program.rhs):
+        if not isinstance(n, (Collapse, Split)):
+            continue
+        for c in walk_notation(n.operand):
+            if isinstance(c, ConcatOp):
+                f = expr_fill(c.operands[0], fills, extents)
+                out += [a.tensor for x in c.operands[1:] if not same_value(expr_fill(x, fills, extents), f)
+                        for a in accesses(x)]
+    return list(dict.fromkeys(out))
+
+
+__all__ = ["covers", "with_fill", "part_keys", "label", "tie", "walked_whole"]

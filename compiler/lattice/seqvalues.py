@@ -34,7 +34,7 @@ from ..notation.ast import Access, Call, Literal, Reduce, walk
 from ..notation.shape import Concat
 from .algebra import Empty as AlgEmpty
 from .algebra import Intersect as AlgIntersect
-from .algebra import Region, de_morgan, parse_algebra, stated
+from .algebra import Region, check_stated, de_morgan, expr_facts, parse_algebra, stated
 from .algebra import Union as AlgUnion
 from .sequences import Intersect, Union, Universe
 
@@ -134,7 +134,7 @@ def call_kind(e, fills: dict, extents: dict | None = None) -> str:
         if e.op.name == "add":
             return "sum"
         if all(np.isfinite(n.value) for a in e.args for n in walk(a) if isinstance(n, Literal)
-               and not isinstance(n.value, bool)):
+               and not isinstance(n.value, bool)) and not nonfinite_factors(e, fills):
             return "product"
     if e.op.name in NAN_PROPAGATING and not e.op.is_user and all(
             isinstance(a, Literal) or _nan(expr_fill(a, fills, extents)) for a in e.args):
@@ -142,6 +142,22 @@ def call_kind(e, fills: dict, extents: dict | None = None) -> str:
     if stated_algebra(e, fills, extents) is not None:
         return "algebra"
     return "union"
+
+
+def nonfinite_factors(e, fills: dict) -> list:
+    """The arguments of the call ``e`` (not literals) that may hold NaN or inf: their stored values as
+    the lowering assumes them (:func:`compiler.values.assumed`), their fills. Where a factor of ``*`` of
+    fill 0 is absent and another holds inf, the product is NaN, not 0: an ``∩`` would skip it, so such a
+    product is exact in a ``∪`` (``union``), the cases of finite factors alone folding to 0.
+
+    >>> from compiler import values
+    >>> from compiler.notation import parse_expr
+    >>> e = parse_expr("collapse(A[i, j], (i, j) -> k) * b[k]")
+    >>> with values.assuming({"A": values.ANY, "b": values.FINITE}):
+    ...     [str(a) for a in nonfinite_factors(e, {})]
+    ['collapse(A[i, j], (i, j) -> k)']
+    """
+    return [a for a in e.args if not isinstance(a, Literal) and not expr_facts(a, _fill_of(fills)).finite]
 
 
 def stated_algebra(e, fills: dict, extents: dict | None = None):
@@ -161,9 +177,18 @@ def stated_algebra(e, fills: dict, extents: dict | None = None):
         return None
     alg, assumed = stated(op)
     for p, a in zip(op.params, e.args):
-        if not _same(expr_fill(a, fills, extents), assumed.get(p, 0)):
+        # (its value where the loops skip it: x[k] + 1 is 1 there, not the 0 its sequence's fill says)
+        if not _same(expr_fill(a, fills, extents, exact=True), assumed.get(p, 0)):
             return None
-    return alg if any(isinstance(n, AlgIntersect) for n in _alg_nodes(alg)) else None
+    if not any(isinstance(n, AlgIntersect) for n in _alg_nodes(alg)):
+        return None
+    # (its values checked at probes of what its arguments may hold: a wrong statement is refused)
+    check_stated(e, [expr_facts(a, _fill_of(fills)) for a in e.args])
+    return alg
+
+
+def _fill_of(fills: dict):
+    return lambda acc: 0.0 if fills.get(acc.tensor) is None else fills[acc.tensor]
 
 
 def _alg_nodes(a):
@@ -252,6 +277,12 @@ def call_sequence(e, seqs: list, size: int, index: str, intersect: bool = False)
     >>> print(call_sequence(parse_expr("(x[i] - y[i]) - y[i]"), [Union(x, y), y], 4, "i"))
     i_x ∪ i_y
     """
+    return merged(e.args, seqs, size, index, intersect)
+
+
+def merged(args, seqs: list, size: int, index: str, intersect: bool = False):
+    """The ∪ (``intersect``: ∩) of the sequences ``seqs`` of ``args`` along ``index``, as
+    :func:`call_sequence` takes them."""
     if all(s is None for s in seqs):
         return None
     merge = Intersect if intersect else Union
@@ -266,7 +297,7 @@ def call_sequence(e, seqs: list, size: int, index: str, intersect: bool = False)
         elif s not in parts:
             parts.append(s)
 
-    for a, s in zip(e.args, seqs):
+    for a, s in zip(args, seqs):
         if intersect and s is None:
             continue
         if not isinstance(a, Literal):
@@ -276,6 +307,30 @@ def call_sequence(e, seqs: list, size: int, index: str, intersect: bool = False)
     out = parts[0]
     for s in parts[1:]:
         out = merge(out, s)
+    return out
+
+
+def product_sequence(e, wild: list, seqs: list, size: int, index: str):
+    """The sequence of ``*`` (the call ``e``, of fill-0 factors) where the factors ``wild`` may hold NaN or
+    inf (:func:`nonfinite_factors`), its arguments' sequences ``seqs`` (None: not varying with ``index``):
+    the product differs from 0 where every factor is stored or where one that may be inf is (another
+    absent: ``0 * inf`` is NaN), so the ∪ of the wild factors' sequences (one not varying with ``index``
+    is there at every coordinate of it), the others walked beside them (located where dense, else in a
+    union: their cases alone are 0 and write nothing, :func:`~compiler.lattice.seqcfir.fold`).
+
+    >>> from compiler.notation import parse_expr
+    >>> from compiler.lattice.sequences import Level
+    >>> x, y = Level("x", 0, "compressed", 4, "i"), Level("y", 0, "dense", 4, "i")
+    >>> e = parse_expr("x[i] * y[i]")
+    >>> print(product_sequence(e, [e.args[0]], [x, y], 4, "i"), product_sequence(e, list(e.args), [x, y], 4, "i"))
+    i_x ∩ i_y i_x ∪ i_y
+    """
+    picked = [k for k, a in enumerate(e.args) if any(a is w for w in wild)]
+    out = merged([e.args[k] for k in picked], [seqs[k] for k in picked], size, index)
+    for k, (a, s) in enumerate(zip(e.args, seqs)):
+        if k in picked or s is None or isinstance(a, Literal) or s.iters() <= out.iters():
+            continue
+        out = Intersect(out, s) if s.dense else Union(out, s)
     return out
 
 
@@ -292,5 +347,5 @@ def union_terms(e, fills: dict, extents: dict | None = None) -> list:
 #: the operators whose result is NaN whenever an argument is (IEEE arithmetic)
 NAN_PROPAGATING = frozenset({"add", "sub", "mul", "div"})
 
-__all__ = ["expr_fill", "fills_zero", "call_kind", "stated_algebra", "algebra_sequence", "call_sequence",
-           "union_terms", "NAN_PROPAGATING"]
+__all__ = ["expr_fill", "fills_zero", "call_kind", "nonfinite_factors", "stated_algebra", "algebra_sequence",
+           "call_sequence", "merged", "product_sequence", "union_terms", "NAN_PROPAGATING"]

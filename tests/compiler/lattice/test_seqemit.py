@@ -267,10 +267,11 @@ def test_stored_nan_and_inf_are_copied():
     finite = as_format(np.nan_to_num(a, nan=1.0, posinf=2.0, neginf=3.0), "csr")
     k = ss.lower("c[k] = collapse(A[i, j], (i, j) -> k)", strategy="lattice", A=finite)
     assert np.array_equal(k(A=as_format(a, "csr")).to_numpy(), a.ravel(), equal_nan=True)
-    # ... and refused where a product would skip 0 * inf
-    k = ss.lower("c[k] = collapse(A[i, j], (i, j) -> k) * b[k]", strategy="lattice", A=finite, b=np.ones(6))
-    with pytest.raises(StrategyError, match=r"A may hold NaN or inf.*strategy='looplets'"):
-        k(A=as_format(a, "csr"), b=np.ones(6))
+    # ... and where a product's ∩ would skip 0 * inf, its factors' ∪ computes it
+    b = np.zeros(6)
+    k = ss.lower("c[k] = collapse(A[i, j], (i, j) -> k) * b[k]", strategy="lattice", A=finite, b=b)
+    with np.errstate(invalid="ignore"):
+        assert np.array_equal(k(A=as_format(a, "csr"), b=b).to_numpy(), a.ravel() * b, equal_nan=True)
 
 
 # -- the trace ------------------------------------------------------------------------------------------
@@ -316,8 +317,6 @@ def test_a_kernel_serves_only_the_shapes_it_was_lowered_for():
     # (a CSC output is walked column by column: a row-major split's π1 would run outside its π0)
     ("C[i, j] = split(b[k], k -> (i, j:2))", {"b": Tensor.from_numpy(np.ones(4), "sparse"), "C": "csc"},
      r"the loop over j \(a split's minor index\) runs outside the one over its major index"),
-    ("c[k] = collapse(A[i, j], (i, j) -> k) * b[k]",
-     {"A": Tensor.from_numpy(np.eye(2), "csr"), "b": np.array([np.inf, 0, 0, 1.0])}, r"may hold NaN or inf"),
 ])
 def test_what_the_lattice_cannot_lower_is_refused_naming_looplets(program, tensors, why):
     with pytest.raises(StrategyError, match=why) as e:
@@ -435,14 +434,14 @@ def test_concatenations_of_two_fills_are_lattice_kernels(fills):
     np.testing.assert_array_equal(k(**tensors).to_numpy(), evaluate(program, **tensors)[0])
 
 
-def test_a_collapse_of_two_fills_is_refused_naming_looplets():
+def test_a_collapse_of_two_fills_reads_the_part_of_the_other_fill_densely():
+    # (refused before: a union in a product's right operand; B's part walks every coordinate of its own)
     program = "c[m] = collapse(concat((A[j, i], B[k, i]), (j, k) -> l), (l, i) -> m)"
     tensors = _fill_operands(program, (0.0, 1.0))
-    with pytest.raises(StrategyError, match=r"in the right operand of a product is not supported.*lower it with "
-                                            r"strategy='looplets'"):
-        ss.lower(program, strategy="lattice", **tensors)
-    k = ss.lower(program, **tensors)       # (given no strategy: looplets)
-    assert k.strategy == "looplets"
+    k = ss.lower(program, strategy="lattice", **tensors)
+    assert [s.note.split(" is ")[0] for s in k.trace.find("convert")] == ["B"]
+    np.testing.assert_array_equal(k(**tensors).to_numpy(), evaluate(program, **tensors)[0])
+    k = ss.lower(program, **tensors)       # (given no strategy: either, weighing that conversion)
     np.testing.assert_array_equal(k(**tensors).to_numpy(), evaluate(program, **tensors)[0])
 
 

@@ -1,0 +1,93 @@
+"""A collapse or split of a concatenation with a part of another fill than the result's, lowered by the lattice
+strategy as one kernel (issue 30). Before, a collapse was refused naming strategy='looplets' ("l_A1 × (j_A1 ∪
+U_j#l_A1): a union or concatenation in the right operand of a product is not supported"): that part walks
+every coordinate of its own (it writes its fill where it stores nothing), and under a collapse the universe
+beside its inner level lands in a product's right operand.
+
+Now that part's tensor is read densely (a ``convert`` step, before each call): its levels hold every coordinate
+with no union, the same walk. (A split of a vectors' concatenation lowered before: kept beside them.) Each kernel
+against the dense oracle (compiler.evaluate), the sequence CFIR's interpreter and the IR interpreter."""
+
+import numpy as np
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+import compiler as ss
+from compiler.errors import StrategyError
+from tests.compiler.lattice.test_seq_concat_fills import one_kernel, tensor
+
+nan, inf = np.nan, np.inf
+
+#: (program, the parts' shapes, its sparse output's format)
+VRAVEL = ("c[m] = collapse(concat((A[k, j], A1[l, j]), (k, l) -> i), (i, j) -> m)", (2, 3), (1, 3), "sparse_vector")
+HRAVEL = ("c[m] = collapse(concat((A[i, k], A1[i, l]), (k, l) -> j), (i, j) -> m)", (2, 3), (2, 2), "sparse_vector")
+VSPLIT = ("c[p, q] = split(concat((A[k], A1[l]), (k, l) -> i), i -> (p, q:3))", (4,), (2,), "csr")
+RESHAPE = ("c[p, q] = split(collapse(concat((A[k, j], A1[l, j]), (k, l) -> i), (i, j) -> m), m -> (p, q:3))",
+           (2, 3), (1, 3), "csr")
+PROGRAMS = {"vravel": VRAVEL, "hravel": HRAVEL, "vsplit": VSPLIT, "reshape": RESHAPE}
+
+
+def parts(case, fa, fb, fill, odd=(inf,), odd1=(-inf,), density=0.5, seed=1):
+    _, sa, sb, _ = PROGRAMS[case]
+    vec = lambda f, shape: ("sparse_vector" if f != "dense" else "dense") if len(shape) == 1 else f  # noqa: E731
+    return {"A": tensor(sa, vec(fa, sa), seed, odd=odd, density=density),
+            "A1": tensor(sb, vec(fb, sb), seed + 1, fill=fill, odd=odd1, density=density)}
+
+
+@pytest.mark.parametrize("sparse_out", [False, True])
+@pytest.mark.parametrize("fill", [1.0, nan])
+@pytest.mark.parametrize("fa, fb", [("csr", "csr"), ("coo", "dense"), ("dense", "coo")])
+@pytest.mark.parametrize("case", sorted(PROGRAMS))
+def test_a_collapse_or_split_of_a_concatenation_with_a_part_of_another_fill(case, fa, fb, fill, sparse_out):
+    program, _, _, out = PROGRAMS[case]
+    k, got = one_kernel(program, out if sparse_out else None, **parts(case, fa, fb, fill))
+    converts = [s.note for s in k.trace.find("convert")]
+    if fb != "dense" and case != "vsplit":
+        # (the part of fill 1 or NaN read densely, converted before each call; the trace says why)
+        assert len(converts) == 1 and converts[0].startswith("A1 is "), converts
+        assert "walks every coordinate of its own" in converts[0]
+
+
+def test_the_first_part_of_another_fill_and_fill_0_parts_are_not_converted():
+    # (parts of the result's fill store what they store: nothing is converted)
+    k, _ = one_kernel(VRAVEL[0], **parts("vravel", "csr", "csr", 0.0))
+    assert k.trace.find("convert") == []
+    # the result's fill is the first part's: here 1, and A1 of fill 0 is the part of another fill
+    t = {"A": tensor((2, 3), "csr", 3, fill=1.0, odd=(nan,)), "A1": tensor((1, 3), "coo", 4, odd=(inf,))}
+    k, got = one_kernel(VRAVEL[0], **t)
+    assert got.fill == 1.0 and [s.note.split(":")[0] for s in k.trace.find("convert")] == ["A1 is coo"]
+
+
+def test_empty_and_all_fill_parts():
+    for density in (0.0, 1.0):
+        one_kernel(VRAVEL[0], "sparse_vector", **parts("vravel", "csr", "coo", 1.0, (), (), density))
+        one_kernel(HRAVEL[0], **parts("hravel", "coo", "csr", nan, (), (), density))
+    one_kernel(VRAVEL[0], A=tensor((0, 3), "csr", 1), A1=tensor((1, 3), "csr", 2, fill=1.0))
+
+
+def test_lower_choosing_the_strategy_weighs_the_conversion():
+    # (lower() with no strategy: the lattice's refusal carries the conversion, which it weighs against the
+    # looplets' kernel; either one is right)
+    t = parts("vravel", "csr", "csr", 1.0)
+    k = ss.lower(VRAVEL[0], **t)
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_array_equal(k(**t).to_numpy(), ss.evaluate(VRAVEL[0], **t)[0])
+    with pytest.raises(StrategyError, match="walks every coordinate of its own") as e:
+        from compiler.lattice.seqlower import lower_shape_lattice
+        from compiler.trace import Trace
+        program = ss.parse(VRAVEL[0])
+        lower_shape_lattice(program, {n: v.format for n, v in t.items()}, Trace(),
+                            tuple((n, v.shape) for n, v in t.items()), convert=False)
+    assert e.value.converts[0] == "A1"
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.sampled_from(sorted(PROGRAMS)), st.sampled_from(["csr", "coo", "dense"]),
+       st.sampled_from(["csr", "coo", "dense"]), st.sampled_from([0.0, 1.0, nan]),
+       st.sampled_from([(), (nan,), (inf, -inf)]), st.sampled_from([0.0, 0.5, 1.0]), st.integers(0, 50),
+       st.booleans())
+@example("reshape", "coo", "csr", 1.0, (inf,), 0.5, 7, True)
+def test_collapses_and_splits_of_concatenations_by_property(case, fa, fb, fill, odd, density, seed, sparse_out):
+    program, _, _, out = PROGRAMS[case]
+    one_kernel(program, out if sparse_out else None, **parts(case, fa, fb, fill, odd, odd, density, seed))
