@@ -194,9 +194,12 @@ def test_coo_by_property(seed, density, nan, stored, program):
 
 
 def copies(fn):
-    """The block copies' loops of ``fn``: each ``for`` loop that stores to an output."""
-    from compiler.imperative.ir import For, Store
-    return [n for n in walk(fn) if isinstance(n, For) and any(isinstance(s, Store) for s in n.body.body)]
+    """The block copies' loops of ``fn``: each ``for`` loop that stores to an output (its stores tagged with
+    the expression nodes they copy, or not)."""
+    from compiler.imperative.ir import For, Store, Tagged
+    return [n for n in walk(fn) if isinstance(n, For) and any(
+        isinstance(s, Store) or isinstance(s, Tagged) and any(isinstance(x, Store) for x in walk(s))
+        for s in n.body.body)]
 
 
 def test_a_chunk_is_copied_once_counting_its_dropped_values_as_it_goes():
