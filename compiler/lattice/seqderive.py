@@ -59,6 +59,7 @@ from ..notation.ast import walk as walk_notation
 from ..notation.drawing import expression_nodes, node_tag
 from ..notation.infer import infer_shapes
 from ..notation.shape import Broadcast, Collapse, Concat, Slice, Split, distinct_bindings
+from .seqreads import separate_reads
 from ..notation.shapedata import shape_data
 from ..tensor import Tensor
 from ..trace import Artifact, Rewrite, Trace
@@ -817,6 +818,8 @@ def seq_lower(program, trace: Trace | None = None, loop_order=None, result_fill=
     # (an access is read through the levels of its indices: two operators binding one name, as in
     # slice(A[j], j -> k, ..) + slice(A[j], j -> k, ..), must read A through two iterators)
     program = replace(program, rhs=distinct_bindings(program.rhs, {str(i) for i in program.lhs.indices}))
+    # (and an access read twice, a[i] + a[i] * b[i], through two: an intersection moves its cursor)
+    program = replace(program, rhs=separate_reads(program.rhs))
     tensors = {name: x if isinstance(x, ShapedFormat) else to_tensor(x, name) for name, x in tensors.items()}
     info = infer_shapes(program, {n: t.shape for n, t in tensors.items() if n != program.lhs.tensor})
     with_data = not any(isinstance(t, ShapedFormat) for t in tensors.values())
