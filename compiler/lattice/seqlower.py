@@ -34,6 +34,7 @@ array([0., 1., 0., 2., 0., 3.])
 from __future__ import annotations
 
 from dataclasses import replace
+from itertools import permutations
 
 import numpy as np
 
@@ -45,14 +46,16 @@ from ..imperative.copies import drop_copies
 from ..imperative.deadstores import drop_dead_stores
 from ..imperative.ir_dot import ir_artifact
 from ..imperative.ir import Block, Buffer, Growable, Scalar
-from ..notation.ast import Call, Literal, accesses, walk
+from ..notation.ast import Call, Literal, Reduce, accesses, walk
 from ..notation.infer import infer_shapes
 from ..trace import Trace
 from .coo_segments import flatten_segments
 from .sequences import SequenceError
 from ..format import Format
 from ..stand_in import conversion_cost, format_text
-from .seqderive import DiscordantWalk, ShapedFormat, copy_fill, input_fills, seq_lower
+from .seqderive import DiscordantWalk, LoopOrder, ShapedFormat, copy_fill, input_fills, seq_lower
+from .seqhoist import hoistable, order_note
+from .seqscatter import scatter_note, scatters
 from .seqcfir import same_value
 from .seqvalues import call_kind
 from .exprs import names_used
@@ -113,7 +116,16 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
             low = seq_lower(program, trace=trace, loop_order=None if out_format is None else out_format.mode_order,
                             result_fill=fill, **inputs)
             break
-        except DiscordantWalk as e:
+        except LoopOrder as e:
+            other = reordered(program, inputs, out_format, fill, str(e))
+            if other is not None:
+                low, step = other
+                trace.record("loop-order", before=program, after=low.cin, note=step)
+                trace.steps += low.trace.steps
+                low.trace = trace
+                break
+            if not isinstance(e, DiscordantWalk):
+                raise StrategyError(f"{e}; {LOOPLETS}") from None
             t = e.tensor
             fmt = formats[t]
             if t in converted or tuple(fmt.mode_order) == tuple(range(len(fmt.mode_order))):
@@ -182,4 +194,46 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
                    shapes=tuple((t, tuple(shapes[t])) for t in read), conversions=tuple(converted.items()))
 
 
-__all__ = ["lower_shape_lattice"]
+#: at most this many loops are tried in every order (6! orders) for one that walks the inputs as stored
+MOST_LOOPS = 6
+
+
+def reordered(program, inputs: dict, out_format, fill, why: str):
+    """``(lowering, note)``: ``program`` lowered with its loops in another order than the output's
+    mode order, which walked an input against its storage order (``why``), where the output allows
+    it: a dense output (written at random), a sum's loops around the output's (its terms added into
+    a dense output or a sparse vector's workspace: :mod:`compiler.lattice.seqhoist`), or a sparse
+    output built by a scatter (:mod:`compiler.lattice.seqscatter`); None where no order walks every
+    input as stored. The first order that does is taken, the output's own loops moved first."""
+    from ..format import dense
+    if any(isinstance(n, Reduce) and n is not program.rhs for n in walk(program.rhs)):
+        # (a sum under an operator is summed again at each coordinate of the loops around it, which
+        # the other order may multiply: left to the conversion, or to looplets)
+        return None
+    out = out_format if out_format is not None else dense(len(program.lhs.indices))
+    names = [str(i) for i in program.lhs.indices]
+    mine = tuple(names[m] for m in out.mode_order)
+    summed = hoistable(program)
+    kind = output_kind(out)
+    tries = []
+    if kind == "dense" or scatters(out):
+        tries += [(order, None) for order in permutations(mine) if order != mine]
+    if summed and (kind == "dense" or len(names) == 1) and len(mine) + len(summed) <= MOST_LOOPS:
+        tries += [(None, order) for order in permutations(mine + summed)]
+    for order, hoisted in tries:
+        scratch = Trace()
+        try:
+            low = seq_lower(program, trace=scratch, loop_order=None if order is None else
+                            tuple(names.index(i) for i in order), result_fill=fill, hoisted=hoisted, **inputs)
+        except (StrategyError, SequenceError):
+            continue
+        if hoisted is not None:
+            return low, order_note(program.lhs.tensor, hoisted, mine + summed, kind == "dense", why)
+        if kind == "dense":
+            return low, (f"the loops in the output's order ({', '.join(mine)}) walk an input against its storage "
+                         f"order ({why}); they run {', '.join(order)} instead, writing the dense output at random")
+        return replace(low, assembly="scatter"), scatter_note(program.lhs.tensor, out, order, why)
+    return None
+
+
+__all__ = ["lower_shape_lattice", "reordered"]
