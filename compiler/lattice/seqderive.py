@@ -804,14 +804,14 @@ def seq_lower(program, trace: Trace | None = None, loop_order=None, result_fill=
              data={**shape_data(program, info), "loops": [[str(i), str(s)] for i, s in loops]})
     cf, t = cin.sequence_trace(body, trace=t, fill=0.0 if fill is None else fill)
     return SeqLowering(program, body, derivations, cf, t, tuple(int(n) for n in info.output), data, fill,
-                       "" if hoisted is None else "accumulate")
+                       "" if hoisted is None or not lhs.indices else "accumulate")
 
 
-def seq_evaluate(program, trace: Trace | None = None, loop_order=None, **tensors) -> np.ndarray:
+def seq_evaluate(program, trace: Trace | None = None, loop_order=None, hoisted=None, **tensors) -> np.ndarray:
     """The result of ``program`` computed by the sequence CFIR's interpreter over the stored
     entries of ``tensors`` (Tensors, numpy arrays or scipy.sparse matrices), its loops in
-    ``loop_order`` (as :func:`seq_lower`): a dense array."""
-    low = seq_lower(program, trace=trace, loop_order=loop_order, **tensors)
+    ``loop_order`` or ``hoisted`` (as :func:`seq_lower`): a dense array."""
+    low = seq_lower(program, trace=trace, loop_order=loop_order, hoisted=hoisted, **tensors)
     run = interpret(low.cfir, low.data)
     out = np.full(low.shape, 0.0 if low.fill is None else low.fill, dtype=float)
     for key, val in run.outputs.get(low.program.lhs.tensor, {}).items():

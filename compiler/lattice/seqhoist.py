@@ -60,31 +60,35 @@ def hoisted_body(builder, program, order: tuple) -> cin.Stmt:
     fill = expr_fill(rhs.body, d.fills, d.extents)
     out, idxs = lhs.tensor, tuple(str(i) for i in lhs.indices)
     counted = isinstance(fill, bool) or fill != 0
-    count = f"n_{out}" if counted else ""
-    stmts = pre + [cin.Reduce(out, idxs, v, count)]
+    # (a 0-d output: the sum into a scalar temporary, its loops reordered, then assigned)
+    into = out if idxs else "t"
+    count = f"n_{into}" if counted else ""
+    stmts = pre + [cin.Reduce(into, idxs, v, count)]
     body: cin.Stmt = stmts[0] if len(stmts) == 1 else cin.Block(tuple(stmts))
     index = {str(i): i for i in (*lhs.indices, *rhs.indices)}
     for name in reversed(order):
         body = builder.forall(index[name], rhs.body, body)
-    if counted:
-        summed = math.prod(d.size(i) for i in rhs.indices)
-        shape = tuple(d.size(i) for i in lhs.indices)
-        body = cin.Block((body, cin.Fold(out, count, summed, float(fill), idxs, shape)))
-    return body
+    summed = math.prod(d.size(i) for i in rhs.indices)
+    fold = [cin.Fold(into, count, summed, float(fill), idxs, tuple(d.size(i) for i in lhs.indices))] if counted else []
+    if not idxs:
+        return cin.Block((cin.Alloc(into, count), body, *fold, cin.Assign(out, (), cin.Temp(into))))
+    return cin.Block((body, *fold)) if fold else body
 
 
-def order_note(out: str, order: tuple, default: tuple, dense: bool, why: str) -> str:
-    """What the trace's ``loop-order`` step says of a sum hoisted around the output's loops.
+def order_note(out: str, order: tuple, default: tuple, how: str, why: str) -> str:
+    """What the trace's ``loop-order`` step says of a sum hoisted around the output's loops, added
+    ``how``: into a ``dense`` output, a sparse one's ``workspace``, or a ``scalar`` (a 0-d output).
 
-    >>> print(order_note("y", ("i", "j"), ("j", "i"), True, "A[i, j]: ..."))
-    the loops in the output's order (j, i) walk an input against its storage order (A[i, j]: ...); they run i, j instead, the sum accumulated into y at each coordinate (a dense output written at random, as TACO does for y(j) = A(i, j) with y dense)
+    >>> print(order_note("y", ("i", "j"), ("j", "i"), "dense", "A[i, j]: ..."))
+    the loops in the output's order, the sum's inside (j, i), walk an input against its storage order (A[i, j]: ...); they run i, j instead, the sum accumulated into y at each coordinate (a dense output written at random, as TACO does for y(j) = A(i, j) with y dense)
     """
-    into = (f"into {out} at each coordinate (a dense output written at random, as TACO does for "
-            f"y(j) = A(i, j) with y dense)" if dense else
-            f"into a dense workspace of {out}'s extent, whose entries other than the fill are appended "
-            f"to {out} after the loops (the lattice strategy's dense workspace)")
-    return (f"the loops in the output's order ({', '.join(default)}) walk an input against its storage order "
-            f"({why}); they run {', '.join(order)} instead, the sum accumulated {into}")
+    into = {"dense": f"into {out} at each coordinate (a dense output written at random, as TACO does for "
+                     f"y(j) = A(i, j) with y dense)",
+            "workspace": f"into a dense workspace of {out}'s extent, whose entries other than the fill are "
+                         f"appended to {out} after the loops (the lattice strategy's dense workspace)",
+            "scalar": "into a scalar, as before"}[how]
+    return (f"the loops in the output's order, the sum's inside ({', '.join(default)}), walk an input against its "
+            f"storage order ({why}); they run {', '.join(order)} instead, the sum accumulated {into}")
 
 
 class AccumulatedOutput(SeqOutput):
@@ -110,7 +114,7 @@ class AccumulatedOutput(SeqOutput):
         # (a sparse vector holds at most its extent's entries: room for them, a hint)
         if self.kind == "dense":
             return []
-        return [Grow(x, Const(self.size, "int64"), hint=True) for x in (*self.idx, self.val)]
+        return super().init() + [Grow(x, Const(self.size, "int64"), hint=True) for x in (*self.idx, self.val)]
 
     def accumulate(self, idxs: tuple, value, count: str) -> list:
         at = self.at(idxs)
@@ -133,6 +137,7 @@ class AccumulatedOutput(SeqOutput):
                     [If(BinOp("<", n, Const(s.extent, "int64")), [Store(self.sums, q, missed, "+")])])]
 
     def around(self, emit) -> list:
+        zeroing = Var(self.fresh("q")) if self.zero and self.kind == "dense" else None
         body = emit()
         if self.kind != "dense":
             # (the workspace's entries, in order, appended where they are not the fill)
@@ -142,10 +147,9 @@ class AccumulatedOutput(SeqOutput):
             body = [ir.Allocate(self.sums, self.dtype, Const(self.size, "int64"), Const(0, self.dtype), body)]
         if self.counts:
             body = [ir.Allocate(self.counts, "int64", Const(self.size, "int64"), Const(0, "int64"), body)]
-        if self.zero and self.kind == "dense":
+        if zeroing is not None:
             # (the runtime filled the output with the result's fill: the sums start at 0)
-            q = Var(self.fresh("q"))
-            body = [For(q, 0, Const(self.size, "int64"), [Store(self.val, q, Const(0, self.dtype))])] + body
+            body = [For(zeroing, 0, Const(self.size, "int64"), [Store(self.val, zeroing, Const(0, self.dtype))])] + body
         return body
 
 

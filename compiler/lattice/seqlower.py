@@ -127,9 +127,13 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
             if not isinstance(e, DiscordantWalk):
                 raise StrategyError(f"{e}; {LOOPLETS}") from None
             t = e.tensor
+            if t in converted or _natural(formats[t]):
+                # (no order walks every input as stored, and the one walked against is stored in its
+                # natural order: another, stored otherwise, is read converted, a CSC beside a CSR)
+                t = next((x for x in read if x not in converted and not _natural(formats[x])), None)
+                if t is None:
+                    raise StrategyError(f"{e}; {LOOPLETS}") from None
             fmt = formats[t]
-            if t in converted or tuple(fmt.mode_order) == tuple(range(len(fmt.mode_order))):
-                raise StrategyError(f"{e}; {LOOPLETS}") from None
             # (the sequences walk every level under its parent: a CSC collapsed row-major is read
             # as a CSR, its copy converted before each call, as the lattice reads any discordant input)
             natural = Format(fmt.root, tuple(range(len(fmt.mode_order))))
@@ -194,6 +198,10 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
                    shapes=tuple((t, tuple(shapes[t])) for t in read), conversions=tuple(converted.items()))
 
 
+def _natural(fmt) -> bool:
+    return tuple(fmt.mode_order) == tuple(range(len(fmt.mode_order)))
+
+
 #: at most this many loops are tried in every order (6! orders) for one that walks the inputs as stored
 MOST_LOOPS = 6
 
@@ -228,7 +236,8 @@ def reordered(program, inputs: dict, out_format, fill, why: str):
         except (StrategyError, SequenceError):
             continue
         if hoisted is not None:
-            return low, order_note(program.lhs.tensor, hoisted, mine + summed, kind == "dense", why)
+            how = "scalar" if not names else "dense" if kind == "dense" else "workspace"
+            return low, order_note(program.lhs.tensor, hoisted, mine + summed, how, why)
         if kind == "dense":
             return low, (f"the loops in the output's order ({', '.join(mine)}) walk an input against its storage "
                          f"order ({why}); they run {', '.join(order)} instead, writing the dense output at random")
