@@ -663,15 +663,20 @@ def _product(e, a: Seq, b: Seq) -> Product:
 
 class LoopOrder(StrategyError):
     """The loops run in an order the sequences cannot walk: an input's level before its parent
-    (:class:`DiscordantWalk`), a split's minor index outside its major one."""
+    (:class:`DiscordantWalk`), a split's minor index outside its major one; ``walk`` says what the
+    loops do, without the advice."""
+
+    def __init__(self, message: str, walk: str = ""):
+        super().__init__(message)
+        self.walk = walk or message
 
 
 class DiscordantWalk(LoopOrder):
     """The loops reach a level of ``tensor`` before its parent: read in another mode order than
     it is stored in (a CSC collapsed row-major)."""
 
-    def __init__(self, message: str, tensor: str):
-        super().__init__(message)
+    def __init__(self, message: str, tensor: str, walk: str = ""):
+        super().__init__(message, walk)
         self.tensor = tensor
 
 
@@ -694,10 +699,10 @@ def check_concordant(loops: list, access_levels: dict) -> None:
             if lv.key not in seen:
                 raise StrategyError(f"{acc}: no loop iterates its level {lv.mode} ({lv})")
             if lv.mode and seen[lv.parent_key] > seen[lv.key]:
-                raise DiscordantWalk(
-                    f"{acc}: the loops reach its level {lv.mode} ({lv.index}) before level {lv.mode - 1} "
-                    f"({al.levels[lv.mode - 1].index}), the order {acc.tensor} is stored in; store "
-                    f"{acc.tensor} in a format concordant with the loop order (or transpose it)", acc.tensor)
+                said = (f"{acc}: the loops reach its level {lv.mode} ({lv.index}) before level {lv.mode - 1} "
+                        f"({al.levels[lv.mode - 1].index}), the order {acc.tensor} is stored in")
+                raise DiscordantWalk(f"{said}; store {acc.tensor} in a format concordant with the loop order (or "
+                                     f"transpose it)", acc.tensor, said)
 
 
 def check_split_nesting(loops: list, outputs=None) -> None:
@@ -713,9 +718,9 @@ def check_split_nesting(loops: list, outputs=None) -> None:
                 opened.setdefault(node.group_key, depth)
         for node in walk(s):
             if isinstance(node, Project) and node.k == 1 and node.group_key not in opened:
-                raise LoopOrder(f"{node}: the loop over {i} (a split's minor index) runs outside the one over "
-                                    f"its major index (the output's mode order); the sequence layer walks π1 "
-                                    f"inside π0: write the output row-major")
+                said = (f"{node}: the loop over {i} (a split's minor index) runs outside the one over its major "
+                        f"index (the output's mode order)")
+                raise LoopOrder(f"{said}; the sequence layer walks π1 inside π0: write the output row-major", said)
             if isinstance(node, Project) and node.k == 1:
                 check_between([(j, t) for j, t in loops[:depth] if outputs is None or str(j) in outputs], node)
 

@@ -108,30 +108,28 @@ class ScatteredOutput(SeqOutput):
             Store(self.next, fiber, BinOp("+", slot, _c(1)))])]
 
     def around(self, emit) -> list:
-        word = "column" if fiber_word(self.fmt) == "column" else "fiber"
-        taken = set(self.names.taken)
+        word = fiber_word(self.fmt)
         self.phase = "count"
         first = emit()
-        # (phase 2 is a block of its own: its cursors take phase 1's names again)
-        self.names.taken = taken | {self.next}
+        # (phase 2 runs the loops again with the cursors phase 1 declared: each series of loops starts them anew)
         self.phase = "place"
+        second = emit()
         q = Var(self.names("q"))
         start = Load(self.pos, q)
         starts = [For(q, 0, _c(self.fibers), [
             Store(self.pos, BinOp("+", q, _c(1)), self.narrow(BinOp("+", start, Load(self.next, q)))),
-            Store(self.next, q, start if self.idt == I64 else Load(self.pos, q))])]
+            Store(self.next, q, start)])]
         total = Load(self.pos, _c(self.fibers))
-        yes = Const(True, "bool")
         body = [Comment(f"phase 1, count: each entry of {self.name} counts in its {word}'s {self.next}[{word}] (the "
                         f"loops run out of {self.name}'s storage order)"),
-                If(yes, first),
+                *first,
                 Comment(f"the {word}s' starts (the counts summed), each {word}'s next slot at its start, and room "
                         f"for every entry counted"),
                 *starts,
                 *[Grow(x, total) for x in (*self.idx, self.val)],
                 Comment(f"phase 2, place: each entry at its {word}'s next slot, skipping the fill; the loops reach a "
                         f"{word}'s coordinates in increasing order, so it stays sorted"),
-                If(yes, emit()),
+                *second,
                 *self.close_gaps(word)]
         return [Allocate(self.next, I64, _c(self.fibers), _c(0), body)]
 
