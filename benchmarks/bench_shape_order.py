@@ -10,25 +10,32 @@ Rows (20k x 20k, 1M nonzeros by default; ``top``/``bottom`` the CSR halves of th
   around the columns' (compiler.lattice.seqhoist), into a dense vector and into a sparse one.
 - ``C[:, ::-2] -> csr``: ``C[:, ::-2].tocsr()``; the lattice's scatter; ``C`` converted to CSR, then sliced
   (what the lattice did before).
-- ``C[::-2] @ x``: scipy's; the lattice's sum around the output's loop (into a dense vector); ``C`` converted
-  to CSR, then the row dot products (what it did before).
 
 Each round times every column once, one after the other (a slow phase of the shared machine hits all of
 a round); each column keeps its minimum over the rounds. Results are checked against scipy's.
 
     PYTHONPATH=. .venv/bin/python benchmarks/bench_shape_order.py --clock cpu [--rounds 10] [--n 20000]
 
-Results (``--clock cpu``, 20k x 20k, 1M nonzeros, min of 10 rounds, the median of three runs at a load of
-11 to 14 on 2 cores; ms):
+Results (``--clock cpu``, 20k x 20k, 1M nonzeros, min of 10 rounds, ms; two runs each way at a load of 4
+to 10 on 2 cores). One call of each column per round:
 
-    vstack csr -> csc    scipy 6.29   scatter 6.32         converted 7.55
-    column sums          scipy 1.82   hoisted dense 1.15   hoisted sparse 0.89
-    C[:, ::-2] -> csr    scipy 3.51   scatter 5.16         converted 11.88
-    C[::-2] @ x          scipy 7.30   hoisted 4.85         converted 8.11
+    vstack csr -> csc    scipy 5.04 / 4.68   scatter 4.67 / 4.27          converted 5.05 / 4.12
+    column sums          scipy 1.26 / 1.00   hoisted dense 0.78 / 0.63    hoisted sparse 0.70 / 0.57
+    C[:, ::-2] -> csr    scipy 2.47 / 1.83   scatter 2.94 / 2.84          converted 9.38 / 8.66
+
+``--blocks`` (each column's rounds in a row, its buffers' pages reused):
+
+    vstack csr -> csc    scipy 3.90 / 3.68   scatter 2.72 / 2.98          converted 4.06 / 4.21
+    column sums          scipy 0.94 / 0.94   hoisted dense 0.48 / 0.48    hoisted sparse 0.50 / 0.50
+    C[:, ::-2] -> csr    scipy 1.26 / 1.24   scatter 1.16 / 1.25          converted 7.69 / 8.36
 
 The scatter does what scipy's ``tocsc`` does (count, prefix sum, place) without the stack before it, and
-beats converting both inputs first (two counting sorts, then the stack); the kernels marked ``converted``
-are what the lattice lowered before for the last two rows.
+is never slower than converting both inputs first (two counting sorts, then the stack): the lattice
+scatters before it converts. A sum's loops around the output's are taken only where no input could be
+read converted instead: for ``C[::-2] @ x`` of a CSC ``C`` (its rows sliced with a step) the sum outside
+walks every row of each column, the step filtering them, and measured 3.85 ms against 3.13 ms converted
+(``--blocks``; 4.0 against 4.3 paired), where for the SpMV of a vstack of two CSC it measured 0.64 ms
+against 3.1 ms: a choice by the slices' steps is left undone.
 """
 
 from __future__ import annotations
@@ -57,7 +64,6 @@ def rows(n: int, nnz: int):
     A.sort_indices()
     top, bottom = A[: n // 2].tocsr(), A[n // 2:].tocsr()
     C = A.tocsc()
-    x = rng.standard_normal(n)
     T = ss.Tensor.from_scipy
     t, b, c = T(top, name="A"), T(bottom, name="B"), T(C, name="A")
     out = []
@@ -89,14 +95,6 @@ def rows(n: int, nnz: int):
         "converted": lambda: before(A=c.asformat(crs.format)),
     }, lambda r: sp.csr_matrix(r.to_scipy() if hasattr(r, "to_scipy") else r)))
 
-    xs = ss.Tensor.from_numpy(x, "dense", name="B")
-    spmv = (xp.asarray(c)[::-2] @ xp.asarray(xs)).lower(strategy="lattice", format="dense")
-    spmv_before = (xp.asarray(crs)[::-2] @ xp.asarray(xs)).lower(strategy="lattice", format="dense")
-    out.append(("C[::-2] @ x", {
-        "scipy": lambda: C[::-2] @ x,
-        "hoisted": lambda: spmv(**spmv.arguments),
-        "converted": lambda: spmv_before(A=c.asformat(crs.format), B=xs),
-    }, lambda r: np.asarray(r.to_numpy() if hasattr(r, "to_numpy") else r).ravel()))
     return out
 
 
@@ -106,6 +104,9 @@ def main(argv=None) -> None:
     ap.add_argument("--nnz", type=int, default=1_000_000)
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--clock", choices=sorted(CLOCK), default="wall")
+    ap.add_argument("--blocks", action="store_true",
+                    help="time each column in a block of its own rounds (a freed buffer's pages are reused by "
+                         "the next call of the same kernel), not one call of each column per round")
     args = ap.parse_args(argv)
     clock = CLOCK[args.clock]
     os.environ.setdefault("SPARSESCOPE_CACHE_DIR", tempfile.mkdtemp(prefix="sparsescope-bench-"))
@@ -118,11 +119,12 @@ def main(argv=None) -> None:
             if not same:
                 raise SystemExit(f"{name}: {col} differs from scipy")
         best = {col: float("inf") for col in columns}
-        for _ in range(args.rounds):
-            for col, f in columns.items():
-                t0 = clock()
-                f()
-                best[col] = min(best[col], clock() - t0)
+        calls = [(col, f) for col, f in columns.items() for _ in range(args.rounds)] if args.blocks else \
+            [(col, f) for _ in range(args.rounds) for col, f in columns.items()]
+        for col, f in calls:
+            t0 = clock()
+            f()
+            best[col] = min(best[col], clock() - t0)
         cells = "  ".join(f"{col} {best[col] * 1e3:7.2f} ms" for col in columns)
         print(f"{name:20s} {cells}", flush=True)
 

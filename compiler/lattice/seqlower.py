@@ -117,7 +117,11 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
                             result_fill=fill, **inputs)
             break
         except LoopOrder as e:
-            other = reordered(program, inputs, out_format, fill, e.walk)
+            # (where the input walked against could be read converted, as before, only the scatter is
+            # tried first, measured faster than converting: benchmarks/bench_shape_order.py)
+            convertible = isinstance(e, DiscordantWalk) and e.tensor not in converted and \
+                not _natural(formats[e.tensor])
+            other = reordered(program, inputs, out_format, fill, e.walk, scatter_only=convertible)
             if other is not None:
                 low, step = other
                 trace.record("loop-order", before=program, after=low.cin, note=step)
@@ -207,14 +211,15 @@ def _natural(fmt) -> bool:
 MOST_LOOPS = 5
 
 
-def reordered(program, inputs: dict, out_format, fill, why: str):
+def reordered(program, inputs: dict, out_format, fill, why: str, scatter_only: bool = False):
     """``(lowering, note)``: ``program`` lowered with its loops in another order than the output's
     mode order, which walked an input against its storage order (``why``), where the output allows
     it: a dense output (written at random), a sum's loops around the output's (its terms added into
     a dense output or a sparse vector's workspace: :mod:`compiler.lattice.seqhoist`), or a sparse
     output built by a scatter (:mod:`compiler.lattice.seqscatter`); None where no order walks every
     input as stored. The first order that does is taken: the output's loops reordered alone first, then
-    with the sum's among them."""
+    with the sum's among them. ``scatter_only``: the scatter alone (where the input could be read
+    converted instead, which a sum walking a CSC's strided rows column by column does not beat)."""
     from ..format import dense
     if any(isinstance(n, Reduce) and n is not program.rhs for n in walk(program.rhs)):
         # (a sum under an operator is summed again at each coordinate of the loops around it, which
@@ -226,9 +231,9 @@ def reordered(program, inputs: dict, out_format, fill, why: str):
     summed = hoistable(program)
     kind = output_kind(out)
     tries = []
-    if (kind == "dense" or scatters(out)) and len(mine) <= MOST_LOOPS:
+    if (kind == "dense" and not scatter_only or scatters(out)) and len(mine) <= MOST_LOOPS:
         tries += [(order, None) for order in permutations(mine) if order != mine]
-    if summed and (kind == "dense" or len(names) == 1) and len(mine) + len(summed) <= MOST_LOOPS:
+    if summed and not scatter_only and (kind == "dense" or len(names) == 1) and len(mine) + len(summed) <= MOST_LOOPS:
         tries += [(None, order) for order in permutations(mine + summed) if order != mine + summed]
     for order, hoisted in tries:
         scratch = Trace()
