@@ -9,7 +9,9 @@ dense output is that accumulator itself; a sparse vector's is a dense workspace 
 whose entries other than the fill are appended after the loops (the lattice strategy's dense
 workspace, :mod:`compiler.lattice.emit_workspaces`). A summand of another fill than 0 counts the
 coordinates summed at each output coordinate and folds the fill in for the rest after the loops
-(:class:`~compiler.lattice.seqcfir.Fold` over every coordinate).
+(:class:`~compiler.lattice.seqcfir.Fold` over every coordinate). The driver
+(:func:`compiler.lattice.seqlower.reordered`) takes it where no input could be read converted
+instead: an input stored in its natural order (a CSR's column sums), a split's minor index.
 
 >>> import numpy as np
 >>> from compiler.tensor import Tensor

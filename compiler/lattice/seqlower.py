@@ -14,7 +14,12 @@ inputs are Dense, SparseList and SparseCOO levels of any fill (an absent entry r
 result's fill is :func:`~compiler.lattice.seqderive.copy_fill`), under any elementwise operator
 (:mod:`compiler.lattice.seqvalues`; a user function's own iteration algebra too), summed whatever the
 summand's fill (the loops count what they sum and fold the fill in for the rest), sliced with any step (a
-negative one walks the levels from their ends) and indexed by constants; an input the loops walk
+negative one walks the levels from their ends) and indexed by constants. Where the loops in the
+output's order walk an input against its storage order, they run in another order where the
+output allows it (a ``loop-order`` step, :func:`reordered`): a CSC written by a scatter
+(:mod:`compiler.lattice.seqscatter`), and, where no input could be read converted instead, a
+sum's loops around the output's (:mod:`compiler.lattice.seqhoist`) or a dense output's loops in
+any order. Else an input the loops walk
 against its storage order (a CSC collapsed row-major) is read row-major, a copy converted before
 each call (a ``convert`` step; lower() choosing the strategy passes ``convert=False`` first,
 and the refusal carries ``converts``: that tensor and how it would be converted, which it weighs
