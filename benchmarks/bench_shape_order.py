@@ -29,9 +29,13 @@ to 10 on 2 cores). One call of each column per round:
     column sums          scipy 0.94 / 0.94   hoisted dense 0.48 / 0.48    hoisted sparse 0.50 / 0.50
     C[:, ::-2] -> csr    scipy 1.26 / 1.24   scatter 1.16 / 1.25          converted 7.69 / 8.36
 
-The scatter does what scipy's ``tocsc`` does (count, prefix sum, place) without the stack before it, and
-is never slower than converting both inputs first (two counting sorts, then the stack): the lattice
-scatters before it converts. A sum's loops around the output's are taken only where no input could be
+The scatter does what scipy's ``tocsc`` does (count, prefix sum, place) without the stack before it: in
+blocks it beats converting both inputs first (two counting sorts, then the stack), in paired rounds it is
+within the machine's noise of it (two later runs at a load of 4 to 6: 5.29 / 5.00 ms against 4.79 / 5.29;
+in blocks 4.71 / 3.40 against 5.52 / 5.40), and for a strided slice it is several times faster: the
+lattice scatters before it converts. A COO written by a scatter (phase 1 counting only the entries other
+than the fill, phase 2 writing both coordinates at random) measured slower than converting its CSC inputs
+(``vstack csc -> coo``, 6.5-7.7 ms against 5.0-6.6 ms) and is not done. A sum's loops around the output's are taken only where no input could be
 read converted instead: for ``C[::-2] @ x`` of a CSC ``C`` (its rows sliced with a step) the sum outside
 walks every row of each column, the step filtering them, and measured 3.85 ms against 3.13 ms converted
 (``--blocks``; 4.0 against 4.3 paired), where for the SpMV of a vstack of two CSC it measured 0.64 ms
