@@ -126,6 +126,10 @@ class SeqAssembly(OutputAssembly, BlockAssembly, RunAssembly, RangeAssembly):
         dt = self.setup.out_dtype
         return self.block_store(value, dt) if self.block is not None else self.append(value, dt)
 
+    def around(self, emit) -> list:
+        """The code of the loops (``emit()``): the assembly's segments wrap each loop's body itself."""
+        return emit()
+
     def end(self) -> list:
         return list(self.final)
 

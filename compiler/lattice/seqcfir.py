@@ -253,12 +253,16 @@ class Alloc(Stmt):
 class Fold(Stmt):
     """``t += (extent - count) * fill`` where ``count < extent``: the summand's ``fill`` for each of
     the ``extent`` coordinates of a sum its loops skipped (``count`` those they summed). Only where
-    some were skipped: ``0 * NaN`` is NaN."""
+    some were skipped: ``0 * NaN`` is NaN. With ``idxs``, at every coordinate of output ``out`` of
+    ``shape``, ``count`` one per coordinate (a sum whose loops run around the output's:
+    :mod:`compiler.lattice.seqhoist`)."""
 
     out: str
     count: str
     extent: int
     fill: float
+    idxs: tuple = ()
+    shape: tuple = ()
 
     def missed(self, counted: int):
         """What the fold adds after ``counted`` coordinates were summed.
@@ -354,13 +358,17 @@ def _spanned_lines(s, depth: int, scope: tuple = ()) -> list[tuple[str, tuple, l
         # (the output written, not a temporary: a temporary has no indices)
         written = ([[len(pad), len(pad) + len(lhs), {"tensor": s.out, "indices": list(s.idxs), "mode": "update"},
                      "access"]] if s.idxs else [])
-        counted = [(f"{pad}{s.count} += 1", (), [])] if isinstance(s, Reduce) and s.count else []
+        at = f"({', '.join(s.idxs)})" if s.idxs else ""
+        counted = [(f"{pad}{s.count}{at} += 1", (), [])] if isinstance(s, Reduce) and s.count else []
         return [(f"{pad}{lhs}{op}{value}", (), written + parts)] + counted
     if isinstance(s, Alloc):
         return [(f"{pad}alloc {s.name}" + (f", {s.count}" if s.count else ""), (), [])]
     if isinstance(s, Fold):
         fill = _expr(Lit(s.fill))
-        return [(f"{pad}{s.out} += ({s.extent} - {s.count}) * {fill} if {s.count} < {s.extent}", (), [])]
+        at = f"({', '.join(s.idxs)})" if s.idxs else ""
+        every = f"forall {', '.join(s.idxs)}: " if s.idxs else ""
+        return [(f"{pad}{every}{s.out}{at} += ({s.extent} - {s.count}{at}) * {fill} if {s.count}{at} < {s.extent}",
+                 (), [])]
     if isinstance(s, Skip):
         return [(f"{pad}skip", (), [])]
     if isinstance(s, Block):

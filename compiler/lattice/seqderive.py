@@ -64,6 +64,7 @@ from ..notation.shapedata import shape_data
 from ..tensor import Tensor
 from ..trace import Artifact, Rewrite, Trace
 from . import seqcfir as cin
+from .seqhoist import hoisted_body
 from .seqinterp import interpret
 from .seqrewind import check_between
 from .seqwalk import stored_entries
@@ -520,6 +521,9 @@ class SeqLowering:
     shape: tuple
     data: dict
     fill: object = None       # the result's fill where the inputs' is not 0 (a copy: copy_fill)
+    #: how the output is written: appended in the loops' order (""), ``accumulate`` (a sum whose loops
+    #: run around the output's: compiler.lattice.seqhoist) or ``scatter`` (compiler.lattice.seqscatter)
+    assembly: str = ""
 
 
 class CinBuilder:
@@ -727,12 +731,22 @@ def _product(e, a: Seq, b: Seq) -> Product:
     return Product(a, b)
 
 
-class DiscordantWalk(StrategyError):
+class LoopOrder(StrategyError):
+    """The loops run in an order the sequences cannot walk: an input's level before its parent
+    (:class:`DiscordantWalk`), a split's minor index outside its major one; ``walk`` says what the
+    loops do, without the advice."""
+
+    def __init__(self, message: str, walk: str = ""):
+        super().__init__(message)
+        self.walk = walk or message
+
+
+class DiscordantWalk(LoopOrder):
     """The loops reach a level of ``tensor`` before its parent: read in another mode order than
     it is stored in (a CSC collapsed row-major)."""
 
-    def __init__(self, message: str, tensor: str):
-        super().__init__(message)
+    def __init__(self, message: str, tensor: str, walk: str = ""):
+        super().__init__(message, walk)
         self.tensor = tensor
 
 
@@ -755,10 +769,10 @@ def check_concordant(loops: list, access_levels: dict) -> None:
             if lv.key not in seen:
                 raise StrategyError(f"{acc}: no loop iterates its level {lv.mode} ({lv})")
             if lv.mode and seen[lv.parent_key] > seen[lv.key]:
-                raise DiscordantWalk(
-                    f"{acc}: the loops reach its level {lv.mode} ({lv.index}) before level {lv.mode - 1} "
-                    f"({al.levels[lv.mode - 1].index}), the order {acc.tensor} is stored in; store "
-                    f"{acc.tensor} in a format concordant with the loop order (or transpose it)", acc.tensor)
+                said = (f"{acc}: the loops reach its level {lv.mode} ({lv.index}) before level {lv.mode - 1} "
+                        f"({al.levels[lv.mode - 1].index}), the order {acc.tensor} is stored in")
+                raise DiscordantWalk(f"{said}; store {acc.tensor} in a format concordant with the loop order (or "
+                                     f"transpose it)", acc.tensor, said)
 
 
 def check_split_nesting(loops: list, outputs=None) -> None:
@@ -774,9 +788,9 @@ def check_split_nesting(loops: list, outputs=None) -> None:
                 opened.setdefault(node.group_key, depth)
         for node in walk(s):
             if isinstance(node, Project) and node.k == 1 and node.group_key not in opened:
-                raise StrategyError(f"{node}: the loop over {i} (a split's minor index) runs outside the one over "
-                                    f"its major index (the output's mode order); the sequence layer walks π1 "
-                                    f"inside π0: write the output row-major")
+                said = (f"{node}: the loop over {i} (a split's minor index) runs outside the one over its major "
+                        f"index (the output's mode order)")
+                raise LoopOrder(f"{said}; the sequence layer walks π1 inside π0: write the output row-major", said)
             if isinstance(node, Project) and node.k == 1:
                 check_between([(j, t) for j, t in loops[:depth] if outputs is None or str(j) in outputs], node)
 
@@ -806,12 +820,15 @@ class ShapedFormat:
         return self.format.levels
 
 
-def seq_lower(program, trace: Trace | None = None, loop_order=None, result_fill=NOTGIVEN, **tensors) -> SeqLowering:
+def seq_lower(program, trace: Trace | None = None, loop_order=None, result_fill=NOTGIVEN, hoisted=None,
+              **tensors) -> SeqLowering:
     """The CIN of ``program`` (text or an :class:`Assign`), its lattices and CFIR, recording a
     ``seq-derive`` step (each loop's Fig. 11 derivation), then ``lattice`` steps and ``cfir``.
     A tensor given as a :class:`ShapedFormat` has no entries (``data`` lacks it). The foralls run
     in ``loop_order`` (the output's mode order: columns first for a CSC output; default its modes').
-    ``result_fill``: the output's fill (None: 0), default :func:`copy_fill`'s."""
+    ``result_fill``: the output's fill (None: 0), default :func:`copy_fill`'s. ``hoisted``: the order of
+    every loop (index names), a sum's among the output's, each term added into the output
+    (:func:`~compiler.lattice.seqhoist.hoisted_body`)."""
     program = parse(program) if isinstance(program, str) else program
     if program.op is not None:
         raise StrategyError(f"{program}: the sequence lowering writes its output with = only")
@@ -831,14 +848,17 @@ def seq_lower(program, trace: Trace | None = None, loop_order=None, result_fill=
     deriver = Deriver(access_levels, info.extents if point is None else {**info.extents, point: 1},
                       input_fills(program, tensors), {id(e): n.ident for n, e in expression_nodes(program)})
     b = CinBuilder(deriver)
-    pre, v = b.value(program.rhs)
     lhs = program.lhs
     if any(isinstance(i, int) for i in lhs.indices) or len(set(lhs.indices)) != len(lhs.indices):
         raise StrategyError(f"{lhs}: the output needs distinct index variables")
-    body: cin.Stmt = _block(pre + [cin.Assign(lhs.tensor, tuple(map(str, lhs.indices)), v)])
-    order = tuple(range(len(lhs.indices))) if loop_order is None else tuple(loop_order)
-    for m in reversed(order):
-        body = b.forall(lhs.indices[m], program.rhs, body)
+    if hoisted is not None:
+        body = hoisted_body(b, program, tuple(hoisted))
+    else:
+        pre, v = b.value(program.rhs)
+        body = _block(pre + [cin.Assign(lhs.tensor, tuple(map(str, lhs.indices)), v)])
+        order = tuple(range(len(lhs.indices))) if loop_order is None else tuple(loop_order)
+        for m in reversed(order):
+            body = b.forall(lhs.indices[m], program.rhs, body)
     if point is not None:
         # (a 0-d statement reading entries at constants: one loop of one coordinate walks to them,
         # and writes the output where one is stored; where none is, it keeps its fill)
@@ -862,18 +882,19 @@ def seq_lower(program, trace: Trace | None = None, loop_order=None, result_fill=
              rewrites=[r for dv in derivations for r in dv.rewrites()],
              data={**shape_data(program, info), "loops": [[str(i), str(s)] for i, s in loops]})
     cf, t = cin.sequence_trace(body, trace=t, fill=0.0 if fill is None else fill, built=built)
-    return SeqLowering(program, body, derivations, cf, t, tuple(int(n) for n in info.output), data, fill)
+    return SeqLowering(program, body, derivations, cf, t, tuple(int(n) for n in info.output), data, fill,
+                       "" if hoisted is None or not lhs.indices else "accumulate")
 
 
-def seq_evaluate(program, trace: Trace | None = None, loop_order=None, **tensors) -> np.ndarray:
+def seq_evaluate(program, trace: Trace | None = None, loop_order=None, hoisted=None, **tensors) -> np.ndarray:
     """The result of ``program`` computed by the sequence CFIR's interpreter over the stored
     entries of ``tensors`` (Tensors, numpy arrays or scipy.sparse matrices), its loops in
-    ``loop_order`` (as :func:`seq_lower`): a dense array. It assumes what the tensors hold (NaN,
+    ``loop_order`` or ``hoisted`` (as :func:`seq_lower`): a dense array. It assumes what the tensors hold (NaN,
     inf: :attr:`~compiler.tensor.Tensor.value_facts`), as a kernel lowered for them does."""
     tensors = {name: to_tensor(x, name) for name, x in tensors.items()}
     with values.assuming({name: t.value_facts for name, t in tensors.items()}):
         try:
-            low = seq_lower(program, trace=trace, loop_order=loop_order, **tensors)
+            low = seq_lower(program, trace=trace, loop_order=loop_order, hoisted=hoisted, **tensors)
         except (StrategyError, SequenceError):
             # (a concatenation's part of another fill under a collapse, read densely, as the kernel reads it)
             program = parse(program) if isinstance(program, str) else program
@@ -883,7 +904,7 @@ def seq_evaluate(program, trace: Trace | None = None, loop_order=None, **tensors
                 raise
             tensors = {n: t.asformat(dense(t.ndim, fill=t.fill, dtype=t.dtype)) if n in whole else t
                        for n, t in tensors.items()}
-            low = seq_lower(program, trace=trace, loop_order=loop_order, **tensors)
+            low = seq_lower(program, trace=trace, loop_order=loop_order, hoisted=hoisted, **tensors)
     run = interpret(low.cfir, low.data)
     out = np.full(low.shape, 0.0 if low.fill is None else low.fill, dtype=float)
     for key, val in run.outputs.get(low.program.lhs.tensor, {}).items():
@@ -913,4 +934,4 @@ def derive_seq(expr, i, **tensors) -> tuple[Seq | None, Derivation]:
 
 
 __all__ = ["ShapedFormat", "derive_seq", "entry_sequence", "point_index", "Derivation", "Deriver", "CinBuilder", "SeqLowering", "seq_lower", "seq_evaluate",
-           "level_kinds", "check_concordant", "DiscordantWalk", "check_split_nesting", "copy_fill", "input_fills"]
+           "level_kinds", "check_concordant", "LoopOrder", "DiscordantWalk", "check_split_nesting", "copy_fill", "input_fills"]

@@ -70,7 +70,9 @@ from ..notation.dtypes import expr_dtype
 from ..notation.node_provenance import computing
 from .seqlattice import edges
 from .seqassembly import SeqAssembly, sequence_output
+from .seqhoist import AccumulatedOutput, plain_zero
 from .seqoutput import SeqOutput
+from .seqscatter import ScatteredOutput
 from .seqwalk import LeafCode, LeafWalks
 from .seqrewind import cursor_vars, declare_starts, rewind_stmts, save_stmts
 from .sequences import (EMPTIES, Concat, Intersect, Level, Offset, Pad, Product, Project, Seq, Slice, Union,
@@ -458,11 +460,13 @@ class SeqEmitter(LeafWalks):
                 out.append(Declare(Var(self.temps.setdefault(s.count, self.fresh(s.count))), I64, _c(0)))
             return out
         if isinstance(s, cf.Reduce):
-            if s.idxs:
-                raise StrategyError(f"{s}: the sequence emitter reduces into temporaries only")
+            if s.idxs:     # (a sum whose loops run around the output's: compiler.lattice.seqhoist)
+                return self.computing(s, self.out.accumulate(s.idxs, self.value(s.value), s.count), self.out.name)
             out = self.computing(s, [ir.CompoundAssign("+", Var(self.temps[s.out]), self.value(s.value))], None)
             self.summed.setdefault(s.out, set()).update(self.reads(s))
             return out + ([ir.CompoundAssign("+", Var(self.temps[s.count]), _c(1))] if s.count else [])
+        if isinstance(s, cf.Fold) and s.idxs:
+            return self.out.fold_each(s)
         if isinstance(s, cf.Fold):
             # (the summand's fill once for each coordinate the loops skipped, where they skipped any)
             n, extent = Var(self.temps[s.count]), _c(s.extent)
@@ -639,8 +643,15 @@ def emit_function(low, formats: dict, name: str, out_format=None, dtype: str | N
     taken = {str(i) for i in program.lhs.indices} | indices | {p.name for p in params}
     em = SeqEmitter(formats, names, dtype, taken)
     em.rewinding = frozenset(p.group_key for w in _whiles(low.cfir.cfir) for p in w.rewind)
-    em.out = sequence_output(out, out_format, tuple(str(i) for i in program.lhs.indices), low.shape, dtype, em.fresh)
-    body = em.out.start({t: formats[t] for t in inputs}, program.rhs) + em.stmt(low.cfir.cfir) + em.out.end()
+    if low.assembly == "accumulate":
+        em.out = AccumulatedOutput(out, out_format, low.shape, dtype, em.fresh, zero=not plain_zero(low.fill))
+    elif low.assembly == "scatter":
+        em.out = ScatteredOutput(out, out_format, low.shape, dtype, em.fresh)
+    else:
+        em.out = sequence_output(out, out_format, tuple(str(i) for i in program.lhs.indices), low.shape, dtype,
+                                 em.fresh)
+    body = em.out.start({t: formats[t] for t in inputs}, program.rhs) \
+        + em.out.around(lambda: em.stmt(low.cfir.cfir)) + em.out.end()
     if notes is not None:
         notes += em.out.notes
     used = names_used(body)

@@ -16,6 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping
 
+import numpy as np
+
 from .seqcfir import (Add, Alloc, Assign, Block, Cat, Fold, Lit, Mul, Op, Read, Reduce, SeqCFIR, Skip, Switch, Temp,
                       While)
 from .seqiter import Cursors, advance, enter, equals, eval_, init, locate, resume, valid
@@ -78,14 +80,23 @@ def interpret(cf, data: Mapping, env: Mapping | None = None) -> Run:
                 out = run.outputs.setdefault(s.out, {})
                 key = tuple(idx[i] for i in s.idxs)
                 out[key] = out.get(key, 0.0) + v
+                if s.count:     # (one count per coordinate of the output)
+                    counts = temps.setdefault(s.count, {})
+                    counts[key] = counts.get(key, 0) + 1
             else:
                 temps[s.out] += v
-            if s.count:
-                temps[s.count] += 1
+                if s.count:
+                    temps[s.count] += 1
         elif isinstance(s, Alloc):
             temps[s.name] = 0.0
             if s.count:
                 temps[s.count] = 0
+        elif isinstance(s, Fold) and s.idxs:
+            out, counts = run.outputs.setdefault(s.out, {}), temps.get(s.count, {})
+            for key in np.ndindex(*s.shape):
+                missed = s.missed(counts.get(key, 0))
+                if missed != 0 or missed != missed:
+                    out[key] = out.get(key, 0.0) + missed
         elif isinstance(s, Fold):
             temps[s.out] += s.missed(temps[s.count])
         elif isinstance(s, Block):

@@ -18,7 +18,12 @@ a block or run level walked backwards is converted to a SparseList before each c
 absent entry reads it: the result's fill is :func:`~compiler.lattice.seqderive.copy_fill`), under any
 elementwise operator (:mod:`compiler.lattice.seqvalues`; a user function's own iteration algebra too),
 summed whatever the summand's fill (the loops count what they sum and fold the fill in for the rest),
-sliced with any step (a negative one walks the levels from their ends) and indexed by constants; an input the loops walk
+sliced with any step (a negative one walks the levels from their ends) and indexed by constants. Where the loops in the
+output's order walk an input against its storage order, they run in another order where the
+output allows it (a ``loop-order`` step, :func:`reordered`): a CSC written by a scatter
+(:mod:`compiler.lattice.seqscatter`), and, where no input could be read converted instead, a
+sum's loops around the output's (:mod:`compiler.lattice.seqhoist`) or a dense output's loops in
+any order. Else an input the loops walk
 against its storage order (a CSC collapsed row-major) is read row-major, a copy converted before
 each call (a ``convert`` step; lower() choosing the strategy passes ``convert=False`` first,
 and the refusal carries ``converts``: that tensor and how it would be converted, which it weighs
@@ -38,6 +43,7 @@ array([0., 1., 0., 2., 0., 3.])
 from __future__ import annotations
 
 from dataclasses import replace
+from itertools import permutations
 
 import numpy as np
 
@@ -48,15 +54,18 @@ from ..imperative.copies import drop_copies
 from ..imperative.deadstores import drop_dead_stores
 from ..imperative.ir_dot import ir_artifact
 from ..imperative.ir import Block, Buffer, Growable, Scalar
-from ..notation.ast import accesses
+from ..notation.ast import Reduce, accesses, walk
 from ..notation.infer import infer_shapes
 from ..trace import Trace
 from .coo_segments import flatten_segments
 from .sequences import SequenceError
 from ..format import Format, dense
 from ..stand_in import conversion_cost, format_text, output_conversion_note
-from .seqderive import DiscordantWalk, ShapedFormat, copy_fill, input_fills, seq_lower
+from .seqderive import DiscordantWalk, LoopOrder, ShapedFormat, copy_fill, input_fills, seq_lower
+from .seqhoist import hoistable, order_note
+from .seqoutput import output_kind
 from .seqparts import walked_whole
+from .seqscatter import scatter_note, scatters
 from .seqcfir import same_value
 from .exprs import names_used
 from .seqemit import emit_function, kernel_helpers
@@ -125,33 +134,53 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
                      note=f"{t} is {format_text(fmt)}: {why}; the kernel reads {t} as {format_text(target)}, "
                           f"converted before each call ({t}.asformat, {conversion_cost(fmt, target)})")
 
+    low = None      # (a lowering in another loop order than the output's, to emit)
     while True:
         try:
             # (the steps of a lowering that converts an input after all are not the kernel's)
             steps = Trace()
-            low = seq_lower(program, trace=steps, loop_order=None if out_format is None else out_format.mode_order,
-                            result_fill=fill, **inputs)
+            if low is None:
+                low = seq_lower(program, trace=steps, loop_order=None if out_format is None else out_format.mode_order,
+                                result_fill=fill, **inputs)
             notes = []
             fn = emit_function(low, formats, name or f"lattice_{out}", out_format, dtype, notes)
             trace.steps += steps.steps
             break
-        except (UnwalkableLevel, DiscordantWalk) as e:
+        except UnwalkableLevel as e:
+            # (a level the walk cannot take as it is asked to: read as a SparseList, converted before
+            # each call; one the walk cannot take as a SparseList either is refused)
+            low = None
+            target = walkable_format(formats[e.tensor], e.level)
+            if target == formats[e.tensor]:
+                raise StrategyError(f"{e}; {LOOPLETS}") from None
+            convert_to(e.tensor, target, e.why)
+        except LoopOrder as e:
+            # (where the input walked against could be read converted, as before, only the scatter is
+            # tried first, measured faster than converting: benchmarks/bench_shape_order.py)
+            convertible = isinstance(e, DiscordantWalk) and e.tensor not in converted and \
+                not _natural(formats[e.tensor])
+            other = reordered(program, inputs, out_format, fill, e.walk, scatter_only=convertible)
+            if other is not None:
+                low, step = other
+                trace.record("loop-order", before=program, after=low.cin, note=step)
+                trace.steps += low.trace.steps
+                low.trace = trace
+                continue
+            low = None
+            if not isinstance(e, DiscordantWalk):
+                raise StrategyError(f"{e}; {LOOPLETS}") from None
             t = e.tensor
-            fmt = formats[t]
-            if isinstance(e, UnwalkableLevel):
-                # (a level the walk cannot take as it is asked to: read as a SparseList, converted before
-                # each call; one the walk cannot take as a SparseList either is refused)
-                target, why = walkable_format(fmt, e.level), e.why
-                if target == fmt:
+            if t in converted or _natural(formats[t]):
+                # (no order walks every input as stored, and the one walked against is stored in its
+                # natural order: another, stored otherwise, is read converted, a CSC beside a CSR)
+                t = next((x for x in read if x not in converted and not _natural(formats[x])), None)
+                if t is None:
                     raise StrategyError(f"{e}; {LOOPLETS}") from None
-            else:
-                if t in converted or tuple(fmt.mode_order) == tuple(range(len(fmt.mode_order))):
-                    raise StrategyError(f"{e}; {LOOPLETS}") from None
-                # (the sequences walk every level under its parent: a CSC collapsed row-major is read
-                # as a CSR, its copy converted before each call, as the lattice reads any discordant input)
-                target, why = Format(fmt.root, tuple(range(len(fmt.mode_order)))), str(e)
-            convert_to(t, target, why)
+            # (the sequences walk every level under its parent: a CSC collapsed row-major is read
+            # as a CSR, its copy converted before each call, as the lattice reads any discordant input)
+            convert_to(t, Format(formats[t].root, tuple(range(len(formats[t].mode_order)))), str(e))
         except (StrategyError, SequenceError) as e:
+            low = None
             whole = [t for t in walked_whole(program, input_fills(program, formats), extents)
                      if t not in converted and formats[t] != _dense_like(formats[t])]
             if not whole:
@@ -211,4 +240,54 @@ def _dense_like(fmt: Format) -> Format:
     return dense(len(fmt.mode_order), fill=fmt.fill, dtype=fmt.dtype)
 
 
-__all__ = ["lower_shape_lattice"]
+def _natural(fmt) -> bool:
+    return tuple(fmt.mode_order) == tuple(range(len(fmt.mode_order)))
+
+
+#: at most this many loops are tried in every order (5! orders, each refused in about half a millisecond) for one
+#: that walks the inputs as stored
+MOST_LOOPS = 5
+
+
+def reordered(program, inputs: dict, out_format, fill, why: str, scatter_only: bool = False):
+    """``(lowering, note)``: ``program`` lowered with its loops in another order than the output's
+    mode order, which walked an input against its storage order (``why``), where the output allows
+    it: a dense output (written at random), a sum's loops around the output's (its terms added into
+    a dense output or a sparse vector's workspace: :mod:`compiler.lattice.seqhoist`), or a sparse
+    output built by a scatter (:mod:`compiler.lattice.seqscatter`); None where no order walks every
+    input as stored. The first order that does is taken: the output's loops reordered alone first, then
+    with the sum's among them. ``scatter_only``: the scatter alone (where the input could be read
+    converted instead, which a sum walking a CSC's strided rows column by column does not beat)."""
+    from ..format import dense
+    if any(isinstance(n, Reduce) and n is not program.rhs for n in walk(program.rhs)):
+        # (a sum under an operator is summed again at each coordinate of the loops around it, which
+        # the other order may multiply: left to the conversion, or to looplets)
+        return None
+    out = out_format if out_format is not None else dense(len(program.lhs.indices))
+    names = [str(i) for i in program.lhs.indices]
+    mine = tuple(names[m] for m in out.mode_order)
+    summed = hoistable(program)
+    kind = output_kind(out)
+    tries = []
+    if (kind == "dense" and not scatter_only or scatters(out)) and len(mine) <= MOST_LOOPS:
+        tries += [(order, None) for order in permutations(mine) if order != mine]
+    if summed and not scatter_only and (kind == "dense" or len(names) == 1) and len(mine) + len(summed) <= MOST_LOOPS:
+        tries += [(None, order) for order in permutations(mine + summed) if order != mine + summed]
+    for order, hoisted in tries:
+        scratch = Trace()
+        try:
+            low = seq_lower(program, trace=scratch, loop_order=None if order is None else
+                            tuple(names.index(i) for i in order), result_fill=fill, hoisted=hoisted, **inputs)
+        except (StrategyError, SequenceError):
+            continue
+        if hoisted is not None:
+            how = "scalar" if not names else "dense" if kind == "dense" else "workspace"
+            return low, order_note(program.lhs.tensor, hoisted, mine + summed, how, why)
+        if kind == "dense":
+            return low, (f"the loops in the output's order ({', '.join(mine)}) walk an input against its storage "
+                         f"order ({why}); they run {', '.join(order)} instead, writing the dense output at random")
+        return replace(low, assembly="scatter"), scatter_note(program.lhs.tensor, out, order, why)
+    return None
+
+
+__all__ = ["lower_shape_lattice", "reordered"]

@@ -151,6 +151,16 @@ class SeqOutput:
         # a NaN equal to a NaN fill, as from_numpy drops it)
         return [ir.If(not_fill(value, np.dtype(self.dtype), self.fmt.fill), body)]
 
+    def around(self, emit) -> list:
+        """The code of the loops (``emit()``), with what the output needs around it."""
+        return emit()
+
+    def accumulate(self, idxs: tuple, value, count: str) -> list:
+        raise StrategyError(f"output {self.name}: the sequence emitter adds into temporaries only, and into an "
+                            f"output whose sum's loops run around its own (compiler.lattice.seqhoist)")
+
+    fold_each = accumulate
+
     def narrow(self, x):
         """``x`` as the output's index type."""
         return x if self.idt == "int64" else Cast(self.idt, x)

@@ -59,18 +59,16 @@ def test_other_orders_stay_csr():
     assert c[::2].compute(format="csr").format.shorthand == "csr"     # (asked for)
 
 
-def test_a_refused_csc_result_falls_back_to_csr_saying_why():
-    # a split of a concat of two ravels: refused into CSC (and CSR), so CSR, each shape operator
-    # materialized (a split of a slice of a ravel, c.reshape(-1)[2:18].reshape(4, 4), is one
-    # looplets kernel writing CSC: tests/compiler/array/test_fuse_reshapes.py)
+def test_a_split_into_csc_is_scattered_not_refused():
+    # a split of a concat of two ravels: once refused into CSC (and CSR), so CSR, each shape operator
+    # materialized; the lattice reads the CSC converted (the ravels walk it row-major) and builds the
+    # CSC by a scatter from loops in the split's order (compiler.lattice.seqscatter)
     c = csc(M)
     expr = xp.concat([c.reshape(-1), c.reshape(-1)]).reshape(8, 5)
     kernel = expr.lower()
     out = kernel()
-    assert out.format.shorthand == "csr"
-    (note,) = [n for n in retried(kernel) if "into CSC (its operands' order)" in n]
-    assert note.splitlines()[0].endswith("tried instead: the statement with its shape operators, into the default "
-                                         "CSR"), note
+    assert out.format.shorthand == "csc" and retried(kernel) == [] and materialized(kernel) == []
+    assert "build out by a scatter" in kernel.trace.find("loop-order")[0].note
     np.testing.assert_array_equal(out.to_numpy(), np.concatenate([M.reshape(-1)] * 2).reshape(8, 5))
 
 

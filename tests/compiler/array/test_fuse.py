@@ -76,17 +76,23 @@ def test_shape_operators_are_materialized_and_named_in_the_trace():
     k = (xp.concat([f[::-1], 2 * a], axis=0) @ x).lower(strategy="lattice")
     assert _materialized(k) == [] and _retried(k) == []
     np.testing.assert_array_equal(k().to_numpy(), np.concatenate([A[::-1], 2 * A]) @ X)
-    # ... but refuses its column sum (a sum of fill 2 folds in, but the loops would walk the CSR parts' rows
-    # inside their columns): the statement is named, then the concat
+    # ... and its column sum (a sum of fill 2 folds in), the sum's loops around the columns' (once refused:
+    # the loops walked the CSR parts' rows inside their columns)
     k = (xp.concat([f, 2 * a], axis=0) * 2).sum(axis=0).lower(strategy="lattice")
-    notes = _materialized(k)
-    assert any("the statement with its shape operators: refused by the lattice strategy" in n and "before level 0"
-               in n for n in _retried(k))
-    assert any("concat (4, 5), (4, 5) -> (8, 5) materialized: the statement with its shape operators was "
-               "refused" in n for n in notes)
-    # its second operand, an expression, got its own kernel, named in the trace too
-    assert any("an operand of concat; computed by its own kernel: out[i, j] = 2.0 * A[i, j]" in n for n in notes)
+    assert _materialized(k) == [] and _retried(k) == [] and k.trace.find("loop-order")
     np.testing.assert_array_equal(k().to_numpy(), (np.concatenate([A, 2 * A]) * 2).sum(axis=0))
+    # ... but refuses a ravel of a part of fill 1 after one of fill 0 (its part walks every coordinate, a
+    # union in a product's right operand): the statement is named, then the reshape
+    k = (xp.concat([2 * a, f], axis=0) * 2).reshape(-1).lower(strategy="lattice")
+    notes = _materialized(k)
+    assert any("the statement with its shape operators: refused by the lattice strategy" in n and "in the right "
+               "operand of a product" in n for n in _retried(k))
+    assert any("reshape (8, 5) -> (40,) materialized: the statement with its shape operators was refused" in n
+               for n in notes)
+    # its operand, an expression, got its own kernel, named in the trace too
+    assert any("an operand of reshape; computed by its own kernel: out[i, j] = concat((2.0 * A[k, j], B[l, j]), "
+               "(k, l) -> i) * 2.0" in n for n in notes)
+    np.testing.assert_array_equal(k().to_numpy(), (np.concatenate([2 * A, A]) * 2).reshape(-1))
 
 
 def test_shape_operators_take_the_lattice_strategy_by_default_and_looplets_where_it_refuses():
@@ -107,21 +113,29 @@ def test_shape_operators_take_the_lattice_strategy_by_default_and_looplets_where
     c = xp.asarray(make(A, "csc"))
     k = c[:, ::-2].lower()
     assert k.strategy == "lattice" and not k.trace.find("convert")
+    # (into CSR, the lattice's loops walk it in its own order, the CSR scattered: nothing converted)
     k = c[:, ::-2].lower(format="csr")
+    assert k.strategy == "lattice" and _materialized(k) == [] and not k.trace.find("convert")
+    assert "build out by a scatter" in k.trace.find("loop-order")[0].note
+    np.testing.assert_array_equal(k().to_numpy(), A[:, ::-2])
+    # a CSC raveled row-major has one loop, which no order walks in its storage order: read converted
+    k = c.reshape(-1)[::-2].lower()
     assert k.strategy == "lattice" and _materialized(k) == [] and k.trace.find("convert")
     step = k.trace.find("strategy")[0]
     assert step.data == {"strategy": "lattice"} and "A read as csr, converted before each call" in step.note
-    assert "looplets would gather A (A[i, t + (4 + j * -2)]: its level 1 (SparseList) is indexed by i, whose loop " \
-           "runs outside the one over t of its parent level" in step.note, step.note
-    np.testing.assert_array_equal(k().to_numpy(), A[:, ::-2])
+    assert "looplets would gather A (A[k, l]: its level 1 (SparseList) is indexed by k, computed at each " \
+           "coordinate the loops visit" in step.note, step.note
+    np.testing.assert_array_equal(k().to_numpy(), A.reshape(-1)[::-2])
     # the same under looplets: the gather, in its trace
     k = c[:, ::-2].lower(format="csr", strategy="looplets")
     assert k.strategy == "looplets" and "located at each coordinate the loops visit" in k.trace.find("gather")[0].note
     np.testing.assert_array_equal(k().to_numpy(), A[:, ::-2])
-    # a CSC's rows sliced with a step: looplets refuse it (materialized before), the lattice converts it
+    # a CSC's rows sliced with a step: looplets refuse it (materialized before), the lattice converts it (the
+    # sum's loop around the output's would walk every row of each column, the step filtering them: no faster)
     k = (c[::-2] @ x).lower()
     assert k.strategy == "lattice" and _materialized(k) == [] and _retried(k) == []
     assert "looplets refuse the statement (slice(A[k, j]" in k.trace.find("strategy")[0].note
+    assert k.trace.find("convert") and not k.trace.find("loop-order")
     np.testing.assert_array_equal(k().to_numpy(), A[::-2] @ X)
 
 

@@ -1,0 +1,167 @@
+"""A sum whose loops run around the output's (issue 30): the sequence lowering's loops in the
+inputs' storage order where the output's order walks one against it.
+
+BURRITO's CIN nests a sum's loops inside the output's (``forall j: t = 0; forall i: t += A(i, j);
+y(j) = t``), so the column sums ``y[j] = sum[i](A[i, j])`` of a CSR ``A`` reach its columns before
+its rows. Where the output takes its entries at random, the sum's loops may run outside instead,
+as TACO does for ``y(j) = A(i, j)`` with ``y`` dense: ``forall i: forall j: y(j) += A(i, j)``. A
+dense output is that accumulator itself; a sparse vector's is a dense workspace of its extent,
+whose entries other than the fill are appended after the loops (the lattice strategy's dense
+workspace, :mod:`compiler.lattice.emit_workspaces`). A summand of another fill than 0 counts the
+coordinates summed at each output coordinate and folds the fill in for the rest after the loops
+(:class:`~compiler.lattice.seqcfir.Fold` over every coordinate). The driver
+(:func:`compiler.lattice.seqlower.reordered`) takes it where no input could be read converted
+instead: an input stored in its natural order (a CSR's column sums), a split's minor index.
+
+>>> import numpy as np
+>>> from compiler.tensor import Tensor
+>>> from compiler.lattice.seqderive import seq_lower
+>>> A = Tensor.from_numpy(np.array([[0, 1.0, 0], [2.0, 0, 3.0]]), "csr")
+>>> print(seq_lower("y[j] = sum[i](A[i, j])", hoisted=("i", "j"), A=A).cin)
+forall i ∈ i_A
+  forall j ∈ j_A
+    y(j) += A(i_A, j_A)
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..errors import StrategyError
+from ..imperative import ir
+from ..imperative.ir import BinOp, Cast, Const, Declare, For, Grow, If, Load, Store, Var
+from ..notation.ast import Reduce as SumNode
+from . import seqcfir as cin
+from .seqoutput import SeqOutput
+from .seqvalues import expr_fill
+
+
+def hoistable(program) -> tuple:
+    """The indices of the sum ``program`` assigns (its right side a sum: ``sum[i](...)``), which
+    may run around the output's loops; ``()`` for any other statement.
+
+    >>> from compiler.notation import parse
+    >>> hoistable(parse("y[j] = sum[i](A[i, j])")), hoistable(parse("y[j] = sum[i](A[i, j]) * 2"))
+    (('i',), ())
+    """
+    rhs = program.rhs
+    if isinstance(rhs, SumNode) and not rhs.op.is_user and rhs.op.name == "add":
+        return tuple(str(i) for i in rhs.indices)
+    return ()
+
+
+def hoisted_body(builder, program, order: tuple) -> cin.Stmt:
+    """The CIN of ``program`` (a sum, :func:`hoistable`) with its loops in ``order`` (index names,
+    the sum's among the output's), each coordinate's sum accumulated into the output: ``forall
+    i: forall j: y(j) += A(i, j)``. ``builder``: the :class:`~compiler.lattice.seqderive.CinBuilder`."""
+    rhs, lhs = program.rhs, program.lhs
+    d = builder.d
+    pre, v = builder.value(rhs.body)
+    fill = expr_fill(rhs.body, d.fills, d.extents)
+    out, idxs = lhs.tensor, tuple(str(i) for i in lhs.indices)
+    counted = isinstance(fill, bool) or fill != 0
+    # (a 0-d output: the sum into a scalar temporary, its loops reordered, then assigned)
+    into = out if idxs else "t"
+    count = f"n_{into}" if counted else ""
+    stmts = pre + [cin.Reduce(into, idxs, v, count)]
+    body: cin.Stmt = stmts[0] if len(stmts) == 1 else cin.Block(tuple(stmts))
+    index = {str(i): i for i in (*lhs.indices, *rhs.indices)}
+    for name in reversed(order):
+        body = builder.forall(index[name], rhs.body, body)
+    summed = math.prod(d.size(i) for i in rhs.indices)
+    fold = [cin.Fold(into, count, summed, float(fill), idxs, tuple(d.size(i) for i in lhs.indices))] if counted else []
+    if not idxs:
+        return cin.Block((cin.Alloc(into, count), body, *fold, cin.Assign(out, (), cin.Temp(into))))
+    return cin.Block((body, *fold)) if fold else body
+
+
+def order_note(out: str, order: tuple, default: tuple, how: str, why: str) -> str:
+    """What the trace's ``loop-order`` step says of a sum hoisted around the output's loops, added
+    ``how``: into a ``dense`` output, a sparse one's ``workspace``, or a ``scalar`` (a 0-d output).
+
+    >>> print(order_note("y", ("i", "j"), ("j", "i"), "dense", "A[i, j]: ..."))
+    the loops in the output's order, the sum's inside (j, i), walk an input against its storage order (A[i, j]: ...); they run i, j instead, the sum accumulated into y at each coordinate (a dense output written at random, as TACO does for y(j) = A(i, j) with y dense)
+    """
+    into = {"dense": f"into {out} at each coordinate (a dense output written at random, as TACO does for "
+                     f"y(j) = A(i, j) with y dense)",
+            "workspace": f"into a dense workspace of {out}'s extent, whose entries other than the fill are "
+                         f"appended to {out} after the loops (the lattice strategy's dense workspace)",
+            "scalar": "into a scalar, as before"}[how]
+    return (f"the loops in the output's order, the sum's inside ({', '.join(default)}), walk an input against its "
+            f"storage order ({why}); they run {', '.join(order)} instead, the sum accumulated {into}")
+
+
+class AccumulatedOutput(SeqOutput):
+    """The output of a hoisted sum: each coordinate's terms added where they come, into the output
+    itself when it is dense (zeroed first where the runtime fills it with another value: ``zero``),
+    else into a dense workspace whose entries a loop appends after (a sparse vector)."""
+
+    def __init__(self, name: str, fmt, shape: tuple, dtype: str, fresh=None, zero: bool = False):
+        super().__init__(name, fmt, shape, dtype, fresh)
+        if self.kind != "dense" and len(self.shape) != 1:
+            raise StrategyError(f"output {name}: a sum whose loops run around the output's accumulates into a "
+                                f"dense output, or a sparse vector through a workspace, not {fmt}")
+        self.zero = zero
+        self.size = math.prod(self.shape)
+        self.sums = self.val if self.kind == "dense" else self.fresh("w")
+        self.counts = ""      # (the per-coordinate count of a summand of another fill than 0)
+
+    def at(self, idxs: tuple):
+        at = self.dense_position(tuple(idxs[m] for m in self.fmt.mode_order), len(idxs))
+        return Const(0, "int64") if at is None else at
+
+    def start(self, inputs=None, rhs=None) -> list:
+        # (a sparse vector holds at most its extent's entries: room for them, a hint)
+        if self.kind == "dense":
+            return []
+        return super().start() + [Grow(x, Const(self.size, "int64"), hint=True) for x in (*self.idx, self.val)]
+
+    def accumulate(self, idxs: tuple, value, count: str) -> list:
+        at = self.at(idxs)
+        out = [Store(self.sums, at, value, "+")]
+        if count:
+            self.counts = self.counts or self.fresh(count)
+            out.append(Store(self.counts, at, Const(1, "int64"), "+"))
+        return out
+
+    def fold_each(self, s: cin.Fold) -> list:
+        """The summand's fill for each coordinate the loops skipped, at every coordinate."""
+        self.counts = self.counts or self.fresh(s.count)     # (no loop left to count: all skipped)
+        q = Var(self.fresh("q"))
+        n = Load(self.counts, q)
+        missed = BinOp("-", Const(s.extent, "int64"), n)
+        missed = missed if self.dtype == "int64" else Cast(self.dtype, missed)
+        if s.fill != 1:
+            missed = BinOp("*", missed, Const(s.fill, self.dtype))
+        return [For(q, 0, Const(self.size, "int64"),
+                    [If(BinOp("<", n, Const(s.extent, "int64")), [Store(self.sums, q, missed, "+")])])]
+
+    def around(self, emit) -> list:
+        zeroing = Var(self.fresh("q")) if self.zero and self.kind == "dense" else None
+        body = emit()
+        if self.kind != "dense":
+            # (the workspace's entries, in order, appended where they are not the fill)
+            q, v = Var(self.fresh("q")), Var(self.fresh("v"))
+            body = body + [For(q, 0, Const(self.size, "int64"),
+                               [Declare(v, self.dtype, Load(self.sums, q))] + self.store((q.name,), v))]
+            body = [ir.Allocate(self.sums, self.dtype, Const(self.size, "int64"), Const(0, self.dtype), body)]
+        if self.counts:
+            body = [ir.Allocate(self.counts, "int64", Const(self.size, "int64"), Const(0, "int64"), body)]
+        if zeroing is not None:
+            # (the runtime filled the output with the result's fill: the sums start at 0)
+            body = [For(zeroing, 0, Const(self.size, "int64"), [Store(self.val, zeroing, Const(0, self.dtype))])] + body
+        return body
+
+
+def plain_zero(fill) -> bool:
+    """Whether ``fill`` is the number 0 (None read as 0; not False).
+
+    >>> plain_zero(None), plain_zero(0.0), plain_zero(False), plain_zero(np.nan)
+    (True, True, False, False)
+    """
+    return fill is None or not isinstance(fill, (bool, np.bool_)) and fill == 0
+
+
+__all__ = ["AccumulatedOutput", "hoistable", "hoisted_body", "order_note", "plain_zero"]
