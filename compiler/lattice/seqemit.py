@@ -461,7 +461,7 @@ class SeqEmitter(LeafWalks):
             return out
         if isinstance(s, cf.Reduce):
             if s.idxs:     # (a sum whose loops run around the output's: compiler.lattice.seqhoist)
-                return self.computing(s, self.out.accumulate(s.idxs, self.value(s.value), s.count), self.out.name)
+                return self.computing(s, self.out.accumulate(s.idxs, self.value(s.value), s.count), self.out.tensor)
             out = self.computing(s, [ir.CompoundAssign("+", Var(self.temps[s.out]), self.value(s.value))], None)
             self.summed.setdefault(s.out, set()).update(self.reads(s))
             return out + ([ir.CompoundAssign("+", Var(self.temps[s.count]), _c(1))] if s.count else [])

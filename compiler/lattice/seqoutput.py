@@ -156,7 +156,7 @@ class SeqOutput:
         return emit()
 
     def accumulate(self, idxs: tuple, value, count: str) -> list:
-        raise StrategyError(f"output {self.name}: the sequence emitter adds into temporaries only, and into an "
+        raise StrategyError(f"output {self.tensor}: the sequence emitter adds into temporaries only, and into an "
                             f"output whose sum's loops run around its own (compiler.lattice.seqhoist)")
 
     fold_each = accumulate

@@ -120,8 +120,8 @@ class ScatteredOutput(SeqOutput):
             Store(self.pos, BinOp("+", q, _c(1)), self.narrow(BinOp("+", start, Load(self.next, q)))),
             Store(self.next, q, start)])]
         total = Load(self.pos, _c(self.fibers))
-        body = [Comment(f"phase 1, count: each entry of {self.name} counts in its {word}'s {self.next}[{word}] (the "
-                        f"loops run out of {self.name}'s storage order)"),
+        body = [Comment(f"phase 1, count: each entry of {self.tensor} counts in its {word}'s {self.next}[{word}] (the "
+                        f"loops run out of {self.tensor}'s storage order)"),
                 *first,
                 Comment(f"the {word}s' starts (the counts summed), each {word}'s next slot at its start, and room "
                         f"for every entry counted"),
