@@ -835,10 +835,12 @@ def seq_lower(program, trace: Trace | None = None, loop_order=None, result_fill=
     # (an access is read through the levels of its indices: two operators binding one name, as in
     # slice(A[j], j -> k, ..) + slice(A[j], j -> k, ..), must read A through two iterators)
     program = replace(program, rhs=distinct_bindings(program.rhs, {str(i) for i in program.lhs.indices}))
-    # (and an access read twice, a[i] + a[i] * b[i], through two: an intersection moves its cursor)
-    program = replace(program, rhs=separate_reads(program.rhs))
     tensors = {name: x if isinstance(x, ShapedFormat) else to_tensor(x, name) for name, x in tensors.items()}
     info = infer_shapes(program, {n: t.shape for n, t in tensors.items() if n != program.lhs.tensor})
+    # (and an access read twice, a[i] + a[i] * b[i], through two where an intersection moves its cursor)
+    fills = input_fills(program, tensors)
+    program = replace(program, rhs=separate_reads(
+        program.rhs, lambda call: call_kind(call, fills, info.extents) not in ("sum", "union")))
     with_data = not any(isinstance(t, ShapedFormat) for t in tensors.values())
     fill = copy_fill(program, tensors, info.extents) if result_fill is NOTGIVEN else result_fill
     point = point_index(program)

@@ -30,20 +30,48 @@ class RepeatedRead(Access):
     copy: int = 1
 
 
-def separate_reads(e):
-    """``e`` with each access read again after its first read (in pre-order) a :class:`RepeatedRead`.
+def separate_reads(e, intersects=lambda call: True):
+    """``e`` with each access read again after its first read (in pre-order) a :class:`RepeatedRead`,
+    where some read of it is an operand (at any depth) of a call that ``intersects`` says walks an
+    intersection (a product): reads under unions only share their cursors (``x - y - y``, whose union
+    flattens to one walk of each operand, stays one).
 
     >>> from compiler.notation import parse
-    >>> e = separate_reads(parse("y[l] = concat((a[i] + a[i] * b[i], c[j]), (i, j) -> l)").rhs)
+    >>> e = separate_reads(parse("y[l] = concat((a[i] + a[i] * b[i], c[j]), (i, j) -> l)").rhs,
+    ...                    lambda call: call.op.name == "mul")
     >>> [type(n).__name__ for n in e.operands[0].args]
     ['Access', 'Call']
     >>> type(e.operands[0].args[1].args[0]).__name__
     'RepeatedRead'
+    >>> e = parse("y[i] = slice(a[j] - b[j] - b[j], j -> i, (0, 4, 1))").rhs
+    >>> separate_reads(e, lambda call: False) is e
+    True
     """
+    reads: dict = {}
+    crossed: set = set()
+
+    def survey(x, under: bool):
+        if isinstance(x, Access):
+            reads[x] = reads.get(x, 0) + 1
+            if under:
+                crossed.add(x)
+        elif isinstance(x, Call):
+            for a in x.args:
+                survey(a, under or intersects(x))
+        elif isinstance(x, Reduce):
+            survey(x.body, under)
+        elif isinstance(x, ShapeOp):
+            for c in x.children():
+                survey(c, under)
+
+    survey(e, False)
+    separate = {x for x in crossed if reads[x] > 1}
     seen: dict = {}
 
     def visit(x):
         if isinstance(x, Access):
+            if x not in separate:
+                return x
             k = seen.get(x, 0)
             seen[x] = k + 1
             return x if k == 0 else RepeatedRead(x.tensor, x.indices, k)
@@ -55,7 +83,7 @@ def separate_reads(e):
             return x.with_children([visit(c) for c in x.children()])
         return x
 
-    return visit(e)
+    return visit(e) if separate else e
 
 
 __all__ = ["RepeatedRead", "separate_reads"]
