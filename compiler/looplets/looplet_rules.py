@@ -483,6 +483,8 @@ class LoopletRules:
             return self._step_loop(i, ext, body, line, Stepper, steppers, [s.stop for s in steppers], None,
                                    f"{len(steppers)} stepper(s), while loop", point=point)
 
+        alone = len(steppers) < 3 and self._meet_only(i, body, steppers)
+
         def chunk_of(s, step_stop):
             bound = self.ctx.facts.definition(step_stop)
             if bound is not None and X.prove_eq(s.stop, bound):
@@ -498,9 +500,10 @@ class LoopletRules:
             # lower_switch: an intersection's arms but the one where all end do nothing, one arm;
             # in (a & b & c) | d, the seven arms writing d alone are one)
             cut = truncate_strict(s.chunk)
-            if len(steppers) < 3 and not unit_step(s):
-                # (two steppers moving by more than one, a COO's rows: the next child in the arm
-                # where this one ends, no test of its own)
+            if len(steppers) < 3 and not (unit_step(s) and alone):
+                # (two steppers of a union, or moving by more than one, a COO's rows: the next child in
+                # the arm where this one ends, no test of its own; a union's arms branch as scipy's
+                # merge does, on which lists are at the coordinate, each arm moving those)
                 return Switch((Case(ends, Thunk((), s.chunk, s.next)), Case(Const(True, "bool"), cut)))
             return Thunk((), Switch((Case(ends, s.chunk), Case(Const(True, "bool"), cut))), advance_when(s, ends))
         return self._step_loop(i, ext, body, line, Stepper, steppers, [s.stop for s in steppers],
@@ -541,6 +544,23 @@ class LoopletRules:
             self.walks[id(loop)] = (loop, tuple(leaders), ext.stop)
         out.append(loop)
         return out
+
+    def _meet_only(self, i, body, steppers) -> bool:
+        """Whether a step of ``steppers`` does something only where all their children end (an
+        intersection's): with any one of them cut before its child's end (at its fill), the body
+        does nothing. Then the other arms are empty and each stepper moves on branch-free, as the
+        lattice advances an intersection's iterators."""
+        def values(l):
+            while isinstance(l, (Run, Fill)):
+                l = l.value if isinstance(l, Fill) else l.body
+            return l
+        for s in steppers:
+            cut = truncate_strict(s.chunk)
+            new = replace_looplets(body, i, lambda l: cut if l is s else l, only=(Stepper,))
+            new = replace_looplets(new, i, values, only=(Run, Fill))
+            if not is_pass(simplify(new, None, (FILL_WRITE,), self.facts)):
+                return False
+        return True
 
     @staticmethod
     def _steps_within(steppers, ext) -> bool:

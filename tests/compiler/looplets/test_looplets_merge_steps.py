@@ -1,8 +1,8 @@
 """The merge of two sparse walks: each step of two steppers walking stored positions ends at the
 least of their children's stops with no cut at the phase's stop (each child ends by its fiber's
-last coordinate, which the phase ends at, or past), and a stepper moves on by its test's 0 or 1
-(``qA += (int64_t)(jA + 1 == step_stop)``), not in a branch of its own; a lone stepper's step is its
-child whole (no test). An elementwise operator of sparse operands reserves its output's room up
+last coordinate, which the phase ends at, or past); in an intersection a stepper moves on by its
+test's 0 or 1 (``qA += (int64_t)(jA + 1 == step_stop)``), not in a branch of its own, while a union's
+arms (which lists are at the coordinate) each move theirs; a lone stepper's step is its child whole. An elementwise operator of sparse operands reserves its output's room up
 front. Checked against the dense reference and the IR interpreter over formats, fills (0, 1, NaN),
 NaN and infinities among the stored values, empty and all-fill operands."""
 
@@ -100,6 +100,17 @@ def test_an_intersection_steps_without_a_cut_and_moves_without_a_branch():
     assert "qA += (int64_t)(jA + 1 == step_stop);" in step and "qB += (int64_t)(jB + 1 == step_stop);" in step
     assert "else" not in step
     np.testing.assert_array_equal(k(A=A, B=B).to_numpy(), A.to_numpy() * B.to_numpy())
+
+
+def test_a_union_steps_without_a_cut_and_moves_its_lists_in_its_arms():
+    A = ss.Tensor.from_scipy(sp.random(8, 9, density=0.4, format="csr", random_state=1))
+    B = ss.Tensor.from_scipy(sp.random(8, 9, density=0.4, format="csr", random_state=2))
+    k = kernel(PROGRAMS["add"], "csr", A=A, B=B)
+    step = step_loop(k.c_source)
+    assert "int64_t step_stop = jA + 1 < jB + 1 ? jA + 1 : jB + 1;" in step and "phase_stop" not in step, step
+    # (as scipy's merge, and the lattice's union: a branch on which lists are at the coordinate)
+    assert "} else if (jA + 1 == step_stop) {" in step and "(int64_t)(" not in step
+    np.testing.assert_array_equal(k(A=A, B=B).to_numpy(), A.to_numpy() + B.to_numpy())
 
 
 def test_a_lone_stepper_steps_its_child_whole():
