@@ -551,8 +551,9 @@ class LoopletRules:
         does nothing. Then the other arms are empty and each stepper moves on branch-free, as the
         lattice advances an intersection's iterators."""
         def values(l):
+            l = unshift(l)   # (a shifted read's fill: a collapse's, a carried cursor's)
             while isinstance(l, (Run, Fill)):
-                l = l.value if isinstance(l, Fill) else l.body
+                l = unshift(l.value if isinstance(l, Fill) else l.body)
             return l
         for s in steppers:
             cut = truncate_strict(s.chunk)
