@@ -230,5 +230,16 @@ def gallop_back_stmts(q, idx_buf, lo, target, fresh=None) -> list:
     >>> print(pretty(gallop_back_stmts(Var("q"), "idx", Var("q_lo"), Var("k"))[0]))
     q = seek_back(idx, q, q_lo, k);
     """
-    return [Assign(q, Call("seek_back", (BufferArg(idx_buf), q, lo, target)))]
+    return [Assign(q, seek_back_call(idx_buf, q, lo, target))]
+
+
+def seek_back_call(idx_buf, q, lo, target) -> Call:
+    """``seek_back(idx, q, lo, target)``: the last ``p`` in ``(lo, q]`` with ``idx[p] <= target``
+    (``lo`` if none; ``q`` itself if ``q <= lo``), galloping down from ``q``.
+
+    >>> from compiler.imperative.ir import Var
+    >>> print(seek_back_call("A1_idx", Var("q"), Var("lo"), Var("j")))
+    seek_back(A1_idx, q, lo, j)
+    """
+    return Call("seek_back", (BufferArg(idx_buf), q, lo, target))
 

@@ -14,8 +14,16 @@ The rule, for a loop over ``i``: a read, directly inside a loop ``j`` of its bod
 of a fiber unfurled outside ``i`` (so the same fiber every iteration), indexed ``j + a * i + b`` with
 ``a`` and ``b`` static (integers, sizes, outer indices) and ``a`` at least the length of ``j``'s
 extent, so that each window starts at or after the end of the one before. A strided slice
-``x[t + (s + r * k)]`` under its one-step loop ``t`` is the case of length 1 (carried for ``r >= 1``;
-a negative step walks the fiber backwards and keeps its own search per element). A permissive read,
+``x[t + (s + r * k)]`` under its one-step loop ``t`` is the case of length 1 (``r >= 1``).
+
+Windows that descend (``a`` at most minus the length: each ends at or before the start of the one
+before, a slice with a negative step ``r <= -1``) walk the fiber downward: its cursor starts at
+the fiber's end, and each window's seek moves it down from where the last one left it (to the
+first entry at or past the window's start, a gallop down: ``q = seek_back(idx, q - 1, q_lo - 1,
+start - 1) + 1``), never below the fiber's first position ``q_lo``; the walk over the window then
+goes up as any does, to at most the start of the one before. The fiber's steppers must say how to
+seek down (:class:`~compiler.looplets.looplets.Positions` ``search_down``); else each window
+searches from the fiber's start, as before. A permissive read,
 ``x[~(q + p * J)]`` of a split of a concatenation, is carried too: it reads missing outside the
 fiber, and a row whose window lies before the fiber's start leaves the cursor where it was.
 
@@ -33,11 +41,11 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..algebra import Operator
-from ..imperative.ir import BinOp, Const
+from ..imperative.ir import Assign, BinOp, Const, Declare, Var
 from . import extents as X
 from .fibers import SubFiber
 from .levels import unfurl
-from .looplets import Thunk
+from .looplets import Case, Phase, Sequence, Stepper, Switch, Thunk
 from .modifiers import Offset, Permit
 from .program import Access, Block, Call, Define, Loop, Sieve, postmap
 from .wrappers import modifier_chain, static_ir
@@ -106,23 +114,61 @@ def affine_in(e, i):
     return None
 
 
-def _carries(n, i, inner: Loop) -> bool:
-    """Whether read ``n`` in loop ``inner`` (directly inside the loop over ``i``) reads windows that
-    ascend with ``i``, each starting at or after the end of the one before."""
+def _carries(n, i, inner: Loop):
+    """``"up"`` when read ``n`` in loop ``inner`` (directly inside the loop over ``i``) reads windows
+    that ascend with ``i``, each starting at or after the end of the one before; ``"down"`` when
+    they descend, each ending at or before the start of the one before; else None."""
     # (a fiber over several modes that carries, a raveled matrix's, seeks forward from its cursor too)
     if not (isinstance(n, Access) and n.mode == "read" and n.idxs and inner.ext is not None and
             (isinstance(n.tns, SubFiber) and not n.tns.is_leaf or getattr(n.tns, "carries", False))):
-        return False
+        return None
     mods, base = modifier_chain(n.idxs[0])
     # (a permissive read, ~(j + a * i + b), reads missing outside the fiber: its windows still
     # ascend, a row before the fiber's start leaving the cursor where it was)
     offsets = [m for m in mods if not isinstance(m, Permit)]
     if base != inner.idx or len(offsets) != 1 or not isinstance(offsets[0], Offset):
-        return False
+        return None
     ab = affine_in(offsets[0].delta, i)
     if ab is None or (isinstance(ab[0], Const) and ab[0].value == 0):
-        return False
-    return X.prove_le(X.sub(inner.ext.stop, inner.ext.start), ab[0])
+        return None
+    length = X.sub(inner.ext.stop, inner.ext.start)
+    if X.prove_le(length, ab[0]):
+        return "up"
+    if X.prove_le(ab[0], X.neg(length)) and len(mods) == 1:   # (a permissive read is carried up only)
+        return "down"
+    return None
+
+
+def walked_down(nest, ctx):
+    """``(statements, body)``: thunk ``nest`` (a fiber's unfurl) walked down the fiber, each stepper's
+    cursor put at the fiber's end by ``statements`` (after the thunk's preamble) and each seek moving
+    it down (not below the fiber's first position, kept in a local), or None when a stepper of it
+    cannot seek down (:class:`~compiler.looplets.looplets.Positions` without ``search_down``) or the
+    nest holds a looplet whose cursor is not a stepper's."""
+    starts = []
+
+    def down(l):
+        if isinstance(l, Stepper):
+            P = l.positions
+            if P is None or P.search_down is None:
+                raise LookupError
+            lo = Var(ctx.fresh(f"{P.q.name}_lo"))
+            starts.extend([Declare(lo, "int64", P.q), Assign(P.q, P.q_stop)])
+            # (the fiber's last is positive when it stores an entry, no longer when q < q_stop)
+            ctx.facts.positive.pop(getattr(P.last, "name", None), None)
+            return replace(l, seek=lambda start, P=P, lo=lo: tuple(P.search_down(lo, start)))
+        if isinstance(l, Sequence):
+            return Sequence(tuple(Phase(p.stop, down(p.body)) for p in l.phases))
+        if isinstance(l, Switch):
+            return Switch(tuple(Case(c.cond, down(c.body)) for c in l.cases))
+        if isinstance(l, Thunk) or hasattr(l, "seek"):
+            raise LookupError   # (host code or a cursor of its own: not known to move down)
+        return l   # (a run, a fill, a spike, a lookup: no cursor)
+    try:
+        body = down(nest.body)
+    except LookupError:
+        return None
+    return starts, body
 
 
 def carry_cursors(i, body, ctx):
@@ -137,19 +183,22 @@ def carry_cursors(i, body, ctx):
         shared = {}
 
         def visit(n):
-            if not _carries(n, i, inner):
+            way = _carries(n, i, inner)
+            if way is None:
                 return None
             key = (id(n.tns.tensor), n.tns.level, repr(getattr(n.tns, "pos", None)), repr(n.tns.seg), repr(n.idxs),
                    type(n.tns))
             if key not in shared:
                 nest = unfurl(n.tns, ctx, "read", None) if isinstance(n.tns, SubFiber) else n.tns.unfurl(ctx, "read")
-                if not isinstance(nest, Thunk):
-                    shared[key] = None   # no cursor to carry (a dense level: random access)
+                walk = walked_down(nest, ctx) if isinstance(nest, Thunk) and way == "down" else ([], nest.body) \
+                    if isinstance(nest, Thunk) else None
+                if walk is None:
+                    shared[key] = None   # no cursor to carry (a dense level: random access), or not down
                 else:
-                    pre.extend(nest.preamble)
+                    pre.extend([*nest.preamble, *walk[0]])
                     epi[:0] = list(nest.epilogue)
-                    shared[key] = CarriedFiber(n.tns, nest.body)
-                    carried.append((n.source or n.tns.label(), inner.idx.name))
+                    shared[key] = CarriedFiber(n.tns, walk[1])
+                    carried.append((n.source or n.tns.label(), inner.idx.name + (" (down)" if way == "down" else "")))
             return None if shared[key] is None else replace(n, tns=shared[key])
         return replace(inner, body=postmap(inner.body, visit))
 

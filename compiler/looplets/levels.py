@@ -48,7 +48,7 @@ from .fibers import SubFiber, TensorInfo, child_fiber, fiber_tag, fill_value
 from .gallop_looplets import (unfurl_sparse_block_list_gallop, unfurl_sparse_byte_map_gallop,
                               unfurl_sparse_hash_gallop, unfurl_sparse_list_gallop, unfurl_sparse_run_list_gallop)
 from ..imperative.search import lower_bound_call
-from .searching import gallop_from, search_stmts
+from .searching import gallop_from, search_down_stmts, search_stmts
 
 
 def declare_last(ctx, f: SubFiber, last, q, q_stop, crd_b, mode: int = 0):
@@ -113,7 +113,8 @@ def unfurl_sparse_list(f: SubFiber, ctx, mode, child_of=None):
         next=(CompoundAssign("+", q, Const(1, "int64")),),
         preamble=(Declare(j, "int64", Load(idx_b, q)),),
         positions=Positions(q, q_stop, last, lambda p: Load(idx_b, p),
-                            lambda v, t: gallop_from(v, q, idx_b, q_stop, t, ctx.fresh)))
+                            lambda v, t: gallop_from(v, q, idx_b, q_stop, t, ctx.fresh),
+                            search_down=lambda lo, t: search_down_stmts(q, idx_b, lo, t)))
     return Thunk(pre, Sequence((Phase(last, stepper), Phase(None, Fill(fill_value(info))))))
 
 

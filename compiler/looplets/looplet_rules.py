@@ -37,7 +37,7 @@ import itertools
 import re
 
 from ..imperative import ir, pretty
-from ..imperative.ir import Assign as IAssign, BinOp, Const, Declare, If, Tagged, Var, While
+from ..imperative.ir import Assign as IAssign, BinOp, Cast, CompoundAssign, Const, Declare, If, Tagged, Var, While
 from ..imperative.traverse import untagged, walk
 from . import extents as X
 from .errors import ProgramError
@@ -73,6 +73,31 @@ def _always(cond) -> bool:
 def _position(stepper: Stepper):
     """The local a stepper's seek and next move, or None (a shifted stepper without positions)."""
     return stepper.positions.q if stepper.positions is not None else stepper.state
+
+
+def advance_when(stepper: Stepper, ends) -> tuple:
+    """A stepper's ``next`` run only when its child ends at this step (``ends``, a test): a position
+    moved by one, ``q += 1``, as ``q += (int64)ends``, without a branch (a merge of two lists moves
+    the one or the other as their coordinates fall: a branch there is mispredicted about once an
+    entry, which made CSR .* CSR twice the lattice's time), any other ``next`` under ``if (ends)``.
+
+    >>> from compiler.looplets.looplets import Fill
+    >>> q = Var("qA")
+    >>> s = Stepper(lambda v: (), BinOp("+", Var("jA"), Const(1, "int64")), Fill(0.0),
+    ...             (CompoundAssign("+", q, Const(1, "int64")),))
+    >>> print(advance_when(s, BinOp("==", s.stop, Var("step_stop")))[0])
+    qA += (int64)(jA + 1 == step_stop);
+    """
+    if unit_step(stepper):
+        return (CompoundAssign("+", stepper.next[0].target, Cast("int64", ends)),)
+    return (If(ends, list(stepper.next)),)
+
+
+def unit_step(stepper: Stepper) -> bool:
+    """Whether a stepper's ``next`` moves its position by one (``q += 1``)."""
+    nxt = tuple(stepper.next)
+    return len(nxt) == 1 and isinstance(nxt[0], CompoundAssign) and nxt[0].op == "+" and \
+        nxt[0].value == Const(1, "int64")
 
 
 def _first(stepper: Stepper):
@@ -458,20 +483,29 @@ class LoopletRules:
             return self._step_loop(i, ext, body, line, Stepper, steppers, [s.stop for s in steppers], None,
                                    f"{len(steppers)} stepper(s), while loop", point=point)
 
+        alone = len(steppers) < 3 and self._meet_only(i, body, steppers)
+
         def chunk_of(s, step_stop):
+            bound = self.ctx.facts.definition(step_stop)
+            if bound is not None and X.prove_eq(s.stop, bound):
+                return Thunk((), s.chunk, s.next)   # (each step is this child whole: a lone stepper's)
+            ends = BinOp("==", s.stop, step_stop)
             if cut_alike(s.chunk):
                 # (a chunk that reads the same whether its child ends at this step or goes on,
                 # a run-length level's fill then run: its body once, and the next child only
                 # if this one ended; a case per stepper would repeat the body 2**k times)
-                return Thunk((), s.chunk, (If(BinOp("==", s.stop, step_stop), list(s.next)),))
-            ends = BinOp("==", s.stop, step_stop)
+                return Thunk((), s.chunk, advance_when(s, ends))
+            # (the next child after the step's code, under a test of its own: the 2**k arms of the
+            # switches then differ only where their bodies do, and those alike are joined,
+            # lower_switch: an intersection's arms but the one where all end do nothing, one arm;
+            # in (a & b & c) | d, the seven arms writing d alone are one)
             cut = truncate_strict(s.chunk)
-            if len(steppers) < 3:
+            if len(steppers) < 3 and not (unit_step(s) and alone):
+                # (two steppers of a union, or moving by more than one, a COO's rows: the next child in
+                # the arm where this one ends, no test of its own; a union's arms branch as scipy's
+                # merge does, on which lists are at the coordinate, each arm moving those)
                 return Switch((Case(ends, Thunk((), s.chunk, s.next)), Case(Const(True, "bool"), cut)))
-            # (three or more: the 2**k arms of their switches, the next child after the step's code under
-            # a test of its own; the arms then differ only where their bodies do, and those alike are
-            # joined, lower_switch: in (a & b & c) | d, the seven arms writing d alone are one)
-            return Thunk((), Switch((Case(ends, s.chunk), Case(Const(True, "bool"), cut))), (If(ends, list(s.next)),))
+            return Thunk((), Switch((Case(ends, s.chunk), Case(Const(True, "bool"), cut))), advance_when(s, ends))
         return self._step_loop(i, ext, body, line, Stepper, steppers, [s.stop for s in steppers],
                                chunk_of, f"{len(steppers)} stepper(s), while loop")
 
@@ -490,7 +524,9 @@ class LoopletRules:
                 out.extend(s.seek(start))
         step_stop = Var(self.fresh("step_stop"))
         step = [st for s in leaders for st in s.preamble]
-        step.append(Declare(step_stop, "int64", X.imin(*stops, ext.stop)))
+        cut = () if kind is Stepper and self._steps_within(leaders, ext) else (ext.stop,)
+        step.append(Declare(step_stop, "int64", X.imin(*stops, *cut)))
+        self.ctx.facts.define(step_stop, X.imin(*stops, *cut), "a step's stop, the least of its children's stops")
         if point is not None:
             step += point(step_stop, lambda new, what: self.record(
                 f"lower:{kind.__name__}", body, new, note=self._note(f"{note}, {what}", i, ext)))
@@ -508,6 +544,35 @@ class LoopletRules:
             self.walks[id(loop)] = (loop, tuple(leaders), ext.stop)
         out.append(loop)
         return out
+
+    def _meet_only(self, i, body, steppers) -> bool:
+        """Whether a step of ``steppers`` does something only where all their children end (an
+        intersection's): with any one of them cut before its child's end (at its fill), the body
+        does nothing. Then the other arms are empty and each stepper moves on branch-free, as the
+        lattice advances an intersection's iterators."""
+        def values(l):
+            l = unshift(l)   # (a shifted read's fill: a collapse's, a carried cursor's)
+            while isinstance(l, (Run, Fill)):
+                l = unshift(l.value if isinstance(l, Fill) else l.body)
+            return l
+        for s in steppers:
+            cut = truncate_strict(s.chunk)
+            new = replace_looplets(body, i, lambda l: cut if l is s else l, only=(Stepper,))
+            new = replace_looplets(new, i, values, only=(Run, Fill))
+            if not is_pass(simplify(new, None, (FILL_WRITE,), self.facts)):
+                return False
+        return True
+
+    @staticmethod
+    def _steps_within(steppers, ext) -> bool:
+        """Whether every step of ``steppers`` ends by the extent's stop without a cut there: a stepper
+        walking stored positions ends each child at most at its fiber's ``last`` (one past its last
+        coordinate), so the least of their children's stops is at most the least of their ``last``,
+        which a phase of their fibers' entries ends at (``min(lastA, lastB)``, or past it). A step's
+        ``min(jA + 1, jB + 1, phase_stop)`` is then ``min(jA + 1, jB + 1)``: one compare less per
+        entry of a merge, and its exit tested once, by the loop."""
+        lasts = [s.positions.last for s in steppers if s.positions is not None]
+        return bool(lasts) and X.prove_le(X.imin(*lasts), ext.stop)
 
     def point_step(self, i, body, found):
         """A step of three or more steppers as its last point alone (:mod:`.point_steps`), when each
@@ -547,7 +612,7 @@ class LoopletRules:
             record(new, f"one point a step: {len(required)} needed, the others' values picked")
             code = self.lower(new)
             out = [If(ir.and_(*[BinOp("==", s.stop, step_stop) for s in required]), code)] if code else []
-            return out + [If(BinOp("==", s.stop, step_stop), list(s.next)) for s in steppers]
+            return out + [x for s in steppers for x in advance_when(s, BinOp("==", s.stop, step_stop))]
         return point
 
     def lower_positions(self, i, ext, body, found, line):

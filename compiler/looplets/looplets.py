@@ -168,6 +168,9 @@ class Positions:
     statements setting ``var`` to the first position in ``[q, q_stop)`` whose
     coordinate is ``>= target``. The lowerer's single-stepper fast path (Finch.jl's
     approach) loops ``for q in [q, q_end)`` with one load per entry and no merge.
+    ``search_down(lo, target)`` (optional) moves ``q`` down to the first position in
+    ``[lo, q)`` whose coordinate is ``>= target`` (``q`` if none): a cursor carried down
+    the fiber, read at descending coordinates (:mod:`.carried`), seeks with it.
     """
 
     q: Any
@@ -176,6 +179,7 @@ class Positions:
     coord: Callable[[Any], Any]
     search: Callable[[Any, Any], list]
     first: Any = Const(0, "int64")
+    search_down: Any = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -274,9 +278,11 @@ def push_shift(delta, body):
     if isinstance(body, Stepper):
         pos = body.positions
         if pos is not None:
+            down = pos.search_down
             pos = Positions(pos.q, pos.q_stop, X.add(pos.last, delta),
                             lambda q, f=pos.coord: X.add(f(q), delta),
-                            lambda v, t, f=pos.search: f(v, X.sub(t, delta)), X.add(pos.first, delta))
+                            lambda v, t, f=pos.search: f(v, X.sub(t, delta)), X.add(pos.first, delta),
+                            None if down is None else lambda lo, t, f=down: f(lo, X.sub(t, delta)))
         return Stepper(lambda s, f=body.seek: f(X.sub(s, delta)), X.add(body.stop, delta),
                        Shift(delta, body.chunk), body.next, body.preamble, pos)
     if isinstance(body, Jumper):

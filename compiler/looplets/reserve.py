@@ -15,8 +15,12 @@ growth checks stay, so a value equal to the fill that is not kept, or a bound th
 is still right, and without the memory the kernel grows as before. A slice of the rows of a
 CSR matrix (its Dense level over a SparseList) counts the entries of the rows it keeps, in a loop
 over them (``pos[stop] - pos[start]`` for a window); any other slice keeps no hint (it may keep
-few of its operand's entries: reserving them all could ask for far more than it writes), nor
-does an expression that computes values (``B[i] + 1`` writes where ``B`` stores none).
+few of its operand's entries: reserving them all could ask for far more than it writes). An
+elementwise operator of such operands (``C[i, j] = A[i, j] + B[i, j]``, a slice times a matrix)
+writes at most where one of them stores an entry when its result on their fills is the output's
+fill (the fill of an output given no format): the sum of theirs is reserved, as the lattice does
+(where it is not, ``1 / A``, the hint is low and the output grows as before). An expression with a
+constant (``B[i] + 1`` writes where ``B`` stores none) or a reduction keeps no hint.
 
 >>> from compiler.notation import parse
 >>> from compiler.format import parse_format
@@ -33,6 +37,9 @@ for (int64 r = 0; r < 3; r++) {
 }
 >>> print(n)
 n_kept
+>>> print(entry_bound(parse("C[i, j] = A[i, j] * B[i, j]"), {"A": parse_format("csr"), "B": parse_format("csr")},
+...                   Namer())[1])
+(int64)A1_pos[A0_size] + (int64)B1_pos[B0_size]
 """
 
 from __future__ import annotations
@@ -78,10 +85,11 @@ def _counts_entries(lvl) -> bool:
 
 
 def entry_bound(stmt, formats: dict, fresh):
-    """``(stmts, bound)``: an upper bound on the entries ``stmt`` (index notation with shape
-    operators) writes, the sum of its operands' stored entries (what ``stmts`` count first for a
-    row slice) when its right side only moves them (accesses under concat, collapse, split,
-    broadcast and row slices), else None. ``fresh`` names the counting loop's locals."""
+    """``(stmts, bound)``: an upper bound on the entries ``stmt`` (index notation, with shape
+    operators or without) writes, the sum of its operands' stored entries (what ``stmts`` count
+    first for a row slice) when its right side only moves them or combines them elementwise
+    (accesses under concat, collapse, split, broadcast, row slices and operators), else None.
+    ``fresh`` names the counting loop's locals."""
     terms, stmts = [], []
 
     def visit(e) -> bool:
@@ -94,6 +102,8 @@ def entry_bound(stmt, formats: dict, fresh):
             return all(visit(x) for x in e.operands)
         if isinstance(e, (Collapse, Split, Broadcast)):
             return visit(e.operand)
+        if isinstance(e, N.Call):   # (elementwise: at most where one of its operands stores an entry)
+            return all(visit(x) for x in e.args)
         if isinstance(e, Slice):
             counted = kept_rows(e, formats, fresh)
             if counted is None:

@@ -16,7 +16,7 @@ q = seek(A1_idx, q, q_stop, j);
 from __future__ import annotations
 
 from ..imperative.ir import Assign, Load
-from ..imperative.search import gallop_stmts, seek_call
+from ..imperative.search import gallop_stmts, seek_back_call, seek_call
 from . import extents as X
 
 
@@ -36,3 +36,17 @@ def gallop_from(var, q, idx_buf, hi, target, fresh=None) -> list:
     later), so this costs O(log distance) where a binary search of the fiber costs
     O(log length). There must be such a ``p`` (the caller checks ``target < last``)."""
     return [Assign(var, seek_call(idx_buf, q, hi, target))]
+
+
+def search_down_stmts(q, idx_buf, lo, target) -> list:
+    """Gallop down: the first ``p`` in ``[lo, q)`` with ``idx[p] >= target`` (``q`` if none), into
+    ``q``, where a cursor carried down a fiber (a slice with a negative step, :mod:`.carried`) moves
+    to the entry at or past a lower target: ``seek_back``'s last position at or below ``target - 1``,
+    plus one, in O(log distance) probes.
+
+    >>> from compiler.imperative import pretty
+    >>> from compiler.imperative.ir import Buffer, Var
+    >>> print(pretty(search_down_stmts(Var("q"), Buffer("A1_idx", "int64"), Var("q_lo"), Var("j"))[0]))
+    q = seek_back(A1_idx, q - 1, q_lo - 1, j - 1) + 1;
+    """
+    return [Assign(q, X.add(seek_back_call(idx_buf, X.sub(q, 1), X.sub(lo, 1), X.sub(target, 1)), 1))]

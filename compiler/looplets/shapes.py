@@ -34,10 +34,10 @@ operator                                   loop program
 ``j) -> k), k -> m, (s, e, r)), m ->``     slice's ``k = s + r * (q + p * |q|)``
 ``(p, q))``                                (``r < 0`` too)
 ``split(slice(b[l], l -> k, (s, e,``       ``b[t + (s + r * (q + p * |q|))]`` under a one-step
-``r)), k -> (p, q))``                      loop ``t`` after ``q``'s (``r > 1``: its cursor carried
-                                           from ``q`` to ``q``); ``r < 0``: ``let l' = s + r *
-                                           (q + p * |q|): b[l']``, each entry located; a window
-                                           (``r = 1``): ``b[s + (q + p * |q|)]``, an offset of ``q``
+``r)), k -> (p, q))``                      loop ``t`` after ``q``'s (its cursor carried from ``q``
+                                           to ``q``: up the operand, or down it for ``r < 0``);
+                                           a window (``r = 1``): ``b[s + (q + p * |q|)]``, an
+                                           offset of ``q``
 ``split(concat((x[j], y[k]), (j, k) ->``   ``coalesce(x[~(q + p * J)], y[~(q + p * J - |j|)])``:
 ``l), l -> (p, q:J))``                     a part read permissively where the index another
                                            operator computes falls in it (a slice of a concat too)
@@ -315,11 +315,12 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype, in_scalar: bool = False
                 sc.steps[n.result] = (t, var[n.result])
                 loops.insert(loops.index(var[n.result]) + 1, t)
                 extent_of[t] = 1
-            elif isinstance(n, Split) and isinstance(n.operand, Slice) and n.operand.step > 1 and \
+            elif isinstance(n, Split) and isinstance(n.operand, Slice) and n.operand.step not in (0, 1) and \
                     not isinstance(n.operand.operand, Collapse) and n.operand.result == n.index and \
                     var.get(n.results[1]) in loops and n.operand not in split_steps:
                 # (a split of a strided slice: its read at t + (s + r·(q + p·|q|)) under a one-step loop t
-                # after q's is a window of t's that ascends with q, so its cursor is carried from q to q)
+                # after q's is a window of t's that ascends with q (descends, r < 0), so its cursor is
+                # carried from q to q, up (down) the operand)
                 t = fresh("t")
                 one_step.add(t)
                 split_steps[n.operand] = t

@@ -52,9 +52,9 @@ def cached(fmt_c=RUNS, out=OUT):
 def test_three_run_length_steppers_lower_the_step_body_once():
     src = cached().c_source
     assert src.count("a_val[ra] * b_val[rb] * c_val[rc]") == 1
-    # each stepper moves on alone, when its run ended at this step
+    # each stepper moves on alone, when its run ended at this step (by the test's 0 or 1: no branch)
     for t in "abc":
-        assert f"if (right{t} == step_stop) {{" in src
+        assert f"r{t} += (int64_t)(right{t} == step_stop);" in src
 
 
 def test_into_runs_a_step_passes_the_phases_that_do_nothing_at_once():

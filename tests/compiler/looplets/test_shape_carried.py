@@ -72,14 +72,18 @@ def test_a_split_searches_each_row_from_the_cursor_the_last_row_left(out):
     assert "c" in step.note and "on j" in step.note
 
 
-def test_a_strided_slice_of_a_sparse_vector_carries_its_cursor_a_reversed_one_does_not():
+def test_a_strided_slice_of_a_sparse_vector_carries_its_cursor_up_a_reversed_one_down():
     v = np.array([0, 1.0, 0, 2.0, 3.0, 0, 0, 4.0, 0, 5.0, 6.0, 0])
     a = ss.Tensor.from_numpy(v, "sparse", name="a")
     fwd = check("s[k] = slice(a[j], j -> k, (1, 11, 3))", "sparse", v[1:11:3], a=a)
     assert any(s.stage == "carry" for s in fwd.trace.steps)
     assert not any(isinstance(n, Load) and n.buffer == "a0_pos" for n in walk(row_loop(fwd)))
+    # (a negative step: the cursor starts at the fiber's end and gallops down, where each element
+    # searched the fiber from its start before)
     back = check("s[k] = slice(a[j], j -> k, (10, 0, -3))", "sparse", v[10:0:-3], a=a)
-    assert not any(s.stage == "carry" for s in back.trace.steps)
+    assert any(s.stage == "carry" and "(down)" in s.note for s in back.trace.steps)
+    assert not any(isinstance(n, Load) and n.buffer == "a0_pos" for n in walk(row_loop(back)))
+    assert "qa = seek_back_int64(a0_idx, qa - 1, qa_lo - 1, " in back.c_source
 
 
 def test_a_split_times_a_csr_matrix_skips_rows_and_still_finds_each_rows_entries():
@@ -172,3 +176,30 @@ def test_a_loop_programs_cursor_is_carried_only_where_the_windows_ascend(source,
     np.testing.assert_array_equal(k(x=X).to_numpy(), want)
     np.testing.assert_array_equal(k.interpret(x=X).to_numpy(), want)
     assert any(s.stage == "carry" for s in k.trace.steps) == carried
+
+
+LOOPS_DOWN = '''
+def k(y, x):
+    y[...] = 0
+    for i in range(3):
+        for j in range(4):
+            y[i, j] = x[j + (2 - i) * STRIDE]
+'''
+
+
+@pytest.mark.parametrize("stride, carried", [
+    (4, True),    # each window ends where the next one (the last row's) starts: walked down the fiber
+    (5, True),    # gaps between them
+    (2, False),   # overlapping windows: row i + 1 rereads what row i's walk passed
+])
+@pytest.mark.parametrize("fmt", ["sparse", "coo", SparseByteMap])
+def test_a_loop_programs_cursor_is_carried_down_where_the_windows_descend(stride, carried, fmt):
+    # (COO and byte map fibers say no way down: each window searched from the fiber's start)
+    x = np.array([0, 1.0, nan, 2.0, 3.0, 0, 0, 4.0, -inf, 0, 6.0, 7.0, 0, 8.0])
+    X = vector(fmt, x, 0.0)
+    from compiler.looplets import loop_program
+    k = ss.lower(loop_program(source=LOOPS_DOWN.replace("STRIDE", str(stride))), strategy="looplets", y="dense", x=X)
+    want = np.array([[x[j + (2 - i) * stride] for j in range(4)] for i in range(3)])
+    np.testing.assert_array_equal(k(x=X).to_numpy(), want)
+    np.testing.assert_array_equal(k.interpret(x=X).to_numpy(), want)
+    assert any(s.stage == "carry" for s in k.trace.steps) == (carried and fmt == "sparse"), k.trace

@@ -42,10 +42,11 @@ def test_a_split_of_a_strided_slice(n, r, cut, cols, fmt, fill, out, seed):
     prog = f"C[i, j] = split(slice(A[l], l -> k, ({a}, {b if b >= 0 else -1}, {r})), k -> (i:{rows}, j:{cols}))"
     A = ss.Tensor.from_numpy(x, fmt, fill=fill)
     kernel, _ = checked_kernel(prog, sliced.reshape(rows, cols), out, A=A)
-    # (a negative step is gathered, each entry sought; a positive one walks a sparse A, its cursor
-    # carried from one coordinate to the next, a window's from row to row)
-    assert bool(kernel.trace.find("gather")) == (r < 0), kernel.trace
-    assert bool(kernel.trace.find("carry")) == (r > 0 and fmt == "sparse"), kernel.trace
+    # (a sparse A is walked, its cursor carried from one coordinate to the next, a window's from row
+    # to row: up A for a positive step, down it for a negative one; none is gathered, each entry sought)
+    assert not kernel.trace.find("gather"), kernel.trace
+    assert bool(kernel.trace.find("carry")) == (fmt == "sparse"), kernel.trace
+    assert all(("(down)" in s.note) == (r < 0) for s in kernel.trace.find("carry")), kernel.trace
 
 
 @pytest.mark.parametrize("fmt", ["sparse", "dense", "coo"])
