@@ -33,6 +33,7 @@ array([0., 1., 0., 2., 0., 3.])
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import replace
 
 import numpy as np
@@ -53,6 +54,7 @@ from .sequences import SequenceError
 from ..format import Format
 from ..stand_in import conversion_cost, format_text
 from .seqderive import DiscordantWalk, ShapedFormat, copy_fill, input_fills, seq_lower
+from .seqrewind import SplitOrder
 from .seqcfir import same_value
 from .seqvalues import call_kind
 from .exprs import names_used
@@ -108,11 +110,23 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
         raise StrategyError(f"{program}: {', '.join(wild)} may hold NaN or inf, and the lattice strategy's "
                             f"intersections skip where a factor of * is 0 (0 * inf is NaN); {LOOPLETS}")
     converted = {}     # (a tensor the loops walk against its storage order: read row-major)
+    order = None if out_format is None else out_format.mode_order
     while True:
         try:
-            low = seq_lower(program, trace=trace, loop_order=None if out_format is None else out_format.mode_order,
-                            result_fill=fill, **inputs)
+            low = seq_lower(program, trace=trace, loop_order=order, result_fill=fill, **inputs)
             break
+        except SplitOrder as e:
+            # (a dense output takes its entries in any order: its loops may take the split's indices in
+            # one its minor walk can, A's row's fiber under the minor index of split(A[l, j], l -> (i, k)))
+            free = None if out_format is not None and output_kind(out_format) != "dense" else \
+                next(iter(free_orders(program, fill, inputs)), None)
+            if free is None:
+                raise StrategyError(f"{e}; {LOOPLETS}") from None
+            order = free
+            trace.record("loop-order", before=program, after=program,
+                         note=f"{e.args[0]}: the output is dense, so its loops run "
+                              f"{', '.join(str(program.lhs.indices[m]) for m in order)}, not in its mode order",
+                         data={"order": list(order)})
         except DiscordantWalk as e:
             t = e.tensor
             fmt = formats[t]
@@ -182,4 +196,23 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
                    shapes=tuple((t, tuple(shapes[t])) for t in read), conversions=tuple(converted.items()))
 
 
-__all__ = ["lower_shape_lattice"]
+def free_orders(program, fill, inputs: dict):
+    """The loop orders (permutations of the output's modes, the mode order's first) of ``program`` whose
+    split indices the sequence layer takes (for a dense output, written in any order), lowered for
+    ``inputs`` with a scratch trace.
+
+    >>> from compiler.format import parse_format
+    >>> from compiler.notation import parse
+    >>> A = ShapedFormat(parse_format("csr", ndim=2), (6, 4))
+    >>> next(free_orders(parse("C[i, j, k] = split(A[l, j], l -> (i:2, k:3))"), None, {"A": A}))
+    (0, 2, 1)
+    """
+    for order in itertools.permutations(range(len(program.lhs.indices))):
+        try:
+            seq_lower(program, trace=Trace(), loop_order=order, result_fill=fill, **inputs)
+        except (StrategyError, SequenceError):
+            continue
+        yield order
+
+
+__all__ = ["lower_shape_lattice", "free_orders"]
