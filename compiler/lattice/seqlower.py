@@ -18,7 +18,8 @@ negative one walks the levels from their ends) and indexed by constants; an inpu
 against its storage order (a CSC collapsed row-major) is read row-major, a copy converted before
 each call (a ``convert`` step; lower() choosing the strategy passes ``convert=False`` first,
 and the refusal carries ``converts``: that tensor and how it would be converted, which it weighs
-against the looplets' kernel). What it cannot lower is refused naming
+against the looplets' kernel; so is a search of a split's groups for its minor coordinate,
+:mod:`compiler.lattice.seqstride`, ``searches``). What it cannot lower is refused naming
 ``strategy='looplets'``, which lowers every shape operator (and which :func:`compiler.lower` takes
 then, given no strategy).
 
@@ -55,6 +56,7 @@ from ..format import Format
 from ..stand_in import conversion_cost, format_text
 from .seqderive import DiscordantWalk, ShapedFormat, copy_fill, input_fills, seq_lower
 from .seqrewind import SplitOrder
+from .seqstride import searched
 from .seqcfir import same_value
 from .seqvalues import call_kind
 from .exprs import names_used
@@ -150,6 +152,13 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
                               f"converted before each call ({t}.asformat, {conversion_cost(fmt, natural)})")
         except (StrategyError, SequenceError) as e:
             raise StrategyError(f"{e}; {LOOPLETS}") from None
+    found = searched(low.cin)
+    if found and not convert:
+        # (lower() choosing the strategy weighs the search against the looplets', as a conversion)
+        refusal = StrategyError(f"{program}: the loops search each group of a split for the coordinate of its "
+                                f"minor index, looped outside the major one ({found[0]}); {LOOPLETS}")
+        refusal.searches = f"which searches each group of a split for its minor index's coordinate ({found[0]})"
+        raise refusal
     dtype = None if out_format is None else np.dtype(out_format.dtype).name
     fn = emit_function(low, formats, name or f"lattice_{out}", out_format, dtype)
     if out_format is None:

@@ -36,7 +36,8 @@ from __future__ import annotations
 from ..imperative import ir
 from ..imperative.ir import BinOp, Const, Declare, Var, and_
 from ..imperative.search import gallop_stmts
-from .sequences import Level, Seq, Stride, Union
+from .seqcfir import Block, Forall
+from .sequences import Level, Seq, Stride, Union, walk
 
 
 def _c(n: int) -> Const:
@@ -86,4 +87,20 @@ def stride_next(em, s: Stride, absent: dict) -> list:
     return em.next(s.a, absent) + seek(em, s.a, s, absent)
 
 
-__all__ = ["residue", "unstride", "seek", "stride_start", "stride_next"]
+def searched(stmt) -> list:
+    """The :class:`~compiler.lattice.sequences.Stride` s the foralls of the CIN ``stmt`` walk: where
+    lower() choosing the strategy asks the looplets first (the search is per minor coordinate).
+
+    >>> from compiler.lattice.sequences import Level
+    >>> s = Stride(Level("a", 0, "compressed", 6, "l"), 3, "k")
+    >>> [str(x) for x in searched(Forall("i", s, Block(())))]
+    ['l_a[k::3]']
+    """
+    if isinstance(stmt, Forall):
+        return [n for n in walk(stmt.seq) if isinstance(n, Stride)] + searched(stmt.body)
+    if isinstance(stmt, Block):
+        return [x for s in stmt.stmts for x in searched(s)]
+    return []
+
+
+__all__ = ["searched", "residue", "unstride", "seek", "stride_start", "stride_next"]

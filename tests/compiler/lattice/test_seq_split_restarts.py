@@ -16,6 +16,9 @@ the lattice strategy. Four shapes, refused or wrong on main:
   ``U_k × l_a[k::K]``. Silently all-fill on main (the π1 left of its π0 simplified to ∅), and the looplets
   refuse it.
 
+Given no strategy, lower() takes the lattice's search only where the looplets refuse the statement (the
+split into CSC stays theirs, as on main: the search costs a walk of each group per column).
+
 Each lowered case is checked against the dense oracle, the IR interpreter and the CFIR interpreter
 (``run_all``), over sparse/COO/dense vectors and CSR/COO/DCSR matrices, dense/CSR/CSC/COO outputs, fills 0/1/NaN,
 NaN/±inf stored, empty and all-fill operands, and by a property.
@@ -221,6 +224,19 @@ def test_a_split_collapsed_minor_index_first_is_its_transpose(afmt):
     check(COLLAPSED.format(I=2, K=3), {"a": vector(np.zeros(6), afmt)}, out="coo")
     f = operand(6, "dense", 30, fill=1.0)[0]
     check(COLLAPSED.format(I=3, K=2), {"a": vector(f, afmt, 1.0)})
+
+
+def test_given_no_strategy_the_search_is_lowered_only_where_looplets_refuse():
+    # (a split into CSC: looplets walk it as stored, where the lattice would search each group per column;
+    # the split collapsed minor index first: looplets refuse it)
+    a = operand(12, "dense", 34)[0]
+    csc = ss.lower(SPLIT.format(I=4, K=3), a=vector(a, "sparse"), C=ss.parse_format("csc", ndim=2))
+    assert csc.strategy == "looplets"
+    np.testing.assert_array_equal(csc(a=vector(a, "sparse")).to_numpy(), a.reshape(4, 3))
+    k = ss.lower(COLLAPSED.format(I=4, K=3), a=vector(a, "sparse"))
+    note = k.trace.find("strategy")[0].note
+    assert k.strategy == "lattice" and "searches each group of a split" in note and "looplets refuse" in note, note
+    np.testing.assert_array_equal(k(a=vector(a, "sparse")).to_numpy(), a.reshape(4, 3).T.ravel())
 
 
 def test_the_array_front_ends_column_major_reshapes_are_one_lattice_kernel():
