@@ -392,12 +392,13 @@ def _converting(program, functions, tensors: dict, refusal: StrategyError) -> st
     to walk that input as stored (``refusal``): the looplets' kernel would gather an operand (its
     loops locate each coordinate of its extents where the lattice's walk the converted copy's
     entries, an O(nnz + extent) conversion; asked of the looplets' plan, :data:`_GATHERS`), or
-    looplets refuse the statement; ``""`` where looplets walk every operand as stored."""
-    converts = getattr(refusal, "converts", None)
+    looplets refuse the statement; ``""`` where looplets walk every operand as stored. A refusal
+    that ``searches`` each group of a split (a CSC output of a split vector) is the lattice's kernel
+    only where looplets refuse the statement."""
+    converts, searches = getattr(refusal, "converts", None), getattr(refusal, "searches", None)
     gathers = _GATHERS.get("looplets")
-    if converts is None or gathers is None:
+    if converts is None and searches is None or gathers is None:
         return ""
-    tensor, how = converts
     parsed = _parsed(program)[0] if isinstance(program, str) and not functions else \
         parse(program, functions) if isinstance(program, str) else program
     ndims = _ndims(parsed)
@@ -405,10 +406,16 @@ def _converting(program, functions, tensors: dict, refusal: StrategyError) -> st
     try:
         gathered = gathers(parsed, formats)
     except StrategyError as e:
+        refused = str(e).removesuffix(LATTICE_HINT)
+        if searches is not None:
+            return f"shape operators: lowered with the lattice strategy, {searches}: looplets refuse the statement ({refused})"
+        tensor, how = converts
         return (f"shape operators: lowered with the lattice strategy, {how}: it walks {tensor} against its "
-                f"storage order, and looplets refuse the statement ({str(e).removesuffix(LATTICE_HINT)})")
-    if not gathered:
+                f"storage order, and looplets refuse the statement ({refused})")
+    if searches is not None or not gathered:
+        # (a search of each group per minor coordinate: where looplets lower the statement, theirs)
         return ""
+    tensor, how = converts
     name, why = next(iter(gathered.items()))
     return (f"shape operators: lowered with the lattice strategy, {how}: it walks {tensor} against its storage "
             f"order, and looplets would gather {name} ({why}: each coordinate of its extents located, where the "

@@ -395,6 +395,50 @@ def _spanned_lines(s, depth: int, scope: tuple = ()) -> list[tuple[str, tuple, l
 # -- locators ------------------------------------------------------------------------------------------
 
 
+def once_each(s: Seq) -> Seq:
+    """``s`` with each operand of a chain of unions (or of intersections) once: ``x ∪ (x ∪ y) = x ∪ y``.
+    An access read twice under unions walks one cursor (:mod:`compiler.lattice.seqreads`), which a
+    second operand would locate at its own coordinate, resetting it (a slice's start was lost).
+
+    >>> from compiler.lattice.sequences import Level, Union
+    >>> a, b = Level("a", 0, "dense", 4), Level("b", 0, "dense", 4)
+    >>> print(once_each(Union(a, Union(a, b))), once_each(Union(a, b)) == Union(a, b))
+    i_a ∪ i_b True
+    """
+    kids = s.children()
+    if not kids:
+        return s
+    if not isinstance(s, (Union, Intersect)):
+        new = tuple(once_each(c) for c in kids)
+        return s if new == kids else rebuild(s, new)
+    kind, ops = type(s), []
+
+    def chain(x):
+        if isinstance(x, kind):
+            chain(x.a)
+            chain(x.b)
+        else:
+            x = once_each(x)
+            if x not in ops:
+                ops.append(x)
+    chain(s)
+    if len(ops) == sum(1 for _ in _chain_operands(s, kind)):
+        new = (once_each(s.a), once_each(s.b))
+        return s if new == kids else rebuild(s, new)
+    out = ops[0]
+    for x in ops[1:]:
+        out = kind(out, x)
+    return out
+
+
+def _chain_operands(s, kind):
+    for c in (s.a, s.b):
+        if isinstance(c, kind):
+            yield from _chain_operands(c, kind)
+        else:
+            yield c
+
+
 def remove_locators(s: Seq) -> tuple[Seq, tuple]:
     """``s`` with the dense operands of its intersections (and one of two dense union operands)
     taken out, and the locators ``(located, iterated)``: each located at the iterated one's
@@ -406,6 +450,10 @@ def remove_locators(s: Seq) -> tuple[Seq, tuple]:
     >>> print(seq, [(str(x), str(y)) for x, y in locs])
     i_a [('i_b', 'i_a')]
     """
+    if isinstance(s, (Intersect, Union)) and s.a == s.b:
+        # (x ∩ x = x ∪ x = x: an access read twice through one cursor, A + A * B of a dense A whose
+        # product walks a union; located at itself, the cursor was reset at each coordinate, for ever)
+        return remove_locators(s.a)
     if isinstance(s, Intersect):
         a, la = remove_locators(s.a)
         b, lb = remove_locators(s.b)
@@ -687,7 +735,10 @@ class Compiler:
         # (a loop between a split's major and minor index sees the Dense levels below its rows: seqrewind)
         seen = defs | walked_below(self.enclosing, f.seq)
         # what is live first: the dense j_B of (j_A ∪ j_B) would be located on j_A, gone under B's rows
-        live = simplify(f.seq, seen, self.rewrites)
+        once = once_each(f.seq)
+        if once != f.seq:
+            self.rewrites.append(Rewrite("idempotent", str(f.seq), str(once)))
+        live = simplify(once, seen, self.rewrites)
         if isinstance(live, EMPTIES):
             self.rewrites.append(Rewrite("empty-loop", str(f.seq), "skip"))
             return Skip()
@@ -709,7 +760,7 @@ class Compiler:
         kept = []
         for located, iterated in locs:
             loc = simplify(located, seen, self.rewrites)
-            if not isinstance(loc, EMPTIES):
+            if not isinstance(loc, EMPTIES) and loc != iterated:
                 kept.append((loc, iterated))
         # (a group of a split straddling a concatenation's operands is visited by each operand's
         # loop: right unless the body reduces the group into a temporary)

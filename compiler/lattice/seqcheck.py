@@ -20,7 +20,7 @@ from .seqiter import Cursors, advance, enter, equals, eval_, init, resume, valid
 from .seqlattice import SeqLattice, edges
 from .seqwalk import stored_entries
 from .sequences import (LEAVES, Concat, Intersect, Level, Offset, Pad, Product, Project, Seq,
-                        SequenceError, Slice, Union, bind, coordinates)
+                        SequenceError, Slice, Stride, Union, bind, coordinates, stride_at)
 
 
 @dataclass
@@ -60,6 +60,8 @@ def present_leaves(s: Seq, x: int, data, env: Mapping | None = None) -> frozense
         return present_leaves(s.a, env[s.group_key] * s.J + x, data, env)
     if isinstance(s, Slice):
         return present_leaves(s.a, s.start + s.step * x, data, env)
+    if isinstance(s, Stride):
+        return present_leaves(s.a, x * s.J + stride_at(s, env), data, env)
     if isinstance(s, Offset):
         return present_leaves(s.a, x - s.n, data, env)
     if isinstance(s, Pad):

@@ -66,11 +66,11 @@ from ..trace import Artifact, Rewrite, Trace
 from . import seqcfir as cin
 from .seqhoist import hoisted_body
 from .seqinterp import interpret
-from .seqrewind import check_between
+from .seqrewind import SplitOrder, check_between, unopened
 from .seqwalk import stored_entries
 from .sequences import Concat as SeqConcat
-from .sequences import (Intersect, Level, Product, Project, Seq, SequenceError, Union, Universe, rebuild, reverse,
-                        walk)
+from .sequences import (Intersect, Level, Product, Project, Seq, SequenceError, Stride, Union, Universe, rebuild,
+                        reverse, walk)
 from .sequences import Slice as SeqSlice
 from .seqparts import part_keys, tie, walked_whole, with_fill
 from .seqvalues import (algebra_sequence, call_kind, call_sequence, expr_fill, fills_zero, nonfinite_factors,
@@ -301,6 +301,8 @@ class Deriver:
         self.extents = extents                    # Index -> int
         self.fills = fills or {}                  # tensor -> fill (absent: 0)
         self.idents = idents or {}                # id(expression node) -> its ident in the program's tree
+        self.depth: dict = {}                     # an output index -> its loop's depth (the loop order)
+        self.consumed: frozenset = frozenset()    # the indices the shape operators around consume
 
     def size(self, i: Index) -> int:
         return self.extents[i]
@@ -344,6 +346,14 @@ class Deriver:
             log.steps[slot] = (depth, str(e), str(i), rule, "-" if out is None else str(out))
         return out
 
+    def minor_first(self, major: Index, minor: Index) -> bool:
+        """Whether the loops over a split's indices (neither consumed by an operator around it, as the
+        split's of a collapse) run the ``minor`` one outside the ``major`` one: the minor an output index
+        looped before the major, or the major a reduction index (its loops run inside the output's)."""
+        d = self.depth
+        return not {str(major), str(minor)} & self.consumed and str(minor) in d and (
+            str(major) not in d or d[str(minor)] < d[str(major)])
+
     def _either(self, op, a, b, i):
         if a is None and b is None:
             return None
@@ -367,6 +377,18 @@ class Deriver:
                         Universe(self.size(k), str(k)) if b is None else b)
 
     def _seq(self, e, i: Index, log, d):
+        """``(rule, Seq(e, i))``, the indices ``e`` consumes :attr:`consumed` in its operands."""
+        before = self.consumed
+        if isinstance(e, (Collapse, Concat)):
+            self.consumed = before | {str(j) for j in e.indices}
+        elif isinstance(e, (Split, Slice)):
+            self.consumed = before | {str(e.index)}
+        try:
+            return self._node_seq(e, i, log, d)
+        finally:
+            self.consumed = before
+
+    def _node_seq(self, e, i: Index, log, d):
         sub = lambda x, j=i: self.seq(x, j, log, d)  # noqa: E731
         if isinstance(e, Access):
             acc = self.access_levels[e]
@@ -442,6 +464,12 @@ class Deriver:
                 a, b = sub(e.operand, j), sub(e.operand, k)
                 if a is None or b is None:
                     raise StrategyError(f"{e}: its operand does not vary with {j if a is None else k}")
+                if isinstance(a, Project) and isinstance(b, Project) and (a.k, b.k) == (1, 0) \
+                        and a.group is None and a.group_key == b.group_key and searchable(b.a):
+                    # (a transpose: every coordinate of the minor index, each group searched for it)
+                    u = Universe(a.J, str(j))
+                    return (f"line 9: collapse into {i} is ×, of a split's minor index first: its universe, "
+                            f"each group searched for its coordinate", Product(u, Stride(b.a, a.J, str(j), u)))
                 return f"line 9: collapse into {i} is ×", _product(e, a, b)
             if i in e.indices:
                 return "consumed here", None
@@ -480,6 +508,14 @@ class Deriver:
                 a = sub(e.operand, e.index)
                 if a is None:
                     raise StrategyError(f"{e}: its operand does not vary with {e.index}")
+                if self.minor_first(a_, b_) and searchable(a):
+                    # (a transpose: the minor loop walks every coordinate, and inside it the major one
+                    # searches each group for the coordinate the minor loop is at)
+                    if i == b_:
+                        return (f"line 14, its loop outside the one over {a_}: every coordinate, each group "
+                                f"searched for it inside", Universe(self.size(b_), str(b_)))
+                    return (f"line 13 inside the loop over {b_}: the coordinates of the operand at {b_} "
+                            f"modulo {self.size(b_)}, each group searched", Stride(a, self.size(b_), str(b_)))
                 k = 0 if i == a_ else 1
                 return f"line {13 + k}: split into {i} is π{k}", Project(k, a, self.size(b_))
             if i == e.index:
@@ -714,20 +750,32 @@ def _access_levels(program: Assign, tensors: dict, with_data: bool = True, point
     return out, data
 
 
+def searchable(s: Seq) -> bool:
+    """Whether each group of ``s`` (a split's operand) is searched for a minor coordinate by galloping
+    (or stepping a counter): ``s`` is levels and universes under unions and intersections. Under a
+    product or a slice the search would step through every entry of ``s`` for each minor coordinate.
+
+    >>> a = Level("a", 0, "compressed", 6, "l")
+    >>> searchable(Union(a, Universe(6, "l"))), searchable(Product(Level("A", 0, "dense", 2, "r"), a))
+    (True, False)
+    """
+    return all(isinstance(n, (Level, Universe, Union, Intersect)) for n in walk(s))
+
+
 def _product(e, a: Seq, b: Seq) -> Product:
-    """``a × b``, or a StrategyError where ``b`` has a split's minor index (a π1) that the product would
-    restart within one group: a π1 walks its group once, sharing the cursor of its π0, so ``b`` restarts
-    it right only at each coordinate of ``a`` that enters a new group (``a`` its π0, or a product with
-    the π0 inside it on the right). ``collapse(broadcast(k:2, split(A[m], m -> (i:1, l:3))), (k, l) -> j)``
-    (np.tile of a row split from a vector) would read its group once, not twice."""
+    """``a × b``, or a StrategyError where ``a`` repeats the group of a split's minor index (π1) in ``b``
+    over another operand (``(π0(l_a, 3) × U_n) × π1(l_a, 3)``): its π1 shares the cursor of its π0, which
+    stands past the group once the π1 walked it. A π1 whose group a loop around opened restarts at the
+    group's start for each coordinate of ``a`` (:func:`~compiler.lattice.seqrewind.product_rewinds`:
+    ``collapse(broadcast(k:2, split(A[m], m -> (i:1, l:3))), (k, l) -> j)``, np.tile of a row split from
+    a vector)."""
     for key in {n.group_key for n in walk(b) if isinstance(n, Project) and n.k == 1}:
         inside = [n for n in walk(a) if isinstance(n, Project) and n.k == 0 and n.group_key == key]
         # (a product with the π0 on its left repeats each group over its right operand's coordinates)
-        again = any(isinstance(n, Product) and n.b.size() > 1 and any(x in inside for x in walk(n.a))
-                    for n in walk(a))
-        if not inside or again:
-            raise StrategyError(f"{e}: the product restarts a split's minor index (π1) within one of its groups, "
-                                f"and a π1 walks its group once; the looplets strategy lowers it")
+        if any(isinstance(n, Product) and n.b.size() > 1 and any(x in inside for x in walk(n.a)) for n in walk(a)):
+            raise StrategyError(f"{e}: the product repeats each group of a split's major index over another "
+                                f"index and restarts its minor index (π1) there, past which the π1 moved their "
+                                f"shared cursor; the looplets strategy lowers it")
     return Product(a, b)
 
 
@@ -776,23 +824,29 @@ def check_concordant(loops: list, access_levels: dict) -> None:
 
 
 def check_split_nesting(loops: list, outputs=None) -> None:
-    """Refuse a split whose minor index is looped outside its major one (a CSC output of a
-    row-major split): π1 reads the group π0's loop opened, so it runs inside that loop; and one
+    """Refuse a split whose minor index is looped outside its major one (a CSC output of a row-major
+    split) where no :class:`~compiler.lattice.sequences.Stride` searches its groups (:func:`searchable`):
+    π1 reads the group π0's loop opened, so it runs inside that loop; and one
     with a loop between them (``outputs``: the output's indices, the loops nested in one another)
     iterating a level below the split one that is not Dense (:func:`~.seqrewind.check_between`;
     the π1 restarts its group for each coordinate of such a loop)."""
-    opened: dict = {}      # (the groups of the π0s of this loop or one outside it: their depth)
+    opened: frozenset = frozenset()      # (the groups of the π0s of the loops outside)
     for depth, (i, s) in enumerate(loops):
+        for node in unopened(s, opened):
+            inside = any(isinstance(n, Project) and n.k == 0 and n.group_key == node.group_key for n in walk(s))
+            where, fix = (f"the collapse into {i} takes the split's minor index before its major one", "collapse "
+                          "the split major index first") if inside else (
+                f"the loop over {i} (a split's minor index) runs outside the one over its major index (the output's "
+                f"mode order)", "write the output row-major (a dense output loops in that order)")
+            raise SplitOrder(f"{node}: {where}, a transpose; π1 walks the group its π0 opened, sharing the π0's "
+                             f"cursor, so it cannot run first, and the sequence layer searches each group for a "
+                             f"minor coordinate (l_a[k::J]) only in a split of vectors ({node.a} is not one: the "
+                             f"search would step through each entry of it for each minor coordinate) whose indices "
+                             f"are two loops of the output (the major one possibly summed) or collapsed: {fix}")
         for node in walk(s):
-            if isinstance(node, Project) and node.k == 0:
-                opened.setdefault(node.group_key, depth)
-        for node in walk(s):
-            if isinstance(node, Project) and node.k == 1 and node.group_key not in opened:
-                said = (f"{node}: the loop over {i} (a split's minor index) runs outside the one over its major "
-                        f"index (the output's mode order)")
-                raise LoopOrder(f"{said}; the sequence layer walks π1 inside π0: write the output row-major", said)
             if isinstance(node, Project) and node.k == 1:
                 check_between([(j, t) for j, t in loops[:depth] if outputs is None or str(j) in outputs], node)
+        opened |= {n.group_key for n in walk(s) if isinstance(n, Project) and n.k == 0}
 
 
 @dataclass(frozen=True)
@@ -849,6 +903,8 @@ def seq_lower(program, trace: Trace | None = None, loop_order=None, result_fill=
     # parse step drew, distinct_bindings renaming indices only)
     deriver = Deriver(access_levels, info.extents if point is None else {**info.extents, point: 1},
                       input_fills(program, tensors), {id(e): n.ident for n, e in expression_nodes(program)})
+    order = tuple(range(len(program.lhs.indices))) if loop_order is None else tuple(loop_order)
+    deriver.depth = {str(program.lhs.indices[m]): d for d, m in enumerate(order)}
     b = CinBuilder(deriver)
     lhs = program.lhs
     if any(isinstance(i, int) for i in lhs.indices) or len(set(lhs.indices)) != len(lhs.indices):
@@ -858,7 +914,6 @@ def seq_lower(program, trace: Trace | None = None, loop_order=None, result_fill=
     else:
         pre, v = b.value(program.rhs)
         body = _block(pre + [cin.Assign(lhs.tensor, tuple(map(str, lhs.indices)), v)])
-        order = tuple(range(len(lhs.indices))) if loop_order is None else tuple(loop_order)
         for m in reversed(order):
             body = b.forall(lhs.indices[m], program.rhs, body)
     if point is not None:

@@ -74,9 +74,10 @@ from .seqhoist import AccumulatedOutput, plain_zero
 from .seqoutput import SeqOutput
 from .seqscatter import ScatteredOutput
 from .seqwalk import LeafCode, LeafWalks
-from .seqrewind import cursor_vars, declare_starts, rewind_stmts, save_stmts
-from .sequences import (EMPTIES, Concat, Intersect, Level, Offset, Pad, Product, Project, Seq, Slice, Union,
-                        Universe, walk)
+from .seqrewind import cursor_vars, declare_starts, product_rewinds, rewind_stmts, save_stmts
+from .seqstride import seek, stride_next, stride_start, unstride
+from .sequences import (EMPTIES, Concat, Intersect, Level, Offset, Pad, Product, Project, Seq, Slice, Stride,
+                        Union, Universe, walk)
 
 I64 = "int64"
 
@@ -152,7 +153,7 @@ class SeqEmitter(LeafWalks):
             return and_(self.valid(s.a), self.in_group(self.eval(s.a), self.group(s), s.J))
         if isinstance(s, Slice):
             return and_(self.valid(s.a), BinOp("<", self.eval(s.a), _c(s.stop)))
-        if isinstance(s, (Offset, Pad, Concat)):
+        if isinstance(s, (Stride, Offset, Pad, Concat)):
             return self.valid(s.a)
         raise TypeError(f"not a sequence expression: {s!r}")
 
@@ -171,6 +172,8 @@ class SeqEmitter(LeafWalks):
         if isinstance(s, Slice):
             d = BinOp("-", self.eval(s.a), _c(s.start)) if s.start else self.eval(s.a)
             return d if s.step == 1 else BinOp("/", d, _c(s.step))
+        if isinstance(s, Stride):
+            return BinOp("/", self.eval(s.a), _c(s.J))
         if isinstance(s, Offset):
             return BinOp("+", _c(s.n), self.eval(s.a))
         if isinstance(s, (Pad, Concat)):
@@ -187,6 +190,8 @@ class SeqEmitter(LeafWalks):
             return and_(self.equals(s.a, BinOp("/", x, n)), self.equals(s.b, BinOp("%", x, n)))
         if isinstance(s, Slice):
             return self.equals(s.a, BinOp("+", BinOp("*", x, _c(s.step)), _c(s.start)))
+        if isinstance(s, Stride):
+            return self.equals(s.a, unstride(self, s, x))
         if isinstance(s, Offset):
             return and_(BinOp(">=", x, _c(s.n)), self.equals(s.a, BinOp("-", x, _c(s.n))))
         if isinstance(s, Pad):
@@ -236,11 +241,13 @@ class SeqEmitter(LeafWalks):
                 # (a fresh counter is at 0: the first kept coordinate is the start itself)
                 return self.init(s.a, absent) + ([ir.Assign(self.code(s.a).p, _c(s.start))] if s.start else [])
             return self.init(s.a, absent) + self.align(s.a, s, absent, seek=True)
+        if isinstance(s, Stride):
+            return self.init(s.a, absent) + stride_start(self, s, absent)
         if isinstance(s, (Offset, Pad)):
             return self.init(s.a, absent)
         return []
 
-    def jumps(self, s: Slice) -> bool:
+    def jumps(self, s: Slice | Stride) -> bool:
         """Whether the slice ``s`` steps its operand straight to the next kept coordinate: a Dense
         level or a universe, whose cursor is its coordinate (a row slice of a CSR locates row
         ``start + step·k``, where a SparseList's cursor would step over the stored coordinates
@@ -263,10 +270,12 @@ class SeqEmitter(LeafWalks):
             pre = []
         enter = self.enter(s.a)
         groups = [ir.Assign(self.group(n), _c(-1)) for n in walk(s.a) if isinstance(n, Project) and n.k == 0]
-        if not (pre or enter or groups):
+        # (a π1 of a group a loop around opened walks it again from its start: seqrewind)
+        again = [x for p in product_rewinds(s) for x in rewind_stmts(self, p)]
+        if not (pre or enter or groups or again):
             # (the inner operand starts the same whether the outer one is valid: its start tests its parent)
             return self.init(s.b, absent)
-        return [If(self.valid(s.a), pre + enter + self.init(s.b, inner), groups + self.init(s.b, absent))]
+        return [If(self.valid(s.a), pre + enter + again + self.init(s.b, inner), groups + self.init(s.b, absent))]
 
     def at(self, s: Seq, x) -> dict:
         """Per leaf key of ``s``, whether that leaf is at ``s``'s coordinate ``x`` (``at_leaves``)."""
@@ -290,6 +299,8 @@ class SeqEmitter(LeafWalks):
             return self.at(s.a, BinOp("+", BinOp("*", self.group(s), _c(s.J)), x))
         if isinstance(s, Slice):
             return self.at(s.a, BinOp("+", BinOp("*", x, _c(s.step)), _c(s.start)))
+        if isinstance(s, Stride):
+            return self.at(s.a, unstride(self, s, x))
         if isinstance(s, Offset):
             return {k: and_(BinOp(">=", x, _c(s.n)), v) for k, v in self.at(s.a, BinOp("-", x, _c(s.n))).items()}
         if isinstance(s, (Pad, Concat)):
@@ -324,6 +335,8 @@ class SeqEmitter(LeafWalks):
                 d = BinOp("-", e, _c(s.start)) if s.start else e
                 return and_(BinOp("<", e, _c(s.stop)), in_group(d if s.step == 1 else BinOp("/", d, _c(s.step))))
             return self.drain(s.a, keep, absent) + self.align(s.a, s, absent)
+        if isinstance(s, Stride):
+            return self.drain(s.a, lambda e: in_group(BinOp("/", e, _c(s.J))), absent) + seek(self, s.a, s, absent)
         return [ir.While(and_(self.valid(s), in_group(self.eval(s))), self.next(s, absent))]
 
     def align(self, a: Seq, s: Slice, absent: dict, seek: bool = False) -> list:
@@ -349,6 +362,8 @@ class SeqEmitter(LeafWalks):
                               self.restart(node, absent) + self.skip_empty(node, absent)))
             elif isinstance(node, Slice):
                 out += self.align(node.a, node, absent)
+            elif isinstance(node, Stride) and not self.jumps(node):
+                out += seek(self, node.a, node, absent)
             elif isinstance(node, Intersect):
                 out += self.meet(node, absent)
         return out
@@ -381,6 +396,8 @@ class SeqEmitter(LeafWalks):
             if self.jumps(s):
                 return [ir.CompoundAssign("+", self.code(s.a).p, _c(s.step))]
             return self.next(s.a, absent) + self.align(s.a, s, absent)
+        if isinstance(s, Stride):
+            return stride_next(self, s, absent)
         if isinstance(s, (Offset, Pad, Concat)):
             return self.next(s.a, absent)
         raise TypeError(f"cannot step {s!r}")
@@ -405,10 +422,12 @@ class SeqEmitter(LeafWalks):
         if isinstance(s, Project):
             if s.k == 0:
                 g = self.group(s)
-                return self.locate(s.a, BinOp("*", x, _c(s.J)), absent) + [ir.Assign(g, x)]
+                return self.locate(s.a, BinOp("*", x, _c(s.J)), absent) + [ir.Assign(g, x)] + save_stmts(self, s)
             return self.locate(s.a, BinOp("+", BinOp("*", self.group(s), _c(s.J)), x), absent)
         if isinstance(s, Slice):
             return self.locate(s.a, BinOp("+", BinOp("*", x, _c(s.step)), _c(s.start)), absent)
+        if isinstance(s, Stride):
+            return self.locate(s.a, unstride(self, s, x), absent)
         if isinstance(s, Offset):
             return self.locate(s.a, BinOp("-", x, _c(s.n)), absent)
         if isinstance(s, Pad):
@@ -578,7 +597,7 @@ def _implied_valid(s: Seq) -> frozenset:
         return frozenset([s.key])
     if isinstance(s, (Union, Intersect, Product)):
         return _implied_valid(s.a) | _implied_valid(s.b)
-    if isinstance(s, (Project, Slice, Offset, Pad, Concat)):
+    if isinstance(s, (Project, Slice, Stride, Offset, Pad, Concat)):
         return _implied_valid(s.a)
     return frozenset()
 
@@ -591,7 +610,7 @@ def _always_at(s: Seq) -> bool:
         return s.k == 0 or _always_at(s.a)
     if isinstance(s, (Intersect, Product)):
         return _always_at(s.a) and _always_at(s.b)
-    if isinstance(s, (Slice, Pad)):
+    if isinstance(s, (Slice, Stride, Pad)):
         return _always_at(s.a)
     return False
 
@@ -642,7 +661,9 @@ def emit_function(low, formats: dict, name: str, out_format=None, dtype: str | N
     params = [p for t in inputs for p in input_params(t, formats[t])]
     taken = {str(i) for i in program.lhs.indices} | indices | {p.name for p in params}
     em = SeqEmitter(formats, names, dtype, taken)
-    em.rewinding = frozenset(p.group_key for w in _whiles(low.cfir.cfir) for p in w.rewind)
+    em.rewinding = frozenset(p.group_key for w in _whiles(low.cfir.cfir) for p in w.rewind) | frozenset(
+        p.group_key for w in _whiles(low.cfir.cfir) for s in (w.seq, *(x for pair in w.locs for x in pair))
+        for n in walk(s) if isinstance(n, Product) for p in product_rewinds(n))
     if low.assembly == "accumulate":
         em.out = AccumulatedOutput(out, out_format, low.shape, dtype, em.fresh, zero=not plain_zero(low.fill))
     elif low.assembly == "scatter":

@@ -23,7 +23,7 @@ from .seqcfir import (Add, Alloc, Assign, Block, Cat, Fold, Lit, Mul, Op, Read, 
 from .seqiter import Cursors, advance, enter, equals, eval_, init, locate, resume, valid
 from .seqlattice import edges
 from .seqrewind import rewind
-from .sequences import SequenceError
+from .sequences import SequenceError, at_index
 
 
 @dataclass
@@ -127,6 +127,8 @@ def interpret(cf, data: Mapping, env: Mapping | None = None) -> Run:
                 raise SequenceError(f"the loop over {w.seq} does not terminate")
             x = eval_(w.seq, st)
             idx[w.index] = x
+            # (a split's major index walked inside this loop searches its groups at x: sequences.Stride)
+            st.env[at_index(w.index)] = x
             enter(w.seq, st)
             for located, iterated in w.locs:
                 if valid(iterated, st):

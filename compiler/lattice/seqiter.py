@@ -33,9 +33,9 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from .seqrewind import save_start
+from .seqrewind import product_rewinds, rewind, save_start
 from .sequences import (ABSENT, EMPTIES, LEAVES, Concat, Intersect, Offset, Pad, Product, Project, Seq,
-                        SequenceError, Slice, Union, leaf_fiber, lower_bound, walk)
+                        SequenceError, Slice, Stride, Union, leaf_fiber, lower_bound, stride_at, walk)
 
 
 class Cursors:
@@ -104,6 +104,9 @@ def init(s: Seq, st: Cursors) -> None:
     elif isinstance(s, Slice):
         init(s.a, st)
         _align(s.a, s, st, seek=True)
+    elif isinstance(s, Stride):
+        init(s.a, st)
+        _stride(s.a, s, st)
     elif isinstance(s, (Offset, Pad)):
         init(s.a, st)
 
@@ -126,8 +129,11 @@ def _restart(s: Product, st: Cursors) -> None:
     if valid(s.a, st):
         x = eval_(s.a, st)
         st.absent = outside | frozenset(leaf.key for leaf in s.a.iters()) - at_leaves(s.a, st, x)
-        # a π1 on the right runs in the group of the π0 on the left (π0(X, J) × π1(X, J))
+        # a π1 on the right runs in the group of the π0 on the left (π0(X, J) × π1(X, J)); one of a
+        # group a loop around opened walks it again from its start (U_k × π1(X, J))
         enter(s.a, st)
+        for p in product_rewinds(s):
+            rewind(p, st)
     else:
         # the outer operand ran out: no group, so such a π1 is not valid either
         st.group.update((n.group_key, None) for n in walk(s.a) if isinstance(n, Project) and n.k == 0)
@@ -154,6 +160,8 @@ def at_leaves(s: Seq, st: Cursors, x: int) -> frozenset:
         return at_leaves(s.a, st, st.group[s.group_key] * s.J + x)
     if isinstance(s, Slice):
         return at_leaves(s.a, st, x * s.step + s.start)
+    if isinstance(s, Stride):
+        return at_leaves(s.a, st, x * s.J + _residue(s, st))
     if isinstance(s, Offset):
         return at_leaves(s.a, st, x - s.n) if x >= s.n else frozenset()
     if isinstance(s, (Pad, Concat)):
@@ -193,6 +201,10 @@ def _drain(s: Seq, st: Cursors, in_group) -> None:
         _drain(s.a, st, lambda x: x < s.stop and in_group((x - s.start) // s.step))
         _align(s.a, s, st)
         return
+    if isinstance(s, Stride):
+        _drain(s.a, st, lambda x: in_group(x // s.J))
+        _stride(s.a, s, st)
+        return
     while valid(s, st) and in_group(eval_(s, st)):
         next_(s, st)
 
@@ -211,6 +223,29 @@ def _align(a: Seq, s: Slice, st: Cursors, seek: bool = False) -> None:
         next_(a, st)
 
 
+def _residue(s: Stride, st: Cursors) -> int:
+    """The coordinate the residue of ``s`` is: its universe's, or the loop's around (``Cursors.env``)."""
+    return stride_at(s, st.env) if s.over is None else eval_(s.over, st)
+
+
+def _stride(a: Seq, s: Stride, st: Cursors) -> None:
+    # (each operand of a union on its own, as a slice's) to the next coordinate in the residue class of
+    # the loop around: a sparse leaf seeks it, the first at or after it of its next group
+    if isinstance(a, Union):
+        _stride(a.a, s, st)
+        _stride(a.b, s, st)
+        return
+    if s.over is not None and not valid(s.over, st):
+        return      # (the product's left operand ran out: no residue to seek)
+    k = _residue(s, st)
+    while valid(a, st) and eval_(a, st) % s.J != k:
+        x = eval_(a, st)
+        if isinstance(a, LEAVES):
+            locate(a, st, x + (k - x % s.J) % s.J)
+        else:
+            next_(a, st)
+
+
 def resume(s: Seq, st: Cursors) -> None:
     """Enter the next loop of a lattice: a product whose outer operand moved on when the loop
     before stopped (an operand of ``a ∪ b`` ran out) restarts its inner operand there, and a
@@ -222,6 +257,8 @@ def resume(s: Seq, st: Cursors) -> None:
         elif isinstance(node, Slice):
             # the right side of a concatenation under it starts its own stride
             _align(node.a, node, st)
+        elif isinstance(node, Stride):
+            _stride(node.a, node, st)
         elif isinstance(node, Intersect):
             # the operand that ran out took the other out of step with the one left
             _meet(node, st)
@@ -241,7 +278,7 @@ def valid(s: Seq, st: Cursors) -> bool:
         return valid(s.a, st) and eval_(s.a, st) // s.J == st.group.get(s.group_key)
     if isinstance(s, Slice):
         return valid(s.a, st) and eval_(s.a, st) < s.stop
-    if isinstance(s, (Offset, Pad, Concat)):
+    if isinstance(s, (Stride, Offset, Pad, Concat)):
         return valid(s.a, st)
     raise TypeError(f"not a sequence expression: {s!r}")
 
@@ -259,6 +296,8 @@ def eval_(s: Seq, st: Cursors) -> int:
         return x // s.J if s.k == 0 else x % s.J
     if isinstance(s, Slice):
         return (eval_(s.a, st) - s.start) // s.step
+    if isinstance(s, Stride):
+        return eval_(s.a, st) // s.J
     if isinstance(s, Offset):
         return s.n + eval_(s.a, st)
     if isinstance(s, (Pad, Concat)):
@@ -277,6 +316,8 @@ def equals(s: Seq, st: Cursors, x: int) -> bool:
         return equals(s.a, st, x // n) and equals(s.b, st, x % n)
     if isinstance(s, Slice):
         return equals(s.a, st, x * s.step + s.start)
+    if isinstance(s, Stride):
+        return equals(s.a, st, x * s.J + _residue(s, st))
     if isinstance(s, Offset):
         return x >= s.n and equals(s.a, st, x - s.n)
     if isinstance(s, Pad):
@@ -314,6 +355,9 @@ def next_(s: Seq, st: Cursors) -> None:
     elif isinstance(s, Slice):
         next_(s.a, st)
         _align(s.a, s, st)
+    elif isinstance(s, Stride):
+        next_(s.a, st)
+        _stride(s.a, s, st)
     elif isinstance(s, (Offset, Pad, Concat)):
         next_(s.a, st)
 
@@ -346,10 +390,13 @@ def locate(s: Seq, st: Cursors, x: int) -> None:
             locate(s.a, st, x * s.J)
             # a located π0 (dense, beside an iterated operand) is at group x for the π1 loops inside
             st.group[s.group_key] = x
+            save_start(s, st)
         else:
             locate(s.a, st, st.group[s.group_key] * s.J + x)
     elif isinstance(s, Slice):
         locate(s.a, st, x * s.step + s.start)
+    elif isinstance(s, Stride):
+        locate(s.a, st, x * s.J + _residue(s, st))
     elif isinstance(s, Offset):
         locate(s.a, st, x - s.n)
     elif isinstance(s, Pad):

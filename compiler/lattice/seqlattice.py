@@ -58,7 +58,7 @@ from .. import serialize
 from ..trace import Rewrite
 from .seqrewind import below_group
 from .sequences import (ABSENT, EMPTIES, LEAVES, Concat, Empty, Full, Intersect, Level, Offset, Pad, Product,
-                        Project, Seq, SequenceError, Slice, Union, Universe, rebuild, side_key,
+                        Project, Seq, SequenceError, Slice, Stride, Union, Universe, rebuild, side_key,
                         walk)
 
 
@@ -89,7 +89,7 @@ def edges(s: Seq) -> list[Seq]:
         # the right operand of a product restarts inside the product iterator; a concatenation's
         # right side only starts once its left side is done
         add(edges(s.a))
-    elif isinstance(s, (Project, Slice)):
+    elif isinstance(s, (Project, Slice, Stride)):
         add([s])
         add(edges(s.a))
     return out
@@ -185,8 +185,8 @@ def _rules(s: Seq):
         # never dense (a part of the dimension is missing), so ∅ even when a dense X ran out
         if isinstance(s.a, E):
             return ("offset" if isinstance(s, Offset) else "pad") + "-empty", Empty(s.size())
-    elif isinstance(s, (Project, Slice)):
-        name = {Project: "projection", Slice: "slice"}[type(s)]
+    elif isinstance(s, (Project, Slice, Stride)):
+        name = {Project: "projection", Slice: "slice", Stride: "stride"}[type(s)]
         if isinstance(s.a, F):
             return f"{name}-full", Full(s.size())
         if isinstance(s.a, Empty):
@@ -602,6 +602,9 @@ def unsupported(seq: Seq, straddle: bool = False) -> str | None:
                 if isinstance(inner, (Union, Concat)):
                     return (f"{node}: a union or concatenation ({inner}) in the right operand of a product "
                             f"is not supported (the lattice takes edges only from the left operand)")
+        if isinstance(node, Stride) and any(isinstance(x, Concat) for x in walk(node.a)):
+            return (f"{node}: a split's major index walked inside the loop over its minor one, of a "
+                    f"concatenation, is not supported (each group is searched in one walk of its operand)")
         if isinstance(node, Project) and node.k == 0:
             # (the concatenations the group's loops fission directly: a concat of concats)
             top, stack = [], [node.a]

@@ -27,7 +27,8 @@ any order. Else an input the loops walk
 against its storage order (a CSC collapsed row-major) is read row-major, a copy converted before
 each call (a ``convert`` step; lower() choosing the strategy passes ``convert=False`` first,
 and the refusal carries ``converts``: that tensor and how it would be converted, which it weighs
-against the looplets' kernel). What it cannot lower is refused naming
+against the looplets' kernel; so is a search of a split's groups for its minor coordinate,
+:mod:`compiler.lattice.seqstride`, ``searches``). What it cannot lower is refused naming
 ``strategy='looplets'``, which lowers every shape operator (and which :func:`compiler.lower` takes
 then, given no strategy).
 
@@ -65,6 +66,8 @@ from .seqderive import DiscordantWalk, LoopOrder, ShapedFormat, copy_fill, input
 from .seqhoist import hoistable, order_note
 from .seqoutput import output_kind
 from .seqparts import walked_whole
+from .seqrewind import SplitOrder
+from .seqstride import searched
 from .seqscatter import scatter_note, scatters
 from .seqcfir import same_value
 from .exprs import names_used
@@ -154,12 +157,13 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
             if target == formats[e.tensor]:
                 raise StrategyError(f"{e}; {LOOPLETS}") from None
             convert_to(e.tensor, target, e.why)
-        except LoopOrder as e:
+        except (LoopOrder, SplitOrder) as e:
             # (where the input walked against could be read converted, as before, only the scatter is
-            # tried first, measured faster than converting: benchmarks/bench_shape_order.py)
+            # tried first, measured faster than converting: benchmarks/bench_shape_order.py; a split's
+            # indices in an order its minor walk cannot take are another order's too)
             convertible = isinstance(e, DiscordantWalk) and e.tensor not in converted and \
                 not _natural(formats[e.tensor])
-            other = reordered(program, inputs, out_format, fill, e.walk, scatter_only=convertible)
+            other = reordered(program, inputs, out_format, fill, getattr(e, "walk", str(e)), scatter_only=convertible)
             if other is not None:
                 low, step = other
                 trace.record("loop-order", before=program, after=low.cin, note=step)
@@ -190,6 +194,13 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
                 # union in a product's right operand, which the lattice does not take)
                 convert_to(t, _dense_like(formats[t]), f"{e} (a concatenation's part of another fill than the "
                            f"result's walks every coordinate of its own, under a collapse or split)")
+    found = searched(low.cin)
+    if found and not convert:
+        # (lower() choosing the strategy weighs the search against the looplets', as a conversion)
+        refusal = StrategyError(f"{program}: the loops search each group of a split for the coordinate of its "
+                                f"minor index, looped outside the major one ({found[0]}); {LOOPLETS}")
+        refusal.searches = f"which searches each group of a split for its minor index's coordinate ({found[0]})"
+        raise refusal
     if out_format is None:
         out_format = dense(len(program.lhs.indices), fill=0 if fill is None else fill,
                            dtype=fn.param(f"{out}_val").dtype)

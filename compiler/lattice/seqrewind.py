@@ -24,7 +24,33 @@ from __future__ import annotations
 from ..errors import StrategyError
 from ..imperative import ir
 from ..imperative.ir import Declare, Var
-from .sequences import Level, Project, Seq, walk
+from .sequences import Level, Product, Project, Seq, walk
+
+
+class SplitOrder(StrategyError):
+    """The loops reach a split's indices in an order its minor walk cannot take (the minor index outside
+    the major one, or a sparse level below the split iterated between them): a dense output, which
+    takes its entries in any order, can loop in another one."""
+
+
+def unopened(s: Seq, opened: frozenset = frozenset()):
+    """The π1s of ``s`` whose group neither a loop around (``opened``: their π0s' group keys) nor the left
+    operand of a product they are in the right one of opens: ``π1(l_a, 3) × π0(l_a, 3)`` (the collapse of
+    a split into its minor index first, a transpose) walks the minor index before the group.
+
+    >>> from compiler.lattice.sequences import Level
+    >>> a = Level("a", 0, "compressed", 6, "l"); p0, p1 = Project(0, a, 3), Project(1, a, 3)
+    >>> [str(x) for x in unopened(Product(p1, p0))], list(unopened(Product(p0, p1)))
+    (['π1(l_a, 3)'], [])
+    """
+    if isinstance(s, Project) and s.k == 1 and s.group_key not in opened:
+        yield s
+    if isinstance(s, Product):
+        yield from unopened(s.a, opened)
+        yield from unopened(s.b, opened | {n.group_key for n in walk(s.a) if isinstance(n, Project) and n.k == 0})
+        return
+    for c in s.children():
+        yield from unopened(c, opened)
 
 
 def between(loops: list, p1: Project) -> list:
@@ -65,6 +91,28 @@ def rewound(loops: list, seq: Seq) -> tuple:
     return tuple(out)
 
 
+def product_rewinds(p: Product) -> tuple:
+    """The π1s of ``p``'s right operand that ``p`` restarts within their group, at its start, each time
+    it restarts that operand: their π0 is not in the left operand, a loop around opened the group, and
+    the product walks it once per coordinate of its left operand (``U_k × π1(l_a, 3)``, np.tile of a
+    row of a split vector). ``π0(l_a, 3) × π1(l_a, 3)`` (a split collapsed back) walks each group once,
+    from where the π0 entered it: nothing to restart.
+
+    >>> from compiler.lattice.sequences import Level, Universe
+    >>> a = Level("a", 0, "compressed", 6, "l"); p0, p1 = Project(0, a, 3), Project(1, a, 3)
+    >>> [str(x) for x in product_rewinds(Product(Universe(2, "k"), p1))]
+    ['π1(l_a, 3)']
+    >>> product_rewinds(Product(p0, p1))
+    ()
+    """
+    out = []
+    for n in walk(p.b):
+        if isinstance(n, Project) and n.k == 1 and n not in out and not any(
+                isinstance(x, Project) and x.k == 0 and x.group_key == n.group_key for x in walk(p.a)):
+            out.append(n)
+    return tuple(out)
+
+
 def check_between(loops: list, p1: Project) -> None:
     """Refuse a loop between ``p1``'s major and minor index that iterates a level below a leaf of
     the split operand (``split(A[l, j], l -> (i, k))`` in mode order ``i, j, k``, a transpose) that
@@ -76,7 +124,7 @@ def check_between(loops: list, p1: Project) -> None:
     >>> check_between([("i", Project(0, A0, 3)), ("j", A1)], Project(1, A0, 3))
     Traceback (most recent call last):
     ...
-    compiler.errors.StrategyError: π1(l_A, 3): the loop over j, between a split's major and minor index, iterates level 1 of A (j_A), compressed, below the split level 0 (l_A): its fibers hang below the rows only the minor walk visits; store that level Dense or put j after the minor index in the output's mode order
+    compiler.lattice.seqrewind.SplitOrder: π1(l_A, 3): the loop over j, between a split's major and minor index, iterates level 1 of A (j_A), compressed, below the split level 0 (l_A): its coordinates are the union of the fibers of the group's rows, which the minor walk visits one after the other with one cursor (merging them takes a cursor per row); store that level Dense, or the output dense (its loops then run j after the minor index) or with j after the minor index in its mode order
     >>> check_between([("i", Project(0, A0, 3)), ("j", Level("A", 1, "dense", 4, "j"))], Project(1, A0, 3))
     """
     splits = {leaf.key: leaf for leaf in p1.a.iters() if isinstance(leaf, Level)}
@@ -85,11 +133,13 @@ def check_between(loops: list, p1: Project) -> None:
             parents = [splits[(node.tensor, m)] for m in range(node.mode) if (node.tensor, m) in splits] \
                 if isinstance(node, Level) and not node.dense else []
             if parents:
-                raise StrategyError(
+                raise SplitOrder(
                     f"{p1}: the loop over {j}, between a split's major and minor index, iterates level "
                     f"{node.mode} of {node.tensor} ({node}), {node.kind}, below the split level {parents[0].mode} "
-                    f"({parents[0]}): its fibers hang below the rows only the minor walk visits; store that level "
-                    f"Dense or put {j} after the minor index in the output's mode order")
+                    f"({parents[0]}): its coordinates are the union of the fibers of the group's rows, which the "
+                    f"minor walk visits one after the other with one cursor (merging them takes a cursor per "
+                    f"row); store that level Dense, or the output dense (its loops then run {j} after the minor "
+                    f"index) or with {j} after the minor index in its mode order")
 
 
 def below_group(key) -> tuple:
@@ -178,5 +228,5 @@ def rewind_stmts(em, p1: Project) -> list:
     return [ir.Assign(v, s) for leaf in sorted(p1.a.iters(), key=str) for v, s in saved.get(leaf.key, ())]
 
 
-__all__ = ["between", "rewound", "check_between", "save_start", "rewind", "cursor_vars", "declare_starts",
+__all__ = ["SplitOrder", "unopened", "between", "rewound", "product_rewinds", "check_between", "save_start", "rewind", "cursor_vars", "declare_starts",
            "save_stmts", "rewind_stmts"]

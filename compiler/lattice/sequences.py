@@ -5,7 +5,8 @@ A leaf is a :class:`Level`, one level iterator of a tensor (``i_A``: tensor ``A`
 kind and size), or the universe :class:`Universe` ``U_i`` of a broadcast. The combinators are
 :class:`Union` (``∪``, from ``+``), :class:`Intersect` (``∩``, from ``*``), :class:`Product`
 (``×``, collapse), :class:`Concat` (``⊔``, concat), :class:`Project` (``π0``/``π1``, split) and
-:class:`Slice` (``a[s:e:r]``); :class:`Offset` (``|a| + X``), :class:`Pad` (``X + |b|``),
+:class:`Slice` (``a[s:e:r]``), :class:`Stride` (``a[k::J]``, a split's major index inside its minor one's
+loop); :class:`Offset` (``|a| + X``), :class:`Pad` (``X + |b|``),
 :class:`Empty` (``∅``) and :class:`Full` (``𝓕``) only appear while a lattice simplifies.
 
 Every node has a logical :meth:`~Seq.size` (the extent of the dimension it iterates, not its
@@ -373,6 +374,56 @@ class Slice(Seq):
 
 @serialize.node
 @dataclass(frozen=True)
+class Stride(Seq):
+    """``a[k::J]``: ``x // J`` for ``x`` in ``a`` with ``x mod J`` the coordinate of the loop over
+    ``index`` around it (or of the universe ``over``). The major index of ``split(a, l -> (i, k))``
+    walked inside the loop over its minor index (a CSC output of a row-major split, a transpose): each
+    group searched for the coordinate ``k`` is at, where ``π0``/``π1`` would walk the minor index
+    inside its group.
+
+    >>> a = Level("a", 0, "compressed", 6, "l")
+    >>> s = Stride(a, 3, "k")
+    >>> print(s, s.size())
+    l_a[k::3] 2
+    >>> sorted(coordinates(s, {"a": {(1,), (2,), (4,)}}, {at_index("k"): 1}))
+    [0, 1]
+    """
+
+    a: Seq
+    J: int
+    index: str
+    #: the universe whose coordinate the residue is, where no loop is around: the left operand of the
+    #: product ``U_k × l_a[k::J]``, a split collapsed minor index first (``collapse(split(a[l], l -> (i,
+    #: k)), (k, i) -> m)``)
+    over: Seq | None = None
+
+    def __post_init__(self):
+        if self.J < 1 or self.a.size() % self.J:
+            raise SequenceError(f"{self.a}[{self.index}::{self.J}]: {self.J} does not divide the size "
+                                f"{self.a.size()} of {self.a}")
+
+    def children(self):
+        return (self.a,)
+
+    def size(self):
+        return self.a.size() // self.J
+
+    @property
+    def dense(self):
+        return self.a.dense
+
+
+def at_index(index: str) -> tuple:
+    """The key an environment binds the coordinate of the loop over ``index`` under (a :class:`Stride`'s).
+
+    >>> at_index("k")
+    ('at', 'k')
+    """
+    return ("at", index)
+
+
+@serialize.node
+@dataclass(frozen=True)
 class Offset(Seq):
     """``|a| + X``: ``X`` shifted right by ``n`` (what is left of ``a ⊔ X`` once ``a`` is done)."""
 
@@ -434,6 +485,8 @@ def _text(s: Seq, ascii: bool, top: bool = False) -> str:
     if isinstance(s, Slice):
         step = f":{s.step}" if s.step != 1 else ""
         return f"{_text(s.a, ascii)}[{s.start}:{s.stop}{step}]"
+    if isinstance(s, Stride):
+        return f"{_text(s.a, ascii)}[{s.index}::{s.J}]"
     if isinstance(s, Offset):
         t = f"{s.label or s.n} + {_text(s.a, ascii)}"
         return t if top else f"({t})"
@@ -451,6 +504,8 @@ def rebuild(s: Seq, kids: tuple) -> Seq:
         return Project(s.k, kids[0], s.J, s.group)
     if isinstance(s, Slice):
         return Slice(kids[0], s.start, s.stop, s.step)
+    if isinstance(s, Stride):
+        return Stride(kids[0], s.J, s.index, s.over)
     if isinstance(s, Offset):
         return Offset(s.n, kids[0], s.label)
     if isinstance(s, Pad):
@@ -571,11 +626,23 @@ def coordinates(s: Seq, data: Mapping[str, Iterable[tuple]], env: Mapping | None
     if isinstance(s, Slice):
         return frozenset((x - s.start) // s.step for x in coordinates(s.a, data, env)
                          if s.start <= x < s.stop and (x - s.start) % s.step == 0)
+    if isinstance(s, Stride):
+        k = stride_at(s, env)
+        return frozenset(x // s.J for x in coordinates(s.a, data, env) if x % s.J == k)
     if isinstance(s, Offset):
         return frozenset(s.n + y for y in coordinates(s.a, data, env))
     if isinstance(s, Pad):
         return coordinates(s.a, data, env)
     raise TypeError(f"not a sequence expression: {s!r}")
+
+
+def stride_at(s: Stride, env: Mapping) -> int:
+    """The coordinate of the loop around ``s`` its residue is (``env``'s :func:`at_index`), or of its
+    universe (bound by the product it is the right operand of)."""
+    k = env.get(at_index(s.index) if s.over is None else s.over.key)
+    if k is None:
+        raise SequenceError(f"{s} is read outside the loop over {s.index}")
+    return k
 
 
 def bind(s: Seq, x: int, data, env: Mapping | None = None) -> dict:
@@ -623,6 +690,8 @@ def _bind(s: Seq, x, data, env: dict) -> None:
             _bind(s.a, env[s.group_key] * s.J + x, data, env)
     elif isinstance(s, Slice):
         _bind(s.a, s.start + s.step * x, data, env)
+    elif isinstance(s, Stride):
+        _bind(s.a, x * s.J + stride_at(s, env), data, env)
     elif isinstance(s, Offset):
         _bind(s.a, x - s.n, data, env)
     elif isinstance(s, Pad):
@@ -684,7 +753,7 @@ def never_at_one(s: Seq) -> bool:
     if isinstance(s, Project):
         # (a π0 is at a group, where its operands' coordinates may differ: A's and B's rows meet)
         return s.k == 1 and never_at_one(s.a)
-    if isinstance(s, (Slice, Pad, Offset)):
+    if isinstance(s, (Slice, Stride, Pad, Offset)):
         return never_at_one(s.a)
     return False
 
@@ -695,5 +764,5 @@ def lower_bound(fiber, x: int) -> int:
 
 
 __all__ = ["span", "can_meet", "never_at_one", "Seq", "Level", "Universe", "Empty", "Full", "Union", "Intersect", "Product", "Concat",
-           "Project", "Slice", "Offset", "Pad", "SequenceError", "coordinates", "bind", "leaf_fiber",
+           "Project", "Slice", "Stride", "at_index", "stride_at", "Offset", "Pad", "SequenceError", "coordinates", "bind", "leaf_fiber",
            "rebuild", "reverse", "walk", "lower_bound", "side_key", "ABSENT", "EMPTIES", "LEAVES", "KINDS"]
