@@ -57,9 +57,10 @@ from .. import serialize, values
 from ..algebra import NOVALUE, Operator, lookup
 from ..trace import Artifact, Rewrite, Trace
 from .seqlattice import build_seq_lattice, drop_fill_points, live_keys, loop_tag, simplify
+from .seqlocate import at_coordinate, locatable, once_each, remove_locators, replaced
 from .seqrewind import rewound, walked_below
 from .seqvalues import NAN_PROPAGATING
-from .sequences import (EMPTIES, LEAVES, Concat, Empty, Intersect, Product, Project, Seq, Union,
+from .sequences import (EMPTIES, Concat, Empty, Intersect, Product, Project, Seq, Union,
                         never_at_one, rebuild, side_key, walk)
 
 INDENT = "  "
@@ -392,119 +393,6 @@ def _spanned_lines(s, depth: int, scope: tuple = ()) -> list[tuple[str, tuple, l
     raise TypeError(f"not a statement: {s!r}")
 
 
-# -- locators ------------------------------------------------------------------------------------------
-
-
-def once_each(s: Seq) -> Seq:
-    """``s`` with each operand of a chain of unions (or of intersections) once: ``x ∪ (x ∪ y) = x ∪ y``.
-    An access read twice under unions walks one cursor (:mod:`compiler.lattice.seqreads`), which a
-    second operand would locate at its own coordinate, resetting it (a slice's start was lost).
-
-    >>> from compiler.lattice.sequences import Level, Union
-    >>> a, b = Level("a", 0, "dense", 4), Level("b", 0, "dense", 4)
-    >>> print(once_each(Union(a, Union(a, b))), once_each(Union(a, b)) == Union(a, b))
-    i_a ∪ i_b True
-    """
-    kids = s.children()
-    if not kids:
-        return s
-    if not isinstance(s, (Union, Intersect)):
-        new = tuple(once_each(c) for c in kids)
-        return s if new == kids else rebuild(s, new)
-    kind, ops = type(s), []
-
-    def chain(x):
-        if isinstance(x, kind):
-            chain(x.a)
-            chain(x.b)
-        else:
-            x = once_each(x)
-            if x not in ops:
-                ops.append(x)
-    chain(s)
-    if len(ops) == sum(1 for _ in _chain_operands(s, kind)):
-        new = (once_each(s.a), once_each(s.b))
-        return s if new == kids else rebuild(s, new)
-    out = ops[0]
-    for x in ops[1:]:
-        out = kind(out, x)
-    return out
-
-
-def _chain_operands(s, kind):
-    for c in (s.a, s.b):
-        if isinstance(c, kind):
-            yield from _chain_operands(c, kind)
-        else:
-            yield c
-
-
-def remove_locators(s: Seq) -> tuple[Seq, tuple]:
-    """``s`` with the dense operands of its intersections (and one of two dense union operands)
-    taken out, and the locators ``(located, iterated)``: each located at the iterated one's
-    coordinate (§7.2; TACO's iterate-and-locate). Products and projections are left whole.
-
-    >>> from compiler.lattice.sequences import Level, Intersect
-    >>> a = Level("a", 0, "compressed", 4); b = Level("b", 0, "dense", 4)
-    >>> seq, locs = remove_locators(Intersect(a, b))
-    >>> print(seq, [(str(x), str(y)) for x, y in locs])
-    i_a [('i_b', 'i_a')]
-    """
-    if isinstance(s, (Intersect, Union)) and s.a == s.b:
-        # (x ∩ x = x ∪ x = x: an access read twice through one cursor, A + A * B of a dense A whose
-        # product walks a union; located at itself, the cursor was reset at each coordinate, for ever)
-        return remove_locators(s.a)
-    if isinstance(s, Intersect):
-        a, la = remove_locators(s.a)
-        b, lb = remove_locators(s.b)
-        if locatable(s.b):     # (both dense: iterate a, locate b)
-            return a, la + ((s.b, a),)
-        if locatable(s.a):
-            return b, lb + ((s.a, b),)
-        return Intersect(a, b), la + lb
-    if isinstance(s, Union) and locatable(s.a) and locatable(s.b):
-        a, la = remove_locators(s.a)
-        return a, la + ((s.b, a),)
-    kids = s.children()
-    if not kids or isinstance(s, (Product, Project)):
-        # not under a product or projection: there the iterated operand moves inside the
-        # combinator's next (a row restart, a π1 loop), after the loop's locate
-        return s, ()
-    new, locs = [], ()
-    for c in kids:
-        x, lx = remove_locators(c)
-        new.append(x)
-        locs += lx
-    return rebuild(s, tuple(new)), locs
-
-
-def _replace(s: Seq, subs: dict) -> Seq:
-    if s in subs:
-        return subs[s]
-    kids = s.children()
-    return rebuild(s, tuple(_replace(c, subs) for c in kids)) if kids else s
-
-
-def locatable(s: Seq) -> bool:
-    """Dense, and one side throughout: a concatenation's located side would depend on the
-    coordinate (its loops are fissioned instead)."""
-    return s.dense and not any(isinstance(n, Concat) for n in walk(s))
-
-
-def at_coordinate(key: Seq, leaves: frozenset) -> bool:
-    """Whether the iterated sequence ``key`` of a locator is at the loop's coordinate in the case
-    where ``leaves`` are (a union's when either operand is): where what it locates is right."""
-    if isinstance(key, LEAVES):
-        return key in leaves
-    if isinstance(key, Union):
-        return at_coordinate(key.a, leaves) or at_coordinate(key.b, leaves)
-    if isinstance(key, (Intersect, Product)):
-        return at_coordinate(key.a, leaves) and at_coordinate(key.b, leaves)
-    if isinstance(key, EMPTIES):
-        return False
-    return at_coordinate(key.children()[0], leaves)
-
-
 # -- specialization per sub-point ----------------------------------------------------------------------
 
 
@@ -692,7 +580,7 @@ class Compiler:
             # a leaf the point no longer has is not there (∅, even a dense one: it need not have
             # run to its end, the point may come from another operand's running out)
             gone = {leaf: Empty(leaf.size(), str(leaf)) for leaf in key.iters() - here}
-            key = simplify(_replace(key, gone), defs)
+            key = simplify(replaced(key, gone), defs)
             if not isinstance(key, EMPTIES):
                 out.append((located, key))
         return tuple(out)

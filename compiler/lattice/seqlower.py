@@ -62,7 +62,8 @@ from .coo_segments import flatten_segments
 from .sequences import SequenceError
 from ..format import Format, dense
 from ..stand_in import conversion_cost, format_text, output_conversion_note
-from .seqderive import DiscordantWalk, LoopOrder, ShapedFormat, copy_fill, input_fills, seq_lower
+from .seqderive import ShapedFormat, copy_fill, input_fills, seq_lower
+from .seqnesting import DiscordantWalk, LoopOrder
 from .seqhoist import hoistable, order_note
 from .seqoutput import output_kind
 from .seqparts import walked_whole

@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 from compiler import serialize
 from compiler.trace import Trace
 from compiler.lattice.seqcfir import (Add, Alloc, Assign, Block, Cat, Forall, Lit, Mul, Read, Reduce, SeqCFIR,
-                                      Temp, build_cfir, remove_locators, sequence_trace)
+                                      Temp, build_cfir, sequence_trace)
+from compiler.lattice.seqlocate import remove_locators
 from compiler.lattice.seqinterp import interpret
 from compiler.lattice.seqlattice import unsupported
 from compiler.lattice.seqcheck import random_data
