@@ -822,7 +822,9 @@ def seq_lower(program, trace: Trace | None = None, loop_order=None, result_fill=
     deriver = Deriver(access_levels, info.extents if point is None else {**info.extents, point: 1},
                       input_fills(program, tensors), {id(e): n.ident for n, e in expression_nodes(program)})
     order = tuple(range(len(program.lhs.indices))) if loop_order is None else tuple(loop_order)
-    deriver.depth = {str(program.lhs.indices[m]): d for d, m in enumerate(order)}
+    # (the loops' nesting: the output's in its order, or a sum's among them where they run around it)
+    deriver.depth = {str(program.lhs.indices[m]): d for d, m in enumerate(order)} if hoisted is None else \
+        {str(x): d for d, x in enumerate(hoisted)}
     b = CinBuilder(deriver)
     lhs = program.lhs
     if any(isinstance(i, int) for i in lhs.indices) or len(set(lhs.indices)) != len(lhs.indices):

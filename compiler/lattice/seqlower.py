@@ -139,6 +139,7 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
                           f"converted before each call ({t}.asformat, {conversion_cost(fmt, target)})")
 
     low = None      # (a lowering in another loop order than the output's, to emit)
+    unsearched_tried = False
     while True:
         try:
             # (the steps of a lowering that converts an input after all are not the kernel's)
@@ -148,6 +149,19 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
                                 result_fill=fill, **inputs)
             notes = []
             fn = emit_function(low, formats, name or f"lattice_{out}", out_format, dtype, notes)
+            search = searched(low.cin)
+            if search and not unsearched_tried:
+                # (a search of each group for a minor coordinate is slower than a walk in another order
+                # where the output allows one: a split vector's column sums add into a dense output)
+                unsearched_tried = True
+                other = reordered(program, inputs, out_format, fill, f"the loops in the output's order search "
+                                  f"each group of a split for its minor coordinate ({search[0]})")
+                if other is not None:
+                    low, step, data = other
+                    trace.record("loop-order", before=program, after=low.cin, note=step, data=data)
+                    trace.steps += low.trace.steps
+                    low.trace = trace
+                    continue
             trace.steps += steps.steps
             break
         except UnwalkableLevel as e:
@@ -166,8 +180,8 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
                 not _natural(formats[e.tensor])
             other = reordered(program, inputs, out_format, fill, getattr(e, "walk", str(e)), scatter_only=convertible)
             if other is not None:
-                low, step = other
-                trace.record("loop-order", before=program, after=low.cin, note=step)
+                low, step, data = other
+                trace.record("loop-order", before=program, after=low.cin, note=step, data=data)
                 trace.steps += low.trace.steps
                 low.trace = trace
                 continue
@@ -262,7 +276,7 @@ MOST_LOOPS = 5
 
 
 def reordered(program, inputs: dict, out_format, fill, why: str, scatter_only: bool = False):
-    """``(lowering, note)``: ``program`` lowered with its loops in another order than the output's
+    """``(lowering, note, data)``: ``program`` lowered with its loops in another order than the output's
     mode order, which walked an input against its storage order (``why``), where the output allows
     it: a dense output (written at random), a sum's loops around the output's (its terms added into
     a dense output or a sparse vector's workspace: :mod:`compiler.lattice.seqhoist`), or a sparse
@@ -292,13 +306,16 @@ def reordered(program, inputs: dict, out_format, fill, why: str, scatter_only: b
                             tuple(names.index(i) for i in order), result_fill=fill, hoisted=hoisted, **inputs)
         except (StrategyError, SequenceError):
             continue
+        if searched(low.cin):
+            continue    # (another order is tried to walk, not to search each group of a split)
         if hoisted is not None:
             how = "scalar" if not names else "dense" if kind == "dense" else "workspace"
-            return low, order_note(program.lhs.tensor, hoisted, mine + summed, how, why)
+            return low, order_note(program.lhs.tensor, hoisted, mine + summed, how, why), {"hoisted": list(hoisted)}
+        data = {"order": [names.index(i) for i in order]}
         if kind == "dense":
             return low, (f"the loops in the output's order ({', '.join(mine)}) walk an input against its storage "
-                         f"order ({why}); they run {', '.join(order)} instead, writing the dense output at random")
-        return replace(low, assembly="scatter"), scatter_note(program.lhs.tensor, out, order, why)
+                         f"order ({why}); they run {', '.join(order)} instead, writing the dense output at random"), data
+        return replace(low, assembly="scatter"), scatter_note(program.lhs.tensor, out, order, why), data
     return None
 
 

@@ -33,10 +33,12 @@ pa0 = seek(a0_idx, pa0, pa0_end, target);
 
 from __future__ import annotations
 
+from dataclasses import fields, is_dataclass
+
 from ..imperative import ir
 from ..imperative.ir import BinOp, Const, Declare, Var, and_
 from ..imperative.search import gallop_stmts
-from .seqcfir import Block, Forall
+from .seqcfir import Forall, Stmt
 from .sequences import Level, Seq, Stride, Union, walk
 
 
@@ -98,9 +100,10 @@ def searched(stmt) -> list:
     """
     if isinstance(stmt, Forall):
         return [n for n in walk(stmt.seq) if isinstance(n, Stride)] + searched(stmt.body)
-    if isinstance(stmt, Block):
-        return [x for s in stmt.stmts for x in searched(s)]
-    return []
+    # (any statement holding others: a block, a reduction's loops around the output's)
+    inner = [x for f in fields(stmt) for x in (lambda v: v if isinstance(v, tuple) else (v,))(getattr(stmt, f.name))
+             if isinstance(x, Stmt)] if is_dataclass(stmt) else []
+    return [x for s in inner for x in searched(s)]
 
 
 __all__ = ["searched", "residue", "unstride", "seek", "stride_start", "stride_next"]

@@ -126,7 +126,7 @@ def test_a_transpose_of_a_reshaped_sparse_matrix_into_a_dense_output_loops_i_k_j
     k = check(TRANSPOSE.format(I=2, K=3), {"A": Tensor.from_numpy(a, afmt)}, checked=afmt == "csr")
     np.testing.assert_array_equal(k(A=Tensor.from_numpy(a, afmt)).to_numpy(), a.reshape(2, 3, 4).transpose(0, 2, 1))
     step = k.trace.find("loop-order")[0]
-    assert step.data["order"] == [0, 2, 1] and "its loops run i, k, j, not in its mode order" in step.note, step.note
+    assert step.data["order"] == [0, 2, 1] and "they run i, k, j instead" in step.note, step.note
     assert "while k <- π1(l_A, 3)\n    while j <- j_A" in k.trace.find("cfir")[0].after_text
     # (with a vector along j, a fill 1, an empty and an all-fill A)
     b = Tensor.from_numpy(np.array([0, 2.0, -1.0, 0]), "sparse")
