@@ -94,6 +94,7 @@ def searched(stmt) -> list:
     lower() choosing the strategy asks the looplets first (the search is per minor coordinate).
 
     >>> from compiler.lattice.sequences import Level
+    >>> from compiler.lattice.seqcfir import Block
     >>> s = Stride(Level("a", 0, "compressed", 6, "l"), 3, "k")
     >>> [str(x) for x in searched(Forall("i", s, Block(())))]
     ['l_a[k::3]']

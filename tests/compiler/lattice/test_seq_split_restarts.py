@@ -171,14 +171,16 @@ COLLAPSED = "c[m] = collapse(split(a[l], l -> (i:{I}, k:{K})), (k, i) -> m)"
 
 
 @pytest.mark.parametrize("afmt", ["sparse", "coo", "dense"])
-def test_a_split_into_csc_searches_each_group_for_the_column(afmt):
+def test_a_split_into_csc_is_scattered_not_searched(afmt):
+    # (the search of each group for the column's coordinate, l_a[k::3], lowers it; loops in the split's own
+    # order and a scatter into the CSC walk each entry once: at 200000 entries, 1%, into 400 x 500, 0.017 ms
+    # against the looplets' 0.16 ms and the search's 1.2 ms)
     a = np.array([1.0, 0, 3, 4, 5, 0, 0, 7, 0, 0, 2, 9])
     k = check(SPLIT.format(I=4, K=3), {"a": vector(a, afmt)}, out="csc", checked=afmt == "sparse")
     np.testing.assert_array_equal(k(a=vector(a, afmt)).to_numpy(), a.reshape(4, 3))
-    assert "while k <- U_k\n  while i <- l_a[k::3]" in k.trace.find("cfir")[0].after_text
-    # (a sparse vector gallops to the next coordinate of the column's class; a dense one steps by 3)
-    seeks = "% 3 + 3) % 3" in k.c_source
-    assert seeks == (afmt != "dense") and ("pa0 += 3;" in k.c_source) == (afmt == "dense"), k.c_source
+    assert "while i <- π0(l_a, 3)\n  while k <- π1(l_a, 3)" in k.trace.find("cfir")[0].after_text
+    (step,) = k.trace.find("loop-order")
+    assert "search each group of a split" in step.note and "scatter" in step.note, step.note
 
 
 @pytest.mark.parametrize("case", ["fill-1", "fill-nan", "stored-nan-inf", "empty", "all-fill", "one-row",
@@ -230,11 +232,11 @@ def test_a_split_collapsed_minor_index_first_is_its_transpose(afmt):
 
 
 def test_given_no_strategy_the_search_is_lowered_only_where_looplets_refuse():
-    # (a split into CSC: looplets walk it as stored, where the lattice would search each group per column;
-    # the split collapsed minor index first: looplets refuse it)
+    # (a split into CSC: the lattice scatters it, walking each entry once, and no strategy takes that; the
+    # split collapsed minor index first: looplets refuse it, and the lattice searches each group)
     a = operand(12, "dense", 34)[0]
     csc = ss.lower(SPLIT.format(I=4, K=3), a=vector(a, "sparse"), C=ss.parse_format("csc", ndim=2))
-    assert csc.strategy == "looplets"
+    assert csc.strategy == "lattice" and csc.trace.find("loop-order")
     np.testing.assert_array_equal(csc(a=vector(a, "sparse")).to_numpy(), a.reshape(4, 3))
     k = ss.lower(COLLAPSED.format(I=4, K=3), a=vector(a, "sparse"))
     note = k.trace.find("strategy")[0].note

@@ -48,11 +48,13 @@ def run_all(program, tensors, checked=False, out=None):
     result.validate()
     got = result.to_numpy()
     assert np.array_equal(k.interpret(**tensors).to_numpy(), got, equal_nan=True), program
-    # (the loops run in the output's mode order, or the one a dense output's were given)
+    # (the loops run in the output's mode order, or the one a loop-order step gave: the output's loops
+    # reordered, or a sum's among them)
     chosen = k.trace.find("loop-order")
-    order = chosen[-1].data["order"] if chosen else k.formats[program.split("[")[0]].mode_order
-    assert np.array_equal(seq_evaluate(program, loop_order=order, **tensors), got, equal_nan=True), \
-        (program, k.c_source)
+    data = chosen[-1].data if chosen else {}
+    order = data.get("order", k.formats[program.split("[")[0]].mode_order)
+    assert np.array_equal(seq_evaluate(program, loop_order=order, hoisted=data.get("hoisted"), **tensors), got,
+                          equal_nan=True), (program, k.c_source)
     return got
 
 
