@@ -138,6 +138,13 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
                      note=f"{t} is {format_text(fmt)}: {why}; the kernel reads {t} as {format_text(target)}, "
                           f"converted before each call ({t}.asformat, {conversion_cost(fmt, target)})")
 
+    def adopted(low, step: str, data: dict):
+        """``low``, a lowering in another loop order than the output's, its steps the kernel's trace's."""
+        trace.record("loop-order", before=program, after=low.cin, note=step, data=data)
+        trace.steps += low.trace.steps
+        low.trace = trace
+        return low
+
     low = None      # (a lowering in another loop order than the output's, to emit)
     unsearched_tried = False
     while True:
@@ -157,10 +164,7 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
                 other = reordered(program, inputs, out_format, fill, f"the loops in the output's order search "
                                   f"each group of a split for its minor coordinate ({search[0]})")
                 if other is not None:
-                    low, step, data = other
-                    trace.record("loop-order", before=program, after=low.cin, note=step, data=data)
-                    trace.steps += low.trace.steps
-                    low.trace = trace
+                    low = adopted(*other)
                     continue
             trace.steps += steps.steps
             break
@@ -180,10 +184,7 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
                 not _natural(formats[e.tensor])
             other = reordered(program, inputs, out_format, fill, getattr(e, "walk", str(e)), scatter_only=convertible)
             if other is not None:
-                low, step, data = other
-                trace.record("loop-order", before=program, after=low.cin, note=step, data=data)
-                trace.steps += low.trace.steps
-                low.trace = trace
+                low = adopted(*other)
                 continue
             low = None
             if not isinstance(e, DiscordantWalk):
