@@ -154,8 +154,6 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
             if low is None:
                 low = seq_lower(program, trace=steps, loop_order=None if out_format is None else out_format.mode_order,
                                 result_fill=fill, **inputs)
-            notes = []
-            fn = emit_function(low, formats, name or f"lattice_{out}", out_format, dtype, notes)
             search = searched(low.cin)
             if search and not unsearched_tried:
                 # (a search of each group for a minor coordinate is slower than a walk in another order
@@ -166,6 +164,8 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
                 if other is not None:
                     low = adopted(*other)
                     continue
+            notes = []
+            fn = emit_function(low, formats, name or f"lattice_{out}", out_format, dtype, notes)
             trace.steps += steps.steps
             break
         except UnwalkableLevel as e:
