@@ -216,7 +216,8 @@ def lower(program, strategy: str | None = None, *, checked: bool = False, functi
     step says which and why.
 
     ``program`` may also be an array expression (:class:`compiler.array.Array`): the kernel of its
-    one statement, over the tensors it was built from (call it with no arguments); scipy.sparse and
+    one statement, over the tensors it was built from (call it with no arguments), computing into
+    ``format=`` (or ``out=``) as :meth:`~compiler.array.Array.compute` does; scipy.sparse and
     pydata/sparse arrays are taken as tensors, sharing their buffers.
     """
     probe = _probe_key(program, strategy, tensors) if (
@@ -228,13 +229,17 @@ def lower(program, strategy: str | None = None, *, checked: bool = False, functi
     _load_strategies()
     if callable(getattr(program, "lower_array", None)):
         # an array expression (compiler.array): its kernel reads the tensors it was built over
+        # (its result's format is format=, as Array.compute takes it; out= as index notation names it)
+        formats = {k: tensors.pop(k) for k in ("format", "out") if k in tensors}
+        if len(formats) > 1:
+            raise UsageError("lower(array, ...) takes the result's format once: format= or out=, not both")
         if tensors:
             raise UsageError(f"an array expression names its own tensors; lower(array, strategy=...) takes "
                              f"no tensors (got {', '.join(tensors)})")
         given = [k for k, v in (("functions", functions), ("trace", trace), ("options", options)) if v is not None]
         if given:
-            raise UsageError(f"lower(array, ...) takes strategy= and checked= only, not {', '.join(given)}=")
-        return program.lower_array(strategy=strategy, checked=checked)
+            raise UsageError(f"lower(array, ...) takes strategy=, checked= and format= only, not {', '.join(given)}=")
+        return program.lower_array(strategy=strategy, checked=checked, format=next(iter(formats.values()), None))
     tensors = tensors_of(tensors)
     loop = not isinstance(program, (str, Assign)) and (hasattr(program, "tensor_ndims") or callable(program))
     chosen = strategy is None

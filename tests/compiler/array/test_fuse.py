@@ -200,8 +200,20 @@ def test_compute_several_and_lower_refuses_tensors_for_an_array():
     np.testing.assert_array_equal(t.to_numpy(), A.T)
     with pytest.raises(ss.UsageError, match="an array expression names its own tensors"):
         ss.lower(a.sum(), A=A)
-    with pytest.raises(ss.UsageError, match=r"lower\(array, ...\) takes strategy= and checked= only, not options="):
+    with pytest.raises(ss.UsageError, match=r"lower\(array, ...\) takes strategy=, checked= and format= only, "
+                                            r"not options="):
         ss.lower(a.sum(), options={"order": ["i"]})
+
+
+def test_lower_of_an_array_takes_its_results_format():
+    a = xp.asarray(make(A, "csr"))
+    for key in ("format", "out"):
+        k = ss.lower(a.T * 2, strategy="lattice", **{key: "csc"})
+        got = k()
+        assert got.format.shorthand == "csc", key
+        check(got, A.T * 2)
+    with pytest.raises(ss.UsageError, match="format= or out=, not both"):
+        ss.lower(a * 2, format="csr", out="csr")
 
 
 def test_the_trace_of_an_array_kernel_saves_and_reads_back():
