@@ -325,8 +325,11 @@ def product_sequence(e, wild: list, seqs: list, size: int, index: str):
     >>> print(product_sequence(e, [e.args[0]], [x, y], 4, "i"), product_sequence(e, list(e.args), [x, y], 4, "i"))
     i_x ∩ i_y i_x ∪ i_y
     """
+    if all(s is None for s in seqs):
+        return None
     picked = [k for k, a in enumerate(e.args) if any(a is w for w in wild)]
-    out = merged([e.args[k] for k in picked], [seqs[k] for k in picked], size, index)
+    # (wild factors none of which varies with ``index``: one may be inf at every coordinate of it)
+    out = merged([e.args[k] for k in picked], [seqs[k] for k in picked], size, index) or Universe(size, index)
     for k, (a, s) in enumerate(zip(e.args, seqs)):
         if k in picked or s is None or isinstance(a, Literal) or s.iters() <= out.iters():
             continue

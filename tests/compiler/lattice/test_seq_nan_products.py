@@ -132,3 +132,17 @@ def test_products_of_wild_factors_by_property(drawn):
     except StrategyError as e:
         # (an output of another fill than the result's is refused, as for any program)
         assert "has fill" in str(e) and out is not None
+
+
+@pytest.mark.parametrize("fa, fb", [("dense", "dcsr"), ("csr", "dense"), ("coo", "csr")])
+@pytest.mark.parametrize("out", [None, "csc"])
+def test_a_product_whose_nan_factor_does_not_vary_with_an_output_index(fa, fb, out):
+    # (``b[::2] @ a.T``: along b's row index the NaN-holding a is the same at every row, so every row is
+    # visited; the product's sequence was None there and lowering crashed, AttributeError, on main)
+    a = np.array([[0.0, -3.0, -3.0, 0.0, 0.0], [0.0, 0.0, nan, 0.0, 0.0]])
+    b = np.array([[0.0, 0.0, 0.0, 0.0, 0.5], [0.0, 0.5, 0.0, 2.0, 0.0], [0.0, 0.0, 0.0, 1.0, -3.0],
+                  [0.0, 0.0, -3.0, 0.0, 0.0]])
+    A, B = (ss.array.asarray(Tensor.from_numpy(x, f)) for x, f in ((a, fa), (b, fb)))
+    with np.errstate(invalid="ignore"):
+        want = b[::2] @ a.T
+    one_lattice_kernel(B[::2] @ A.T, want, out)
