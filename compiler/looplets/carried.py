@@ -156,7 +156,8 @@ def walked_down(nest, ctx):
             starts.extend([Declare(lo, "int64", P.q), Assign(P.q, P.q_stop)])
             # (the fiber's last is positive when it stores an entry, no longer when q < q_stop)
             ctx.facts.positive.pop(getattr(P.last, "name", None), None)
-            return replace(l, seek=lambda start, P=P, lo=lo: tuple(P.search_down(lo, start)))
+            return replace(l, seek=lambda start, P=P, lo=lo: tuple(P.search_down(lo, start)),
+                           positions=replace(P, from_first=False))
         if isinstance(l, Sequence):
             return Sequence(tuple(Phase(p.stop, down(p.body)) for p in l.phases))
         if isinstance(l, Switch):

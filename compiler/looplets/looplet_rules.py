@@ -100,9 +100,14 @@ def unit_step(stepper: Stepper) -> bool:
         nxt[0].value == Const(1, "int64")
 
 
-def _first(stepper: Stepper):
-    """A lower bound of a stepper's first stored coordinate (coordinates are not negative)."""
-    return stepper.positions.first if stepper.positions is not None else Const(0, "int64")
+def _at(start, stepper: Stepper) -> bool:
+    """Whether a stepper's cursor is at the first stored coordinate at or past ``start`` before any
+    seek: it starts at its fiber's first position (not carried down from the end) and no stored
+    coordinate is below ``start`` (a lower bound of the first; coordinates are not negative)."""
+    P = stepper.positions
+    if P is None:
+        return X.prove_le(start, Const(0, "int64"))
+    return P.from_first and X.prove_le(start, P.first)
 
 
 class LoopletRules:
@@ -299,7 +304,7 @@ class LoopletRules:
         # coordinate is below it, and after each combination of that phase whose code walks the
         # stepper to the combination's stop; a combination of a later phase of its sequence leaves it
         # true (if that one runs, the running position is past this phase for good)
-        at_pos = {(id(s), k): X.prove_le(ext.start, _first(p.body))
+        at_pos = {(id(s), k): _at(ext.start, p.body)
                   for s in seqs for k, p in enumerate(s.phases)
                   if isinstance(p.body, Stepper) and _position(p.body) is not None}
         # (a combination ending before one of the phases before it ends is statically empty)
@@ -640,7 +645,7 @@ class LoopletRules:
         if not is_pass(simplify(gap, None, (FILL_WRITE,), self.facts)):   # fill into a sparse output: a no-op there too
             return None
         out = []
-        if not X.prove_le(ext.start, P.first) and id(s) not in getattr(ext, "at_start", ()):
+        if not _at(ext.start, s) and id(s) not in getattr(ext, "at_start", ()):
             out.extend(s.seek(ext.start))
         # (a name of its own for the search below to narrow; without one, compiler.imperative.copies
         # gives it back to the fiber's q_stop)

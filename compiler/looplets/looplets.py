@@ -170,7 +170,9 @@ class Positions:
     approach) loops ``for q in [q, q_end)`` with one load per entry and no merge.
     ``search_down(lo, target)`` (optional) moves ``q`` down to the first position in
     ``[lo, q)`` whose coordinate is ``>= target`` (``q`` if none): a cursor carried down
-    the fiber, read at descending coordinates (:mod:`.carried`), seeks with it.
+    the fiber, read at descending coordinates (:mod:`.carried`), seeks with it. ``from_first``: the
+    cursor starts at the fiber's first position (False for such a carried one, which starts at its end:
+    a seek to a coordinate no stored one is below then still moves it).
     """
 
     q: Any
@@ -180,6 +182,7 @@ class Positions:
     search: Callable[[Any, Any], list]
     first: Any = Const(0, "int64")
     search_down: Any = None
+    from_first: bool = True
 
 
 @dataclass(frozen=True, eq=False)
@@ -282,7 +285,7 @@ def push_shift(delta, body):
             pos = Positions(pos.q, pos.q_stop, X.add(pos.last, delta),
                             lambda q, f=pos.coord: X.add(f(q), delta),
                             lambda v, t, f=pos.search: f(v, X.sub(t, delta)), X.add(pos.first, delta),
-                            None if down is None else lambda lo, t, f=down: f(lo, X.sub(t, delta)))
+                            None if down is None else lambda lo, t, f=down: f(lo, X.sub(t, delta)), pos.from_first)
         return Stepper(lambda s, f=body.seek: f(X.sub(s, delta)), X.add(body.stop, delta),
                        Shift(delta, body.chunk), body.next, body.preamble, pos)
     if isinstance(body, Jumper):

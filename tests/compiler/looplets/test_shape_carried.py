@@ -203,3 +203,18 @@ def test_a_loop_programs_cursor_is_carried_down_where_the_windows_descend(stride
     np.testing.assert_array_equal(k(x=X).to_numpy(), want)
     np.testing.assert_array_equal(k.interpret(x=X).to_numpy(), want)
     assert any(s.stage == "carry" for s in k.trace.steps) == (carried and fmt == "sparse"), k.trace
+
+
+@pytest.mark.parametrize("fmt", ["dcsr", "coo", "csr"])
+@pytest.mark.parametrize("rows, fill", [([[1.0, 2.0]], 1.0), ([[0.0, 0.0, 0.0, -3.0]], 0.0),
+                                        ([[0.0, 5.0], [0.0, 0.0], [7.0, 0.0]], 0.0)])
+def test_a_reversed_slice_of_sparse_rows_seeks_down_before_its_first_row(fmt, rows, fill):
+    # (the rows' cursor is carried down from the fiber's end; the first window starts at coordinate 0,
+    # where a cursor from the fiber's start needs no seek: that skip read one past A0_idx on main,
+    # and max(a[::-1]) of the one-row [[1, 2]] stored at fill 1 gave 1)
+    a = np.array(rows)
+    A = ss.array.asarray(ss.Tensor.from_numpy(a, ss.parse_format(fmt, ndim=2, fill=fill)))
+    for got, want in ((ss.array.max(A[::-1], axis=1), a[::-1].max(axis=1)), (A[::-1] * 2, a[::-1] * 2)):
+        k = got.lower(strategy="looplets")
+        np.testing.assert_array_equal(k().to_numpy(), want)
+        np.testing.assert_array_equal(k.interpret().to_numpy(), want)
