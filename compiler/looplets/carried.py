@@ -26,6 +26,9 @@ seek down (:class:`~compiler.looplets.looplets.Positions` ``search_down``); else
 searches from the fiber's start, as before. A permissive read,
 ``x[~(q + p * J)]`` of a split of a concatenation, is carried too: it reads missing outside the
 fiber, and a row whose window lies before the fiber's start leaves the cursor where it was.
+An output written through such windows (``out[i, t + j]`` of a strided slice ``a[:, ::2]``) is carried
+up the same way: its fiber is opened once before the loop and closed after it, not at every window
+(a RunList's closing fill run up to the fiber's end was appended after each one).
 
 >>> from compiler.looplets.program import Call, Index, Literal
 >>> from compiler.algebra import lookup
@@ -119,7 +122,7 @@ def _carries(n, i, inner: Loop):
     that ascend with ``i``, each starting at or after the end of the one before; ``"down"`` when
     they descend, each ending at or before the start of the one before; else None."""
     # (a fiber over several modes that carries, a raveled matrix's, seeks forward from its cursor too)
-    if not (isinstance(n, Access) and n.mode == "read" and n.idxs and inner.ext is not None and
+    if not (isinstance(n, Access) and n.mode in ("read", "update") and n.idxs and inner.ext is not None and
             (isinstance(n.tns, SubFiber) and not n.tns.is_leaf or getattr(n.tns, "carries", False))):
         return None
     mods, base = modifier_chain(n.idxs[0])
@@ -134,7 +137,8 @@ def _carries(n, i, inner: Loop):
     length = X.sub(inner.ext.stop, inner.ext.start)
     if X.prove_le(length, ab[0]):
         return "up"
-    if X.prove_le(ab[0], X.neg(length)) and len(mods) == 1:   # (a permissive read is carried up only)
+    # (a permissive read is carried up only; so is a write: an output fiber is appended in order)
+    if X.prove_le(ab[0], X.neg(length)) and len(mods) == 1 and n.mode == "read":
         return "down"
     return None
 
@@ -189,8 +193,11 @@ def carry_cursors(i, body, ctx):
                 return None
             key = (id(n.tns.tensor), n.tns.level, repr(getattr(n.tns, "pos", None)), repr(n.tns.seg), repr(n.idxs),
                    type(n.tns))
+            if key not in shared and n.mode == "update" and (
+                    not isinstance(n.tns, SubFiber) or n.tns.tensor.name in ctx.scattered and n.tns.lvl.scatters):
+                shared[key] = None   # (an output scattered, or not a level's fiber: written as it is)
             if key not in shared:
-                nest = unfurl(n.tns, ctx, "read", None) if isinstance(n.tns, SubFiber) else n.tns.unfurl(ctx, "read")
+                nest = unfurl(n.tns, ctx, n.mode, None) if isinstance(n.tns, SubFiber) else n.tns.unfurl(ctx, "read")
                 walk = walked_down(nest, ctx) if isinstance(nest, Thunk) and way == "down" else ([], nest.body) \
                     if isinstance(nest, Thunk) else None
                 if walk is None:

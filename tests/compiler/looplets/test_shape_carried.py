@@ -218,3 +218,20 @@ def test_a_reversed_slice_of_sparse_rows_seeks_down_before_its_first_row(fmt, ro
         k = got.lower(strategy="looplets")
         np.testing.assert_array_equal(k().to_numpy(), want)
         np.testing.assert_array_equal(k.interpret().to_numpy(), want)
+
+
+@pytest.mark.parametrize("level", [RunList, SparseRunList, "csr"])
+@pytest.mark.parametrize("fill", [0.0, 1.0])
+def test_an_output_fiber_written_through_a_strided_slice_is_carried_across_its_windows(level, fill):
+    # (``a[:, ::2] * 2`` writes ``out[i, t + j]`` in a one-step loop t under j: the output's fiber was
+    # opened and closed at every j, and a RunList's fill run up to the row's end was appended each time,
+    # an invalid tensor (run 2 empty) on main. The fiber is now carried across j, as a read's cursor is)
+    a = np.array([[1.0, 1.0, 1.0, 4.0, 0.0], [-3.0, 1.0, 1.0, 0.0, 2.0], [0.0, 0.0, 0.0, 0.0, 0.0]])
+    A = ss.array.asarray(ss.Tensor.from_numpy(a, "csr", fill=fill))
+    fmt = ss.parse_format(level, ndim=2) if isinstance(level, str) else ss.Format(ss.levels.Dense(level(Element(0.0))))
+    for got, want in ((A[:, ::2] * 2, a[:, ::2] * 2), (A[:, 1::3] + 1, a[:, 1::3] + 1)):
+        k = got.lower(fmt, strategy="looplets")
+        assert any(s.stage == "carry" and "out" in s.note for s in k.trace.steps), k.trace.stages()
+        t = k()
+        t.validate()
+        np.testing.assert_array_equal(t.to_numpy(), want)
