@@ -99,11 +99,33 @@ def reads_out_of_order(body, out: str, formats: dict) -> int:
     return count
 
 
+def movable(body) -> list:
+    """The loops of ``body``'s nest (after the output's declarations) that may run in any order: down
+    to the first whose body is more than one loop. Below it, statements before or after an inner
+    loop (a reduction's scalar declared, then written out) run at that loop's depth.
+
+    >>> from compiler.looplets import from_index_notation
+    >>> from compiler.notation import parse
+    >>> [lp.idx.name for lp in movable(from_index_notation(parse("C[i, k] = A[i, j] * B[j, k]")).body)]
+    ['i', 'k', 'j']
+    """
+    if isinstance(body, Block):
+        nests = [s for s in body.stmts if isinstance(s, Loop)]
+        return movable(nests[0]) if len(nests) == 1 else []
+    out = []
+    while isinstance(body, Loop):
+        out.append(body)
+        body = body.body
+    return out
+
+
 def reordered(body, first: list):
-    """``body``'s perfect loop nest with the indices ``first`` outermost (in that order)."""
+    """``body``'s loop nest with the indices ``first`` outermost (in that order), all of them
+    :func:`movable`."""
     if isinstance(body, Block):
         return replace(body, stmts=tuple(reordered(s, first) if isinstance(s, Loop) else s for s in body.stmts))
-    nest = loops_of(body)
+    nest = movable(body)
+    assert all(any(lp.idx == i for lp in nest) for i in first), "reordered: a loop below an imperfect one"
     inner = nest[-1].body
     ordered = [lp for i in first for lp in nest if lp.idx == i] + [lp for lp in nest if lp.idx not in first]
     for lp in reversed(ordered):
@@ -171,7 +193,7 @@ def fewest_reads_out_of_order(body, out: str, formats: dict) -> tuple[list, int]
     >>> [i.name for i in order], count
     (['i', 'j'], 0)
     """
-    order = [lp.idx for lp in loops_of(body)]
+    order = [lp.idx for lp in movable(body)]
     best, least = order, reads_out_of_order(body, out, formats)
     for perm in itertools.permutations(order):
         n = reads_out_of_order(reordered(body, list(perm)), out, formats)
@@ -199,7 +221,7 @@ def choose_output_order(prog, out: str, formats: dict, fixed: bool, asked_format
     names = lambda modes: ", ".join(lhs.idxs[m].name for m in modes)  # noqa: E731
     shown = _text(asked_format or fmt)
     asked = f"{out} is {shown}, stored in the order {names(fmt.mode_order)}"
-    if not fixed and len(loops_of(prog.body)) >= len(lhs.idxs):
+    if not fixed and set(lhs.idxs) <= {lp.idx for lp in movable(prog.body)}:
         moved = replace(prog, body=reordered(prog.body, [lhs.idxs[m] for m in fmt.mode_order]))
         before, after = reads_out_of_order(prog.body, out, formats), reads_out_of_order(moved.body, out, formats)
         if after <= before:

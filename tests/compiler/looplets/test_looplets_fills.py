@@ -94,6 +94,25 @@ def test_a_sum_through_a_scalar_keeps_its_loops_when_the_output_is_scattered():
     np.testing.assert_array_equal(k(A=A, one_i=one).to_numpy(), [[2.0, 1.0], [2.0, 1.0]])
 
 
+
+@pytest.mark.parametrize("out", ["csc", "coo"])
+def test_a_sum_through_a_scalar_keeps_its_statements_when_the_output_order_moves_its_loops(out):
+    # (found by a differential probe: ``b @ a.T`` of a CSR b of fill -inf into CSC sums through a scalar
+    # (the output's fill is NaN), and the output-order pass moved k outside i by rebuilding the whole
+    # nest from its innermost loop: the scalar's declaration and the write of C after the loop over j were
+    # dropped, "the program writes no tensor", on main. Only the loops above the scalar move now)
+    a = np.array([[-3.0, 0.0, 0.0, 2.0, 0.0], [-3.0, 0.0, 0.0, 0.0, 0.0]])
+    b = np.array([[-inf, -3.0, -inf, -inf, -inf], [-inf, -inf, 2.0, -inf, 0.5], [2.0, -inf, 1.0, inf, -inf]])
+    A, B = ss.Tensor.from_numpy(a, "csr"), ss.Tensor.from_numpy(b, "csr", fill=-inf)
+    k = ss.lower("C[i, k] = sum[j](B[i, j] * A[k, j])", "looplets", A=A, B=B, C=ss.parse_format(out, fill=nan))
+    assert [s.stage for s in k.trace.steps].count("hoist-reductions") == 1
+    got = k(A=A, B=B)
+    got.validate()
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_array_equal(got.to_numpy(), b @ a.T)
+    np.testing.assert_array_equal(k.interpret(A=A, B=B).to_numpy(), got.to_numpy())
+
+
 FILLS = [0.0, 1.0, -1.0, inf, -inf, nan]
 PROGRAMS = ["y[i] = a[i] * b[i]", "y[i] = a[i] + b[i]", "y[i] = min(a[i], b[i])", "y[i] = max(a[i] * b[i], a[i])",
             "y = a[i] * b[i]", "y = max[i](a[i] + b[i])", "y = min[i](a[i] * b[i])"]
