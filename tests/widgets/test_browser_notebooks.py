@@ -1,10 +1,12 @@
 """The course notebooks in JupyterLab in headless Chromium: notebook 01's explorer stepped, the
-tour run through by both strategies, and the tour as saved, drawn before any cell runs."""
+tour run through by both strategies, and the tour as saved, drawn before any cell runs; and the
+linked steps the notebooks show, clicked in the classic notebook interface."""
 
 from __future__ import annotations
 
 import time
 
+from browser_linked import linked_steps_outline_their_c
 from browser_measure import (SAVED_STATE_JS, SCROLL_END_JS, SHOWN, SHOWN_NOTEBOOK, assert_columns_line_up,
                              assert_readable, measure, pane_html, set_theme)
 
@@ -281,4 +283,28 @@ def test_tour_shows_its_widgets_before_any_cell_runs(browser, lab, artifacts):
         raise
     finally:
         set_theme(page, "JupyterLab Light")
+        page.close()
+
+
+def test_linked_steps_outline_their_c_in_the_classic_notebook(browser, classic, artifacts):
+    """Notebooks 01 and 10 show steps linked (``render_step(..., linked=True)``); in the classic
+    notebook interface (nbclassic) too, run there, clicking a node outlines exactly its C lines
+    and fills it in the link colour, as in JupyterLab (test_browser_views.py): the same four nodes
+    of the views notebook's linked steps."""
+    url, token, root = classic
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(f"{url}/notebooks/linked.ipynb?token={token}", timeout=120_000)
+    try:
+        page.locator("#kernel_indicator_icon.kernel_idle_icon").wait_for(state="attached", timeout=120_000)
+        page.locator("#celllink").click()   # Cell > Run All
+        page.locator("#run_all_cells a").click()
+        page.locator("#notebook .views-linked").first.wait_for(state="attached", timeout=240_000)
+        page.locator("#kernel_indicator_icon.kernel_idle_icon").wait_for(state="attached", timeout=240_000)
+        page.locator("#notebook .views-seq").first.wait_for(state="attached", timeout=30_000)
+    except Exception:
+        page.screenshot(path=str(artifacts / "classic-failure.png"))
+        raise
+    try:
+        linked_steps_outline_their_c(page, root / "linked.ipynb", "#notebook", "classic", artifacts)
+    finally:
         page.close()
