@@ -84,14 +84,17 @@ def lab(chromium, tmp_path_factory):
                 cell.outputs, cell.execution_count = [], None
         nb.metadata.pop("widgets", None)
         nbformat.write(nb, root / target)
-    # the tour as it ships (outputs and stored widget state), for opening without running it,
-    # trusted as `jupyter trust` does (JupyterLab shows no widget of an untrusted output), with
-    # the signatures kept in this scratch directory
+    # the tour and notebooks 01 and 10 as they ship (outputs and stored widget state), for opening
+    # without running them, trusted as `jupyter trust` does (JupyterLab shows no widget of an
+    # untrusted output), with the signatures kept in this scratch directory
     notary = [f"--NotebookNotary.db_file={root / 'nbsignatures.db'}",
               f"--NotebookNotary.secret_file={root / 'notebook_secret'}"]
-    tour = nbformat.read(ROOT / "notebooks" / "00-tour.ipynb", as_version=4)
-    NotebookNotary(db_file=str(root / "nbsignatures.db"), secret_file=str(root / "notebook_secret")).sign(tour)
-    nbformat.write(tour, root / "tour-saved.ipynb")
+    signer = NotebookNotary(db_file=str(root / "nbsignatures.db"), secret_file=str(root / "notebook_secret"))
+    for source, target in (("00-tour.ipynb", "tour-saved.ipynb"), ("01-explorer.ipynb", "explorer-saved.ipynb"),
+                           ("10-shape-operators.ipynb", "shapes-saved.ipynb")):
+        saved = nbformat.read(ROOT / "notebooks" / source, as_version=4)
+        signer.sign(saved)
+        nbformat.write(saved, root / target)
     nbformat.write(views_notebook(), root / "views.ipynb")
     nbformat.write(views_notebook(PLAYGROUND), root / "playground.ipynb")
     port, token = free_port(), "sparsescope-test"
