@@ -404,3 +404,22 @@ def assert_timings_read(m: dict, where: str, plots: int = 1) -> None:
     assert m["plots"] >= plots, f"{where}: {m['plots']} timing plots"
     assert not m["cut"], f"{where}: timing plot texts cut at its edges: {m['cut']}"
     assert not m["low"], f"{where}: timing texts below contrast 4.5 ({m['texts']} texts): {m['low'][:6]}"
+
+
+# Characters of the texts under ``root`` that the page draws with no glyph (a box: no font on the
+# machine has them, as U+24D8 ⓘ on a Debian system): each non-ASCII character, drawn on a canvas
+# in the font of the first element that shows it, against a private-use character (never a glyph).
+MISSING_GLYPHS_JS = r"""
+(root) => {
+  const fonts = new Map(), walk = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  for (let n = walk.nextNode(); n; n = walk.nextNode())
+    for (const ch of n.textContent) if (ch.codePointAt(0) > 127 && !/\s/.test(ch) && !fonts.has(ch))
+      fonts.set(ch, getComputedStyle(n.parentElement).font);
+  const pixels = (ch, font) => {
+    const c = document.createElement('canvas'); c.width = 40; c.height = 40;
+    const g = c.getContext('2d'); g.font = font.replace(/\d+(\.\d+)?px/, '24px'); g.fillText(ch, 4, 30);
+    return g.getImageData(0, 0, 40, 40).data.join(',');
+  };
+  return [...fonts].filter(([ch, font]) => pixels(ch, font) === pixels('\uE000', font)).map(([ch]) => ch);
+}
+"""

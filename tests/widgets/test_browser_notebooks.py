@@ -7,7 +7,8 @@ from __future__ import annotations
 import time
 
 from browser_linked import OUTLINED_C_JS, linked_steps_outline_their_c
-from browser_measure import (SAVED_STATE_JS, SCROLL_END_JS, SHOWN, SHOWN_NOTEBOOK, TIMING_JS, assert_columns_line_up,
+from browser_measure import (MISSING_GLYPHS_JS, SAVED_STATE_JS, SCROLL_END_JS, SHOWN, SHOWN_NOTEBOOK, TIMING_JS,
+                             assert_columns_line_up,
                              assert_readable, assert_timings_read, measure, pane_html, set_theme)
 
 
@@ -253,6 +254,10 @@ def test_tour_shows_its_widgets_before_any_cell_runs(browser, lab, artifacts):
         assert "lattice_y" in c_pane.inner_html() or "y_kernel" in c_pane.inner_html()
         assert compare.locator(".ss-c").count() == 2, "Compare's two C panes"
         # one note per view says it is a saved view, instead of a red icon on each of its widgets
+        # (the views are drawn one by one: a loaded machine had drawn 3 of 5 when they were counted)
+        page.wait_for_function("sel => document.querySelectorAll(sel).length >= 5",
+                               arg=f"{SHOWN_NOTEBOOK} .sparsescope-explorer, {SHOWN_NOTEBOOK} .sparsescope-compare",
+                               timeout=60_000)
         state = page.evaluate(SAVED_STATE_JS, page.locator(f"{SHOWN_NOTEBOOK} .jp-Notebook").first.element_handle())
         assert state["marked"] > 0 and state["views"] >= 5, f"the tour's views are not drawn from saved state: {state}"
         assert state["icons"] == 0, f"ipywidgets' disconnected icons show in the saved views: {state}"
@@ -298,16 +303,19 @@ def saved_notebook_reads(page, url: str, token: str, name: str, theme: str, arti
     notebooks stored none), each linked step shows a drawing and the C its parts link to (01's
     showed a hand-recorded trace's step with no C, 10's a materialize step with neither: step 0
     of a trace whose first step changed), clicking 01's ``*`` outlines its C lines, and the
-    timings read: no row name cut at the plot's left edge (10's "unfused (stack, then SpMV)"
+    timings read: no character drawn as a box, no row name cut at the plot's left edge (10's "unfused (stack, then SpMV)"
     read "ed (stack, then SpMV)"), every text of contrast >= 4.5 (the checks' green was 3.7 on the
     dark theme)."""
     page.goto(f"{url}/lab/tree/{name}?reset&token={token}", timeout=120_000)
     page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
     notebook = page.locator(f"{SHOWN_NOTEBOOK} .jp-Notebook").first
     page.locator(SHOWN).nth(1).wait_for(state="attached", timeout=60_000)
+    page.locator(f"{SHOWN_NOTEBOOK} .ss-saved-note").nth(1).wait_for(state="attached", timeout=60_000)
     assert "Error displaying widget" not in notebook.inner_text(), f"{name}: a widget is not drawn"
     state = page.evaluate(SAVED_STATE_JS, notebook.element_handle())
     assert state["views"] == 2 and state["notes"] == 2 and state["icons"] == 0, (name, state)
+    # (each note began with a box: no font here has U+24D8, "ⓘ")
+    assert not page.evaluate(MISSING_GLYPHS_JS, notebook.element_handle()), f"{name}: characters drawn as boxes"
     steps = notebook.locator(".ss-linked-step")
     assert steps.count() == 1, name
     step = steps.first
