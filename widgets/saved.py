@@ -30,7 +30,7 @@ _CSS = "".join(
 def saved_view_note() -> W.HTML:
     """The one-line note a view shows when drawn from saved state (see the module docstring)."""
     note = W.HTML(f"<style>{_CSS}</style><div style='font-size:12px;color:{MUTED};padding:2px 0'>"
-                  "&#9432; a saved view, drawn without its kernel: run the cell to step through it, "
+                  "A saved view, drawn without its kernel: run the cell to step through it, "
                   "pick a lattice point or looplet, re-lower and time it</div>")
     note.add_class("ss-saved-note")
     return note

@@ -43,6 +43,7 @@ array([0., 1., 0., 2., 5., 3.])
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -271,21 +272,27 @@ class Derivation:
         def q(t):
             return t.replace("\\", "\\\\").replace('"', '\\"')
 
+        def wrapped(t):   # (on lines of 28 characters, an arrow kept with what it points to: on one
+            # line each, a derivation of three leaves was wider than a pane at half its size)
+            parts = textwrap.wrap(t.replace(" -> ", "\0"), 28, break_long_words=False, break_on_hyphens=False)
+            return "\\n".join(q(x.replace("\0", " -> ")) for x in parts) or q(t)
+
         lines = [f"digraph seq_{q(self.index)} {{", '  node [shape=box, fontname="monospace"];']
         parents: list = []        # the node open at each depth
         for n, (d, node, i, rule, res) in enumerate(self.steps):
-            lines.append(f'  n{n} [label="{q(node)}\\nSeq(·, {q(i)}) = {q(res)}\\n{q(rule)}"];')
+            lines.append(f'  n{n} [label="{wrapped(node)}\\n{wrapped(f"Seq(·, {i}) = {res}")}\\n{wrapped(rule)}"];')
             del parents[d:]
             if parents:
                 lines.append(f"  {parents[-1]} -> n{n};")
             parents.append(f"n{n}")
-        # (the loops the root's sequence becomes, below it: a lattice's loops over its points)
+        # (the loops the root's sequence becomes, beside it (not ranked below it: on the tree's rank they
+        # pushed the root to the right, out of view in a pane): a lattice's loops over its points)
         for m, (seq, points) in enumerate(self.loops):
             count = f"{len(points)} point{'s' if len(points) != 1 else ''}"
-            lines.append(f'  loop{m} [label="forall {q(self.index)} ∈ {q(seq)}\\n{count}: its loops in the C", '
+            lines.append(f'  loop{m} [label="forall {q(self.index)} ∈ {q(seq)}\\n{count}:\\nits loops in the C", '
                          'style="rounded"];')
             if self.steps:
-                lines.append(f'  n0 -> loop{m} [style=dashed, label="becomes"];')
+                lines.append(f'  n0 -> loop{m} [style=dashed, label="becomes", constraint=false];')
         lines.append("}")
         return "\n".join(lines)
 

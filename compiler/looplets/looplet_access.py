@@ -22,7 +22,7 @@ from dataclasses import replace
 
 from .fibers import SubFiber, leaf_value
 from .looplets import AcceptRun, Case, Fill, Looplet, Run, Spike, Switch, Thunk, truncate, unshift
-from .program import Access, Assign, Literal, Value, postmap, walk
+from .program import Access, Assign, Literal, Value, folded, postmap, walk
 
 
 def style_of(l) -> str:
@@ -89,10 +89,14 @@ def replace_looplets(body, i, fn, only=None):
 def _consume(new, n):
     """The access ``n`` after its first index was consumed, yielding ``new``."""
     rest = n.idxs[1:]
+    if isinstance(new, Fill):
+        new = new.value
+        if not isinstance(new, Literal):
+            return new
+    if isinstance(new, Literal) and n.source:   # (a fill of n's tensor: the constant is folded from it)
+        return folded(new.value, new, n.source)
     if isinstance(new, (Literal, Value)):
         return new
-    if isinstance(new, Fill):
-        return new.value
     if isinstance(new, SubFiber):
         if new.is_leaf and not rest and n.mode == "read":
             return leaf_value(new)

@@ -254,9 +254,13 @@ class Lowerer(LoopletRules, ExpressionLowering, LifecycleLowering):
             out.append(IAssign(tns.dirty, Const(True, "bool")))
         if local is not None:
             out += self.scalars.after_write(info)
-        # (tagged with what it reads and writes: the explorer links the expression tree's nodes to it)
+        # (tagged with what it reads, the fills its constants were folded from, and what it writes:
+        # the explorer links the expression tree's nodes to it; a constant written is made of every
+        # operand's fill, or an annihilator, whichever identities dropped on the way)
+        fills = set(self.tensors) if isinstance(rhs, Literal) else \
+            {n for a in walk(rhs) if isinstance(a, Literal) for n in a.fills}
         return computing(out, {a.source for a in walk(rhs) if isinstance(a, (Access, Value)) and a.source}, info.name,
-                         s.line, column=s.column)
+                         s.line, column=s.column, fills=fills)
 
     def _write_pattern(self, s: Assign, tns, val) -> list:
         """A Pattern leaf stores no values: writing ``true`` keeps the position (sets the dirty

@@ -80,10 +80,14 @@ class Stmt(Node):
 class Literal(Expr):
     """A constant known at compile time (a bool, int, float or :data:`MISSING`).
 
-    Equality is by type and value (NaN equals NaN), so the simplifier can match it.
+    Equality is by type and value (NaN equals NaN), so the simplifier can match it. ``fills``:
+    the program's tensors whose fills it was folded from (a fill region's ``A[i] * 2 + 1`` is
+    ``1.0`` from A's fill 0), which the statement writing it is tagged with, as ``Value.source``
+    is (:mod:`compiler.notation.node_provenance`); not part of its equality.
     """
 
     value: Any
+    fills: tuple = field(default=(), kw_only=True, repr=False)
 
     def __post_init__(self):
         v = self.value
@@ -101,6 +105,17 @@ class Literal(Expr):
 
     def __hash__(self):
         return hash(self._key())
+
+
+def folded(value, *parts) -> Literal:
+    """The literal ``value`` folded from ``parts`` (literals, or names of tensors whose fills it
+    computes with): it keeps the fills they were folded from.
+
+    >>> folded(1.0, folded(0.0, "A"), Literal(1.0)).fills
+    ('A',)
+    """
+    names = {n for p in parts for n in ((p,) if isinstance(p, str) else getattr(p, "fills", ()))}
+    return Literal(value, fills=tuple(sorted(names)))
 
 
 @serialize.node
@@ -652,7 +667,7 @@ def is_pass(s) -> bool:
     return isinstance(s, Block) and not s.stmts
 
 
-__all__ = ["MISSING", "Node", "Expr", "Stmt", "Literal", "Index", "Variable", "Value", "Size", "TensorRef",
+__all__ = ["MISSING", "Node", "Expr", "Stmt", "Literal", "folded", "Index", "Variable", "Value", "Size", "TensorRef",
            "Swizzle", "Raveled", "IndexModifier",
            "Access", "Call", "Extent", "Loop", "Sieve", "Define", "Block", "Declare", "Freeze",
            "Thaw", "Assign", "show_expr", "show_spans", "show_stmt", "walk", "postmap", "substitute", "uses",

@@ -42,7 +42,7 @@ from ..algebra import NOVALUE, Operator
 from ..imperative.ir import BinOp, Const
 from ..rewrite import Rule, rewrite
 from . import extents as X
-from .program import (MISSING, Access, Assign, Block, Call, Define, Literal, Loop, Sieve, Value, is_pass,
+from .program import (MISSING, Access, Assign, Block, Call, Define, Literal, Loop, Sieve, Value, folded, is_pass,
                       substitute, uses, walk)
 
 INF = math.inf
@@ -81,7 +81,7 @@ def fold(t):
             v = t.op(*[a.value for a in t.args])
         except Exception:
             return None
-        return Literal(np.asarray(v)[()].item())
+        return folded(np.asarray(v)[()].item(), *t.args)
     if isinstance(t, Call) and t.op == "ifelse" and _lit(t.args[0]) and t.args[0].value is not MISSING:
         return t.args[1] if t.args[0].value else t.args[2]
     return None
@@ -115,7 +115,7 @@ def select(t):
         v = t.op(*[a.value if _lit(a) else chosen[0].value for a in t.args])
     except Exception:
         return None
-    return Literal(np.asarray(v)[()].item())
+    return folded(np.asarray(v)[()].item(), *chosen)
 
 
 def annihilator(t, facts=values.FINITE):

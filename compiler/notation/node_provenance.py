@@ -15,6 +15,10 @@ outermost first, so the C emitter records each node's C lines as it records a la
   ``A[i] + 0``, and one writing ``A[i] * 2`` computes ``A[i] * B[i]`` with ``B``'s fill 2);
 - the right-hand side's root: every statement writing the output, even one writing a constant
   (where every operand is absent, the fill of the whole expression);
+- an operator over an operand whose fill the statement computes with (its ``fills``): every
+  statement writing the output with it (the looplets' fill region of ``A[i] * 2 + 1`` writes
+  ``1.0``, folded from ``A``'s fill through ``*`` and ``+``: both are computed there; the access
+  ``A[i]``, not read, is not);
 - into a temporary, the statement's ``fills`` (tensors whose fills it computes with, as a sum's
   count of skipped coordinates times its summand's fill) stand for their accesses: the
   operators over them are computed, the accesses (not read) are not;
@@ -88,10 +92,14 @@ def nodes_computed(nodes: list[TreeNode], output: str, reads: Iterable[str], wri
     ['*', 'A[i]', 'B[i]']
     >>> [n.label for n in nodes_computed(nodes, "y", ["C"], "y")]
     ['=', 'y[i]', '+', '*', 'C[i]', '2']
-    >>> [n.label for n in nodes_computed(nodes, "y", [], "y")]   # (the fill written where all are absent)
+    >>> [n.label for n in nodes_computed(nodes, "y", [], "y")]   # (a value of no operand's)
     ['=', 'y[i]', '+']
+    >>> [n.label for n in nodes_computed(nodes, "y", [], "y", fills=["A", "B", "C"])]   # (the fill where all are absent)
+    ['=', 'y[i]', '+', '*', '*', '2']
     >>> [n.label for n in nodes_computed(nodes, "y", [], None, fills=["A", "B"])]
     ['*']
+    >>> [n.label for n in nodes_computed(nodes, "y", ["C"], "y", fills=["A", "B"])]   # (A's and B's fills folded, plus C * 2)
+    ['=', 'y[i]', '+', '*', '*', 'C[i]', '2']
     >>> nodes = tree_nodes(parse("y[l] = concat((A[i], B[j]), (i, j) -> l) * 2"))
     >>> [n.label for n in nodes_computed(nodes, "y", ["B"], "y")]
     ['=', 'y[l]', '*', 'concat((·, ·), (i, j) -> l)', 'B[j]', '2']
@@ -117,8 +125,8 @@ def nodes_computed(nodes: list[TreeNode], output: str, reads: Iterable[str], wri
             kids = [c.ident for c in operands.get(n.ident, ()) if c.tensors]
             computed = [c in done for c in kids]
             valued = [c in done or c in filled for c in kids]
-            if written:
-                ok = any(computed) or n.ident == rhs
+            if written:   # (an operand read, or its fill folded into the value written)
+                ok = any(valued) or n.ident == rhs
             elif n.about.get("kind") == "concat":
                 ok = any(valued)
             else:

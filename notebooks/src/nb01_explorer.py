@@ -1,6 +1,8 @@
 """01-explorer: the explorer in depth (sessions, the UI, failures, export)."""
 
 NAME = "01-explorer.ipynb"
+# (its Explorers are drawn from the stored state when opened, before any cell runs)
+WIDGET_STATE = True
 
 CELLS = [
     ("md", """# The explorer: stepping through a lowering
@@ -46,10 +48,15 @@ runs the kernel on the sample inputs against scipy and numpy, checking the resul
 Everything the UI shows comes from the `explorer` package, so it also works in a script or a test:
 the diff between any two steps, one step as HTML, timing with a small plot. A step shown with
 `linked=True` carries the kernel's C and links its parts as the exported page does: click a
-coloured node of its drawing and that node's C lines are outlined (click elsewhere to let go)."""),
+coloured node of its drawing and that node's C lines are outlined (click elsewhere to let go).
+The trace recorded by hand above says nothing of where its C came from, so the linked step here
+is the parse of a real lowering of the same SpMV: click a node of its expression tree."""),
     ("code", """# NBVAL_CHECK_OUTPUT
 print(diff_steps(session, 0, 2))"""),
-    ("code", """display(HTML(render_step(session.step(1), linked=True)))"""),
+    ("code", """import compiler as ss
+
+lowered = explore(ss.lower("y[i] = A[i, j] * x[j]", "lattice", A="csr", x="dense").trace)
+display(HTML(render_step(lowered.step(0), linked=True)))"""),
     ("code", """result = compare(ex.run(), ex.baselines(), repeats=5, name="sparsescope")
 display(HTML(result.html()))"""),
     ("md", """## When lowering fails

@@ -1,6 +1,8 @@
 """10: shape operators (BURRITO): reshape, concatenate and slice sparse arrays, fused."""
 
 NAME = "10-shape-operators.ipynb"
+# (its Explorers are drawn from the stored state when opened, before any cell runs)
+WIDGET_STATE = True
 
 CELLS = [
     ("md", """# Shape operators: reshape, concatenate and slice, fused
@@ -231,7 +233,8 @@ assert np.allclose(expr.compute().to_numpy(), (T_dense * 2.0)[:, 1, :] + 1.0)
 for s in k_expr.trace:
     if s.stage in ("materialize", "array"):
         print(s.stage, "|", s.note.splitlines()[0][:110])"""),
-    ("code", """display(HTML(render_step(explore(k_expr).step(0), linked=True)))"""),
+    ("code", """view = explore(k_expr)   # (the array step: its drawing dashes what was materialized)
+display(HTML(render_step(view.step(view.artifacts("array-expression")[0][0]), linked=True)))"""),
     ("md", """## 4. A roll is a concatenation of two slices
 
 `xp.roll(v, k)` is `concat([v[-k:], v[:-k]])`, and the Fourier transform extension's `fftshift`

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from explorer.timing import Comparison, Row, TimingStats, compare, format_seconds, time_callable
+from explorer.timing import AGREES, DIFFERS, Comparison, Row, TimingStats, compare, format_seconds, time_callable
 
 
 def test_time_callable_stats_with_a_fake_clock():
@@ -89,3 +89,29 @@ def test_the_plot_is_logarithmic_and_labels_clear_whiskers_and_edge():
         assert tx > x2 and tx > x1            # the label starts after its whisker
         assert tx + 6.5 * len(text) <= width  # and ends inside the drawing
     assert 'fill="currentColor"' in svg and "10 us" in svg and "1 ms" in svg   # decade ticks
+
+
+def test_long_row_names_fit_left_of_their_bars():
+    """A row name is drawn right-aligned, ending where its bar starts: the margin holds the
+    longest (notebook 10's "unfused (flatten, then matvec)" was cut at the drawing's left edge
+    to "(flatten, then matvec)"), and the bars and value labels move right with it."""
+    for names in (["kernel", "scipy"], ["fused", "unfused (flatten, then matvec)", "scipy (vstack, then @)"]):
+        c = _comparison({n: 1e-5 * (k + 1) for k, n in enumerate(names)})
+        svg = c.svg()
+        ends = [(float(x), t) for x, t in re.findall(r'<text x="([\d.]+)"[^>]*text-anchor="end">([^<]*)<', svg)]
+        assert [t for _, t in ends] == names
+        assert all(x - 6.5 * len(t) >= 0 for x, t in ends), ends
+        rects = [float(x) for x in re.findall(r'<rect x="([\d.]+)"', svg)]
+        assert all(r > x for r, (x, _) in zip(rects, ends))
+        width = float(re.search(r'<svg[^>]*width="(\d+)"', svg).group(1))
+        assert all(float(x) + 6.5 * len(t) <= width for x, t in _bars(svg)[2])
+
+
+def test_checks_take_the_themes_colours():
+    """A check's "agrees" and "DIFFERS" are drawn in the theme's colours (readable on its dark
+    background too; the browser test measures them), with a light page's fallbacks."""
+    c = _comparison({"kernel": 1e-5, "scipy": 2e-5, "numpy": 3e-5})
+    c.checks.update(scipy=True, numpy=False)
+    html = c.html()
+    assert f"color:{AGREES}'>check scipy: agrees" in html and f"color:{DIFFERS}'>check numpy: DIFFERS" in html
+    assert AGREES.startswith("var(--jp-") and DIFFERS.startswith("var(--jp-")

@@ -362,3 +362,64 @@ SAVED_STATE_JS = """(root) => {
   return {marked: marked.length, icons: icons.length, notes: notes.length,
           views: root.querySelectorAll('.sparsescope-explorer, .sparsescope-compare').length};
 }"""
+
+
+# The timings a notebook shows (explorer.timing's table, checks and plot) under ``root``: each
+# plot's texts that reach past its drawing's edges (a row name cut on the left), and every text
+# (table cells, the checks, the plot's) with contrast < 4.5 against what lies under it.
+TIMING_JS = r"""
+(root) => {""" + COLOUR_JS + r"""  const out = {plots: 0, texts: 0, cut: [], low: []};
+  for (const table of root.querySelectorAll('table.timing')) {
+    const parts = [...table.querySelectorAll('td, th')];
+    for (let e = table.nextElementSibling; e && e.tagName === 'DIV'; e = e.nextElementSibling) parts.push(e);
+    const svg = table.parentElement.querySelector('svg.timing-plot');
+    if (svg) {
+      out.plots++;
+      const vb = svg.viewBox.baseVal;
+      for (const t of svg.querySelectorAll('text')) {
+        const b = t.getBBox();
+        if (b.x < -0.5 || b.x + b.width > vb.width + 0.5) out.cut.push({text: t.textContent, x: Math.round(b.x),
+                                                                        right: Math.round(b.x + b.width), width: vb.width});
+        parts.push(t);
+      }
+    }
+    for (const el of parts) {
+      if (!el.textContent.trim()) continue;
+      out.texts++;
+      const bg = background(el.closest('svg') ? el.closest('svg').parentElement : el);
+      const color = el.tagName === 'text' ? getComputedStyle(el).fill : getComputedStyle(el).color;
+      const [a, b] = [lum(over(rgba(color), bg)), lum(bg)].sort((x, y) => y - x);
+      const ratio = (a + 0.05) / (b + 0.05);
+      if (ratio < 4.5) out.low.push({text: el.textContent.trim().slice(0, 40), ratio: Math.round(ratio * 100) / 100, color});
+    }
+  }
+  return out;
+}
+"""
+
+
+def assert_timings_read(m: dict, where: str, plots: int = 1) -> None:
+    """:data:`TIMING_JS`'s measure: at least ``plots`` plots, no text cut at a plot's edges, every
+    text readable (contrast >= 4.5)."""
+    assert m["plots"] >= plots, f"{where}: {m['plots']} timing plots"
+    assert not m["cut"], f"{where}: timing plot texts cut at its edges: {m['cut']}"
+    assert not m["low"], f"{where}: timing texts below contrast 4.5 ({m['texts']} texts): {m['low'][:6]}"
+
+
+# Characters of the texts under ``root`` that the page draws with no glyph (a box: no font on the
+# machine has them, as U+24D8 ⓘ on a Debian system): each non-ASCII character, drawn on a canvas
+# in the font of the first element that shows it, against a private-use character (never a glyph).
+MISSING_GLYPHS_JS = r"""
+(root) => {
+  const fonts = new Map(), walk = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  for (let n = walk.nextNode(); n; n = walk.nextNode())
+    for (const ch of n.textContent) if (ch.codePointAt(0) > 127 && !/\s/.test(ch) && !fonts.has(ch))
+      fonts.set(ch, getComputedStyle(n.parentElement).font);
+  const pixels = (ch, font) => {
+    const c = document.createElement('canvas'); c.width = 40; c.height = 40;
+    const g = c.getContext('2d'); g.font = font.replace(/\d+(\.\d+)?px/, '24px'); g.fillText(ch, 4, 30);
+    return g.getImageData(0, 0, 40, 40).data.join(',');
+  };
+  return [...fonts].filter(([ch, font]) => pixels(ch, font) === pixels('\uE000', font)).map(([ch]) => ch);
+}
+"""

@@ -1,5 +1,5 @@
 """The real browser's set-up for the browser tests (test_browser_*.py): headless Chromium, and
-JupyterLab on localhost serving scratch copies of the notebooks.
+JupyterLab (and the classic notebook interface) on localhost serving scratch copies of the notebooks.
 
 Chromium comes from the system's package manager (``./dev test`` installs Debian's
 ``chromium`` when it may) and Playwright drives it; nothing downloads a browser. The
@@ -12,6 +12,7 @@ test module.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import pathlib
@@ -83,14 +84,17 @@ def lab(chromium, tmp_path_factory):
                 cell.outputs, cell.execution_count = [], None
         nb.metadata.pop("widgets", None)
         nbformat.write(nb, root / target)
-    # the tour as it ships (outputs and stored widget state), for opening without running it,
-    # trusted as `jupyter trust` does (JupyterLab shows no widget of an untrusted output), with
-    # the signatures kept in this scratch directory
+    # the tour and notebooks 01 and 10 as they ship (outputs and stored widget state), for opening
+    # without running them, trusted as `jupyter trust` does (JupyterLab shows no widget of an
+    # untrusted output), with the signatures kept in this scratch directory
     notary = [f"--NotebookNotary.db_file={root / 'nbsignatures.db'}",
               f"--NotebookNotary.secret_file={root / 'notebook_secret'}"]
-    tour = nbformat.read(ROOT / "notebooks" / "00-tour.ipynb", as_version=4)
-    NotebookNotary(db_file=str(root / "nbsignatures.db"), secret_file=str(root / "notebook_secret")).sign(tour)
-    nbformat.write(tour, root / "tour-saved.ipynb")
+    signer = NotebookNotary(db_file=str(root / "nbsignatures.db"), secret_file=str(root / "notebook_secret"))
+    for source, target in (("00-tour.ipynb", "tour-saved.ipynb"), ("01-explorer.ipynb", "explorer-saved.ipynb"),
+                           ("10-shape-operators.ipynb", "shapes-saved.ipynb")):
+        saved = nbformat.read(ROOT / "notebooks" / source, as_version=4)
+        signer.sign(saved)
+        nbformat.write(saved, root / target)
     nbformat.write(views_notebook(), root / "views.ipynb")
     nbformat.write(views_notebook(PLAYGROUND), root / "playground.ipynb")
     port, token = free_port(), "sparsescope-test"
@@ -104,8 +108,15 @@ def lab(chromium, tmp_path_factory):
     settings = root / ".jupyter" / "lab" / "user-settings" / "@jupyterlab" / "notebook-extension"
     settings.mkdir(parents=True)
     (settings / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none"}))
-    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(root / ".jupyter"), "PYTHONPATH": str(ROOT)}
-    log = open(root / "lab.log", "w")
+    yield from serve(cmd, root, port, token, "JupyterLab")
+
+
+def serve(cmd: list[str], root: pathlib.Path, port: int, token: str, what: str):
+    """Run the Jupyter server ``cmd`` (``what``, for the error) in ``root`` until the session ends;
+    yields ``(url, token, root)`` once it answers."""
+    path = os.pathsep.join([str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
+    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(root / ".jupyter"), "PYTHONPATH": path}
+    log = open(root / "server.log", "w")
     proc = subprocess.Popen(cmd, cwd=root, stdout=log, stderr=subprocess.STDOUT, env=env)
     url = f"http://127.0.0.1:{port}"
     try:
@@ -117,7 +128,7 @@ def lab(chromium, tmp_path_factory):
                 break
             except OSError:
                 if proc.poll() is not None or time.time() > deadline:
-                    raise RuntimeError("JupyterLab did not start:\n" + (root / "lab.log").read_text())
+                    raise RuntimeError(f"{what} did not start:\n" + (root / "server.log").read_text())
                 time.sleep(0.5)
         yield url, token, root
     finally:
@@ -127,6 +138,26 @@ def lab(chromium, tmp_path_factory):
         except subprocess.TimeoutExpired:
             proc.kill()
         log.close()
+
+
+@pytest.fixture(scope="session")
+def classic(chromium, tmp_path_factory):
+    """The classic notebook interface (nbclassic, the test extra installs it) serving a notebook of
+    the views' linked steps; skipped, saying so, where nbclassic is not installed (failed under CI)."""
+    if importlib.util.find_spec("nbclassic") is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI must run the classic notebook's test, but nbclassic is not installed", pytrace=False)
+        pytest.skip("nbclassic is not installed (pip install -e '.[test]' installs it): "
+                    "the classic notebook interface is not tested")
+    root = tmp_path_factory.mktemp("classic")
+    nbformat.write(views_notebook([c for c in VIEWS if "views-seq" in c or "views-linked" in c or c is VIEWS[0]]),
+                   root / "linked.ipynb")
+    port, token = free_port(), "sparsescope-test"
+    cmd = [sys.executable, "-m", "nbclassic", "--no-browser", f"--port={port}", "--ServerApp.ip=127.0.0.1",
+           f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}", "--ServerApp.disable_check_xsrf=True"]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        cmd.append("--allow-root")
+    yield from serve(cmd, root, port, token, "The classic notebook")
 
 
 VIEWS = [
@@ -158,15 +189,18 @@ P, Q = (sp.random(n, 5, density=0.4, format="csr", random_state=n) for n in (6, 
 seq = explore(ss.lower(xp.concat([ss.asarray(P), ss.asarray(Q)], axis=0) @ ss.asarray(np.arange(5.0)), strategy="lattice").trace)
 display(HTML("<div class='views-seq'>" + "".join(render_step(seq.step(i), linked=True) for i, s in enumerate(seq.steps) if s.stage in ("seq-derive", "lattice", "cfir")) + "</div>"))""",
     # steps as a notebook shows them, linked (clicking a node outlines its C lines): a union whose
-    # operand B has fill 2 (its line where B is absent computes A * 2), two statements on one line
+    # operand B has fill 2 (its line where B is absent computes A * 2), two statements on one line,
+    # and by the looplets a constant folded from A's fill (A * 2 + 1 is 1.0 where A is absent)
     """from compiler.looplets.language import loop_program
 fill_A = ss.Tensor.from_numpy(np.array([1.5, 0.0, 0.0, 3.0]), "sv")
 fill_B = ss.Tensor.from_numpy(np.array([2.0, 5.0, 2.0, -1.0]), ss.parse_format("sparse", fill=2.0))
 filled = explore(ss.lower("y[i] = A[i] * B[i]", "lattice", y="dense", A=fill_A, B=fill_B).trace)
 one_line = loop_program(source="def one_line(y, z, a, b):\\n    for i in _:\\n        y[i] = a[i] * 2.0; z[i] += a[i] + b[i]\\n")
 shared = explore(ss.lower(one_line, "looplets", y="dense", z="dense", a=fill_A, b=fill_B).trace)
+folded = explore(ss.lower("y[i] = A[i] * 2 + 1", "looplets", y="dense", A=fill_A).trace)
 display(HTML("<div class='views-linked'>" + render_step(filled.step(0), linked=True)
-             + render_step(shared.step(shared.stages().index("program")), linked=True) + "</div>"))""",
+             + render_step(shared.step(shared.stages().index("program")), linked=True)
+             + render_step(folded.step(0), linked=True) + "</div>"))""",
     # a loop program's statements drawn as trees, each node in the colour of the C it computes
     """from compiler.looplets.gallery import spmv_then_axpy
 loops = explore(ss.lower(spmv_then_axpy, "looplets", y="dense", z="dense", A="csr", x="dense", b="sv").trace)

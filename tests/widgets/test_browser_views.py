@@ -8,6 +8,7 @@ import pathlib
 import re
 import time
 
+from browser_linked import LINKED_NODES_JS, linked_steps_outline_their_c
 from browser_measure import (CELLS_JS, DRAWING_PANES_JS, FILL_CONTRAST_JS, LINK_JS, PANE_CONTENT_JS, SAVED_STATE_JS,
                              SCROLL_END_JS, SHOWN, SHOWN_NOTEBOOK, ZOOM_JS, assert_columns_line_up,
                              assert_drawing_panes_fit, assert_panes_fit_content, assert_readable, measure, set_theme)
@@ -98,7 +99,7 @@ def test_views_fit_and_read_in_both_themes(browser, lab, artifacts):
             drawing_panes_fit_their_drawings(page, compare, tag, artifacts)
             format_pickers_show_every_dropdown(page, compare, tag, artifacts)
             sequence_texts_marked(page, tag, artifacts)
-            linked_steps_outline_their_c(page, root, tag, artifacts)
+            linked_steps_outline_their_c(page, root / "views.ipynb", SHOWN_NOTEBOOK, tag, artifacts)
             assert_readable(measure(notebook), f"the views notebook ({tag})")
             tree_box_linked_and_zoomed(page, three, tag, artifacts)
             # the integer facts' table: every cell inside the table, its text readable on the theme
@@ -438,12 +439,6 @@ MARKED_JS = """root => [...root.querySelectorAll('.pv[data-tags]')].map(e => ({
   width: e.getBoundingClientRect().width}))"""
 
 
-# The linked nodes of the drawings of one kind: each node's first tag and its shape's fill.
-LINKED_NODES_JS = """([root, kind]) => [...root.querySelectorAll(`.artifact[data-kind="${kind}"] svg g.node[data-tags]`)]
-  .map(g => ({tag: g.getAttribute('data-tags').split(' ')[0],
-              fill: g.querySelector('polygon, ellipse, path, rect').getAttribute('fill')}))"""
-
-
 def sequence_texts_marked(page, theme: str, artifacts: pathlib.Path) -> None:
     """The shape operators' lattices and CFIR (the lattice strategy's ``y = [A; B] x``) show their
     reads (``A(k_A, j_A)``) and lattice points coloured by the loops that iterate them, from the
@@ -483,94 +478,6 @@ def sequence_texts_marked(page, theme: str, artifacts: pathlib.Path) -> None:
                                            for n in nodes), (kind, theme, nodes)
     loop.scroll_into_view_if_needed()
     page.screenshot(path=str(artifacts / f"views-loop-program-{theme}.png"), full_page=False)
-
-
-# The C lines outlined in a linked step's C: each line's number, code and outline.
-OUTLINED_C_JS = """step => [...step.querySelectorAll('.c-section span.ln')].filter(l => l.classList.contains('ss-linked'))
-  .map(l => ({line: +l.getAttribute('data-line'), style: getComputedStyle(l).outlineStyle,
-              color: getComputedStyle(l).outlineColor,
-              code: [...l.childNodes].filter(n => !(n.classList && n.classList.contains('lno'))).map(n => n.textContent).join('')}))"""
-
-
-def _views_kernels(root: pathlib.Path) -> dict:
-    """The kernels of the views notebook's linked steps, made here by the notebook's own cells."""
-    import nbformat
-
-    cells = [c.source for c in nbformat.read(root / "views.ipynb", as_version=4).cells if c.cell_type == "code"]
-    ns: dict = {}
-    exec(cells[0], ns)
-    ns["display"] = lambda *_: None
-    for cell in cells:
-        if "views-seq" in cell or "views-linked" in cell:
-            exec(cell, ns)
-    return ns
-
-
-def linked_steps_outline_their_c(page, root: pathlib.Path, theme: str, artifacts: pathlib.Path) -> None:
-    """Steps shown as a notebook's HTML output (``render_step(..., linked=True)``: no script runs,
-    the handlers are inline) link on click as the exported page does: clicking a node fills it in
-    the link colour (contrast >= 3 on the theme's pane) and outlines exactly the C lines the
-    compiler tagged with it, in the step's own C (before, a notebook's step had no handler and no
-    C). Measured on three nodes: a derivation's loop (the lattice's loops over ``k_A ⊔ l_B``:
-    ``while`` loops), the ``*`` of a union whose B has fill 2 (its lines include the one computing
-    A where B is absent, with B's fill), and the ``+`` of the second of two statements written on
-    one line (its lines write ``z``, not ``y``)."""
-    from explorer.linking import LINK_COLOR
-    from explorer.renderers import color_for
-
-    ns = _views_kernels(root)
-    seq_c = next(a for s in ns["seq"].steps for a in s.artifacts if a.kind == "c")
-    filled_c = next(a for s in ns["filled"].steps for a in s.artifacts if a.kind == "c")
-    shared_c = next(a for s in ns["shared"].steps for a in s.artifacts if a.kind == "c")
-    second = list(ns["one_line"].statement_trees().values())[1]
-    plus = f"expr:{second[2].ident}"
-    assert second[2].label == "+"
-    linked = page.locator(f"{SHOWN_NOTEBOOK} .views-linked").first
-    seq = page.locator(f"{SHOWN_NOTEBOOK} .views-seq").first
-    cases = (
-        ("derivation-loop", seq.locator('.ss-linked-step[data-stage="seq-derive"]').first,
-         'svg g.node[data-tags^="lattice:i:"]', seq_c),
-        ("fill-operand", linked.locator('.ss-linked-step[data-stage="parse"]').first,
-         'svg g.node[data-tags~="expr:n2"]', filled_c),
-        ("one-line", linked.locator('.ss-linked-step[data-stage="program"]').first,
-         f'svg g.node[data-tags~="{plus}"]', shared_c),
-    )
-    for name, step, selector, c in cases:
-        node = step.locator(selector).first
-        node.scroll_into_view_if_needed()
-        page.mouse.move(0, 0)   # (the pointer left over a part after scrolling links it: hovering)
-        tag = node.get_attribute("data-tags").split()[0]
-        shape_fill = "g => g.querySelector('polygon, ellipse, path, rect').getAttribute('fill')"
-        assert node.evaluate(shape_fill) == color_for(tag), (name, theme)
-        assert not step.evaluate(OUTLINED_C_JS), (name, "outlined before any click")
-        node.click()
-        page.wait_for_function("s => s.querySelector('.c-section span.ln.ss-linked')", arg=step.element_handle(),
-                               timeout=10_000)
-        outlined = step.evaluate(OUTLINED_C_JS)
-        expected = c.data["provenance"][tag]
-        assert [x["line"] for x in outlined] == expected, (name, theme, tag, outlined[:3], expected)
-        assert [x["code"] for x in outlined] == [c.text.splitlines()[k - 1] for k in expected], name
-        assert all(x["style"] == "solid" for x in outlined), (name, outlined[:2])
-        filled = node.evaluate(FILL_CONTRAST_JS)
-        assert filled["fill"] == LINK_COLOR and filled["ratio"] >= 3, (name, theme, filled)
-        code = [x["code"] for x in outlined]
-        if name == "derivation-loop":
-            assert code[0].lstrip().startswith("while (") and tag == "lattice:i:k_A⊔l_B", (tag, code[:2])
-        elif name == "fill-operand":   # (B absent: A's entry times B's fill, 2)
-            assert any("A_val[" in x and "B_val[" not in x for x in code), code
-        else:
-            assert all("y_val[" not in x for x in code) and any("z_val[" in x for x in code), code
-        page.screenshot(path=str(artifacts / f"views-linked-{name}-{theme}.png"), full_page=False)
-        # a click on nothing tagged lets go
-        step.locator(".step-header").first.click()
-        page.wait_for_function("s => !s.querySelector('.c-section span.ln.ss-linked')", arg=step.element_handle(),
-                               timeout=10_000)
-        assert node.evaluate(shape_fill) == color_for(tag), (name, theme, "not restored")
-    # the two statements of one line are drawn, each node in its tag's colour
-    nodes = page.evaluate(LINKED_NODES_JS, [linked.element_handle(), "notation-tree"])
-    trees = [f"expr:{n.ident}" for nodes_ in ns["one_line"].statement_trees().values() for n in nodes_]
-    ours = [n for n in nodes if n["tag"].startswith("expr:l")]
-    assert sorted(n["tag"] for n in ours) == sorted(trees) and all(n["fill"] == color_for(n["tag"]) for n in ours), ours
 
 
 def tree_box_linked_and_zoomed(page, explorer, theme: str, artifacts: pathlib.Path) -> None:

@@ -23,7 +23,8 @@ def computes(line: str, n, nodes) -> bool:
     """Whether ``line``, a C line writing the output, computes node ``n`` of the tree ``nodes``: an
     access where it reads its tensor, the right-hand side's root always (where every operand is
     absent it writes their fill), any other operator where it computes one of its operands (the
-    others absent: their fills are computed with)."""
+    others absent: their fills are computed with), or where the line writes a constant (read
+    nothing: the operands' fills were folded into it)."""
     if n.about.get("role") == "access" and n.about.get("mode") != "update":
         return f"{next(iter(n.tensors))}_val[" in line
     parent = next((m for m in nodes if m.ident == n.parent), None)
@@ -31,6 +32,8 @@ def computes(line: str, n, nodes) -> bool:
         return True
     if not n.tensors:   # (a literal: where its parent is computed)
         return computes(line, parent, nodes)
+    if "_val[" not in line.split("=", 1)[1]:
+        return True
     return any(computes(line, m, nodes) for m in nodes if m.parent == n.ident and m.tensors)
 
 
