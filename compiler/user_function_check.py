@@ -106,6 +106,8 @@ def check_noted(noted: dict, helpers, trace=None, may_hold: values.Facts = value
     first disagreement."""
     sources = {h.source for h in helpers}
     used = [(op, dts) for op, dts in noted if op.c_helper(list(dts)) in sources]
+    # (a function before its cases' operators: a wrong case body is named as its case, against the general body)
+    used.sort(key=lambda u: u[0].param is not NOVALUE)
     notes = [check(op, dts, may_hold) for op, dts in used]
     if trace is not None and any(notes):
         trace.record("user-functions", note="; ".join(n for n in notes if n),

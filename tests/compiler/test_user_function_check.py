@@ -116,3 +116,24 @@ def test_a_body_wrong_at_any_probe_is_refused_by_property(at, arg, strategy):
     fn = user_function(name, lambda x, y: x * y - x, f"return {param} == {at!r} ? 99.0 : x * y - x;")
     with pytest.raises(UserCodeError, match=rf"{name}: its C body gives 99.0 at .*{param}={at}"):
         lower(name, fn, strategy, vectors([0.0, 3.0, 0.0], [3.0, 0.0, 0.0]))
+
+
+# (C and py agreeing on every value, NaN and ±inf too: a NaN argument gives the other, as fmax does)
+NANMAX = user_function("nanmax", lambda x, y: y if x != x else x if y != y else max(x, y),
+                       "return isnan(x) ? y : isnan(y) ? x : (x > y ? x : y);", commutative=True)
+AFFINE = user_function("affine", lambda x, y: 2.0 * x - y + 1.0, "return 2.0 * x - y + 1.0;")
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.sampled_from([NANMAX, AFFINE]), st.sampled_from(STRATEGIES),
+       st.tuples(st.sampled_from(["sparse_vector", "dense"]), st.sampled_from(["sparse_vector", "dense"])),
+       st.tuples(st.sampled_from([0.0, 1.0, math.nan, -math.inf]), st.sampled_from([0.0, math.inf])),
+       st.integers(0, 5), st.floats(0.0, 1.0), st.integers(0, 2 ** 16))
+def test_an_agreeing_function_is_accepted_and_matches_the_oracle_by_property(fn, strategy, fmts, fills, n, density, seed):
+    rng = np.random.default_rng(seed)
+    a, b = (np.where(rng.random(n) < density, rng.choice([1.5, -2.0, math.nan, math.inf, -math.inf], n), f)
+            for f in fills)
+    tensors = {name: Tensor.from_numpy(v, fmt, fill=f) for name, v, fmt, f in zip("ab", (a, b), fmts, fills)}
+    program, k = lower(fn.name, fn, strategy, tensors)
+    assert any(fn.name in s.note for s in k.trace.find("user-functions"))
+    np.testing.assert_array_equal(k(**tensors).to_numpy(), evaluate(program, functions={fn.name: fn}, **tensors)[0])
