@@ -50,7 +50,7 @@ import numpy as np
 from . import values
 from .algebra import NOVALUE, Operator
 from .dtypes import c_type, value_dtype
-from .errors import SparsescopeError, UserCodeError
+from .errors import UserCodeError
 from .opimpls import IMPLS
 
 #: the values each float argument is probed at (besides the values the function names, and the
@@ -157,7 +157,7 @@ def _check(op: Operator, dts: tuple, kinds: tuple) -> tuple[bool, str]:
     try:
         with _run_lock:     # (one trap handler at a time)
             results = _run_c(op, dts, probes, cases)
-    except SparsescopeError:
+    except UserCodeError:
         # (a C body that does not compile: the kernel's build says why, with the compiler's message)
         return True, ""
     got, trapped = results[0]
@@ -260,7 +260,7 @@ def _run_c(op: Operator, dts: tuple, probes: list, cases: list) -> list[tuple]:
     from .backend import build
     rdt = op.result_dtype(*dts)
     lines = ["#define _POSIX_C_SOURCE 200809L", "#include <math.h>", "#include <setjmp.h>", "#include <signal.h>",
-             "#include <stdbool.h>", "#include <stdint.h>"]
+             "#include <stdbool.h>", "#include <stddef.h>", "#include <stdint.h>"]
     if any(np.dtype(d).kind == "c" for d in (*dts, rdt)):
         lines.append("#include <complex.h>")
     lines += ["", op.c_helper(list(dts)), ""]
