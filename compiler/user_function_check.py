@@ -7,7 +7,8 @@ oracle's, silently. So a lowering notes each user function it applies, with the 
 (:func:`note`, from both strategies), and :func:`check_noted` builds the function's C helper into a
 small library (the kernels' build path and flags, so the C is compiled as a kernel's is) that runs it
 on probe values, and compares each result with ``py``'s; each case body is compared with the general
-body at the case's absent values. Each function is checked once per process and operand dtypes.
+body at the case's absent values. Each function is checked once per process, operand dtypes and
+non-finite values probed.
 
 The probes: for a float argument 0, ±1, 2, ±0.5, and NaN, +inf, -inf where the kernel's tensors
 (their values or fills) may hold them (as :func:`compiler.lattice.algebra.check_stated` probes them: a
@@ -16,10 +17,11 @@ argument 0, ±1, 2, -2 and 7 (no negatives for an unsigned one); for a bool one 
 values the function names (its identity, annihilator, the fills of its stated algebra and the absent
 values of its cases).
 Results agree where both are NaN, equal infinities, equal integers or bools, or floats within
-:data:`ULPS` units of the result dtype's precision (relative to the larger of 1 and the results: C's
-``exp`` and numpy's may round differently in the last place). A probe ``py`` raises at (``math.gcd``
-of a float) checks nothing; one where the C body traps (an integer division by zero) is a
-disagreement, reported as such, not a crash: a kernel would crash there.
+:data:`ULPS` units of the precision of the least precise float among the operands and the result
+(relative to the larger of 1 and the results: C's ``exp`` and numpy's may round differently in the
+last place, and a body may compute in its arguments' precision, ``expf`` of a float32). A probe
+``py`` raises at (``math.gcd`` of a float) checks nothing; one where the C body traps (an integer
+division by zero) is a disagreement, reported as such, not a crash: a kernel would crash there.
 
 >>> from compiler.user_functions import user_function
 >>> bad = user_function("clip3", lambda x, y: max(x, y), "return x < y ? x : y;")
@@ -66,13 +68,14 @@ INT_PROBES = (0, 1, -1, 2, -2, 7)
 #: at most this many probes of one function (a function of many parameters)
 LIMIT = 4096
 
-#: floats agree within this many units of the result dtype's precision (times the larger of 1
-#: and the results): a transcendental in C and in numpy may differ in the last place
+#: floats agree within this many units of their precision (times the larger of 1 and the
+#: results): a transcendental in C and in numpy may differ in the last place
 ULPS = 16
 
 _lock = threading.Lock()
 _run_lock = threading.Lock()
-#: (operator, operand dtypes) -> (its Python implementation then, the note, or the error's message)
+#: (operator, operand dtypes, non-finite values probed) -> (its Python implementation then, whether
+#: they agree, the trace's note or the error's message)
 _CHECKED: dict = {}
 _NOTED: contextvars.ContextVar = contextvars.ContextVar("noted_user_functions", default=None)
 
@@ -243,7 +246,7 @@ def _cases(op: Operator, dts: tuple, probes: list) -> list[tuple]:
         # (an absent value the argument cannot hold is of a case never emitted for it)
         if all(x is not None for x in want.values()):
             full = [n for n, args in enumerate(probes) if all(_same_probe(args[k], v) for k, v in want.items())]
-            text = ",".join(p if p in names else _text(v) for p, v in zip(op.params, [dict(absent).get(p) for p in op.params]))
+            text = ",".join(p if p in names else _text(dict(absent)[p]) for p in op.params)
             out.append((text, names, [tuple(probes[n][k] for k in present) for n in full], full))
     return out
 
@@ -271,7 +274,8 @@ def _run_c(op: Operator, dts: tuple, probes: list, cases: list) -> list[tuple]:
         lines += [case_op.c_helper([dts[k] for k in present]), ""]
         calls.append((case_op.c_expr, present))
     lines += ["/* where the function traps (an integer division by zero), the probe says so and goes on */",
-              "static sigjmp_buf trap;", "", "static void on_trap(int signal)", "{", "    siglongjmp(trap, signal);", "}", ""]
+              "static sigjmp_buf trap;", "", "static void on_trap(int signal)", "{",
+              "    siglongjmp(trap, signal);", "}", ""]
     for n, (call, positions) in enumerate(calls):
         loads = [f"(({c_type(dts[k])} *)args[{j}])[k]" for j, k in enumerate(positions)]
         expr = call(loads, [dts[k] for k in positions])

@@ -56,9 +56,9 @@ def user_function(name: str, py: Callable, c_body: str, arity: int = 2, params=N
     (``x`` present, ``y`` absent as 0; any number, ``inf``, ``nan``, ``true`` or ``false``
     for an absent value), or as the present parameters alone (``("x",)`` or ``"x"``: the
     others absent as 0). A case body must equal the general body with the other arguments
-    at those values (checked with ``c_body``, at the probes); the lattice strategy emits it only where the absent arguments' fills
-    are those values, and the general body elsewhere (the oracle runs ``py`` on every
-    argument).
+    at those values (checked with ``c_body``, at the probes); the lattice strategy emits it
+    only where the absent arguments' fills are those values, and the general body elsewhere
+    (the oracle runs ``py`` on every argument).
 
     ``selects`` names the arguments whose value the result always is (a conditional's two
     branches): where they share a fill the result has it whatever the others hold, so both

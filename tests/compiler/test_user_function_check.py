@@ -75,7 +75,8 @@ def test_a_c_body_that_traps_is_refused_not_a_crash(strategy):
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_a_nan_producing_function_that_agrees_is_accepted_on_nan_and_inf_values(strategy):
     name = f"root_{strategy}"
-    fn = user_function(name, lambda x, y: math.sqrt(x) + y if x >= 0 else math.nan, "return x >= 0 ? sqrt(x) + y : NAN;")
+    fn = user_function(name, lambda x, y: math.sqrt(x) + y if x >= 0 else math.nan,
+                       "return x >= 0 ? sqrt(x) + y : NAN;")
     tensors = vectors([0.0, 4.0, -1.0, math.nan, math.inf, 0.0], [1.0, 0.0, 2.0, 0.0, -math.inf, math.nan])
     program, k = lower(name, fn, strategy, tensors)
     note = " ".join(s.note for s in k.trace.find("user-functions"))
@@ -129,7 +130,8 @@ AFFINE = user_function("affine", lambda x, y: 2.0 * x - y + 1.0, "return 2.0 * x
        st.tuples(st.sampled_from(["sparse_vector", "dense"]), st.sampled_from(["sparse_vector", "dense"])),
        st.tuples(st.sampled_from([0.0, 1.0, math.nan, -math.inf]), st.sampled_from([0.0, math.inf])),
        st.integers(0, 5), st.floats(0.0, 1.0), st.integers(0, 2 ** 16))
-def test_an_agreeing_function_is_accepted_and_matches_the_oracle_by_property(fn, strategy, fmts, fills, n, density, seed):
+def test_an_agreeing_function_is_accepted_and_matches_the_oracle_by_property(fn, strategy, fmts, fills, n, density,
+                                                                            seed):
     rng = np.random.default_rng(seed)
     a, b = (np.where(rng.random(n) < density, rng.choice([1.5, -2.0, math.nan, math.inf, -math.inf], n), f)
             for f in fills)
