@@ -42,7 +42,7 @@ from typing import Callable
 
 import numpy as np
 
-from . import values
+from . import user_function_check, values
 from .backend import compile_function
 from .errors import LATTICE_HINT, DTypeError, FormatError, ShapeError, StrategyError, UsageError, nesting_guard
 from .binding import array_name
@@ -554,11 +554,13 @@ def _lower(program, strategy, checked, functions, trace, options, tensors, facts
             trace.record("shapes", before=parsed, after=parsed, note=f"extents: {shape_info.text()}",
                          artifacts=[shape_artifact(data)], data=data)
         try:
-            with values.assuming(facts) as assumed:
+            with values.assuming(facts) as assumed, user_function_check.noting() as applied:
                 lowered = _STRATEGIES[strategy](parsed, dict(formats), trace, **options)
             # (each statement computing the expression: tagged by the nodes of the parse step's tree it computes)
             lowered = replace(lowered, function=name_nodes(lowered.function, parsed))
             _record_facts(trace, assumed)
+            # (a user function's C body against its py, before a kernel runs it)
+            user_function_check.check_noted(applied, lowered.function.helpers, trace, _may_hold(facts, formats))
             lowered = _checked_counts(lowered, trace)
             compiled = compile_function(lowered.function, checked=checked, trace=trace)
         except Exception as e:
@@ -629,6 +631,16 @@ def _typed_literals(parsed, formats: dict):
         return parsed
     rhs = type_literals(parsed.rhs, lambda a: formats[a.tensor].dtype)
     return parsed if rhs is parsed.rhs else Assign(parsed.lhs, parsed.op, rhs)
+
+
+def _may_hold(facts: dict, formats: dict) -> values.Facts:
+    """What any value of a kernel's tensors may hold: their stored values' ``facts`` and their fills."""
+    out = values.FINITE
+    for f in facts.values():
+        out = out | f
+    for fmt in formats.values():
+        out = out | values.of_value(fmt.fill)
+    return out
 
 
 def _record_facts(trace: Trace, assumed) -> None:

@@ -40,8 +40,14 @@ def user_function(name: str, py: Callable, c_body: str, arity: int = 2, params=N
     absent arguments outside the stated region, an absent one at its fill, a
     present one at 0, ±1, 2, ±0.5, the fills and NaN, ±inf where that argument may
     hold them (``x * y`` stated ``"x & y"`` is refused for an ``x`` storing inf:
-    ``inf * 0`` is NaN). Not checked: values other than those probes, and
-    ``c_body`` (which must agree with ``py``). ``py`` is not part of equality, hashing or
+    ``inf * 0`` is NaN). ``c_body`` must agree with ``py``: the first lowering that uses
+    the function at some operand dtypes, under either strategy, builds its C helper
+    alone, runs it on probe values (0, ±1, 2, ±0.5, the values the function names, NaN
+    and ±inf where the kernel's tensors may hold them; integers for integer arguments)
+    and refuses it, naming the arguments, the C result and ``py``'s, where the two
+    disagree (floats within a few units in the last place); the trace's
+    ``user-functions`` step says what was checked (:mod:`compiler.user_function_check`).
+    Not checked: values other than those probes. ``py`` is not part of equality, hashing or
     JSON: an operator is identified by its name, C body and properties.
 
     ``cases`` gives cheaper bodies for the lattice cases where only some arguments are
@@ -50,9 +56,9 @@ def user_function(name: str, py: Callable, c_body: str, arity: int = 2, params=N
     (``x`` present, ``y`` absent as 0; any number, ``inf``, ``nan``, ``true`` or ``false``
     for an absent value), or as the present parameters alone (``("x",)`` or ``"x"``: the
     others absent as 0). A case body must equal the general body with the other arguments
-    at those values; the lattice strategy emits it only where the absent arguments' fills
-    are those values, and the general body elsewhere (the oracle runs ``py`` on every
-    argument).
+    at those values (checked with ``c_body``, at the probes); the lattice strategy emits it
+    only where the absent arguments' fills are those values, and the general body elsewhere
+    (the oracle runs ``py`` on every argument).
 
     ``selects`` names the arguments whose value the result always is (a conditional's two
     branches): where they share a fill the result has it whatever the others hold, so both

@@ -33,7 +33,7 @@ __all__ = ["Station", "align", "stage_key"]
 #: lattice counterpart: a strategy's own stage, shown while the other side stays at its last step.)
 _SAME = {"index-dtype": "index-dtype", "parse": "parse", "concretize": "program", "program": "program",
          "lower": "whole IR", "imperative": "whole IR", "value-facts": "value-facts",
-         "emit-c": "emit-c", "compile": "compile"}
+         "user-functions": "user-functions", "emit-c": "emit-c", "compile": "compile"}
 
 
 def stage_key(step: Step) -> str | None:

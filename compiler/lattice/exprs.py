@@ -21,6 +21,7 @@ import math
 
 import numpy as np
 
+from .. import user_function_check
 from ..algebra import Operator, helper_impl
 from ..dtypes import typed_scalar, value_dtype
 from ..errors import DTypeError
@@ -87,6 +88,7 @@ def apply_op(op: Operator, args, dtypes, helpers: dict):
     if op.is_user:
         hname = op._c_name([value_dtype(d) for d in dtypes])
         helpers[hname] = (op.c_helper(list(dtypes)), op)
+        user_function_check.note(op, dtypes)
         return Call(hname, tuple(args)), rname
     if name in _COMPARE:
         common = np.result_type(*[np.dtype(d) for d in dtypes]).name

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import user_function_check
 from ..algebra import Operator
 from ..imperative import cints, ir
 from ..imperative.ir import BinOp, Const, Select, UnOp
@@ -100,6 +101,7 @@ class ExpressionLowering:
             name = op._c_name([numpy_dtype(d) for d in dtypes])
             self.helpers.setdefault(name, ir.Helper(name, h))
             self.helper_ops.setdefault(name, op)
+            user_function_check.note(op, dtypes)
             return ir.Call(name, tuple(args))
         n = op.name
         rdt = op.result_dtype(*dtypes).name

@@ -87,7 +87,7 @@ from ..notation.shape import Broadcast, Collapse, Concat, Slice, Split
 from . import extents as X
 from .language import LoopProgram
 from .program import (Access, Assign, Block, Call, Declare, Define, Extent, Index, Literal, Loop, Raveled, Size,
-                      TensorRef, Variable, walk)
+                      TensorRef, Variable)
 from .raveled import ravels
 from .scalars import Scalar, ShortCircuitScalar
 
@@ -191,26 +191,20 @@ def shape_program(stmt: N.Assign, formats: dict, dtype=None):
         raise StrategyError(f"{e}{LATTICE_HINT}") from None
 
 
-def _shape_program(stmt: N.Assign, formats: dict, dtype, in_scalar: bool = False):
+def _shape_program(stmt: N.Assign, formats: dict, dtype):
     shapes = {t: tuple((t, m) for m in range(len(f.mode_order))) for t, f in formats.items()
               if t != stmt.lhs.tensor}
     info = infer_shapes(stmt, shapes)
     ext = info.extents
-    rhs, red, op, init = stmt.rhs, (), stmt.op, None
-    if isinstance(rhs, N.Reduce) and not in_scalar:
-        red = tuple(rhs.indices)
-        if op is not None and op != rhs.op:
-            raise StrategyError(f"{stmt}: the update and the reduction use different operators")
-        if op is None:
-            ident = rhs.op.identity if dtype is None else rhs.op.identity_for(np.dtype(dtype))
-            init = Literal(ident if ident is not NOVALUE else 0)
-        op, rhs = rhs.op, rhs.body
+    # (a reduction at the top is the statement's own loops, writing the output inside them; where
+    # planning them splits a loop into parts, it goes through a scalar instead: see below)
+    rhs, red, op, init = _top_reduction(stmt, dtype)
 
     # -- the loops: output indices, then reduced ones; collapses and strided slices reshape them ------
     top_indices = list(dict.fromkeys(tuple(stmt.lhs.indices) + red))
     # (an operator's consumed indices are bound inside it: a collapse's loops may take their names)
-    taken = {i.name for i in top_indices} | \
-        {i.name for n in N.walk(stmt) if hasattr(n, "produced") for i in n.produced()}
+    produced = {i.name for n in N.walk(stmt) if hasattr(n, "produced") for i in n.produced()}
+    taken = {i.name for i in top_indices} | produced
 
     def fresh(base: str) -> str:
         name, k = base, 1
@@ -643,16 +637,47 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype, in_scalar: bool = False
         return _let(mine, Block((*before, last)) if before else last)
 
     loops, env, top_scope = plan(tuple(top_indices), [i.name for i in top_indices], rhs, _Scope.empty(), True)
+    if red and _writes(loops, top_scope) > 1:
+        # (a loop split into one per part, each writing the entry: a sparse output would append it once
+        # per part; the reduction goes through a scalar, the entry written once. Planned again from the
+        # start over the output's indices alone, the names fresh as they were, before anything is built)
+        rhs, red, op, init = stmt.rhs, (), stmt.op, None
+        top_indices = list(stmt.lhs.indices)
+        taken.clear()
+        taken.update({i.name for i in top_indices} | produced)
+        for made_by_plan in (depth, one_step, split_steps, reads):
+            made_by_plan.clear()
+        loops, env, top_scope = plan(tuple(top_indices), [i.name for i in top_indices], rhs, _Scope.empty(), True)
     body = build(loops, top_scope, 0, env, {}, statement)
     stmts = [*prologue, body] if init is None else [Declare(TensorRef(stmt.lhs.tensor), init), *prologue, body]
-    if red and sum(isinstance(n, Assign) and getattr(n.lhs.tns, "name", None) == stmt.lhs.tensor
-                   for n in walk(body)) > 1:
-        # (a reduced index made by a concatenation is one loop per part, each writing the entry: a sparse
-        # output would append it once per part; the reduction goes through a scalar, the entry written once)
-        return _shape_program(stmt, formats, dtype, in_scalar=True)
     names = list(dict.fromkeys([stmt.lhs.tensor] + [a.tensor for a in N.accesses(stmt.rhs)]))
     return LoopProgram(stmt.lhs.tensor + "_kernel", tuple(names), Block(tuple(stmts)), str(stmt), 1,
                        tuple(temporaries)), info, tuple(reads)
+
+
+def _top_reduction(stmt: N.Assign, dtype) -> tuple:
+    """``(rhs, reduced indices, operator, initial value)`` of ``stmt`` lowered with a reduction at the top
+    as the statement's own loops: its body written into the output by its operator, from its identity."""
+    rhs, op = stmt.rhs, stmt.op
+    if not isinstance(rhs, N.Reduce):
+        return rhs, (), op, None
+    if op is not None and op != rhs.op:
+        raise StrategyError(f"{stmt}: the update and the reduction use different operators")
+    init = None
+    if op is None:
+        ident = rhs.op.identity if dtype is None else rhs.op.identity_for(np.dtype(dtype))
+        init = Literal(ident if ident is not NOVALUE else 0)
+    return rhs.body, tuple(rhs.indices), rhs.op, init
+
+
+def _writes(loops: list, scope) -> int:
+    """How many times the statement is written inside ``loops``: once in each part of each loop split
+    into parts (a concatenated index's), as :func:`build` makes them."""
+    count = 1
+    for name in loops:
+        if name in scope.parts:
+            count *= len(scope.fissions[scope.parts[name]])
+    return count
 
 
 class _Scope:

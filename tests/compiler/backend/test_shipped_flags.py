@@ -105,3 +105,23 @@ def test_shape_operators_at_the_shipped_flags():
         got = xp.concat([x[::2], y[::-1]], axis=0).compute(strategy=strategy)
         np.testing.assert_array_equal(got.to_numpy(), np.vstack([a[::2], b[::-1]]))
     np.testing.assert_array_equal(x.reshape(-1).compute().to_numpy(), a.reshape(-1))
+
+
+@pytest.mark.parametrize("strategy", ["lattice", "looplets"])
+def test_a_user_functions_c_body_is_checked_at_the_shipped_flags(strategy):
+    # (the probe's C built by GCC at -O3, as a kernel's is: a trap caught, a wrong value found, a right body kept)
+    from compiler.errors import UserCodeError
+    from compiler.user_functions import user_function
+    a, b = np.array([0, 4, 6], np.int64), np.array([2, 0, 3], np.int64)
+    tensors = {"a": ss.Tensor.from_numpy(a, "sparse_vector"), "b": ss.Tensor.from_numpy(b, "sparse_vector")}
+    for body, message in (("return x / y;", r"its C body traps \(SIGFPE"), ("return x / 2 + y;", r"gives 0 at \(x=-1")):
+        name = f"shipped{len(message)}_{strategy}"
+        fn = user_function(name, lambda x, y: x // y if y else 0, body) if "traps" in message else \
+            user_function(name, lambda x, y: x // 2 + y, body)
+        with pytest.raises(UserCodeError, match=message):
+            ss.lower(f"c[i] = {name}(a[i], b[i])", strategy=strategy, functions={name: fn}, **tensors)
+    name = f"shipped_ok_{strategy}"
+    fn = user_function(name, lambda x, y: x * 2 - y, "return x * 2 - y;")
+    k = ss.lower(f"c[i] = {name}(a[i], b[i])", strategy=strategy, functions={name: fn}, **tensors)
+    assert name in k.trace.find("user-functions")[0].note
+    np.testing.assert_array_equal(k(**tensors).to_numpy(), a * 2 - b)
