@@ -70,6 +70,7 @@ from .seqparts import walked_whole
 from .seqrewind import SplitOrder
 from .seqstride import searched
 from .seqscatter import scatter_note, scatters
+from .seqgroupsort import group_sort_note, sorts_groups, swapped
 from .seqcfir import same_value
 from .exprs import names_used
 from .seqemit import emit_function, kernel_helpers
@@ -182,7 +183,8 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
             # indices in an order its minor walk cannot take are another order's too)
             convertible = isinstance(e, DiscordantWalk) and e.tensor not in converted and \
                 not _natural(formats[e.tensor])
-            other = reordered(program, inputs, out_format, fill, getattr(e, "walk", str(e)), scatter_only=convertible)
+            other = reordered(program, inputs, out_format, fill, getattr(e, "walk", str(e)), scatter_only=convertible,
+                              sort_groups=isinstance(e, SplitOrder))
             if other is not None:
                 low = adopted(*other)
                 continue
@@ -276,7 +278,8 @@ def _natural(fmt) -> bool:
 MOST_LOOPS = 5
 
 
-def reordered(program, inputs: dict, out_format, fill, why: str, scatter_only: bool = False):
+def reordered(program, inputs: dict, out_format, fill, why: str, scatter_only: bool = False,
+              sort_groups: bool = False):
     """``(lowering, note, data)``: ``program`` lowered with its loops in another order than the output's
     mode order, which walked an input against its storage order (``why``), where the output allows
     it: a dense output (written at random), a sum's loops around the output's (its terms added into
@@ -284,7 +287,10 @@ def reordered(program, inputs: dict, out_format, fill, why: str, scatter_only: b
     output built by a scatter (:mod:`compiler.lattice.seqscatter`); None where no order walks every
     input as stored. The first order that does is taken: the output's loops reordered alone first, then
     with the sum's among them. ``scatter_only``: the scatter alone (where the input could be read
-    converted instead, which a sum walking a CSC's strided rows column by column does not beat)."""
+    converted instead, which a sum walking a CSC's strided rows column by column does not beat). ``sort_groups``:
+    a sparse output of three modes or more may also run its two innermost loops swapped, each group of
+    the loops around them sorted before it is appended (:mod:`compiler.lattice.seqgroupsort`: a split's
+    indices with a level below it looped between them, a transpose)."""
     from ..format import dense
     if any(isinstance(n, Reduce) and n is not program.rhs for n in walk(program.rhs)):
         # (a sum under an operator is summed again at each coordinate of the loops around it, which
@@ -300,6 +306,8 @@ def reordered(program, inputs: dict, out_format, fill, why: str, scatter_only: b
         tries += [(order, None) for order in permutations(mine) if order != mine]
     if summed and not scatter_only and (kind == "dense" or len(names) == 1) and len(mine) + len(summed) <= MOST_LOOPS:
         tries += [(None, order) for order in permutations(mine + summed) if order != mine + summed]
+    if sort_groups and not scatter_only and sorts_groups(out):
+        tries.append((swapped(mine), None))
     for order, hoisted in tries:
         scratch = Trace()
         try:
@@ -316,6 +324,8 @@ def reordered(program, inputs: dict, out_format, fill, why: str, scatter_only: b
         if kind == "dense":
             return low, (f"the loops in the output's order ({', '.join(mine)}) walk an input against its storage "
                          f"order ({why}); they run {', '.join(order)} instead, writing the dense output at random"), data
+        if not scatters(out):
+            return replace(low, assembly="group-sort"), group_sort_note(program.lhs.tensor, out, order, why), data
         return replace(low, assembly="scatter"), scatter_note(program.lhs.tensor, out, order, why), data
     return None
 

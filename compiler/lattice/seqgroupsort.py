@@ -1,0 +1,211 @@
+"""A sparse output of the sequence lowering whose two innermost loops run swapped, each group of the
+loops around them sorted before it is appended (issue 30): the transpose of a split's groups.
+
+``out[i, j, k] = split(A[l, j], l -> (i:I, k:K))`` of a CSR ``A`` into a COO or CSF stored ``i, j, k``
+wants each group ``i``'s K rows, a K×J block, transposed. Looped ``i, j, k``, the loop over ``j`` would
+walk the union of the group's K rows' fibers, a merge of K cursors (:func:`~compiler.lattice.seqrewind.check_between`
+refuses it). Looped ``i, k, j``, the sequences walk ``A`` as stored, one row of the group after the
+other, and a group's entries come in ``k, j`` order. So each group is sorted before the output takes
+it: the walk puts each entry in a workspace and counts the entries of each ``j``, a prefix sum gives
+each ``j``'s start, placing every entry at its ``j``'s next slot orders them by ``j`` (the rows come
+in increasing ``k``, so each ``j``'s stay in ``k`` order: a counting sort), and the output appends
+them from there with its own code, as from loops in its order (a COO, a CSF, any output the
+sequence emitter appends). That is O(entries + J) per group, whatever K, where a K-way merge picks
+each entry among K cursors. The workspace holds a group's block (K·J entries), allocated once.
+
+>>> from compiler.format import coo
+>>> from compiler.names import FreshNames
+>>> from compiler.lattice.seqoutput import SeqOutput
+>>> fresh = FreshNames({"i", "j", "k"})
+>>> out = GroupSortedOutput(SeqOutput("C", coo(3), (2, 4, 3), "float64", fresh), ("i", "j", "k"), ("i", "k", "j"),
+...                         (2, 4, 3), "float64", fresh)
+>>> print("\\n".join(str(s) for s in out.store(("i", "j", "k"), Var("v"))))
+C_group_j[C_group_n] = j;
+C_group_k[C_group_n] = k;
+C_group_val[C_group_n] = v;
+C_j_count[j] += 1;
+C_group_n += 1;
+>>> swapped(("i", "j", "k")), swapped(("i", "j"))
+(('i', 'k', 'j'), None)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import fields, is_dataclass
+
+from ..imperative.ir import Allocate, Assign, BinOp, Comment, CompoundAssign, Const, Declare, For, Load, Store, Var
+from ..stand_in import format_text
+from .seqcfir import Forall, Stmt
+from .seqoutput import output_kind
+from .seqscatter import scatters
+
+I64 = "int64"
+
+
+def _c(n) -> Const:
+    return Const(int(n), I64)
+
+
+def swapped(order: tuple):
+    """``order`` (an output's loops, outermost first) with its two innermost loops swapped, where
+    loops run around them to group the entries (three loops or more); else None."""
+    return None if len(order) < 3 else (*order[:-2], order[-1], order[-2])
+
+
+def sorts_groups(fmt) -> bool:
+    """Whether an output of ``fmt`` whose two innermost loops run swapped is written by
+    :class:`GroupSortedOutput`: three modes or more, sparse, and neither scattered whole (Dense
+    levels over one SparseList: :mod:`compiler.lattice.seqscatter`) nor dense (written at random).
+
+    >>> from compiler.format import coo, csr, parse_format
+    >>> [sorts_groups(f) for f in (coo(3), parse_format("csf", ndim=3), csr(), parse_format("dense", ndim=3))]
+    [True, True, False, False]
+    """
+    return fmt.ndim >= 3 and output_kind(fmt) != "dense" and not scatters(fmt)
+
+
+def loop_order(stmt) -> tuple:
+    """The indices of the foralls of the CIN ``stmt``, outermost first (each once).
+
+    >>> from compiler.lattice.sequences import Universe
+    >>> from compiler.lattice.seqcfir import Block
+    >>> loop_order(Forall("i", Universe(2, "i"), Forall("k", Universe(3, "k"), Block(()))))
+    ('i', 'k')
+    """
+    out = []
+
+    def visit(s) -> None:
+        if isinstance(s, Forall) and s.index not in out:
+            out.append(s.index)
+        for f in fields(s) if is_dataclass(s) else ():
+            value = getattr(s, f.name)
+            for x in value if isinstance(value, tuple) else (value,):
+                if isinstance(x, Stmt):
+                    visit(x)
+
+    visit(stmt)
+    return tuple(out)
+
+
+def group_sort_note(out: str, fmt, order: tuple, why: str) -> str:
+    """What the trace's ``loop-order`` step says of an output whose groups are sorted.
+
+    >>> from compiler.format import coo
+    >>> print(group_sort_note("out", coo(3), ("i", "k", "j"), "π1(l_A, 3): ..."))
+    out is coo, and loops in its storage order walk an input against its own (π1(l_A, 3): ...): they run i, k, j, the inputs' order, and sort each group of i before out appends it: the loops put its entries in a workspace, counting each j's, a prefix sum gives each j's start, and each entry placed at its j's next slot orders them by j, then k (the loops reach k in increasing order: a counting sort, O(entries + J) per group, where a merge of the group's fibers picks each entry among a cursor per k)
+    """
+    *around, minor, key = order
+    return (f"{out} is {format_text(fmt)}, and loops in its storage order walk an input against its own ({why}): "
+            f"they run {', '.join(order)}, the inputs' order, and sort each group of {', '.join(around)} before "
+            f"{out} appends it: the loops put its entries in a workspace, counting each {key}'s, a prefix sum gives "
+            f"each {key}'s start, and each entry placed at its {key}'s next slot orders them by {key}, then {minor} "
+            f"(the loops reach {minor} in increasing order: a counting sort, O(entries + {key.upper()}) per group, "
+            f"where a merge of the group's fibers picks each entry among a cursor per {minor})")
+
+
+class GroupSortedOutput:
+    """Output ``inner`` (a :class:`~compiler.lattice.seqoutput.SeqOutput` or
+    :class:`~compiler.lattice.seqassembly.SeqAssembly`) at ``indices`` (the program's, of extents
+    ``shape``) whose loops run ``order``: the output's mode order with its two innermost loops
+    swapped. Each entry goes to a workspace; each group (a coordinate of the loops around the two)
+    is sorted by the outer one of them and appended from there."""
+
+    def __init__(self, inner, indices: tuple, order: tuple, shape: tuple, dtype: str, fresh):
+        self.inner, self.tensor, self.kind, self.notes = inner, inner.tensor, inner.kind, inner.notes
+        self.indices, self.dtype, self.fresh = tuple(indices), dtype, fresh
+        extent = dict(zip(indices, (int(n) for n in shape)))
+        *around, self.minor, self.key = order
+        self.group = around[-1]
+        self.keys = extent[self.key]
+        # (a group's block: every entry of it at most; one element at least, as malloc asks)
+        self.room = max(1, self.keys * extent[self.minor])
+        name = inner.tensor
+        self.n = Var(fresh(f"{name}_group_n"))
+        self.work = {x: fresh(f"{name}_group_{x}") for x in (self.key, self.minor, "val")}
+        self.sorted = {x: fresh(f"{name}_sorted_{x}") for x in (self.minor, "val")}
+        self.count = fresh(f"{name}_{self.key}_count")
+
+    def params(self) -> list:
+        return self.inner.params()
+
+    def start(self, inputs=None, rhs=None) -> list:
+        return self.inner.start(inputs, rhs)
+
+    def around(self, emit) -> list:
+        def allocated():
+            body = emit()
+            # (the counts start at 0, and are 0 again after each group)
+            arrays = [(self.count, I64, self.keys, _c(0))] + [
+                (b, self.dtype if x == "val" else I64, self.room, None)
+                for part in (self.sorted, self.work) for x, b in part.items()]
+            for buf, dt, length, init in arrays:
+                body = [Allocate(buf, dt, _c(length), init, body)]
+            return body
+        return self.inner.around(allocated)
+
+    def case(self, index: str, stmts: list) -> list:
+        """``stmts``, the body of a loop over ``index``: a group's, its entries then sorted and appended."""
+        if index in (self.key, self.minor):
+            return stmts
+        if index != self.group:
+            return self.inner.case(index, stmts)
+        return self.inner.case(index, [Declare(self.n, I64, _c(0)), *stmts, *self.sort(), *self.append()])
+
+    def store(self, idxs: tuple, value) -> list:
+        n = self.n
+        return [Store(self.work[self.key], n, Var(self.key)), Store(self.work[self.minor], n, Var(self.minor)),
+                Store(self.work["val"], n, value), Store(self.count, Var(self.key), _c(1), "+"),
+                CompoundAssign("+", n, _c(1))]
+
+    def sort(self) -> list:
+        """The group's entries, in the workspace in loop order, placed by their key (a counting sort)."""
+        key, q = Var(self.key), Var(self.fresh("q"))
+        start, c, slot, at = (Var(self.fresh(x)) for x in ("start", "c", "slot", "at"))
+        return [
+            Comment(f"each {self.key}'s start in the group: the counts before it summed"),
+            Declare(start, I64, _c(0)),
+            For(key, 0, _c(self.keys), [Declare(c, I64, Load(self.count, key)), Store(self.count, key, start),
+                                        CompoundAssign("+", start, c)]),
+            Comment(f"each entry at its {self.key}'s next slot: by {self.key}, then {self.minor} (the loops "
+                    f"reached {self.minor} in increasing order)"),
+            For(q, 0, self.n, [
+                Declare(at, I64, Load(self.work[self.key], q)),
+                Declare(slot, I64, Load(self.count, at)),
+                Store(self.sorted[self.minor], slot, Load(self.work[self.minor], q)),
+                Store(self.sorted["val"], slot, Load(self.work["val"], q)),
+                Store(self.count, at, BinOp("+", slot, _c(1)))])]
+
+    def append(self) -> list:
+        """The sorted group appended in the output's order, loops over its two indices as its code
+        takes them; each count back to 0 for the next group (it ends at its key's last slot)."""
+        key, minor, q, first, v = (Var(x) for x in (self.key, self.minor, self.fresh("q"), self.fresh("first"),
+                                                    self.fresh("v")))
+        entry = [Declare(minor, I64, Load(self.sorted[self.minor], q)),
+                 Declare(v, self.dtype, Load(self.sorted["val"], q))]
+        entry = self.inner.case(self.minor, entry + self.inner.store(self.indices, v))
+        return [Comment(f"the group appended in {self.tensor}'s order; each count back to 0"),
+                Declare(first, I64, _c(0)),
+                For(key, 0, _c(self.keys), [
+                    *self.inner.case(self.key, [For(q, first, Load(self.count, key), entry)]),
+                    Assign(first, Load(self.count, key)),
+                    Store(self.count, key, _c(0))])]
+
+    def accumulate(self, idxs: tuple, value, count: str) -> list:
+        return self.inner.accumulate(idxs, value, count)
+
+    def fold_each(self, s) -> list:
+        return self.inner.fold_each(s)
+
+    def end(self) -> list:
+        return self.inner.end()
+
+
+def group_sorted(inner, indices: tuple, low, dtype: str, fresh) -> GroupSortedOutput:
+    """:class:`GroupSortedOutput` of ``inner`` for the lowering ``low`` (a
+    :class:`~compiler.lattice.seqderive.SeqLowering` whose output loops run swapped innermost)."""
+    order = tuple(i for i in loop_order(low.cin) if i in indices)
+    return GroupSortedOutput(inner, indices, order, low.shape, dtype, fresh)
+
+
+__all__ = ["GroupSortedOutput", "group_sort_note", "group_sorted", "loop_order", "sorts_groups", "swapped"]
