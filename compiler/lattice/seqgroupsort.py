@@ -6,12 +6,15 @@ wants each group ``i``'s K rows, a K×J block, transposed. Looped ``i, j, k``, t
 walk the union of the group's K rows' fibers, a merge of K cursors (:func:`~compiler.lattice.seqrewind.check_between`
 refuses it). Looped ``i, k, j``, the sequences walk ``A`` as stored, one row of the group after the
 other, and a group's entries come in ``k, j`` order. So each group is sorted before the output takes
-it: the walk puts each entry in a workspace and counts the entries of each ``j``, a prefix sum gives
-each ``j``'s start, placing every entry at its ``j``'s next slot orders them by ``j`` (the rows come
-in increasing ``k``, so each ``j``'s stay in ``k`` order: a counting sort), and the output appends
-them from there with its own code, as from loops in its order (a COO, a CSF, any output the
-sequence emitter appends). That is O(entries + J) per group, whatever K, where a K-way merge picks
-each entry among K cursors. The workspace holds a group's block (K·J entries), allocated once.
+it: the walk puts each entry in a workspace, counts the entries of each ``j`` and lists the ``j`` s
+it meets; the list is sorted (:func:`~compiler.imperative.sorting.sort_coordinates_ir`: a scan of
+the marks where the group has many, else a rank, bit or merge sort), a prefix sum over it gives each
+``j``'s start, placing every entry at its ``j``'s next slot orders them by ``j`` (the rows come in
+increasing ``k``, so each ``j``'s stay in ``k`` order: a counting sort), and the output appends them
+from there with its own code, as from loops in its order (a COO, a CSF, any output the sequence
+emitter appends). That is O(entries + sort of the group's distinct j) per group, whatever K (a K-way
+merge picks each entry among K cursors), and never O(J) per group but where the group has J/16 of
+them. The workspace holds a group's block (K·J entries), allocated once.
 
 >>> from compiler.format import coo
 >>> from compiler.names import FreshNames
@@ -23,6 +26,11 @@ each entry among K cursors. The workspace holds a group's block (K·J entries), 
 C_group_j[C_group_n] = j;
 C_group_k[C_group_n] = k;
 C_group_val[C_group_n] = v;
+if (!C_j_seen[j]) {
+    C_j_seen[j] = true;
+    C_j_list[C_js_n] = j;
+    C_js_n += 1;
+}
 C_j_count[j] += 1;
 C_group_n += 1;
 >>> swapped(("i", "j", "k")), swapped(("i", "j"))
@@ -34,7 +42,9 @@ from __future__ import annotations
 import math
 from dataclasses import fields, is_dataclass
 
-from ..imperative.ir import Allocate, Assign, BinOp, Comment, CompoundAssign, Const, Declare, For, Load, Store, Var
+from ..imperative.ir import (Allocate, Assign, BinOp, Comment, CompoundAssign, Const, Declare, For, If, Load, Store,
+                             UnOp, Var)
+from ..imperative.sorting import bit_sort_words, sort_coordinates_ir
 from ..stand_in import format_text
 from .seqcfir import Forall, Stmt
 from .seqoutput import output_kind
@@ -93,15 +103,15 @@ def group_sort_note(out: str, fmt, order: tuple, why: str) -> str:
 
     >>> from compiler.format import coo
     >>> print(group_sort_note("out", coo(3), ("i", "k", "j"), "π1(l_A, 3): ..."))
-    out is coo, and loops in its storage order walk an input against its own (π1(l_A, 3): ...): they run i, k, j, the inputs' order, and sort each group of i before out appends it: the loops put its entries in a workspace, counting each j's, a prefix sum gives each j's start, and each entry placed at its j's next slot orders them by j, then k (the loops reach k in increasing order: a counting sort, O(entries + J) per group, where a merge of the group's fibers picks each entry among a cursor per k)
+    out is coo, and loops in its storage order walk an input against its own (π1(l_A, 3): ...): they run i, k, j, the inputs' order, and sort each group of i before out appends it: the loops put its entries in a workspace, counting each j's, a prefix sum gives each j's start, and each entry placed at its j's next slot orders them by j, then k (the loops reach k in increasing order: a counting sort over the j's the group has, sorted first, where a merge of the group's fibers picks each entry among a cursor per k)
     """
     *around, minor, key = order
     return (f"{out} is {format_text(fmt)}, and loops in its storage order walk an input against its own ({why}): "
             f"they run {', '.join(order)}, the inputs' order, and sort each group of {', '.join(around)} before "
             f"{out} appends it: the loops put its entries in a workspace, counting each {key}'s, a prefix sum gives "
             f"each {key}'s start, and each entry placed at its {key}'s next slot orders them by {key}, then {minor} "
-            f"(the loops reach {minor} in increasing order: a counting sort, O(entries + {key.upper()}) per group, "
-            f"where a merge of the group's fibers picks each entry among a cursor per {minor})")
+            f"(the loops reach {minor} in increasing order: a counting sort over the {key}'s the group has, sorted "
+            f"first, where a merge of the group's fibers picks each entry among a cursor per {minor})")
 
 
 class GroupSortedOutput:
@@ -121,10 +131,13 @@ class GroupSortedOutput:
         # (a group's block: every entry of it at most; one element at least, as malloc asks)
         self.room = max(1, self.keys * extent[self.minor])
         name = inner.tensor
-        self.n = Var(fresh(f"{name}_group_n"))
+        self.n, self.listed = Var(fresh(f"{name}_group_n")), Var(fresh(f"{name}_{self.key}s_n"))
         self.work = {x: fresh(f"{name}_group_{x}") for x in (self.key, self.minor, "val")}
         self.sorted = {x: fresh(f"{name}_sorted_{x}") for x in (self.minor, "val")}
         self.count = fresh(f"{name}_{self.key}_count")
+        # (the keys the group has, listed as first met, and the sort's scratch: compiler.imperative.sorting)
+        self.seen, self.list, self.tmp, self.words, self.summary = (
+            fresh(f"{name}_{self.key}_{x}") for x in ("seen", "list", "tmp", "bits", "sum"))
 
     def params(self) -> list:
         return self.inner.params()
@@ -135,12 +148,15 @@ class GroupSortedOutput:
     def around(self, emit) -> list:
         def allocated():
             body = emit()
-            # (the counts start at 0, and are 0 again after each group)
-            arrays = [(self.count, I64, self.keys, _c(0))] + [
-                (b, self.dtype if x == "val" else I64, self.room, None)
+            words, summary = bit_sort_words(_c(self.keys))
+            # (the counts, marks and bit sort's words start at 0, and are 0 again after each group)
+            arrays = [(self.count, I64, _c(self.keys), _c(0)), (self.seen, "bool", _c(self.keys), Const(False, "bool")),
+                      (self.list, I64, _c(self.keys), None), (self.tmp, I64, _c(self.keys), None),
+                      (self.words, I64, words, _c(0)), (self.summary, I64, summary, _c(0))] + [
+                (b, self.dtype if x == "val" else I64, _c(self.room), None)
                 for part in (self.sorted, self.work) for x, b in part.items()]
             for buf, dt, length, init in arrays:
-                body = [Allocate(buf, dt, _c(length), init, body)]
+                body = [Allocate(buf, dt, length, init, body)]
             return body
         return self.inner.around(allocated)
 
@@ -150,23 +166,31 @@ class GroupSortedOutput:
             return stmts
         if index != self.group:
             return self.inner.case(index, stmts)
-        return self.inner.case(index, [Declare(self.n, I64, _c(0)), *stmts, *self.sort(), *self.append()])
+        return self.inner.case(index, [Declare(self.n, I64, _c(0)), Declare(self.listed, I64, _c(0)), *stmts,
+                                       *self.sort(), *self.append()])
 
     def store(self, idxs: tuple, value) -> list:
-        n = self.n
-        return [Store(self.work[self.key], n, Var(self.key)), Store(self.work[self.minor], n, Var(self.minor)),
-                Store(self.work["val"], n, value), Store(self.count, Var(self.key), _c(1), "+"),
-                CompoundAssign("+", n, _c(1))]
+        n, key = self.n, Var(self.key)
+        return [Store(self.work[self.key], n, key), Store(self.work[self.minor], n, Var(self.minor)),
+                Store(self.work["val"], n, value),
+                If(UnOp("!", Load(self.seen, key)), [Store(self.seen, key, Const(True, "bool")),
+                                                    Store(self.list, self.listed, key),
+                                                    CompoundAssign("+", self.listed, _c(1))]),
+                Store(self.count, key, _c(1), "+"), CompoundAssign("+", n, _c(1))]
 
     def sort(self) -> list:
-        """The group's entries, in the workspace in loop order, placed by their key (a counting sort)."""
-        key, q = Var(self.key), Var(self.fresh("q"))
+        """The group's entries, in the workspace in loop order, placed by their key (a counting sort
+        over the keys the group has, sorted first)."""
+        key, q, t = Var(self.key), Var(self.fresh("q")), Var(self.fresh("t"))
         start, c, slot, at = (Var(self.fresh(x)) for x in ("start", "c", "slot", "at"))
         return [
+            Comment(f"the {self.key}s the group has, in order"),
+            *sort_coordinates_ir(self.list, self.tmp, self.listed, _c(self.keys), self.seen,
+                                 lambda base: Var(self.fresh(base)), self.key, self.words, self.summary),
             Comment(f"each {self.key}'s start in the group: the counts before it summed"),
             Declare(start, I64, _c(0)),
-            For(key, 0, _c(self.keys), [Declare(c, I64, Load(self.count, key)), Store(self.count, key, start),
-                                        CompoundAssign("+", start, c)]),
+            For(t, 0, self.listed, [Declare(key, I64, Load(self.list, t)), Declare(c, I64, Load(self.count, key)),
+                                    Store(self.count, key, start), CompoundAssign("+", start, c)]),
             Comment(f"each entry at its {self.key}'s next slot: by {self.key}, then {self.minor} (the loops "
                     f"reached {self.minor} in increasing order)"),
             For(q, 0, self.n, [
@@ -178,18 +202,19 @@ class GroupSortedOutput:
 
     def append(self) -> list:
         """The sorted group appended in the output's order, loops over its two indices as its code
-        takes them; each count back to 0 for the next group (it ends at its key's last slot)."""
-        key, minor, q, first, v = (Var(x) for x in (self.key, self.minor, self.fresh("q"), self.fresh("first"),
-                                                    self.fresh("v")))
+        takes them; each count and mark back to 0 for the next group (a count ends at its key's last slot)."""
+        key, minor, q, t, first, v = (Var(x) for x in (self.key, self.minor, self.fresh("q"), self.fresh("t"),
+                                                       self.fresh("first"), self.fresh("v")))
         entry = [Declare(minor, I64, Load(self.sorted[self.minor], q)),
                  Declare(v, self.dtype, Load(self.sorted["val"], q))]
         entry = self.inner.case(self.minor, entry + self.inner.store(self.indices, v))
-        return [Comment(f"the group appended in {self.tensor}'s order; each count back to 0"),
+        return [Comment(f"the group appended in {self.tensor}'s order; each count and mark back to 0"),
                 Declare(first, I64, _c(0)),
-                For(key, 0, _c(self.keys), [
+                For(t, 0, self.listed, [
+                    Declare(key, I64, Load(self.list, t)),
                     *self.inner.case(self.key, [For(q, first, Load(self.count, key), entry)]),
                     Assign(first, Load(self.count, key)),
-                    Store(self.count, key, _c(0))])]
+                    Store(self.count, key, _c(0)), Store(self.seen, key, Const(False, "bool"))])]
 
     def accumulate(self, idxs: tuple, value, count: str) -> list:
         return self.inner.accumulate(idxs, value, count)

@@ -70,6 +70,19 @@ def test_a_transpose_of_a_reshaped_sparse_matrix_sorts_each_group(afmt, out):
     assert k.c_source.count("out_j_count[j] = 0;") == 1, k.c_source
 
 
+@pytest.mark.parametrize("per_group, out", [(5, "coo"), (40, "csf"), (150, "coo")])
+def test_a_groups_columns_sorted_each_way(per_group, out):
+    # (the columns a group has, among 1000, sorted by rank (5), in a bitmap of words (40) or rebuilt by a
+    # scan of their marks (150): compiler.imperative.sorting)
+    r = np.random.default_rng(per_group)
+    a = np.zeros((6, 1000))
+    for g in range(3):
+        rows, cols = r.integers(2 * g, 2 * g + 2, per_group), r.choice(1000, per_group, replace=False)
+        a[rows, cols] = r.choice([1.0, -2.0, nan], per_group)
+    k = check(TRANSPOSE.format(I=3, K=2), {"A": matrix(a, "csr")}, out)
+    assert sorted_groups(k)
+
+
 @pytest.mark.parametrize("out", ["dense", "rows"])
 def test_outputs_that_take_entries_out_of_order_are_not_sorted(out):
     # (a dense output is written at random, a Dense-Dense-SparseList one scattered whole)
