@@ -29,15 +29,15 @@ import argparse
 import os
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np  # noqa: E402
 import scipy.sparse as sp  # noqa: E402
+from bench_shape_order import CLOCK, timed  # noqa: E402
 
-CLOCK = {"wall": time.perf_counter, "cpu": time.process_time}
 PROGRAM = "out[i, j, k] = split(A[l, j], l -> (i:{I}, k:{K}))"
 
 
@@ -83,12 +83,7 @@ def main(argv=None) -> None:
             got = columns[name]()
             if got.nnz != len(want[3]) or not np.array_equal(np.asarray(got.vals)[:got.nnz], want[3]):
                 raise SystemExit(f"K={K}: {name} differs from numpy")
-        best = {col: float("inf") for col in columns}
-        for _ in range(args.rounds):
-            for col, f in columns.items():
-                t0 = clock()
-                f()
-                best[col] = min(best[col], clock() - t0)
+        best = timed(columns, args.rounds, clock)
         cells = "  ".join(f"{col} {best[col] * 1e3:8.2f} ms" for col in columns)
         print(f"K={K:<4d} {cells}", flush=True)
 
