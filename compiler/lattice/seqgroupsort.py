@@ -16,6 +16,13 @@ emitter appends). That is O(entries + sort of the group's distinct j) per group,
 merge picks each entry among K cursors), and never O(J) per group but where the group has J/16 of
 them. The workspace holds a group's block (K·J entries), allocated once.
 
+With two modes no loop runs around the two (``C[i, k] = split(a[l], l -> (i, k))``, of a vector, a
+collapse or a slice, into a COO or DCSR stored ``k, i``, which the loops in its order would walk by
+searching each group for ``k``'s coordinate, or not at all): :class:`SortedOutput` runs the loops
+twice, as :mod:`compiler.lattice.seqscatter` does, phase 1 counting each ``k``'s entries and phase 2
+placing each at its ``k``'s next slot in a workspace of as many, which the output appends from, ``k``
+by ``k``.
+
 >>> from compiler.format import coo
 >>> from compiler.names import FreshNames
 >>> from compiler.lattice.seqoutput import SeqOutput
@@ -33,13 +40,12 @@ if (!C_j_seen[j]) {
 }
 C_j_count[j] += 1;
 C_group_n += 1;
->>> swapped(("i", "j", "k")), swapped(("i", "j"))
-(('i', 'k', 'j'), None)
+>>> swapped(("i", "j", "k")), swapped(("i", "j")), swapped(("i",))
+(('i', 'k', 'j'), ('j', 'i'), None)
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import fields, is_dataclass
 
 from ..imperative.ir import (Allocate, Assign, BinOp, Comment, CompoundAssign, Const, Declare, For, If, Load, Store,
@@ -58,21 +64,21 @@ def _c(n) -> Const:
 
 
 def swapped(order: tuple):
-    """``order`` (an output's loops, outermost first) with its two innermost loops swapped, where
-    loops run around them to group the entries (three loops or more); else None."""
-    return None if len(order) < 3 else (*order[:-2], order[-1], order[-2])
+    """``order`` (an output's loops, outermost first) with its two innermost loops swapped (two loops or
+    more); else None."""
+    return None if len(order) < 2 else (*order[:-2], order[-1], order[-2])
 
 
 def sorts_groups(fmt) -> bool:
-    """Whether an output of ``fmt`` whose two innermost loops run swapped is written by
-    :class:`GroupSortedOutput`: three modes or more, sparse, and neither scattered whole (Dense
-    levels over one SparseList: :mod:`compiler.lattice.seqscatter`) nor dense (written at random).
+    """Whether an output of ``fmt`` whose two innermost loops run swapped is written sorted
+    (:func:`group_sorted`): two modes or more, sparse, and neither scattered whole (Dense levels over
+    one SparseList: :mod:`compiler.lattice.seqscatter`) nor dense (written at random).
 
     >>> from compiler.format import coo, csr, parse_format
-    >>> [sorts_groups(f) for f in (coo(3), parse_format("csf", ndim=3), csr(), parse_format("dense", ndim=3))]
-    [True, True, False, False]
+    >>> [sorts_groups(f) for f in (coo(3), parse_format("csf", ndim=3), coo(), csr(), parse_format("dense", ndim=3))]
+    [True, True, True, False, False]
     """
-    return fmt.ndim >= 3 and output_kind(fmt) != "dense" and not scatters(fmt)
+    return fmt.ndim >= 2 and output_kind(fmt) != "dense" and not scatters(fmt)
 
 
 def loop_order(stmt) -> tuple:
@@ -99,22 +105,117 @@ def loop_order(stmt) -> tuple:
 
 
 def group_sort_note(out: str, fmt, order: tuple, why: str) -> str:
-    """What the trace's ``loop-order`` step says of an output whose groups are sorted.
+    """What the trace's ``loop-order`` step says of an output whose groups (or whole entries) are sorted.
 
     >>> from compiler.format import coo
     >>> print(group_sort_note("out", coo(3), ("i", "k", "j"), "π1(l_A, 3): ..."))
     out is coo, and loops in its storage order walk an input against its own (π1(l_A, 3): ...): they run i, k, j, the inputs' order, and sort each group of i before out appends it: the loops put its entries in a workspace, counting each j's, a prefix sum gives each j's start, and each entry placed at its j's next slot orders them by j, then k (the loops reach k in increasing order: a counting sort over the j's the group has, sorted first, where a merge of the group's fibers picks each entry among a cursor per k)
+    >>> print(group_sort_note("C", coo(), ("i", "k"), "..."))
+    C is coo, and loops in its storage order walk an input against its own (...): they run i, k, the inputs' order, and sort the entries before C appends them: phase 1 counts each k's entries, a prefix sum gives each k's start, phase 2 places each entry at its k's next slot, which orders them by k, then i (the loops reach i in increasing order: a counting sort), and C appends them in that order
     """
     *around, minor, key = order
-    return (f"{out} is {format_text(fmt)}, and loops in its storage order walk an input against its own ({why}): "
-            f"they run {', '.join(order)}, the inputs' order, and sort each group of {', '.join(around)} before "
+    head = (f"{out} is {format_text(fmt)}, and loops in its storage order walk an input against its own ({why}): "
+            f"they run {', '.join(order)}, the inputs' order, and ")
+    if not around:
+        return (head + f"sort the entries before {out} appends them: phase 1 counts each {key}'s entries, a prefix "
+                f"sum gives each {key}'s start, phase 2 places each entry at its {key}'s next slot, which orders them "
+                f"by {key}, then {minor} (the loops reach {minor} in increasing order: a counting sort), and {out} "
+                f"appends them in that order")
+    return (head + f"sort each group of {', '.join(around)} before "
             f"{out} appends it: the loops put its entries in a workspace, counting each {key}'s, a prefix sum gives "
             f"each {key}'s start, and each entry placed at its {key}'s next slot orders them by {key}, then {minor} "
             f"(the loops reach {minor} in increasing order: a counting sort over the {key}'s the group has, sorted "
             f"first, where a merge of the group's fibers picks each entry among a cursor per {minor})")
 
 
-class GroupSortedOutput:
+class SortedOutput:
+    """Output ``inner`` (a :class:`~compiler.lattice.seqoutput.SeqOutput` or
+    :class:`~compiler.lattice.seqassembly.SeqAssembly`) of two modes at ``indices`` (the program's, of
+    extents ``shape``) whose loops run ``order``, the output's mode order swapped: the loops run twice,
+    phase 1 counting each key's entries (the outer index of the output's), phase 2 placing each at its
+    key's next slot in a workspace of as many; the output appends them from there, key by key."""
+
+    def __init__(self, inner, indices: tuple, order: tuple, shape: tuple, dtype: str, fresh):
+        self.inner, self.tensor, self.kind, self.notes = inner, inner.tensor, inner.kind, inner.notes
+        self.indices, self.dtype, self.fresh = tuple(indices), dtype, fresh
+        self.extent = dict(zip(indices, (int(n) for n in shape)))
+        *_, self.minor, self.key = order
+        self.keys = self.extent[self.key]
+        name = inner.tensor
+        self.sorted = {x: fresh(f"{name}_sorted_{x}") for x in (self.minor, "val")}
+        self.count = fresh(f"{name}_{self.key}_count")
+        self.phase = "count"
+
+    def params(self) -> list:
+        return self.inner.params()
+
+    def start(self, inputs=None, rhs=None) -> list:
+        return self.inner.start(inputs, rhs)
+
+    def case(self, index: str, stmts: list) -> list:
+        return stmts
+
+    def store(self, idxs: tuple, value) -> list:
+        key = Var(self.key)
+        if self.phase == "count":
+            return [Store(self.count, key, _c(1), "+")]
+        slot = Var(self.fresh("slot"))
+        return [Declare(slot, I64, Load(self.count, key)), Store(self.sorted[self.minor], slot, Var(self.minor)),
+                Store(self.sorted["val"], slot, value), Store(self.count, key, BinOp("+", slot, _c(1)))]
+
+    def around(self, emit) -> list:
+        def phases():
+            self.phase = "count"
+            first = emit()
+            # (phase 2 runs the loops again with the cursors phase 1 declared: each series of loops starts them anew)
+            self.phase = "place"
+            second = emit()
+            key, start, c = Var(self.key), Var(self.fresh("start")), Var(self.fresh("c"))
+            # (one element at least, as malloc asks)
+            room = BinOp("+", start, _c(1))
+            placed = [Comment(f"phase 2, place: each entry at its {self.key}'s next slot, by {self.key}, then "
+                              f"{self.minor} (the loops reach {self.minor} in increasing order)"),
+                      *second, *self.append()]
+            for x in ("val", self.minor):
+                placed = [Allocate(self.sorted[x], self.dtype if x == "val" else I64, room, None, placed)]
+            body = [Comment(f"phase 1, count: the entries of each {self.key} (the loops run out of {self.tensor}'s "
+                            f"storage order)"),
+                    *first,
+                    Comment(f"each {self.key}'s start: the counts before it summed"),
+                    Declare(start, I64, _c(0)),
+                    For(key, 0, _c(self.keys), [Declare(c, I64, Load(self.count, key)),
+                                                Store(self.count, key, start), CompoundAssign("+", start, c)]),
+                    *placed]
+            return [Allocate(self.count, I64, _c(self.keys), _c(0), body)]
+        return self.inner.around(phases)
+
+    def entry(self, q: Var) -> list:
+        """The output's code appending the sorted entry at ``q`` (its key the loop's around)."""
+        minor, v = Var(self.minor), Var(self.fresh("v"))
+        entry = [Declare(minor, I64, Load(self.sorted[self.minor], q)),
+                 Declare(v, self.dtype, Load(self.sorted["val"], q))]
+        return self.inner.case(self.minor, entry + self.inner.store(self.indices, v))
+
+    def append(self) -> list:
+        """The sorted entries appended in the output's order, key by key (a count ends at its key's last slot)."""
+        key, q, first = Var(self.key), Var(self.fresh("q")), Var(self.fresh("first"))
+        return [Comment(f"the entries appended in {self.tensor}'s order"),
+                Declare(first, I64, _c(0)),
+                For(key, 0, _c(self.keys), [
+                    *self.inner.case(self.key, [For(q, first, Load(self.count, key), self.entry(q))]),
+                    Assign(first, Load(self.count, key))])]
+
+    def accumulate(self, idxs: tuple, value, count: str) -> list:
+        return self.inner.accumulate(idxs, value, count)
+
+    def fold_each(self, s) -> list:
+        return self.inner.fold_each(s)
+
+    def end(self) -> list:
+        return self.inner.end()
+
+
+class GroupSortedOutput(SortedOutput):
     """Output ``inner`` (a :class:`~compiler.lattice.seqoutput.SeqOutput` or
     :class:`~compiler.lattice.seqassembly.SeqAssembly`) at ``indices`` (the program's, of extents
     ``shape``) whose loops run ``order``: the output's mode order with its two innermost loops
@@ -122,28 +223,16 @@ class GroupSortedOutput:
     is sorted by the outer one of them and appended from there."""
 
     def __init__(self, inner, indices: tuple, order: tuple, shape: tuple, dtype: str, fresh):
-        self.inner, self.tensor, self.kind, self.notes = inner, inner.tensor, inner.kind, inner.notes
-        self.indices, self.dtype, self.fresh = tuple(indices), dtype, fresh
-        extent = dict(zip(indices, (int(n) for n in shape)))
-        *around, self.minor, self.key = order
-        self.group = around[-1]
-        self.keys = extent[self.key]
+        super().__init__(inner, indices, order, shape, dtype, fresh)
+        self.group = order[-3]
         # (a group's block: every entry of it at most; one element at least, as malloc asks)
-        self.room = max(1, self.keys * extent[self.minor])
+        self.room = max(1, self.keys * self.extent[self.minor])
         name = inner.tensor
         self.n, self.listed = Var(fresh(f"{name}_group_n")), Var(fresh(f"{name}_{self.key}s_n"))
         self.work = {x: fresh(f"{name}_group_{x}") for x in (self.key, self.minor, "val")}
-        self.sorted = {x: fresh(f"{name}_sorted_{x}") for x in (self.minor, "val")}
-        self.count = fresh(f"{name}_{self.key}_count")
         # (the keys the group has, listed as first met, and the sort's scratch: compiler.imperative.sorting)
         self.seen, self.list, self.tmp, self.words, self.summary = (
             fresh(f"{name}_{self.key}_{x}") for x in ("seen", "list", "tmp", "bits", "sum"))
-
-    def params(self) -> list:
-        return self.inner.params()
-
-    def start(self, inputs=None, rhs=None) -> list:
-        return self.inner.start(inputs, rhs)
 
     def around(self, emit) -> list:
         def allocated():
@@ -203,34 +292,23 @@ class GroupSortedOutput:
     def append(self) -> list:
         """The sorted group appended in the output's order, loops over its two indices as its code
         takes them; each count and mark back to 0 for the next group (a count ends at its key's last slot)."""
-        key, minor, q, t, first, v = (Var(x) for x in (self.key, self.minor, self.fresh("q"), self.fresh("t"),
-                                                       self.fresh("first"), self.fresh("v")))
-        entry = [Declare(minor, I64, Load(self.sorted[self.minor], q)),
-                 Declare(v, self.dtype, Load(self.sorted["val"], q))]
-        entry = self.inner.case(self.minor, entry + self.inner.store(self.indices, v))
+        key, q, t, first = Var(self.key), Var(self.fresh("q")), Var(self.fresh("t")), Var(self.fresh("first"))
         return [Comment(f"the group appended in {self.tensor}'s order; each count and mark back to 0"),
                 Declare(first, I64, _c(0)),
                 For(t, 0, self.listed, [
                     Declare(key, I64, Load(self.list, t)),
-                    *self.inner.case(self.key, [For(q, first, Load(self.count, key), entry)]),
+                    *self.inner.case(self.key, [For(q, first, Load(self.count, key), self.entry(q))]),
                     Assign(first, Load(self.count, key)),
                     Store(self.count, key, _c(0)), Store(self.seen, key, Const(False, "bool"))])]
 
-    def accumulate(self, idxs: tuple, value, count: str) -> list:
-        return self.inner.accumulate(idxs, value, count)
 
-    def fold_each(self, s) -> list:
-        return self.inner.fold_each(s)
-
-    def end(self) -> list:
-        return self.inner.end()
-
-
-def group_sorted(inner, indices: tuple, low, dtype: str, fresh) -> GroupSortedOutput:
-    """:class:`GroupSortedOutput` of ``inner`` for the lowering ``low`` (a
-    :class:`~compiler.lattice.seqderive.SeqLowering` whose output loops run swapped innermost)."""
+def group_sorted(inner, indices: tuple, low, dtype: str, fresh) -> SortedOutput:
+    """The output ``inner`` for the lowering ``low`` (a :class:`~compiler.lattice.seqderive.SeqLowering`
+    whose output loops run swapped innermost): its groups sorted (:class:`GroupSortedOutput`), or, with
+    no loop around the two, its entries (:class:`SortedOutput`)."""
     order = tuple(i for i in loop_order(low.cin) if i in indices)
-    return GroupSortedOutput(inner, indices, order, low.shape, dtype, fresh)
+    kind = GroupSortedOutput if len(order) > 2 else SortedOutput
+    return kind(inner, indices, order, low.shape, dtype, fresh)
 
 
-__all__ = ["GroupSortedOutput", "group_sort_note", "group_sorted", "loop_order", "sorts_groups", "swapped"]
+__all__ = ["GroupSortedOutput", "SortedOutput", "group_sort_note", "group_sorted", "loop_order", "sorts_groups", "swapped"]

@@ -59,7 +59,7 @@ from ..notation.ast import Reduce, accesses, walk
 from ..notation.infer import infer_shapes
 from ..trace import Trace
 from .coo_segments import flatten_segments
-from .sequences import SequenceError
+from .sequences import Level, SequenceError, Universe
 from ..format import Format, dense
 from ..stand_in import conversion_cost, format_text, output_conversion_note
 from .seqderive import ShapedFormat, copy_fill, input_fills, seq_lower
@@ -161,7 +161,8 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
                 # where the output allows one: a split vector's column sums add into a dense output)
                 unsearched_tried = True
                 other = reordered(program, inputs, out_format, fill, f"the loops in the output's order search "
-                                  f"each group of a split for its minor coordinate ({search[0]})")
+                                  f"each group of a split for its minor coordinate ({search[0]})",
+                                  sort_groups=any(not jumps(s) for s in search))
                 if other is not None:
                     low = adopted(*other)
                     continue
@@ -278,6 +279,13 @@ def _natural(fmt) -> bool:
 MOST_LOOPS = 5
 
 
+def jumps(s) -> bool:
+    """Whether the :class:`~compiler.lattice.sequences.Stride` ``s`` steps a counter straight to each
+    coordinate of its class (a Dense level or a universe), searching nothing: a sorted output's two
+    passes would not beat it."""
+    return isinstance(s.a, Universe) or isinstance(s.a, Level) and s.a.dense
+
+
 def reordered(program, inputs: dict, out_format, fill, why: str, scatter_only: bool = False,
               sort_groups: bool = False):
     """``(lowering, note, data)``: ``program`` lowered with its loops in another order than the output's
@@ -288,9 +296,9 @@ def reordered(program, inputs: dict, out_format, fill, why: str, scatter_only: b
     input as stored. The first order that does is taken: the output's loops reordered alone first, then
     with the sum's among them. ``scatter_only``: the scatter alone (where the input could be read
     converted instead, which a sum walking a CSC's strided rows column by column does not beat). ``sort_groups``:
-    a sparse output of three modes or more may also run its two innermost loops swapped, each group of
-    the loops around them sorted before it is appended (:mod:`compiler.lattice.seqgroupsort`: a split's
-    indices with a level below it looped between them, a transpose)."""
+    any other sparse output may also run its two innermost loops swapped, its entries (or each group of
+    the loops around the two) sorted before it is appended (:mod:`compiler.lattice.seqgroupsort`: a
+    split's indices with a level below it looped between them, a split into a COO stored column-major)."""
     from ..format import dense
     if any(isinstance(n, Reduce) and n is not program.rhs for n in walk(program.rhs)):
         # (a sum under an operator is summed again at each coordinate of the loops around it, which

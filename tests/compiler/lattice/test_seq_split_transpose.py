@@ -10,6 +10,10 @@ NaN/±inf stored, empty and all-fill operands, an operand along ``j``, and by a 
 (its loop over ``j`` of one coordinate, all fill on main). The array
 front end's transposes of reshapes (``permute_dims(A.reshape(I, K, J), (0, 2, 1))`` into COO/CSF, and
 the column-first splits of a collapse or a slice into CSR/CSC) are one lattice kernel that walks.
+
+With two modes, ``C[i, k] = split(a[l], l -> (i, k))`` (of a vector, a collapse or a slice) into a COO or DCSR
+stored column-major: the loops run ``i, k`` and the whole output is sorted by ``k`` in two passes (on main:
+each group searched for ``k``'s coordinate, or refused).
 """
 
 import sys
@@ -165,6 +169,74 @@ def test_the_array_front_ends_column_first_splits_of_a_collapse_or_slice_walk(fm
         assert "::" not in k.trace.find("cfir")[0].after_text, k.trace.find("cfir")[0].after_text
 
 
+# -- two modes: the whole output sorted -------------------------------------------------------------------
+
+
+SPLIT = "C[i, k] = split(a[l], l -> (i:{I}, k:{K}))"
+OF_COLLAPSE = "C[i, k] = split(collapse(A[m, n], (m, n) -> l), l -> (i:{I}, k:{K}))"
+OF_SLICE = "C[i, k] = split(slice(a[m], m -> l, (1, 13, 1)), l -> (i:{I}, k:{K}))"
+
+
+def column_major(name, fill=0.0):
+    """A COO or DCSR stored column-major (a COO of mode order 1, 0; a DCSC)."""
+    return Format(ss.parse_format(name, ndim=2, fill=fill).root, (1, 0))
+
+
+def check2(program, tensors, out, fill=0.0):
+    with np.errstate(invalid="ignore"):
+        want = evaluate(program, **{t: x.to_numpy() for t, x in tensors.items()})[0]
+    fmt = column_major(out, fill)
+    np.testing.assert_array_equal(run_all(program, tensors, out=fmt), want)
+    k = ss.lower(program, strategy="lattice", **tensors, C=fmt)
+    if all(lvl.located_by_coordinate for x in tensors.values() for lvl in x.format.levels):
+        # (a dense vector's residue class is a counter stepping by K, no search: its loops stay k, i)
+        assert k.trace.find("loop-order") == [] and "::" in k.trace.find("cfir")[0].after_text
+        return k
+    # (walked in the split's order, the entries sorted by k: no group searched for its minor coordinate)
+    (step,) = k.trace.find("loop-order")
+    assert "sort the entries before C appends them" in step.note and step.data["order"] == [0, 1], step.note
+    assert "::" not in k.trace.find("cfir")[0].after_text
+    return k
+
+
+@pytest.mark.parametrize("out", ["coo", "dcsr"])
+@pytest.mark.parametrize("form", ["vector", "collapse", "slice"])
+def test_a_split_into_a_column_major_output_is_walked_and_sorted(out, form):
+    # (on main a split vector searched each group for k's coordinate, l_a[k::3], and a split of a collapse or
+    # slice was refused)
+    x = Tensor.from_numpy(operand(12, "dense", 50, odd=(nan, inf, -inf))[0], "sparse")
+    if form == "vector":
+        check2(SPLIT.format(I=4, K=3), {"a": x}, out)
+    elif form == "collapse":
+        check2(OF_COLLAPSE.format(I=4, K=3), {"A": matrix(operand((3, 4), "dense", 51, odd=(nan,))[0], "csr")}, out)
+    else:
+        check2(OF_SLICE.format(I=3, K=4), {"a": Tensor.from_numpy(operand(14, "dense", 52)[0], "coo")}, out)
+
+
+@pytest.mark.parametrize("case", ["fill-1", "fill-nan", "empty", "all-fill", "one-row", "one-column"])
+def test_a_sorted_split_with_fills_and_operands(case):
+    if case in ("fill-1", "fill-nan"):
+        f = 1.0 if case == "fill-1" else nan
+        check2(SPLIT.format(I=3, K=4), {"a": Tensor.from_numpy(operand(12, "dense", 53, fill=f)[0], "sparse",
+                                                                fill=f)}, "coo", fill=f)
+    elif case in ("empty", "all-fill"):
+        f = 0.0 if case == "empty" else 2.0
+        check2(SPLIT.format(I=3, K=4), {"a": Tensor.from_numpy(np.full(12, f), "coo", fill=f)}, "dcsr", fill=f)
+    else:
+        I, K = (1, 6) if case == "one-row" else (6, 1)
+        check2(SPLIT.format(I=I, K=K), {"a": Tensor.from_numpy(operand(6, "dense", 54)[0], "sparse")}, "coo")
+
+
+@pytest.mark.parametrize("fmt", ["coo", "dcsr"])
+def test_the_array_front_ends_column_first_splits_into_coo_or_dcsr_are_one_lattice_kernel(fmt):
+    # (on main: retried, each reshape materialized)
+    (a, A), (v, V) = operand((6, 4), "csr", 55, odd=(nan,)), operand(30, "sparse_vector", 56, odd=(-inf,))
+    for expr, want in [(xp.permute_dims(A.reshape(-1).reshape(4, 6), (1, 0)), a.reshape(-1).reshape(4, 6).T),
+                       (V[3:27].reshape(4, 6).T, v[3:27].reshape(4, 6).T)]:
+        k = one_lattice_kernel(expr, want, fmt)
+        assert "sort the entries before out appends them" in k.trace.find("loop-order")[0].note
+
+
 # -- by property -------------------------------------------------------------------------------------------
 
 
@@ -193,3 +265,15 @@ def test_a_sorted_transpose_by_property(drawn, seed):
         tensors["b"] = Tensor.from_numpy(operand(J, "dense", seed + 1)[0], bfmt)
         program += " * b[j]"
     assert sorted_groups(check(program, tensors, out, fill=fill))
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.sampled_from(["sparse", "coo", "dense"]), st.sampled_from([0.0, 0.0, 1.0, nan]),
+       st.sampled_from([0.0, 0.4, 1.0]), st.sampled_from([(), (nan,), (inf, -inf)]),
+       st.sampled_from([(2, 3), (3, 2), (1, 4), (4, 1), (3, 3)]), st.sampled_from(["coo", "dcsr"]),
+       st.integers(0, 2**16))
+@example("coo", nan, 0.4, (inf, -inf), (3, 2), "dcsr", 1)
+def test_a_sorted_split_by_property(afmt, fill, density, odd, sizes, out, seed):
+    I, K = sizes
+    a = operand(I * K, "dense", seed, density=density, fill=fill, odd=odd)[0]
+    check2(SPLIT.format(I=I, K=K), {"a": Tensor.from_numpy(a, afmt, fill=fill)}, out, fill=fill)
