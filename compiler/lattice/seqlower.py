@@ -21,7 +21,8 @@ summed whatever the summand's fill (the loops count what they sum and fold the f
 sliced with any step (a negative one walks the levels from their ends) and indexed by constants. Where the loops in the
 output's order walk an input against its storage order, they run in another order where the
 output allows it (a ``loop-order`` step, :func:`reordered`): a CSC written by a scatter
-(:mod:`compiler.lattice.seqscatter`), and, where no input could be read converted instead, a
+(:mod:`compiler.lattice.seqscatter`), any other sparse output with its two innermost loops swapped, its
+entries or each group of them sorted before it appends them (:mod:`compiler.lattice.seqgroupsort`), and, where no input could be read converted instead, a
 sum's loops around the output's (:mod:`compiler.lattice.seqhoist`) or a dense output's loops in
 any order. Else an input the loops walk
 against its storage order (a CSC collapsed row-major) is read row-major, a copy converted before

@@ -8,7 +8,8 @@ there each time its series is entered (the CFIR's ``While.rewind``); π0's next 
 wherever the last walk left it. A loop in between may iterate a Dense level below the split operand
 (``split(A[l, j], l -> (i, k))`` in mode order ``i, j, k``, a transpose; kept live by
 :func:`below_group`): its position is computed from its parent's at each read, inside the minor
-walk. Any other level there is refused (:func:`check_between`): its fiber hangs below one row.
+walk. Any other level there is refused (:func:`check_between`): its fiber hangs below one row (the
+lowering then runs the loops in another order where the output allows it, :mod:`compiler.lattice.seqgroupsort`).
 
 >>> from compiler.lattice.sequences import Level, Project, Universe
 >>> a = Level("a", 0, "compressed", 6, "l"); j = Universe(2, "j")
