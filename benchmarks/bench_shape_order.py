@@ -102,6 +102,19 @@ def rows(n: int, nnz: int):
     return out
 
 
+def timed(columns: dict, rounds: int, clock, blocks: bool = False) -> dict:
+    """Each column's minimum time over ``rounds`` calls: one call of each per round, or (``blocks``) each
+    column's calls in a row."""
+    best = {col: float("inf") for col in columns}
+    calls = [(col, f) for col, f in columns.items() for _ in range(rounds)] if blocks else \
+        [(col, f) for _ in range(rounds) for col, f in columns.items()]
+    for col, f in calls:
+        t0 = clock()
+        f()
+        best[col] = min(best[col], clock() - t0)
+    return best
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=20_000)
@@ -122,13 +135,7 @@ def main(argv=None) -> None:
             same = (abs(got - ref)).max() < 1e-9 if sp.issparse(got) else np.allclose(got, ref)
             if not same:
                 raise SystemExit(f"{name}: {col} differs from scipy")
-        best = {col: float("inf") for col in columns}
-        calls = [(col, f) for col, f in columns.items() for _ in range(args.rounds)] if args.blocks else \
-            [(col, f) for _ in range(args.rounds) for col, f in columns.items()]
-        for col, f in calls:
-            t0 = clock()
-            f()
-            best[col] = min(best[col], clock() - t0)
+        best = timed(columns, args.rounds, clock, args.blocks)
         cells = "  ".join(f"{col} {best[col] * 1e3:7.2f} ms" for col in columns)
         print(f"{name:20s} {cells}", flush=True)
 

@@ -564,8 +564,8 @@ class SeqLowering:
     shape: tuple
     data: dict
     fill: object = None       # the result's fill where the inputs' is not 0 (a copy: copy_fill)
-    #: how the output is written: appended in the loops' order (""), ``accumulate`` (a sum whose loops
-    #: run around the output's: compiler.lattice.seqhoist) or ``scatter`` (compiler.lattice.seqscatter)
+    #: how the output is written: appended in the loops' order (""), ``accumulate`` (a sum whose loops run around
+    #: the output's: seqhoist), ``scatter`` (seqscatter) or ``group-sort`` (seqgroupsort), in compiler.lattice
     assembly: str = ""
 
 

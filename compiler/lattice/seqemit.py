@@ -73,6 +73,7 @@ from .seqassembly import SeqAssembly, sequence_output
 from .seqhoist import AccumulatedOutput, plain_zero
 from .seqoutput import SeqOutput
 from .seqscatter import ScatteredOutput
+from .seqgroupsort import group_sorted
 from .seqwalk import LeafCode, LeafWalks
 from .seqrewind import cursor_vars, declare_starts, product_rewinds, rewind_stmts, save_stmts
 from .seqstride import seek, stride_next, stride_start, unstride
@@ -669,8 +670,10 @@ def emit_function(low, formats: dict, name: str, out_format=None, dtype: str | N
     elif low.assembly == "scatter":
         em.out = ScatteredOutput(out, out_format, low.shape, dtype, em.fresh)
     else:
-        em.out = sequence_output(out, out_format, tuple(str(i) for i in program.lhs.indices), low.shape, dtype,
-                                 em.fresh)
+        indices = tuple(str(i) for i in program.lhs.indices)
+        em.out = sequence_output(out, out_format, indices, low.shape, dtype, em.fresh)
+        if low.assembly == "group-sort":
+            em.out = group_sorted(em.out, indices, low, dtype, em.fresh)
     body = em.out.start({t: formats[t] for t in inputs}, program.rhs) \
         + em.out.around(lambda: em.stmt(low.cfir.cfir)) + em.out.end()
     if notes is not None:

@@ -21,7 +21,8 @@ summed whatever the summand's fill (the loops count what they sum and fold the f
 sliced with any step (a negative one walks the levels from their ends) and indexed by constants. Where the loops in the
 output's order walk an input against its storage order, they run in another order where the
 output allows it (a ``loop-order`` step, :func:`reordered`): a CSC written by a scatter
-(:mod:`compiler.lattice.seqscatter`), and, where no input could be read converted instead, a
+(:mod:`compiler.lattice.seqscatter`), any other sparse output with its two innermost loops swapped, its
+entries or each group of them sorted before it appends them (:mod:`compiler.lattice.seqgroupsort`), and, where no input could be read converted instead, a
 sum's loops around the output's (:mod:`compiler.lattice.seqhoist`) or a dense output's loops in
 any order. Else an input the loops walk
 against its storage order (a CSC collapsed row-major) is read row-major, a copy converted before
@@ -59,7 +60,7 @@ from ..notation.ast import Reduce, accesses, walk
 from ..notation.infer import infer_shapes
 from ..trace import Trace
 from .coo_segments import flatten_segments
-from .sequences import SequenceError
+from .sequences import Level, SequenceError, Universe
 from ..format import Format, dense
 from ..stand_in import conversion_cost, format_text, output_conversion_note
 from .seqderive import ShapedFormat, copy_fill, input_fills, seq_lower
@@ -70,6 +71,7 @@ from .seqparts import walked_whole
 from .seqrewind import SplitOrder
 from .seqstride import searched
 from .seqscatter import scatter_note, scatters
+from .seqgroupsort import group_sort_note, sorts_groups, swapped
 from .seqcfir import same_value
 from .exprs import names_used
 from .seqemit import emit_function, kernel_helpers
@@ -160,7 +162,8 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
                 # where the output allows one: a split vector's column sums add into a dense output)
                 unsearched_tried = True
                 other = reordered(program, inputs, out_format, fill, f"the loops in the output's order search "
-                                  f"each group of a split for its minor coordinate ({search[0]})")
+                                  f"each group of a split for its minor coordinate ({search[0]})",
+                                  sort_groups=any(not jumps(s) for s in search))
                 if other is not None:
                     low = adopted(*other)
                     continue
@@ -182,7 +185,8 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
             # indices in an order its minor walk cannot take are another order's too)
             convertible = isinstance(e, DiscordantWalk) and e.tensor not in converted and \
                 not _natural(formats[e.tensor])
-            other = reordered(program, inputs, out_format, fill, getattr(e, "walk", str(e)), scatter_only=convertible)
+            other = reordered(program, inputs, out_format, fill, getattr(e, "walk", str(e)), scatter_only=convertible,
+                              sort_groups=isinstance(e, SplitOrder))
             if other is not None:
                 low = adopted(*other)
                 continue
@@ -276,7 +280,15 @@ def _natural(fmt) -> bool:
 MOST_LOOPS = 5
 
 
-def reordered(program, inputs: dict, out_format, fill, why: str, scatter_only: bool = False):
+def jumps(s) -> bool:
+    """Whether the :class:`~compiler.lattice.sequences.Stride` ``s`` steps a counter straight to each
+    coordinate of its class (a Dense level or a universe), searching nothing: a sorted output's two
+    passes would not beat it."""
+    return isinstance(s.a, Universe) or isinstance(s.a, Level) and s.a.dense
+
+
+def reordered(program, inputs: dict, out_format, fill, why: str, scatter_only: bool = False,
+              sort_groups: bool = False):
     """``(lowering, note, data)``: ``program`` lowered with its loops in another order than the output's
     mode order, which walked an input against its storage order (``why``), where the output allows
     it: a dense output (written at random), a sum's loops around the output's (its terms added into
@@ -284,7 +296,10 @@ def reordered(program, inputs: dict, out_format, fill, why: str, scatter_only: b
     output built by a scatter (:mod:`compiler.lattice.seqscatter`); None where no order walks every
     input as stored. The first order that does is taken: the output's loops reordered alone first, then
     with the sum's among them. ``scatter_only``: the scatter alone (where the input could be read
-    converted instead, which a sum walking a CSC's strided rows column by column does not beat)."""
+    converted instead, which a sum walking a CSC's strided rows column by column does not beat). ``sort_groups``:
+    any other sparse output may also run its two innermost loops swapped, its entries (or each group of
+    the loops around the two) sorted before it is appended (:mod:`compiler.lattice.seqgroupsort`: a
+    split's indices with a level below it looped between them, a split into a COO stored column-major)."""
     from ..format import dense
     if any(isinstance(n, Reduce) and n is not program.rhs for n in walk(program.rhs)):
         # (a sum under an operator is summed again at each coordinate of the loops around it, which
@@ -300,6 +315,8 @@ def reordered(program, inputs: dict, out_format, fill, why: str, scatter_only: b
         tries += [(order, None) for order in permutations(mine) if order != mine]
     if summed and not scatter_only and (kind == "dense" or len(names) == 1) and len(mine) + len(summed) <= MOST_LOOPS:
         tries += [(None, order) for order in permutations(mine + summed) if order != mine + summed]
+    if sort_groups and not scatter_only and sorts_groups(out):
+        tries.append((swapped(mine), None))
     for order, hoisted in tries:
         scratch = Trace()
         try:
@@ -316,6 +333,8 @@ def reordered(program, inputs: dict, out_format, fill, why: str, scatter_only: b
         if kind == "dense":
             return low, (f"the loops in the output's order ({', '.join(mine)}) walk an input against its storage "
                          f"order ({why}); they run {', '.join(order)} instead, writing the dense output at random"), data
+        if not scatters(out):
+            return replace(low, assembly="group-sort"), group_sort_note(program.lhs.tensor, out, order, why), data
         return replace(low, assembly="scatter"), scatter_note(program.lhs.tensor, out, order, why), data
     return None
 

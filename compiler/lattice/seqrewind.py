@@ -8,7 +8,8 @@ there each time its series is entered (the CFIR's ``While.rewind``); π0's next 
 wherever the last walk left it. A loop in between may iterate a Dense level below the split operand
 (``split(A[l, j], l -> (i, k))`` in mode order ``i, j, k``, a transpose; kept live by
 :func:`below_group`): its position is computed from its parent's at each read, inside the minor
-walk. Any other level there is refused (:func:`check_between`): its fiber hangs below one row.
+walk. Any other level there is refused (:func:`check_between`): its fiber hangs below one row (the
+lowering then runs the loops in another order where the output allows it, :mod:`compiler.lattice.seqgroupsort`).
 
 >>> from compiler.lattice.sequences import Level, Project, Universe
 >>> a = Level("a", 0, "compressed", 6, "l"); j = Universe(2, "j")
@@ -53,10 +54,10 @@ def unopened(s: Seq, opened: frozenset = frozenset()):
         yield from unopened(c, opened)
 
 
-def between(loops: list, p1: Project) -> list:
+def between(loops: list, p1: Project, every: bool = False) -> list:
     """The loops of ``loops`` (``(index, sequence)``, outermost first, all around the loop over
     ``p1``) after the last one that moves ``p1``'s group's cursor (the one opening the group, a loop
-    over the group's major index of a split of π1) that walk more than one coordinate.
+    over the group's major index of a split of π1) that walk more than one coordinate (``every``: any).
 
     >>> from compiler.lattice.sequences import Level, Universe
     >>> a = Level("a", 0, "compressed", 6, "l")
@@ -68,7 +69,7 @@ def between(loops: list, p1: Project) -> list:
     for j, t in loops:
         if any(isinstance(n, Project) and n.group_key == p1.group_key for n in walk(t)):
             since = []
-        elif since is not None and t.size() > 1:
+        elif since is not None and (every or t.size() > 1):
             since.append((j, t))
     return since or []
 
@@ -128,7 +129,8 @@ def check_between(loops: list, p1: Project) -> None:
     >>> check_between([("i", Project(0, A0, 3)), ("j", Level("A", 1, "dense", 4, "j"))], Project(1, A0, 3))
     """
     splits = {leaf.key: leaf for leaf in p1.a.iters() if isinstance(leaf, Level)}
-    for j, t in between(loops, p1):
+    # (a loop of one coordinate too: its level's fiber is the group's first row's, which may lack it)
+    for j, t in between(loops, p1, every=True):
         for node in walk(t):
             parents = [splits[(node.tensor, m)] for m in range(node.mode) if (node.tensor, m) in splits] \
                 if isinstance(node, Level) and not node.dense else []

@@ -7,8 +7,8 @@ the lattice strategy. Four shapes, refused or wrong on main:
   on main.
 * ``C[i, j, k] = split(A[l, j], l -> (i, k))`` of a CSR/COO/DCSR ``A`` (a transpose of its reshape): the loop
   over ``j`` between the split's indices would merge the group's rows' fibers. A dense output takes its
-  entries in any order, so its loops run ``i, k, j`` (a ``loop-order`` step); a sparse output in mode order
-  ``i, j, k`` stays refused, saying why. Refused on main.
+  entries in any order, so its loops run ``i, k, j`` (a ``loop-order`` step); so do a sparse output's in mode
+  order ``i, j, k``, each group sorted before it is appended (test_seq_split_transpose). Refused on main.
 * ``C[i, k] = split(a[l], l -> (i, k))`` into a CSC output (loops ``k, i``): the loop over ``k`` walks ``U_k``
   and the one over ``i`` the residue class ``l_a[k::K]``, each group searched (``sequences.Stride``,
   ``seqstride``). Refused on main.
@@ -138,14 +138,14 @@ def test_a_transpose_of_a_reshaped_sparse_matrix_into_a_dense_output_loops_i_k_j
         check(TRANSPOSE.format(I=6, K=1), {"A": Tensor.from_numpy(full, afmt, fill=float(full[0, 0]))})
 
 
-def test_a_transpose_into_a_sparse_output_of_that_order_is_refused_and_of_its_loops_order_lowers():
+def test_a_transpose_into_a_sparse_output_of_either_order_lowers():
     a = operand((6, 4), "dense", 12)[0]
     A = Tensor.from_numpy(a, "csr")
     want = a.reshape(2, 3, 4).transpose(0, 2, 1)
-    with pytest.raises(StrategyError, match=r"the loop over j, between a split's major and minor index, iterates "
-                                            r"level 1 of A \(j_A\), compressed.*union of the fibers of the group's "
-                                            r"rows.*strategy='looplets'"):
-        ss.lower(TRANSPOSE.format(I=2, K=3), strategy="lattice", A=A, out=ss.parse_format("coo", ndim=3))
+    # (stored i, j, k: the loops run i, k, j and each group is sorted by j before it is appended,
+    # test_seq_split_transpose; refused on main)
+    k = check(TRANSPOSE.format(I=2, K=3), {"A": A}, out="coo")
+    assert "sort each group of i" in k.trace.find("loop-order")[0].note
     # (a COO stored i, k, j takes the loops i, k, j: no loop between the split's indices)
     coo = ss.parse_format("coo", ndim=3, fill=0.0)
     k = check(TRANSPOSE.format(I=2, K=3), {"A": A}, out=Format(coo.root, (0, 2, 1)))

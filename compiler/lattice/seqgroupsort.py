@@ -1,0 +1,314 @@
+"""A sparse output of the sequence lowering whose two innermost loops run swapped, each group of the
+loops around them sorted before it is appended (issue 30): the transpose of a split's groups.
+
+``out[i, j, k] = split(A[l, j], l -> (i:I, k:K))`` of a CSR ``A`` into a COO or CSF stored ``i, j, k``
+wants each group ``i``'s K rows, a K×J block, transposed. Looped ``i, j, k``, the loop over ``j`` would
+walk the union of the group's K rows' fibers, a merge of K cursors (:func:`~compiler.lattice.seqrewind.check_between`
+refuses it). Looped ``i, k, j``, the sequences walk ``A`` as stored, one row of the group after the
+other, and a group's entries come in ``k, j`` order. So each group is sorted before the output takes
+it: the walk puts each entry in a workspace, counts the entries of each ``j`` and lists the ``j`` s
+it meets; the list is sorted (:func:`~compiler.imperative.sorting.sort_coordinates_ir`: a scan of
+the marks where the group has many, else a rank, bit or merge sort), a prefix sum over it gives each
+``j``'s start, placing every entry at its ``j``'s next slot orders them by ``j`` (the rows come in
+increasing ``k``, so each ``j``'s stay in ``k`` order: a counting sort), and the output appends them
+from there with its own code, as from loops in its order (a COO, a CSF, any output the sequence
+emitter appends). That is O(entries + sort of the group's distinct j) per group, whatever K (a K-way
+merge picks each entry among K cursors), and never O(J) per group but where the group has J/16 of
+them. The workspace holds a group's block (K·J entries), allocated once.
+
+With two modes no loop runs around the two (``C[i, k] = split(a[l], l -> (i, k))``, of a vector, a
+collapse or a slice, into a COO or DCSR stored ``k, i``, which the loops in its order would walk by
+searching each group for ``k``'s coordinate, or not at all): :class:`SortedOutput` runs the loops
+twice, as :mod:`compiler.lattice.seqscatter` does, phase 1 counting each ``k``'s entries and phase 2
+placing each at its ``k``'s next slot in a workspace of as many, which the output appends from, ``k``
+by ``k``.
+
+>>> from compiler.format import coo
+>>> from compiler.names import FreshNames
+>>> from compiler.lattice.seqoutput import SeqOutput
+>>> fresh = FreshNames({"i", "j", "k"})
+>>> out = GroupSortedOutput(SeqOutput("C", coo(3), (2, 4, 3), "float64", fresh), ("i", "j", "k"), ("i", "k", "j"),
+...                         (2, 4, 3), "float64", fresh)
+>>> print("\\n".join(str(s) for s in out.store(("i", "j", "k"), Var("v"))))
+C_group_j[C_group_n] = j;
+C_group_k[C_group_n] = k;
+C_group_val[C_group_n] = v;
+if (!C_j_seen[j]) {
+    C_j_seen[j] = true;
+    C_j_list[C_js_n] = j;
+    C_js_n += 1;
+}
+C_j_count[j] += 1;
+C_group_n += 1;
+>>> swapped(("i", "j", "k")), swapped(("i", "j")), swapped(("i",))
+(('i', 'k', 'j'), ('j', 'i'), None)
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields, is_dataclass
+
+from ..imperative.ir import (Allocate, Assign, BinOp, Comment, CompoundAssign, Const, Declare, For, If, Load, Store,
+                             UnOp, Var)
+from ..imperative.sorting import bit_sort_words, sort_coordinates_ir
+from ..stand_in import format_text
+from .seqcfir import Forall, Stmt
+from .seqoutput import output_kind
+from .seqscatter import scatters
+
+I64 = "int64"
+
+
+def _c(n) -> Const:
+    return Const(int(n), I64)
+
+
+def swapped(order: tuple):
+    """``order`` (an output's loops, outermost first) with its two innermost loops swapped (two loops or
+    more); else None."""
+    return None if len(order) < 2 else (*order[:-2], order[-1], order[-2])
+
+
+def sorts_groups(fmt) -> bool:
+    """Whether an output of ``fmt`` whose two innermost loops run swapped is written sorted
+    (:func:`group_sorted`): two modes or more, sparse, and neither scattered whole (Dense levels over
+    one SparseList: :mod:`compiler.lattice.seqscatter`) nor dense (written at random).
+
+    >>> from compiler.format import coo, csr, parse_format
+    >>> [sorts_groups(f) for f in (coo(3), parse_format("csf", ndim=3), coo(), csr(), parse_format("dense", ndim=3))]
+    [True, True, True, False, False]
+    """
+    return fmt.ndim >= 2 and output_kind(fmt) != "dense" and not scatters(fmt)
+
+
+def loop_order(stmt) -> tuple:
+    """The indices of the foralls of the CIN ``stmt``, outermost first (each once).
+
+    >>> from compiler.lattice.sequences import Universe
+    >>> from compiler.lattice.seqcfir import Block
+    >>> loop_order(Forall("i", Universe(2, "i"), Forall("k", Universe(3, "k"), Block(()))))
+    ('i', 'k')
+    """
+    out = []
+
+    def visit(s) -> None:
+        if isinstance(s, Forall) and s.index not in out:
+            out.append(s.index)
+        for f in fields(s) if is_dataclass(s) else ():
+            value = getattr(s, f.name)
+            for x in value if isinstance(value, tuple) else (value,):
+                if isinstance(x, Stmt):
+                    visit(x)
+
+    visit(stmt)
+    return tuple(out)
+
+
+def group_sort_note(out: str, fmt, order: tuple, why: str) -> str:
+    """What the trace's ``loop-order`` step says of an output whose groups (or whole entries) are sorted.
+
+    >>> from compiler.format import coo
+    >>> print(group_sort_note("out", coo(3), ("i", "k", "j"), "π1(l_A, 3): ..."))
+    out is coo, and loops in its storage order walk an input against its own (π1(l_A, 3): ...): they run i, k, j, the inputs' order, and sort each group of i before out appends it: the loops put its entries in a workspace, counting each j's, a prefix sum gives each j's start, and each entry placed at its j's next slot orders them by j, then k (the loops reach k in increasing order: a counting sort over the j's the group has, sorted first, where a merge of the group's fibers picks each entry among a cursor per k)
+    >>> print(group_sort_note("C", coo(), ("i", "k"), "..."))
+    C is coo, and loops in its storage order walk an input against its own (...): they run i, k, the inputs' order, and sort the entries before C appends them: phase 1 counts each k's entries, a prefix sum gives each k's start, phase 2 places each entry at its k's next slot, which orders them by k, then i (the loops reach i in increasing order: a counting sort), and C appends them in that order
+    """
+    *around, minor, key = order
+    head = (f"{out} is {format_text(fmt)}, and loops in its storage order walk an input against its own ({why}): "
+            f"they run {', '.join(order)}, the inputs' order, and ")
+    if not around:
+        return (head + f"sort the entries before {out} appends them: phase 1 counts each {key}'s entries, a prefix "
+                f"sum gives each {key}'s start, phase 2 places each entry at its {key}'s next slot, which orders them "
+                f"by {key}, then {minor} (the loops reach {minor} in increasing order: a counting sort), and {out} "
+                f"appends them in that order")
+    return (head + f"sort each group of {', '.join(around)} before "
+            f"{out} appends it: the loops put its entries in a workspace, counting each {key}'s, a prefix sum gives "
+            f"each {key}'s start, and each entry placed at its {key}'s next slot orders them by {key}, then {minor} "
+            f"(the loops reach {minor} in increasing order: a counting sort over the {key}'s the group has, sorted "
+            f"first, where a merge of the group's fibers picks each entry among a cursor per {minor})")
+
+
+class SortedOutput:
+    """Output ``inner`` (a :class:`~compiler.lattice.seqoutput.SeqOutput` or
+    :class:`~compiler.lattice.seqassembly.SeqAssembly`) of two modes at ``indices`` (the program's, of
+    extents ``shape``) whose loops run ``order``, the output's mode order swapped: the loops run twice,
+    phase 1 counting each key's entries (the outer index of the output's), phase 2 placing each at its
+    key's next slot in a workspace of as many; the output appends them from there, key by key."""
+
+    def __init__(self, inner, indices: tuple, order: tuple, shape: tuple, dtype: str, fresh):
+        self.inner, self.tensor, self.kind, self.notes = inner, inner.tensor, inner.kind, inner.notes
+        self.indices, self.dtype, self.fresh = tuple(indices), dtype, fresh
+        self.extent = dict(zip(indices, (int(n) for n in shape)))
+        *_, self.minor, self.key = order
+        self.keys = self.extent[self.key]
+        name = inner.tensor
+        self.sorted = {x: fresh(f"{name}_sorted_{x}") for x in (self.minor, "val")}
+        self.count = fresh(f"{name}_{self.key}_count")
+        self.phase = "count"
+
+    def params(self) -> list:
+        return self.inner.params()
+
+    def start(self, inputs=None, rhs=None) -> list:
+        return self.inner.start(inputs, rhs)
+
+    def case(self, index: str, stmts: list) -> list:
+        return stmts
+
+    def store(self, idxs: tuple, value) -> list:
+        key = Var(self.key)
+        if self.phase == "count":
+            return [Store(self.count, key, _c(1), "+")]
+        slot = Var(self.fresh("slot"))
+        return [Declare(slot, I64, Load(self.count, key)), Store(self.sorted[self.minor], slot, Var(self.minor)),
+                Store(self.sorted["val"], slot, value), Store(self.count, key, BinOp("+", slot, _c(1)))]
+
+    def around(self, emit) -> list:
+        def phases():
+            self.phase = "count"
+            first = emit()
+            # (phase 2 runs the loops again with the cursors phase 1 declared: each series of loops starts them anew)
+            self.phase = "place"
+            second = emit()
+            key, start, c = Var(self.key), Var(self.fresh("start")), Var(self.fresh("c"))
+            # (one element at least, as malloc asks)
+            room = BinOp("+", start, _c(1))
+            placed = [Comment(f"phase 2, place: each entry at its {self.key}'s next slot, by {self.key}, then "
+                              f"{self.minor} (the loops reach {self.minor} in increasing order)"),
+                      *second, *self.append()]
+            for x in ("val", self.minor):
+                placed = [Allocate(self.sorted[x], self.dtype if x == "val" else I64, room, None, placed)]
+            body = [Comment(f"phase 1, count: the entries of each {self.key} (the loops run out of {self.tensor}'s "
+                            f"storage order)"),
+                    *first,
+                    Comment(f"each {self.key}'s start: the counts before it summed"),
+                    Declare(start, I64, _c(0)),
+                    For(key, 0, _c(self.keys), [Declare(c, I64, Load(self.count, key)),
+                                                Store(self.count, key, start), CompoundAssign("+", start, c)]),
+                    *placed]
+            return [Allocate(self.count, I64, _c(self.keys), _c(0), body)]
+        return self.inner.around(phases)
+
+    def entry(self, q: Var) -> list:
+        """The output's code appending the sorted entry at ``q`` (its key the loop's around)."""
+        minor, v = Var(self.minor), Var(self.fresh("v"))
+        entry = [Declare(minor, I64, Load(self.sorted[self.minor], q)),
+                 Declare(v, self.dtype, Load(self.sorted["val"], q))]
+        return self.inner.case(self.minor, entry + self.inner.store(self.indices, v))
+
+    def append(self) -> list:
+        """The sorted entries appended in the output's order, key by key (a count ends at its key's last slot)."""
+        key, q, first = Var(self.key), Var(self.fresh("q")), Var(self.fresh("first"))
+        return [Comment(f"the entries appended in {self.tensor}'s order"),
+                Declare(first, I64, _c(0)),
+                For(key, 0, _c(self.keys), [
+                    *self.inner.case(self.key, [For(q, first, Load(self.count, key), self.entry(q))]),
+                    Assign(first, Load(self.count, key))])]
+
+    def accumulate(self, idxs: tuple, value, count: str) -> list:
+        return self.inner.accumulate(idxs, value, count)
+
+    def fold_each(self, s) -> list:
+        return self.inner.fold_each(s)
+
+    def end(self) -> list:
+        return self.inner.end()
+
+
+class GroupSortedOutput(SortedOutput):
+    """Output ``inner`` (a :class:`~compiler.lattice.seqoutput.SeqOutput` or
+    :class:`~compiler.lattice.seqassembly.SeqAssembly`) at ``indices`` (the program's, of extents
+    ``shape``) whose loops run ``order``: the output's mode order with its two innermost loops
+    swapped. Each entry goes to a workspace; each group (a coordinate of the loops around the two)
+    is sorted by the outer one of them and appended from there."""
+
+    def __init__(self, inner, indices: tuple, order: tuple, shape: tuple, dtype: str, fresh):
+        super().__init__(inner, indices, order, shape, dtype, fresh)
+        self.group = order[-3]
+        # (a group's block: every entry of it at most; one element at least, as malloc asks)
+        self.room = max(1, self.keys * self.extent[self.minor])
+        name = inner.tensor
+        self.n, self.listed = Var(fresh(f"{name}_group_n")), Var(fresh(f"{name}_{self.key}s_n"))
+        self.work = {x: fresh(f"{name}_group_{x}") for x in (self.key, self.minor, "val")}
+        # (the keys the group has, listed as first met, and the sort's scratch: compiler.imperative.sorting)
+        self.seen, self.list, self.tmp, self.words, self.summary = (
+            fresh(f"{name}_{self.key}_{x}") for x in ("seen", "list", "tmp", "bits", "sum"))
+
+    def around(self, emit) -> list:
+        def allocated():
+            body = emit()
+            words, summary = bit_sort_words(_c(self.keys))
+            # (the counts, marks and bit sort's words start at 0, and are 0 again after each group)
+            arrays = [(self.count, I64, _c(self.keys), _c(0)), (self.seen, "bool", _c(self.keys), Const(False, "bool")),
+                      (self.list, I64, _c(self.keys), None), (self.tmp, I64, _c(self.keys), None),
+                      (self.words, I64, words, _c(0)), (self.summary, I64, summary, _c(0))] + [
+                (b, self.dtype if x == "val" else I64, _c(self.room), None)
+                for part in (self.sorted, self.work) for x, b in part.items()]
+            for buf, dt, length, init in arrays:
+                body = [Allocate(buf, dt, length, init, body)]
+            return body
+        return self.inner.around(allocated)
+
+    def case(self, index: str, stmts: list) -> list:
+        """``stmts``, the body of a loop over ``index``: a group's, its entries then sorted and appended."""
+        if index in (self.key, self.minor):
+            return stmts
+        if index != self.group:
+            return self.inner.case(index, stmts)
+        return self.inner.case(index, [Declare(self.n, I64, _c(0)), Declare(self.listed, I64, _c(0)), *stmts,
+                                       *self.sort(), *self.append()])
+
+    def store(self, idxs: tuple, value) -> list:
+        n, key = self.n, Var(self.key)
+        return [Store(self.work[self.key], n, key), Store(self.work[self.minor], n, Var(self.minor)),
+                Store(self.work["val"], n, value),
+                If(UnOp("!", Load(self.seen, key)), [Store(self.seen, key, Const(True, "bool")),
+                                                    Store(self.list, self.listed, key),
+                                                    CompoundAssign("+", self.listed, _c(1))]),
+                Store(self.count, key, _c(1), "+"), CompoundAssign("+", n, _c(1))]
+
+    def sort(self) -> list:
+        """The group's entries, in the workspace in loop order, placed by their key (a counting sort
+        over the keys the group has, sorted first)."""
+        key, q, t = Var(self.key), Var(self.fresh("q")), Var(self.fresh("t"))
+        start, c, slot, at = (Var(self.fresh(x)) for x in ("start", "c", "slot", "at"))
+        return [
+            Comment(f"the {self.key}s the group has, in order"),
+            *sort_coordinates_ir(self.list, self.tmp, self.listed, _c(self.keys), self.seen,
+                                 lambda base: Var(self.fresh(base)), self.key, self.words, self.summary),
+            Comment(f"each {self.key}'s start in the group: the counts before it summed"),
+            Declare(start, I64, _c(0)),
+            For(t, 0, self.listed, [Declare(key, I64, Load(self.list, t)), Declare(c, I64, Load(self.count, key)),
+                                    Store(self.count, key, start), CompoundAssign("+", start, c)]),
+            Comment(f"each entry at its {self.key}'s next slot: by {self.key}, then {self.minor} (the loops "
+                    f"reached {self.minor} in increasing order)"),
+            For(q, 0, self.n, [
+                Declare(at, I64, Load(self.work[self.key], q)),
+                Declare(slot, I64, Load(self.count, at)),
+                Store(self.sorted[self.minor], slot, Load(self.work[self.minor], q)),
+                Store(self.sorted["val"], slot, Load(self.work["val"], q)),
+                Store(self.count, at, BinOp("+", slot, _c(1)))])]
+
+    def append(self) -> list:
+        """The sorted group appended in the output's order, loops over its two indices as its code
+        takes them; each count and mark back to 0 for the next group (a count ends at its key's last slot)."""
+        key, q, t, first = Var(self.key), Var(self.fresh("q")), Var(self.fresh("t")), Var(self.fresh("first"))
+        return [Comment(f"the group appended in {self.tensor}'s order; each count and mark back to 0"),
+                Declare(first, I64, _c(0)),
+                For(t, 0, self.listed, [
+                    Declare(key, I64, Load(self.list, t)),
+                    *self.inner.case(self.key, [For(q, first, Load(self.count, key), self.entry(q))]),
+                    Assign(first, Load(self.count, key)),
+                    Store(self.count, key, _c(0)), Store(self.seen, key, Const(False, "bool"))])]
+
+
+def group_sorted(inner, indices: tuple, low, dtype: str, fresh) -> SortedOutput:
+    """The output ``inner`` for the lowering ``low`` (a :class:`~compiler.lattice.seqderive.SeqLowering`
+    whose output loops run swapped innermost): its groups sorted (:class:`GroupSortedOutput`), or, with
+    no loop around the two, its entries (:class:`SortedOutput`)."""
+    order = tuple(i for i in loop_order(low.cin) if i in indices)
+    kind = GroupSortedOutput if len(order) > 2 else SortedOutput
+    return kind(inner, indices, order, low.shape, dtype, fresh)
+
+
+__all__ = ["GroupSortedOutput", "SortedOutput", "group_sort_note", "group_sorted", "loop_order", "sorts_groups", "swapped"]
