@@ -71,7 +71,7 @@ from .seqnesting import DiscordantWalk, LoopOrder, check_concordant, check_split
 from .seqwalk import stored_entries
 from .sequences import Concat as SeqConcat
 from .sequences import (Intersect, Level, Product, Project, Seq, SequenceError, Stride, Union, Universe, rebuild,
-                        reverse, walk)
+                        reverse)
 from .sequences import Slice as SeqSlice
 from .seqparts import part_keys, tie, walked_whole, with_fill
 from .seqvalues import (algebra_sequence, call_kind, call_sequence, expr_fill, fills_zero, nonfinite_factors,

@@ -268,5 +268,5 @@ def rewind_stmts(em, p1: Project) -> list:
     return [ir.Assign(v, s) for leaf in sorted(p1.a.iters(), key=str) for v, s in saved.get(leaf.key, ())]
 
 
-__all__ = ["SplitOrder", "unopened", "between", "rewound", "product_rewinds", "restarted", "grouped_product", "check_between", "save_start", "rewind", "cursor_vars", "declare_starts",
-           "save_stmts", "rewind_stmts"]
+__all__ = ["SplitOrder", "unopened", "between", "rewound", "product_rewinds", "restarted", "grouped_product",
+           "check_between", "save_start", "rewind", "cursor_vars", "declare_starts", "save_stmts", "rewind_stmts"]

@@ -5,9 +5,10 @@ every coordinate of its own (it writes its fill where it stores nothing), and un
 beside its inner level lands in a product's right operand.
 
 Now that part's tensor is read densely (a ``convert`` step, before each call): its levels hold every coordinate
-with no union, the same walk; but in an hstack's ravel, where the union is within each row: the loop over the
-rows nests that row's loops (compiler.lattice.seqproductnest), nothing converted. (A split of a vectors' concatenation lowered before: kept beside them.) Each kernel
-against the dense oracle (compiler.evaluate), the sequence CFIR's interpreter and the IR interpreter."""
+with no union, the same walk; but in an hstack's ravel, where the union is within each row, the loop over the
+rows nests that row's loops (compiler.lattice.seqproductnest): nothing converted. (A split of a vectors'
+concatenation lowered before: kept beside them.) Each kernel against the dense oracle (compiler.evaluate), the
+sequence CFIR's interpreter and the IR interpreter."""
 
 import numpy as np
 import pytest

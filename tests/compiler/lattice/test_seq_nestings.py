@@ -16,8 +16,6 @@ from hypothesis import strategies as st
 import compiler as ss
 from compiler import array as xp
 from compiler import evaluate
-from compiler.errors import StrategyError
-from compiler.lattice.sequences import SequenceError
 from compiler.tensor import Tensor
 
 sys.path.insert(0, str(Path(__file__).parent))

@@ -1,8 +1,8 @@
 """A union or concatenation in a product's right operand, and a product repeating a split's group over another
 index, lowered by the lattice strategy (issue 30). Both were refused on main:
 
-* ``c[m] = collapse(A[i, j] * (B[i, j] + C[i, j]), (i, j) -> m)`` iterates ``(i_A ∩ (i_B ∪ i_C)) × (j_A ∩ (j_B ∪
-  j_C))``: "a union or concatenation (j_B ∪ j_C) in the right operand of a product is not supported (the lattice
+* ``c[m] = collapse(A[i, j] * (B[i, j] + C[i, j]), (i, j) -> m)`` iterates
+  ``(i_A ∩ (i_B ∪ i_C)) × (j_A ∩ (j_B ∪ j_C))``: "a union or concatenation (j_B ∪ j_C) in the right operand of a product is not supported (the lattice
   takes edges only from the left operand)". Likewise a product with an hstack along the inner index, and two
   hstacks multiplied. Now a loop over such a product nests its operands' loops: the right operand's own lattice
   inside each coordinate of the left one, as TACO nests an inner loop's (compiler.lattice.seqproductnest), the
@@ -70,7 +70,7 @@ def test_each_nested_lattice_visits_each_coordinate_once_in_order(row, name):
     seq = sequences(row)[name]
     assert nests(seq)
     cf = build_cfir(Forall("m", seq, Assign("c", ("m",), Lit(1.0))))
-    (outer, L), (inner, R) = cf.lattices[0], cf.lattices[-1]
+    (outer, L), (inner, _) = cf.lattices[0], cf.lattices[-1]
     assert (outer, inner) == ("m_row", "m_col")
     rng = np.random.default_rng(7)
     for trial in range(12):
