@@ -2,11 +2,11 @@
 index, lowered by the lattice strategy (issue 30). Both were refused on main:
 
 * ``c[m] = collapse(A[i, j] * (B[i, j] + C[i, j]), (i, j) -> m)`` iterates
-  ``(i_A ∩ (i_B ∪ i_C)) × (j_A ∩ (j_B ∪ j_C))``: "a union or concatenation (j_B ∪ j_C) in the right operand of a product is not supported (the lattice
-  takes edges only from the left operand)". Likewise a product with an hstack along the inner index, and two
-  hstacks multiplied. Now a loop over such a product nests its operands' loops: the right operand's own lattice
-  inside each coordinate of the left one, as TACO nests an inner loop's (compiler.lattice.seqproductnest), the
-  product's coordinate bound in the body (``m = m_row·4 + m_col``).
+  ``(i_A ∩ (i_B ∪ i_C)) × (j_A ∩ (j_B ∪ j_C))``: "a union or concatenation (j_B ∪ j_C) in the right operand of a
+  product is not supported (the lattice takes edges only from the left operand)". Likewise a product with an
+  hstack along the inner index, and two hstacks multiplied. Now a loop over such a product nests its operands'
+  loops: the right operand's own lattice inside each coordinate of the left one, as TACO nests an inner loop's
+  (compiler.lattice.seqproductnest), the product's coordinate bound in the body (``m = m_row·4 + m_col``).
 * ``c[j] = collapse(collapse(broadcast(n:2, split(A[m], m -> (i:2, l:3))), (i, n) -> k), (k, l) -> j)`` (each row
   of a reshaped vector repeated, np.repeat): ``(π0 × U_n) × π1`` "repeats each group of a split's major index over
   another index". Now it is ``π0 × (U_n × π1)`` (a product is associative), whose inner product restarts the π1 at
