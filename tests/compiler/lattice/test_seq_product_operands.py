@@ -137,7 +137,8 @@ def test_products_with_a_union_or_concatenation_on_the_right(case):
         one_kernel(HSTACKS, None if f == "csr" else "sparse_vector", **operands(HSTACKS, (f, "coo", f, "csr")))
     elif case == "3-d":
         t = {n: tensor((2, 3, 2), f, k) for k, (n, f) in enumerate(zip("ABC", ("csf", "coo", "dense")))}
-        one_kernel("c[m, k] = collapse(A[i, j, k] * (B[i, j, k] + C[i, j, k]), (i, j) -> m)", "csr", **t)
+        for out in ("csr", "dcsr"):
+            one_kernel("c[m, k] = collapse(A[i, j, k] * (B[i, j, k] + C[i, j, k]), (i, j) -> m)", out, **t)
     elif case == "summed":
         one_kernel("c[] = sum[m](collapse(A[i, j] * (B[i, j] + C[i, j]), (i, j) -> m))",
                    **operands(TIMES_SUM, ("csr", "dcsr", "coo")))
