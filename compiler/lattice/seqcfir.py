@@ -61,7 +61,7 @@ from .seqlocate import at_coordinate, locatable, once_each, remove_locators, rep
 from .seqproductnest import index_names, nest_names, nests, writes_at
 from .seqrewind import rewound, walked_below
 from .seqvalues import NAN_PROPAGATING
-from .sequences import (EMPTIES, Concat, Empty, Intersect, Product, Project, Seq, Union,
+from .sequences import (EMPTIES, Concat, Empty, Intersect, Level, Product, Project, Seq, Union,
                         never_at_one, rebuild, side_key, walk)
 
 INDENT = "  "
@@ -601,9 +601,8 @@ class Compiler:
         self.names |= {outer, inner}
         body = Bind(f.index, outer, inner, live.b.size(), f.body) if writes_at(f.body, f.index) else f.body
         out = Forall(outer, live.a, Forall(inner, live.b, body))
-        self.rewrites.append(Rewrite("product-nested", f"forall {f.index} ∈ {live}",
-                                     f"forall {outer} ∈ {live.a}: forall {inner} ∈ {live.b}: "
-                                     f"{f.index} = {outer}·{live.b.size()} + {inner}"))
+        self.rewrites.append(Rewrite("product-nested", f"forall {f.index} ∈ {live}", f"forall {outer} ∈ {live.a}: "
+                                     f"forall {inner} ∈ {live.b}: {f.index} = {outer}·{live.b.size()} + {inner}"))
         return out
 
     def rekey(self, locs, seq: Seq, defs) -> tuple:
@@ -666,7 +665,13 @@ class Compiler:
             self.rewrites.append(Rewrite("empty-loop", str(f.seq), "skip"))
             return Skip()
         if nests(live):
-            return _bound_once(self.stmt(self.nested(f, live), defs, known_temps))
+            # (what only the part of a concatenation the loops are not at reads is not walked: the rows of
+            # stack([A, B]).reshape(2, -1) walk A's in the first part, B's in the second)
+            other = _other_part_reads(f.body, defs)
+            gone = {x: Empty(x.size(), str(x)) for x in live.iters() if isinstance(x, Level) and x.tensor in other}
+            live = simplify(replaced(live, gone), seen, self.rewrites) if gone else live
+            if nests(live):
+                return _bound_once(self.stmt(self.nested(f, live), defs, known_temps))
         # (the π1s of what the loops walk or locate, their group visited again by a loop in between)
         rewind = rewound(self.enclosing, live)
         if rewind:
@@ -732,6 +737,31 @@ class Compiler:
             self.rewrites.append(Rewrite("empty-loop", str(f.seq), "skip"))
             return Skip()
         return loops[0] if len(loops) == 1 else Block(tuple(loops))
+
+
+def _other_part_reads(s: Stmt, defs) -> frozenset:
+    """The tensors ``s`` reads only in the sides of concatenations whose leaves the loops (``defs``) are
+    not at (:func:`specialize_value` drops those sides)."""
+    live, read, other = frozenset(map(side_key, defs)), set(), set()
+
+    def value(e, into: set):
+        if isinstance(e, Cat) and bool(e.left & live) != bool(e.right & live):
+            here = bool(e.left & live)
+            value(e.a if here else e.b, into)
+            value(e.b if here else e.a, other)
+            return
+        into.update([e.tensor] if isinstance(e, Read) else ())
+        for x in e.args if isinstance(e, Op) else (getattr(e, f) for f in ("a", "b") if hasattr(e, f)):
+            value(x, into)
+
+    def stmt(x):
+        if isinstance(x, (Assign, Reduce)):
+            value(x.value, read)
+        for y in getattr(x, "stmts", ()) + ((x.body,) if hasattr(x, "body") else ()):
+            stmt(y)
+
+    stmt(s)
+    return frozenset(other - read)
 
 
 def _bound_once(s: Stmt) -> Stmt:

@@ -229,3 +229,13 @@ def test_random_products_with_a_union_on_the_right(program, formats, fill, densi
     else:
         one_kernel(program, "sparse_vector" if sparse_out else None,
                    **operands(program, formats, seed, fill=fill, odd=odd, density=density))
+
+
+def test_a_stack_raveled_into_rows_walks_each_operand_in_its_own_part():
+    # (stack([A, B]).reshape(2, -1): each row's loops walk its own operand's entries, the other part's reads
+    # dropped; before, refused and retried as a split of the operands' ravels)
+    (a, A), (b, B) = operand((5, 4), "coo", 11), operand((5, 4), "csr", 12, odd=(nan,))
+    k = one_lattice_kernel(xp.stack([A, B], axis=0).reshape(2, 20), np.stack([a, b]).reshape(2, 20), "csr")
+    loops = [x.strip() for x in k.trace.find("cfir")[0].after_text.splitlines() if x.lstrip().startswith("while")]
+    assert loops == ["while i <- U_m ⊔ U_n", "while j <- k_A × l_A", "while i <- |U_m| + U_n",
+                     "while j <- k_B × l_B"], loops
