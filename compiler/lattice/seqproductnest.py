@@ -13,12 +13,28 @@ is ``outer·|b| + inner`` (the CFIR's :class:`~compiler.lattice.seqcfir.Bind`). 
 visited once, in increasing order, so the output is appended as before.
 
 >>> from compiler.lattice.sequences import Level, Product, Union
->>> iA, jA = Level("A", 0, "dense", 2, "i"), Level("A", 1, "compressed", 3, "j")
->>> jB, jC = Level("B", 1, "compressed", 3, "j"), Level("C", 1, "compressed", 3, "j")
->>> nests(Product(iA, Union(jB, jC))), nests(Product(iA, jA))
-(True, False)
->>> nest_names("m", {"m", "m_row"})
-('m_row1', 'm_col')
+>>> from compiler.lattice.seqcfir import Add, Assign, Forall, Read, build_cfir
+>>> (iB, jB), (iC, jC) = ((Level(t, 0, "dense", 2, "i"), Level(t, 1, "compressed", 3, "j")) for t in "BC")
+>>> seq = Product(Union(iB, iC), Union(jB, jC))
+>>> print(build_cfir(Forall("m", seq, Assign("c", ("m",), Add(Read("B", (iB, jB)), Read("C", (iC, jC)))))).text())
+while m_row <- i_B with i_C = i_B
+  while m_col <- j_B ∪ j_C
+    m = m_row·3 + m_col
+    switch m_col
+    case j_B ∪ j_C:
+      c(m) = B(i_B, j_B) + C(i_C, j_C)
+    case j_B:
+      c(m) = B(i_B, j_B)
+    case j_C:
+      c(m) = C(i_C, j_C)
+  while m_col <- j_B
+    m = m_row·3 + m_col
+    c(m) = B(i_B, j_B)
+  while m_col <- j_C
+    m = m_row·3 + m_col
+    c(m) = C(i_C, j_C)
+>>> nests(seq), nests(Product(iB, jB)), nest_names("m", {"m", "m_row"})
+(True, False, ('m_row1', 'm_col'))
 """
 
 from __future__ import annotations
