@@ -10,7 +10,9 @@ So a loop whose sequence is such a product (:func:`nests`) becomes two: one over
 and, inside it, the loops of the right operand's own lattice, built for the leaves the outer loop's
 case has there (``j_C`` is not walked in a row where ``C`` stores nothing); the product's coordinate
 is ``outer·|b| + inner`` (the CFIR's :class:`~compiler.lattice.seqcfir.Bind`). Each coordinate is
-visited once, in increasing order, so the output is appended as before.
+visited once, in increasing order, so the output is appended as before. Inside a loop over a part of a
+concatenation, the leaves only another part reads are not walked (``stack([A, B]).reshape(2, -1)``: each
+part's rows walk its own operand's entries).
 
 >>> from compiler.lattice.sequences import Level, Product, Union
 >>> from compiler.lattice.seqcfir import Add, Assign, Forall, Read, build_cfir
