@@ -58,9 +58,10 @@ from ..algebra import NOVALUE, Operator, lookup
 from ..trace import Artifact, Rewrite, Trace
 from .seqlattice import build_seq_lattice, drop_fill_points, live_keys, loop_tag, simplify
 from .seqlocate import at_coordinate, locatable, once_each, remove_locators, replaced
+from .seqproductnest import index_names, nest_names, nests, writes_at
 from .seqrewind import rewound, walked_below
 from .seqvalues import NAN_PROPAGATING
-from .sequences import (EMPTIES, Concat, Empty, Intersect, Product, Project, Seq, Union,
+from .sequences import (EMPTIES, Concat, Empty, Intersect, Level, Product, Project, Seq, Union,
                         never_at_one, rebuild, side_key, walk)
 
 INDENT = "  "
@@ -319,6 +320,20 @@ class While(Stmt):
 
 @serialize.node
 @dataclass(frozen=True)
+class Bind(Stmt):
+    """``index = outer·size + inner``, then ``body``: the coordinate of a product whose operands'
+    loops are nested, the right one's lattice inside each coordinate of the left
+    (:mod:`compiler.lattice.seqproductnest`)."""
+
+    index: str
+    outer: str
+    inner: str
+    size: int
+    body: Stmt
+
+
+@serialize.node
+@dataclass(frozen=True)
 class Switch(Stmt):
     """``switch index`` with ``case seq: body`` per sub-point, the first one at ``index`` runs."""
 
@@ -384,6 +399,8 @@ def _spanned_lines(s, depth: int, scope: tuple = ()) -> list[tuple[str, tuple, l
         locs += f" from {', '.join(str(p.a) for p in s.rewind)}'s group start" if s.rewind else ""
         return ([(f"{pad}{head}{locs}", ((len(pad), len(pad) + len(head), while_tag(s), "loop"),), [])]
                 + _spanned_lines(s.body, depth + 1, scope + (s.index,)))
+    if isinstance(s, Bind):
+        return [(f"{pad}{s.index} = {s.outer}·{s.size} + {s.inner}", (), [])] + _spanned_lines(s.body, depth, scope)
     if isinstance(s, Switch):
         out = [(f"{pad}switch {s.index}", (), [])]
         for seq, body in s.cases:
@@ -513,7 +530,7 @@ def _reduces_into(s: Stmt, name: str) -> bool:
         return s.out == name and not s.idxs
     if isinstance(s, Block):
         return any(_reduces_into(x, name) for x in s.stmts)
-    if isinstance(s, (Forall, While)):
+    if isinstance(s, (Forall, While, Bind)):
         return _reduces_into(s.body, name)
     if isinstance(s, Switch):
         return any(_reduces_into(b, name) for _, b in s.cases)
@@ -533,6 +550,8 @@ class Compiler:
     enclosing: list = field(default_factory=list)
     #: each counted sum's summand fill (its :class:`Fold`'s): adding it at a sub-point is skipped
     folds: dict = field(default_factory=dict)
+    #: the index names taken (a nested product's loops get others: :mod:`compiler.lattice.seqproductnest`)
+    names: set = field(default_factory=set)
 
     def stmt(self, s: Stmt, defs: frozenset, known_temps=None) -> Stmt:
         """``s`` specialized to the live iterators ``defs`` and compiled to CFIR; ``known_temps``:
@@ -569,7 +588,22 @@ class Compiler:
             return out[0] if len(out) == 1 else Block(tuple(out))
         if isinstance(s, Forall):
             return self.forall(s, defs, known_temps)
+        if isinstance(s, Bind):
+            body = self.stmt(s.body, defs, known_temps)
+            return body if isinstance(body, Skip) else replace(s, body=body)
         raise TypeError(f"cannot compile {s!r}")
+
+    def nested(self, f: Forall, live: Product) -> Forall:
+        """The loops of ``f`` over ``live``, a product whose right operand holds a union or a
+        concatenation (:func:`~compiler.lattice.seqproductnest.nests`): one over its left operand, inside it
+        one over its right, the product's coordinate bound where the body writes at it."""
+        outer, inner = nest_names(f.index, self.names)
+        self.names |= {outer, inner}
+        body = Bind(f.index, outer, inner, live.b.size(), f.body) if writes_at(f.body, f.index) else f.body
+        out = Forall(outer, live.a, Forall(inner, live.b, body))
+        self.rewrites.append(Rewrite("product-nested", f"forall {f.index} ∈ {live}", f"forall {outer} ∈ {live.a}: "
+                                     f"forall {inner} ∈ {live.b}: {f.index} = {outer}·{live.b.size()} + {inner}"))
+        return out
 
     def rekey(self, locs, seq: Seq, defs) -> tuple:
         """The locators of the loop over ``seq``, a point of the lattice: each keyed on what is
@@ -630,6 +664,14 @@ class Compiler:
         if isinstance(live, EMPTIES):
             self.rewrites.append(Rewrite("empty-loop", str(f.seq), "skip"))
             return Skip()
+        if nests(live):
+            # (what only the part of a concatenation the loops are not at reads is not walked: the rows of
+            # stack([A, B]).reshape(2, -1) walk A's in the first part, B's in the second)
+            other = _other_part_reads(f.body, defs)
+            gone = {x: Empty(x.size(), str(x)) for x in live.iters() if isinstance(x, Level) and x.tensor in other}
+            live = simplify(replaced(live, gone), seen, self.rewrites) if gone else live
+            if nests(live):
+                return _bound_once(self.stmt(self.nested(f, live), defs, known_temps))
         # (the π1s of what the loops walk or locate, their group visited again by a loop in between)
         rewind = rewound(self.enclosing, live)
         if rewind:
@@ -697,6 +739,47 @@ class Compiler:
         return loops[0] if len(loops) == 1 else Block(tuple(loops))
 
 
+def _other_part_reads(s: Stmt, defs) -> frozenset:
+    """The tensors ``s`` reads only in the sides of concatenations whose leaves the loops (``defs``) are
+    not at (:func:`specialize_value` drops those sides)."""
+    live, read, other = frozenset(map(side_key, defs)), set(), set()
+
+    def value(e, into: set):
+        if isinstance(e, Cat) and bool(e.left & live) != bool(e.right & live):
+            here = bool(e.left & live)
+            value(e.a if here else e.b, into)
+            value(e.b if here else e.a, other)
+            return
+        into.update([e.tensor] if isinstance(e, Read) else ())
+        for x in e.args if isinstance(e, Op) else (getattr(e, f) for f in ("a", "b") if hasattr(e, f)):
+            value(x, into)
+
+    def stmt(x):
+        if isinstance(x, (Assign, Reduce)):
+            value(x.value, read)
+        for y in getattr(x, "stmts", ()) + ((x.body,) if hasattr(x, "body") else ()):
+            stmt(y)
+
+    stmt(s)
+    return frozenset(other - read)
+
+
+def _bound_once(s: Stmt) -> Stmt:
+    """``s`` with each switch whose every case binds one product coordinate (:class:`Bind`) binding
+    it once, before the switch."""
+    if isinstance(s, Block):
+        return Block(tuple(_bound_once(x) for x in s.stmts))
+    if isinstance(s, (While, Bind)):
+        return replace(s, body=_bound_once(s.body))
+    if isinstance(s, Switch):
+        cases = tuple((q, _bound_once(b)) for q, b in s.cases)
+        heads = {replace(b, body=Skip()) if isinstance(b, Bind) else None for _, b in cases}
+        if len(heads) == 1 and None not in heads:
+            return replace(heads.pop(), body=Switch(s.index, tuple((q, b.body) for q, b in cases)))
+        return replace(s, cases=cases)
+    return s
+
+
 def _splits_concats(seq: Seq) -> bool:
     """Whether each split (``π0``) in ``seq`` as derived splits a concatenation itself, as a stack's
     ravels concatenated, or a product over one, a vstack raveled (``(i_A ⊔ m_B) × j``, distributed
@@ -752,7 +835,7 @@ class SeqCFIR:
             if isinstance(s, Block):
                 for x in s.stmts:
                     visit(x, parent, edge)
-            elif isinstance(s, While):
+            elif isinstance(s, (While, Bind)):
                 me = node(_lines(s, 0)[0], parent, edge)
                 visit(s.body, me)
             elif isinstance(s, Switch):
@@ -770,7 +853,7 @@ class SeqCFIR:
 def build_cfir(program: Stmt, defs=(), fill=0.0) -> SeqCFIR:
     """The CFIR of ``program`` (Fig. 15); ``defs``: iterator keys bound outside it; ``fill``: the
     result's, which a sub-point computing it does not write."""
-    c = Compiler(fill=fill)
+    c = Compiler(fill=fill, names=index_names(program))
     cfir = c.stmt(program, frozenset(defs))
     return SeqCFIR(program, cfir, c.lattices, c.rewrites)
 
@@ -814,6 +897,6 @@ def sequence_trace(program: Stmt, defs=(), trace: Trace | None = None, fill=0.0,
 
 
 __all__ = ["Read", "Lit", "Temp", "Add", "Mul", "Op", "Cat", "fold", "same_value", "Assign", "Reduce", "Alloc", "Fold",
-           "Block", "Skip", "Forall", "While", "Switch", "SeqCFIR", "loop_spans", "while_tag", "build_cfir",
+           "Block", "Skip", "Forall", "While", "Bind", "Switch", "SeqCFIR", "loop_spans", "while_tag", "build_cfir",
            "remove_locators", "specialize_value", "Compiler", "locatable", "at_coordinate",
            "sequence_trace"]

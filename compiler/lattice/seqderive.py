@@ -61,6 +61,7 @@ from ..notation.drawing import expression_nodes, node_tag
 from ..notation.infer import infer_shapes
 from ..notation.shape import Broadcast, Collapse, Concat, Slice, Split, distinct_bindings
 from .seqreads import separate_reads
+from .seqrewind import grouped_product
 from ..notation.shapedata import shape_data
 from ..tensor import Tensor
 from ..trace import Artifact, Rewrite, Trace
@@ -71,7 +72,7 @@ from .seqnesting import DiscordantWalk, LoopOrder, check_concordant, check_split
 from .seqwalk import stored_entries
 from .sequences import Concat as SeqConcat
 from .sequences import (Intersect, Level, Product, Project, Seq, SequenceError, Stride, Union, Universe, rebuild,
-                        reverse, walk)
+                        reverse)
 from .sequences import Slice as SeqSlice
 from .seqparts import part_keys, tie, walked_whole, with_fill
 from .seqvalues import (algebra_sequence, call_kind, call_sequence, expr_fill, fills_zero, nonfinite_factors,
@@ -380,8 +381,8 @@ class Deriver:
         """The collapse of ``x`` over ``(j, k)`` where ``x`` does not vary with one of them (or
         either): that index's universe in its place, ``U_j × k_b`` for ``b[k]``."""
         a, b = sub(x, j), sub(x, k)
-        return _product(x, Universe(self.size(j), str(j)) if a is None else a,
-                        Universe(self.size(k), str(k)) if b is None else b)
+        return grouped_product(x, Universe(self.size(j), str(j)) if a is None else a,
+                               Universe(self.size(k), str(k)) if b is None else b)
 
     def _seq(self, e, i: Index, log, d):
         """``(rule, Seq(e, i))``, the indices ``e`` consumes :attr:`consumed` in its operands."""
@@ -477,7 +478,7 @@ class Deriver:
                     u = Universe(a.J, str(j))
                     return (f"line 9: collapse into {i} is ×, of a split's minor index first: its universe, "
                             f"each group searched for its coordinate", Product(u, Stride(b.a, a.J, str(j), u)))
-                return f"line 9: collapse into {i} is ×", _product(e, a, b)
+                return f"line 9: collapse into {i} is ×", grouped_product(e, a, b)
             if i in e.indices:
                 return "consumed here", None
             return "line 10: collapse into another index", sub(e.operand)
@@ -755,23 +756,6 @@ def _access_levels(program: Assign, tensors: dict, with_data: bool = True, point
             # (the fibers as the levels' iterators read them, which the kernel's walk follows)
             data[name] = stored_entries(name, t)
     return out, data
-
-
-def _product(e, a: Seq, b: Seq) -> Product:
-    """``a × b``, or a StrategyError where ``a`` repeats the group of a split's minor index (π1) in ``b``
-    over another operand (``(π0(l_a, 3) × U_n) × π1(l_a, 3)``): its π1 shares the cursor of its π0, which
-    stands past the group once the π1 walked it. A π1 whose group a loop around opened restarts at the
-    group's start for each coordinate of ``a`` (:func:`~compiler.lattice.seqrewind.product_rewinds`:
-    ``collapse(broadcast(k:2, split(A[m], m -> (i:1, l:3))), (k, l) -> j)``, np.tile of a row split from
-    a vector)."""
-    for key in {n.group_key for n in walk(b) if isinstance(n, Project) and n.k == 1}:
-        inside = [n for n in walk(a) if isinstance(n, Project) and n.k == 0 and n.group_key == key]
-        # (a product with the π0 on its left repeats each group over its right operand's coordinates)
-        if any(isinstance(n, Product) and n.b.size() > 1 and any(x in inside for x in walk(n.a)) for n in walk(a)):
-            raise StrategyError(f"{e}: the product repeats each group of a split's major index over another "
-                                f"index and restarts its minor index (π1) there, past which the π1 moved their "
-                                f"shared cursor; the looplets strategy lowers it")
-    return Product(a, b)
 
 
 @dataclass(frozen=True)

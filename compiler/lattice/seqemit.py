@@ -75,7 +75,7 @@ from .seqoutput import SeqOutput
 from .seqscatter import ScatteredOutput
 from .seqgroupsort import group_sorted
 from .seqwalk import LeafCode, LeafWalks
-from .seqrewind import cursor_vars, declare_starts, product_rewinds, rewind_stmts, save_stmts
+from .seqrewind import cursor_vars, declare_starts, product_rewinds, restarted, rewind_stmts, save_stmts
 from .seqstride import seek, stride_next, stride_start, unstride
 from .sequences import (EMPTIES, Concat, Intersect, Level, Offset, Pad, Product, Project, Seq, Slice, Stride,
                         Union, Universe, walk)
@@ -370,8 +370,11 @@ class SeqEmitter(LeafWalks):
         return out
 
     def enter(self, s: Seq) -> list:
-        """Record the group of each π0 of ``s`` (for the π1 loops inside)."""
-        return [If(self.valid(n), [ir.Assign(self.group(n), self.eval(n))] + save_stmts(self, n))
+        """Record the group of each π0 of ``s`` (for the π1 loops inside), and where it starts (but
+        where a product's restart keeps that: :func:`~compiler.lattice.seqrewind.restarted`)."""
+        moved = restarted(s)
+        return [If(self.valid(n), [ir.Assign(self.group(n), self.eval(n))]
+                   + ([] if n.group_key in moved else save_stmts(self, n)))
                 for n in walk(s) if isinstance(n, Project) and n.k == 0]
 
     def next(self, s: Seq, absent: dict) -> list:
@@ -511,6 +514,10 @@ class SeqEmitter(LeafWalks):
             return chain or []
         if isinstance(s, cf.While):
             return self.loop(s)
+        if isinstance(s, cf.Bind):
+            # (a product's coordinate, its operands' loops nested: compiler.lattice.seqproductnest)
+            at = BinOp("+", BinOp("*", Var(s.outer), _c(s.size)), Var(s.inner))
+            return [Declare(Var(s.index), I64, at)] + self.out.case(s.index, self.stmt(s.body))
         raise TypeError(f"cannot emit {s!r}")
 
     def computing(self, s, stmts: list, writes: str | None) -> list:
@@ -559,7 +566,8 @@ class SeqEmitter(LeafWalks):
             # (a loop over an output index closes the segment of the output level it indexes)
             inner += self.out.case(w.index, self.stmt(w.body))
             self.known = outside
-            if isinstance(w.body, cf.Switch) or isinstance(w.seq, (Union, Intersect)) or _moved_inside(w):
+            switched = w.body.body if isinstance(w.body, cf.Bind) else w.body
+            if isinstance(switched, cf.Switch) or isinstance(w.seq, (Union, Intersect)) or _moved_inside(w):
                 return inner + self.advance(w.seq, x, {})
             # (nothing in the body moved the loop's cursors: it is still at x)
             return inner + self.next(w.seq, {})
@@ -583,6 +591,8 @@ def _moved_inside(w: cf.While) -> bool:
     def visit(x) -> bool:
         if isinstance(x, cf.While):
             return bool(x.seq.iters() & mine) or visit(x.body)
+        if isinstance(x, cf.Bind):
+            return visit(x.body)
         if isinstance(x, cf.Block):
             return any(visit(y) for y in x.stmts)
         if isinstance(x, cf.Switch):
@@ -660,7 +670,9 @@ def emit_function(low, formats: dict, name: str, out_format=None, dtype: str | N
     if out_format is None:
         out_format = dense(len(program.lhs.indices), fill=0 if low.fill is None else low.fill, dtype=dtype)
     params = [p for t in inputs for p in input_params(t, formats[t])]
-    taken = {str(i) for i in program.lhs.indices} | indices | {p.name for p in params}
+    # (and the loops a product's nesting added: compiler.lattice.seqproductnest)
+    taken = {str(i) for i in program.lhs.indices} | indices | {w.index for w in _whiles(low.cfir.cfir)} \
+        | {p.name for p in params}
     em = SeqEmitter(formats, names, dtype, taken)
     em.rewinding = frozenset(p.group_key for w in _whiles(low.cfir.cfir) for p in w.rewind) | frozenset(
         p.group_key for w in _whiles(low.cfir.cfir) for s in (w.seq, *(x for pair in w.locs for x in pair))
@@ -699,6 +711,8 @@ def _whiles(s):
     """Every ``while`` of the CFIR ``s``."""
     if isinstance(s, cf.While):
         yield s
+        yield from _whiles(s.body)
+    elif isinstance(s, cf.Bind):
         yield from _whiles(s.body)
     elif isinstance(s, cf.Block):
         for x in s.stmts:

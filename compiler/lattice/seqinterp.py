@@ -18,8 +18,8 @@ from typing import Mapping
 
 import numpy as np
 
-from .seqcfir import (Add, Alloc, Assign, Block, Cat, Fold, Lit, Mul, Op, Read, Reduce, SeqCFIR, Skip, Switch, Temp,
-                      While)
+from .seqcfir import (Add, Alloc, Assign, Bind, Block, Cat, Fold, Lit, Mul, Op, Read, Reduce, SeqCFIR, Skip, Switch,
+                      Temp, While)
 from .seqiter import Cursors, advance, enter, equals, eval_, init, locate, resume, valid
 from .seqlattice import edges
 from .seqrewind import rewind
@@ -104,6 +104,9 @@ def interpret(cf, data: Mapping, env: Mapping | None = None) -> Run:
                 run_stmt(x)
         elif isinstance(s, While):
             run_while(s)
+        elif isinstance(s, Bind):
+            idx[s.index] = idx[s.outer] * s.size + idx[s.inner]
+            run_stmt(s.body)
         elif isinstance(s, Switch):
             x = idx[s.index]
             for seq, body in s.cases:

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from .seqrewind import product_rewinds, rewind, save_start
+from .seqrewind import product_rewinds, restarted, rewind, save_start
 from .sequences import (ABSENT, EMPTIES, LEAVES, Concat, Intersect, Offset, Pad, Product, Project, Seq,
                         SequenceError, Slice, Stride, Union, leaf_fiber, lower_bound, stride_at, walk)
 
@@ -410,10 +410,12 @@ def locate(s: Seq, st: Cursors, x: int) -> None:
 
 def enter(s: Seq, st: Cursors) -> None:
     """Record the group each valid π0 in ``s`` is at, and where it starts, for the π1 loops in the body."""
+    moved = restarted(s)
     for node in walk(s):
         if isinstance(node, Project) and node.k == 0 and valid(node, st):
             st.group[node.group_key] = eval_(node, st)
-            save_start(node, st)
+            if node.group_key not in moved:
+                save_start(node, st)
 
 
 class SeqIterator:

@@ -114,6 +114,46 @@ def product_rewinds(p: Product) -> tuple:
     return tuple(out)
 
 
+def restarted(s: Seq) -> frozenset:
+    """The group keys of the π0s in the left operand of a product in ``s``: that product saves where
+    such a group starts as it moves the π0 into it (its restart), not the loop over ``s`` at each of
+    its coordinates, where a π1 on the right may have walked on (``π0(l_a, 3) × (U_n × π1(l_a, 3))``).
+
+    >>> from compiler.lattice.sequences import Level, Universe
+    >>> a = Level("a", 0, "compressed", 6, "l")
+    >>> [k[0] for k in restarted(Product(Project(0, a, 3), Universe(2, "n")))], restarted(Project(0, a, 3))
+    (['π0'], frozenset())
+    """
+    return frozenset(n.group_key for p in walk(s) if isinstance(p, Product) for n in walk(p.a)
+                     if isinstance(n, Project) and n.k == 0)
+
+
+def grouped_product(e, a: Seq, b: Seq) -> Product:
+    """``a × b`` (the collapse ``e``), with a product in ``a`` that repeats the group of a π1 of ``b`` over
+    its right operand taken into ``b`` instead: ``(π0(l_a, 3) × U_n) × π1(l_a, 3)`` (each group of a
+    split repeated over ``n``, np.repeat of a reshape's rows, then collapsed with its minor index) is
+    ``π0(l_a, 3) × (U_n × π1(l_a, 3))``, the same coordinates (a product is associative), where the
+    inner product restarts the π1 at its group's start for each ``n`` (:func:`product_rewinds`): in the
+    first form the π1 moved the cursor it shares with the π0 past the group, and the π0 took the next
+    one. A product repeating it deeper (under a slice) is refused, saying why.
+
+    >>> from compiler.lattice.sequences import Level, Universe
+    >>> a = Level("a", 0, "compressed", 6, "l")
+    >>> print(grouped_product("e", Product(Project(0, a, 3), Universe(2, "n")), Project(1, a, 3)))
+    π0(l_a, 3) × (U_n × π1(l_a, 3))
+    """
+    for key in {n.group_key for n in walk(b) if isinstance(n, Project) and n.k == 1}:
+        inside = [n for n in walk(a) if isinstance(n, Project) and n.k == 0 and n.group_key == key]
+        # (a product with the π0 on its left repeats each group over its right operand's coordinates)
+        if any(isinstance(n, Product) and n.b.size() > 1 and any(x in inside for x in walk(n.a)) for n in walk(a)):
+            if isinstance(a, Product):
+                return grouped_product(e, a.a, grouped_product(e, a.b, b))
+            raise StrategyError(f"{e}: the product repeats each group of a split's major index over another "
+                                f"index inside {a} and restarts its minor index (π1) there, past which the π1 "
+                                f"moved their shared cursor; the looplets strategy lowers it")
+    return Product(a, b)
+
+
 def check_between(loops: list, p1: Project) -> None:
     """Refuse a loop between ``p1``'s major and minor index that iterates a level below a leaf of
     the split operand (``split(A[l, j], l -> (i, k))`` in mode order ``i, j, k``, a transpose) that
@@ -230,5 +270,5 @@ def rewind_stmts(em, p1: Project) -> list:
     return [ir.Assign(v, s) for leaf in sorted(p1.a.iters(), key=str) for v, s in saved.get(leaf.key, ())]
 
 
-__all__ = ["SplitOrder", "unopened", "between", "rewound", "product_rewinds", "check_between", "save_start", "rewind", "cursor_vars", "declare_starts",
-           "save_stmts", "rewind_stmts"]
+__all__ = ["SplitOrder", "unopened", "between", "rewound", "product_rewinds", "restarted", "grouped_product",
+           "check_between", "save_start", "rewind", "cursor_vars", "declare_starts", "save_stmts", "rewind_stmts"]

@@ -314,7 +314,10 @@ STACK_CASES = [
     # (with every axis after it: a concatenation of the operands' ravels, which the lattice walks;
     # a split of it where its groups do not straddle an operand)
     (2, (5, 4), 0, (-1,), "dense", np.nan, "lattice", "concat((collapse(A[j, k], (j, k) -> l), collapse("),
-    (2, (5, 4), 0, (2, 20), "coo", 0.0, "lattice", "split(concat((collapse("),
+    # (rows of 20, each one operand's ravel: the collapse of the stack, whose loop over each part walks
+    # its own operand's entries, compiler.lattice.seqproductnest; before, refused and retried as a split
+    # of the ravels)
+    (2, (5, 4), 0, (2, 20), "coo", 0.0, "lattice", "collapse(concat((broadcast(m:1, A[k, l]), broadcast("),
     (3, (4,), 0, (-1,), "sparse_vector", np.inf, "looplets", "concat((A[j], B[k], C[l]), (j, k, l) -> i)"),
     (2, (2, 3, 2), 0, (12, 2), "csf", 0.0, "lattice", "concat((collapse(A[k, l, j], (k, l) -> m), collapse("),
     (1, (5, 4), 0, (5, 4), "csr", 0.0, "looplets", "out[i, j] = A[i, j]"),

@@ -16,8 +16,6 @@ from hypothesis import strategies as st
 import compiler as ss
 from compiler import array as xp
 from compiler import evaluate
-from compiler.errors import StrategyError
-from compiler.lattice.sequences import SequenceError
 from compiler.tensor import Tensor
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -246,14 +244,18 @@ def test_a_collapse_of_an_hstack_into_a_matrix_and_inside_a_reduction(out, fa, f
     np.testing.assert_allclose(run_all(program, tensors), want)
 
 
-def test_a_ravel_of_an_hstack_with_a_broadcast_part_is_still_refused_naming_looplets():
-    """A part that reads no level of its own outer index (a broadcast vector) has no product of
-    its own: still refused as the sequence layer documents."""
-    A = Tensor.from_numpy(np.eye(2, 3), "csr")
-    x = Tensor.from_numpy(np.arange(1.0, 3.0), "sparse")
+@pytest.mark.parametrize("fa", ["csr", "coo"])
+def test_a_ravel_of_an_hstack_with_a_broadcast_part_nests_the_rows_loops(fa):
+    """A part that reads no level of its own outer index (a broadcast vector) has no product of its own:
+    the loop over ``(i_A ∪ i_x) × (j_A ⊔ U_k)`` runs the concatenation's loops inside each row
+    (seqproductnest; before, refused naming looplets)."""
+    A = Tensor.from_numpy(np.array([[1.0, 0, 2.0], [0, 0, 0]]), fa)
+    x = Tensor.from_numpy(np.array([0, 3.0]), "sparse")
     program = "c[m] = collapse(concat((A[i, j], broadcast(k:2, x[i])), (j, k) -> l), (i, l) -> m)"
-    with pytest.raises((SequenceError, StrategyError), match=r"strategy='looplets'|right operand of a product"):
-        ss.lower(program, strategy="lattice", A=A, x=x)
+    want = np.hstack([A.to_numpy(), np.repeat(x.to_numpy()[:, None], 2, axis=1)]).ravel()
+    np.testing.assert_array_equal(run_all(program, {"A": A, "x": x}), want)
+    cfir = ss.lower(program, strategy="lattice", A=A, x=x).trace.find("cfir")[0].after_text
+    assert "while m_col <- j_A ⊔ U_k" in cfir and "m = m_row·5 + m_col" in cfir, cfir
 
 
 @st.composite

@@ -108,13 +108,14 @@ def test_the_array_front_ends_tile_of_a_reshape_is_one_lattice_kernel():
                        np.tile(x.reshape(4, 3), (1, 3)) * y, "csr")
 
 
-def test_a_product_repeating_the_group_over_another_index_is_refused_saying_why():
+def test_a_product_repeating_the_group_over_another_index_restarts_its_minor_walk():
+    # ((π0 × U_n) × π1 is π0 × (U_n × π1): the inner product restarts the π1 at its group's start for each n;
+    # before, refused. More in test_seq_product_operands.py)
     a = np.array([1.0, 0, 3, 4, 5, 0])
     program = "out[j] = collapse(collapse(broadcast(n:2, split(A[m], m -> (i:2, l:3))), (i, n) -> k), (k, l) -> j)"
-    with pytest.raises(StrategyError, match=r"repeats each group of a split's major index over another index"):
-        ss.lower(program, strategy="lattice", A=vector(a, "sparse"))
-    np.testing.assert_array_equal(ss.lower(program, A=vector(a, "sparse"))(A=vector(a, "sparse")).to_numpy(),
-                                  evaluate(program, A=a)[0])
+    k = check(program, {"A": vector(a, "sparse")})
+    np.testing.assert_array_equal(k(A=vector(a, "sparse")).to_numpy(), np.repeat(a.reshape(2, 1, 3), 2, 1).ravel())
+    assert "while j <- π0(m_A, 3) × (U_n × π1(m_A, 3))" in k.trace.find("cfir")[0].after_text
 
 
 # -- a sparse level below the split, looped between its indices ----------------------------------------

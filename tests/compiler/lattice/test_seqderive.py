@@ -284,12 +284,17 @@ def test_refusals_name_the_node():
                               dict(M=stored(np.array([[1.0, 0, 2]]), "csr"), v=np.array([0, 3.0, 4]), x=np.ones(3))),
                              ("C[l, i] = concat((A[j, i], B[k, i] + 1), (j, k) -> l)", dict(A=A, B=A))):
         np.testing.assert_array_equal(seq_evaluate(program, **tensors), evaluate(program, **tensors)[0])
-    # what the sequence layer refuses: a union in a product's right operand (a collapse of a
-    # product with a sum inside; a collapse of a sum is a union of products, a broadcast term's
-    # with a universe, and a concatenation of parts reading their own tensors, an hstack's ravel,
-    # one product per part)
+    # a union in a product's right operand (a collapse of a product with a sum inside): its operands' loops
+    # nested, the right one's lattice in each row (before, refused); a collapse of a sum is a union of
+    # products, a broadcast term's with a universe, and a concatenation of parts reading their own tensors,
+    # an hstack's ravel, one product per part
+    np.testing.assert_array_equal(
+        seq_evaluate("c[m] = collapse(A[i, j] * (A[i, j] + v[i]), (i, j) -> m)", A=A, v=np.arange(3.0)),
+        (np.eye(3) * (np.eye(3) + np.arange(3.0)[:, None])).ravel())
+    # ... but not a product under a union, whose loop walks it beside another operand
     with pytest.raises(SequenceError, match=r"in the right operand of a product is not supported"):
-        seq_evaluate("c[m] = collapse(A[i, j] * (A[i, j] + v[i]), (i, j) -> m)", A=A, v=np.arange(3.0))
+        seq_evaluate("c[m] = collapse(A[i, j] * (A[i, j] + v[i]), (i, j) -> m) + w[m]", A=A, v=np.arange(3.0),
+                     w=stored(np.arange(9.0), "sparse"))
     np.testing.assert_array_equal(seq_evaluate("c[m] = collapse(A[i, j] + v[i], (i, j) -> m)", A=A, v=np.arange(3.0)),
                                   (np.eye(3) + np.arange(3.0)[:, None]).ravel())
     np.testing.assert_array_equal(seq_evaluate("c[m] = collapse(A[i, j] + B[i, j], (i, j) -> m)", A=A, B=A),
@@ -482,14 +487,15 @@ def test_what_the_collapse_property_found():
 def test_a_product_restarting_a_split_s_minor_index_within_its_group():
     # (a π1 walks its group once, sharing its π0's cursor: restarted for each coordinate of a broadcast,
     # np.tile of a row split from a vector, it restarts at the group's start the loop over i saved; a π0
-    # repeated over another index in the product itself stays refused: the π1 moved the cursor past it)
+    # repeated over another index in the product itself, (π0 × U_l) × π1, is π0 × (U_l × π1), whose inner
+    # product restarts the π1 at the group's start the π0 saved: before, refused)
     v = np.array([1.0, 2.0, 3.0])
     np.testing.assert_array_equal(
         seq_evaluate("out[i, j] = collapse(broadcast(k:2, split(A[m], m -> (i:1, l:3))), (k, l) -> j)", A=v),
         np.tile(v, 2)[None, :])
-    with pytest.raises(StrategyError, match=r"repeats each group of a split's major index over another index"):
+    np.testing.assert_array_equal(
         seq_evaluate("out[n] = collapse(collapse(broadcast(l:2, split(A[p], p -> (k:1, m:3))), (k, l) -> q), "
-                     "(q, m) -> n)", A=v)
+                     "(q, m) -> n)", A=v), np.tile(v, 2))
     # (a π1 under its own π0, once per group, stays: a split collapsed back, and a broadcast outside it)
     six = np.arange(6.0)
     np.testing.assert_array_equal(seq_evaluate("c[k] = collapse(split(a[m], m -> (i:2, j:3)), (i, j) -> k)", a=six),

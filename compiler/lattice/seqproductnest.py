@@ -1,0 +1,101 @@
+"""A product whose right operand holds a union or a concatenation, its loops nested (issue 30): the
+right operand's lattice inside each coordinate of the left one, as TACO nests an inner loop's.
+
+The lattice takes a product's edges from its left operand only (Fig. 13): its right operand restarts
+inside the product's iterator, at each coordinate of the left. A union there, as in the collapse
+``c[m] = collapse(A[i, j] * (B[i, j] + C[i, j]), (i, j) -> m)`` of CSR matrices, iterating ``(i_A ∩
+(i_B ∪ i_C)) × (j_A ∩ (j_B ∪ j_C))``, has operands that run out within a row, one before the other:
+one loop over the product would leave the row as soon as either did, skipping the other's rest of it.
+So a loop whose sequence is such a product (:func:`nests`) becomes two: one over the left operand
+and, inside it, the loops of the right operand's own lattice, built for the leaves the outer loop's
+case has there (``j_C`` is not walked in a row where ``C`` stores nothing); the product's coordinate
+is ``outer·|b| + inner`` (the CFIR's :class:`~compiler.lattice.seqcfir.Bind`). Each coordinate is
+visited once, in increasing order, so the output is appended as before. Inside a loop over a part of a
+concatenation, the leaves only another part reads are not walked (``stack([A, B]).reshape(2, -1)``: each
+part's rows walk its own operand's entries).
+
+>>> from compiler.lattice.sequences import Level, Product, Union
+>>> from compiler.lattice.seqcfir import Add, Assign, Forall, Read, build_cfir
+>>> (iB, jB), (iC, jC) = ((Level(t, 0, "dense", 2, "i"), Level(t, 1, "compressed", 3, "j")) for t in "BC")
+>>> seq = Product(Union(iB, iC), Union(jB, jC))
+>>> print(build_cfir(Forall("m", seq, Assign("c", ("m",), Add(Read("B", (iB, jB)), Read("C", (iC, jC)))))).text())
+while m_row <- i_B with i_C = i_B
+  while m_col <- j_B ∪ j_C
+    m = m_row·3 + m_col
+    switch m_col
+    case j_B ∪ j_C:
+      c(m) = B(i_B, j_B) + C(i_C, j_C)
+    case j_B:
+      c(m) = B(i_B, j_B)
+    case j_C:
+      c(m) = C(i_C, j_C)
+  while m_col <- j_B
+    m = m_row·3 + m_col
+    c(m) = B(i_B, j_B)
+  while m_col <- j_C
+    m = m_row·3 + m_col
+    c(m) = C(i_C, j_C)
+>>> nests(seq), nests(Product(iB, jB)), nest_names("m", {"m", "m_row"})
+(True, False, ('m_row1', 'm_col'))
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields, is_dataclass
+
+from .sequences import Concat, Product, Seq, Union, walk
+
+
+def nests(s: Seq) -> bool:
+    """Whether the loop over ``s`` nests its operands' loops: ``s`` a product whose right operand
+    holds a union or a concatenation (which one loop over the product cannot walk: see above)."""
+    return isinstance(s, Product) and any(isinstance(n, (Union, Concat)) for n in walk(s.b))
+
+
+def nest_names(index: str, taken) -> tuple[str, str]:
+    """The names of the loops over the left and the right operand of the product ``index`` walks,
+    none of ``taken``."""
+    def fresh(base: str) -> str:
+        name, n = base, 0
+        while name in taken:
+            n += 1
+            name = f"{base}{n}"
+        return name
+    return fresh(f"{index}_row"), fresh(f"{index}_col")
+
+
+def _held(stmt) -> list:
+    """The statements ``stmt`` (CIN or CFIR) holds: a loop's body, a block's, a switch's cases'."""
+    out = []
+    for f in fields(stmt) if is_dataclass(stmt) else ():
+        if f.name in ("body", "stmts", "cases"):
+            v = getattr(stmt, f.name)
+            out += [x[1] if isinstance(x, tuple) else x for x in (v if isinstance(v, tuple) else (v,))]
+    return out
+
+
+def index_names(stmt) -> set:
+    """Every index name the statement ``stmt`` (CIN or CFIR) loops over or writes at.
+
+    >>> from compiler.lattice.seqcfir import Assign, Forall, Lit
+    >>> from compiler.lattice.sequences import Universe
+    >>> sorted(index_names(Forall("i", Universe(2, "i"), Assign("c", ("i", "k"), Lit(1.0)))))
+    ['i', 'k']
+    """
+    out = {getattr(stmt, f, None) for f in ("index", "outer", "inner")} - {None}
+    out |= set(getattr(stmt, "idxs", ()))
+    return out.union(*(index_names(x) for x in _held(stmt)))
+
+
+def writes_at(stmt, index: str) -> bool:
+    """Whether ``stmt`` writes an output (or adds into one) at ``index``: a product's coordinate
+    nested away is bound only where it is (a sum over it reads none).
+
+    >>> from compiler.lattice.seqcfir import Assign, Block, Lit, Reduce
+    >>> writes_at(Block((Reduce("t", (), Lit(1.0)),)), "m"), writes_at(Assign("c", ("m",), Lit(1.0)), "m")
+    (False, True)
+    """
+    return index in getattr(stmt, "idxs", ()) or any(writes_at(x, index) for x in _held(stmt))
+
+
+__all__ = ["nests", "nest_names", "index_names", "writes_at"]
