@@ -324,17 +324,8 @@ class LeafWalks:
         c = self.code(leaf)
         if c.kind in ("dense", "universe"):
             return [ir.Assign(c.p, x)]
-        if c.kind == "walk":
-            # (no array of coordinates to gallop over: step to the first at or past the target, the
-            # last at or below it walked backwards)
-            t = BinOp("-", BinOp("-", c.size, _c(1)), x) if c.reverse else x
-            ahead = BinOp(">", self.stored(c), t) if c.reverse else BinOp("<", self.stored(c), t)
-            return [ir.While(and_(self.leaf_valid(leaf.key), ahead), self.leaf_next(leaf))]
-        if c.reverse:
-            # the last stored coordinate at or below the one x reads, from the cursor down
-            t = BinOp("-", BinOp("-", c.size, _c(1)), x)
-            if c.seg is None:
-                return [If(BinOp(">", c.p, c.end), gallop_back_stmts(c.p, c.idx, c.end, t, self.fresh))]
+        t = BinOp("-", BinOp("-", c.size, _c(1)), x) if c.reverse else x
+        if c.reverse and c.seg is not None:
             # a COO mode's segment: gallop down over the entries below it to the last at or below
             # the target (its segment then ends after it), as a SparseList's cursor does
             below = BinOp("-", c.end, _c(1))
@@ -343,8 +334,27 @@ class LeafWalks:
                 If(BinOp(">", c.p, below), gallop_back_stmts(c.p, c.idx, below, t, self.fresh)),
                 ir.Assign(c.seg, BinOp("+", c.p, _c(1))),
             ] + self.segment_back(c))]
-        # a lower bound from the cursor on: the emitter locates a sparse level only forward
-        return [If(BinOp("<", c.p, c.end), gallop_stmts(c.p, c.idx, c.end, x, self.fresh))] + self.segment(c)
+        seek = self.leaf_seek(leaf, x)
+        if c.kind == "walk":
+            # (the first coordinate at or past the target, the last at or below it walked backwards,
+            # as the level's iterator finds it; stepped to, where it cannot)
+            ahead = and_(self.leaf_valid(leaf.key), BinOp(">", self.stored(c), t) if c.reverse
+                         else BinOp("<", self.stored(c), t))
+            return [If(ahead, seek)] if seek is not None else [ir.While(ahead, self.leaf_next(leaf))]
+        # a sorted list from the cursor on (down, walked backwards)
+        return [If(self.leaf_valid(leaf.key), seek)] + ([] if c.reverse else self.segment(c))
+
+    def leaf_seek(self, leaf, x):
+        """Statements moving ``leaf``'s sparse cursor, in its fiber at a sequence coordinate below
+        ``x``, to the first entry at or past ``x``, as its level's iterator finds it
+        (:meth:`~compiler.lattice.iterators.ModeIterator.seek_stmts`: a list's gallop, a band's
+        position, a run list's gallop over its runs); None where the level can only be stepped
+        there. (A COO mode's segment is the caller's to find after it.)"""
+        c = self.code(leaf)
+        if c.reverse:
+            t = BinOp("-", BinOp("-", c.size, _c(1)), x)
+            return c.it.seek_back_stmts(c.p, c.end, t, c.up)
+        return c.it.seek_stmts(c.p, c.end, x, c.up, c.block)
 
 
 __all__ = ["LeafCode", "LeafWalks", "UnwalkableLevel", "stored_entries", "storage_iterators", "walk_kind",

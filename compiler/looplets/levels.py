@@ -42,7 +42,7 @@ from ..imperative.ir import (Assign, BinOp, CompoundAssign, Const, Declare, If, 
 from ..levels import (Dense, Element, Pattern, RunList, SparseBand, SparseBlockList, SparseByteMap, SparseCOO,
                       SparseHash, SparseInterval, SparseList, SparsePoint, SparseRunList)
 from . import extents as X
-from .looplets import (AcceptRun, Case, Fill, Lookup, Switch, Phase, Positions, Run, Sequence, Spike,
+from .looplets import (AcceptRun, Case, Descent, Fill, Lookup, Switch, Phase, Positions, Run, Sequence, Spike,
                        Stepper, Thunk)
 from .fibers import SubFiber, TensorInfo, child_fiber, fiber_tag, fill_value
 from .gallop_looplets import (unfurl_sparse_block_list_gallop, unfurl_sparse_byte_map_gallop,
@@ -113,8 +113,8 @@ def unfurl_sparse_list(f: SubFiber, ctx, mode, child_of=None):
         next=(CompoundAssign("+", q, Const(1, "int64")),),
         preamble=(Declare(j, "int64", Load(idx_b, q)),),
         positions=Positions(q, q_stop, last, lambda p: Load(idx_b, p),
-                            lambda v, t: gallop_from(v, q, idx_b, q_stop, t, ctx.fresh),
-                            search_down=lambda lo, t: search_down_stmts(q, idx_b, lo, t)))
+                            lambda v, t: gallop_from(v, q, idx_b, q_stop, t, ctx.fresh)),
+        descent=Descent(q, q_stop, lambda lo, t: search_down_stmts(q, idx_b, lo, t)))
     return Thunk(pre, Sequence((Phase(last, stepper), Phase(None, Fill(fill_value(info))))))
 
 
@@ -341,6 +341,20 @@ def unfurl_sparse_band(f: SubFiber, ctx, mode):
 # --------------------------------------------------------------------------- SparseBlockList
 
 
+def descent_over_ends(r, r_stop, ends_b) -> Descent:
+    """How a stepper over blocks or runs ``[r, r_stop)`` (each ending before ``ends[r]``) seeks down
+    its fiber: a gallop down the ends, to the first block or run in ``[lo, r)`` that ends past the
+    target, O(log distance) (a cursor carried down a fiber, :mod:`.carried`).
+
+    >>> from compiler.imperative import pretty
+    >>> from compiler.imperative.ir import Buffer
+    >>> d = descent_over_ends(Var("rA"), Var("rA_stop"), Buffer("A1_right", "int64"))
+    >>> print(pretty(d.seek(Var("rA_lo"), Var("i"))[0]))
+    rA = seek_back(A1_right, rA - 1, rA_lo - 1, i) + 1;
+    """
+    return Descent(r, r_stop, lambda lo, t: search_down_stmts(r, ends_b, lo, X.add(t, 1)))
+
+
 def unfurl_sparse_block_list(f: SubFiber, ctx, mode):
     """SparseBlockList: a Stepper over blocks, each fill then a located block, then fill."""
     if mode != "read":
@@ -363,7 +377,8 @@ def unfurl_sparse_block_list(f: SubFiber, ctx, mode):
         next=(CompoundAssign("+", r, Const(1, "int64")),),
         preamble=(Declare(e, "int64", Load(idx_b, r)),
                   Declare(q0, "int64", Load(ofs_b, r)),
-                  Declare(lo, "int64", X.sub(e, X.sub(Load(ofs_b, X.add(r, 1)), q0)))))
+                  Declare(lo, "int64", X.sub(e, X.sub(Load(ofs_b, X.add(r, 1)), q0)))),
+        descent=descent_over_ends(r, r_stop, idx_b))
     return Thunk(pre, Sequence((Phase(last, stepper), Phase(None, fill))))
 
 
@@ -384,7 +399,8 @@ def unfurl_run_list(f: SubFiber, ctx, mode):
         seek=lambda start: (If(BinOp("<", r, r_stop), search_stmts(r, right_b, r_stop, X.add(start, 1), ctx.fresh)),),
         stop=e, chunk=Run(child_fiber(f, r)),
         next=(CompoundAssign("+", r, Const(1, "int64")),),
-        preamble=(Declare(e, "int64", Load(right_b, r)),))
+        preamble=(Declare(e, "int64", Load(right_b, r)),),
+        descent=descent_over_ends(r, r_stop, right_b))
     return Thunk(pre, stepper)
 
 
@@ -492,7 +508,8 @@ def unfurl_sparse_run_list(f: SubFiber, ctx, mode):
         seek=lambda start: tuple(search_stmts(r, right_b, r_stop, X.add(start, 1), ctx.fresh)),
         stop=e, chunk=Sequence((Phase(lo, fill), Phase(None, Run(child_fiber(f, r))))),
         next=(CompoundAssign("+", r, Const(1, "int64")),),
-        preamble=(Declare(lo, "int64", Load(left_b, r)), Declare(e, "int64", Load(right_b, r))))
+        preamble=(Declare(lo, "int64", Load(left_b, r)), Declare(e, "int64", Load(right_b, r))),
+        descent=descent_over_ends(r, r_stop, right_b))
     return Thunk(pre, Sequence((Phase(last, stepper), Phase(None, fill))))
 
 
