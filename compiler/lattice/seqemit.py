@@ -365,13 +365,14 @@ class SeqEmitter(LeafWalks):
         x = self.eval(a) if isinstance(a, Level) and self.code(a).kind == "walk" else None
         if x is None or self.leaf_seek(a, x) is None:
             return self.next(a, absent)
-        target = Var(self.fresh("kept"))
-        past = BinOp("-", x, _c(s.start)) if s.start else x
+        if s.step == 1:
+            return self.leaf_seek(a, _c(s.start))
         # (the start, or the next multiple of the step past it)
-        kept = BinOp("+", x, BinOp("-", _c(s.step), BinOp("%", past, _c(s.step))))
-        at = _c(s.start) if s.step == 1 else ir.Select(BinOp("<", x, _c(s.start)), _c(s.start), kept) if s.start \
-            else kept
-        return [Declare(target, "int64", at)] + self.leaf_seek(a, target)
+        skipped, target = Var(self.fresh("skipped")), Var(self.fresh("kept"))
+        past = BinOp("-", skipped, _c(s.start)) if s.start else skipped
+        kept = BinOp("+", skipped, BinOp("-", _c(s.step), BinOp("%", past, _c(s.step))))
+        at = ir.Select(BinOp("<", skipped, _c(s.start)), _c(s.start), kept) if s.start else kept
+        return [Declare(skipped, "int64", x), Declare(target, "int64", at)] + self.leaf_seek(a, target)
 
     def resume(self, s: Seq, absent: dict) -> list:
         out = []

@@ -16,7 +16,10 @@ follows from what the level's iterator says it is (:func:`walk_kind`):
 * ``walk``: any other level (SparseBand, SparseBlockList, RunList, SparseRunList, SparseInterval,
   a user's): its fiber bounds, the coordinate of a position (given the fiber and the block or run
   the iterator keeps beside it, brought up to the position after every move), its child, and a
-  locate that steps forward to the first coordinate at or past the target.
+  locate to the first coordinate at or past the target as the iterator finds it
+  (:meth:`~compiler.lattice.iterators.ModeIterator.seek_stmts`: a band's position computed, a
+  gallop over a block list's or run list's ends, an interval's coordinate), or stepped to where
+  the iterator cannot say.
 
 A level the walk cannot take (walked backwards while it keeps a block beside its position, whose
 iterator moves only forward; or a level class no iterator is registered for) raises
@@ -44,7 +47,7 @@ from ..errors import StrategyError
 from ..format import Format
 from ..imperative import ir
 from ..imperative.ir import BinOp, Cast, Const, If, Load, Var, and_, not_
-from ..imperative.search import gallop_back_stmts, gallop_stmts
+from ..imperative.search import gallop_back_stmts
 from ..levels import SparseList
 from .iterators import iterator_factory, mode_iterators, py_arrays
 
@@ -207,8 +210,7 @@ class LeafWalks:
         c = self.code(leaf)
         if c.kind in ("dense", "universe"):
             return c.p
-        x = self.stored(c)
-        return BinOp("-", BinOp("-", c.size, _c(1)), x) if c.reverse else x
+        return self.target(c, self.stored(c))
 
     def stored(self, c: LeafCode) -> ir.Expr:
         """The stored coordinate at a sparse cursor (its iterator's, given the fiber and block)."""
@@ -324,7 +326,7 @@ class LeafWalks:
         c = self.code(leaf)
         if c.kind in ("dense", "universe"):
             return [ir.Assign(c.p, x)]
-        t = BinOp("-", BinOp("-", c.size, _c(1)), x) if c.reverse else x
+        t = self.target(c, x)
         if c.reverse and c.seg is not None:
             # a COO mode's segment: gallop down over the entries below it to the last at or below
             # the target (its segment then ends after it), as a SparseList's cursor does
@@ -352,9 +354,14 @@ class LeafWalks:
         there. (A COO mode's segment is the caller's to find after it.)"""
         c = self.code(leaf)
         if c.reverse:
-            t = BinOp("-", BinOp("-", c.size, _c(1)), x)
-            return c.it.seek_back_stmts(c.p, c.end, t, c.up)
+            return c.it.seek_back_stmts(c.p, c.end, self.target(c, x), c.up)
         return c.it.seek_stmts(c.p, c.end, x, c.up, c.block)
+
+    @staticmethod
+    def target(c: LeafCode, x) -> ir.Expr:
+        """The stored coordinate the sequence coordinate ``x`` reads, and the other way round (walked
+        backwards, counted down from the last: its own inverse)."""
+        return BinOp("-", BinOp("-", c.size, _c(1)), x) if c.reverse else x
 
 
 __all__ = ["LeafCode", "LeafWalks", "UnwalkableLevel", "stored_entries", "storage_iterators", "walk_kind",

@@ -48,7 +48,7 @@ from .fibers import SubFiber, TensorInfo, child_fiber, fiber_tag, fill_value
 from .gallop_looplets import (unfurl_sparse_block_list_gallop, unfurl_sparse_byte_map_gallop,
                               unfurl_sparse_hash_gallop, unfurl_sparse_list_gallop, unfurl_sparse_run_list_gallop)
 from ..imperative.search import lower_bound_call
-from .searching import gallop_from, search_down_stmts, search_stmts
+from .searching import descent_over_ends, gallop_from, search_down_stmts, search_stmts
 
 
 def declare_last(ctx, f: SubFiber, last, q, q_stop, crd_b, mode: int = 0):
@@ -339,20 +339,6 @@ def unfurl_sparse_band(f: SubFiber, ctx, mode):
 
 
 # --------------------------------------------------------------------------- SparseBlockList
-
-
-def descent_over_ends(r, r_stop, ends_b) -> Descent:
-    """How a stepper over blocks or runs ``[r, r_stop)`` (each ending before ``ends[r]``) seeks down
-    its fiber: a gallop down the ends, to the first block or run in ``[lo, r)`` that ends past the
-    target, O(log distance) (a cursor carried down a fiber, :mod:`.carried`).
-
-    >>> from compiler.imperative import pretty
-    >>> from compiler.imperative.ir import Buffer
-    >>> d = descent_over_ends(Var("rA"), Var("rA_stop"), Buffer("A1_right", "int64"))
-    >>> print(pretty(d.seek(Var("rA_lo"), Var("i"))[0]))
-    rA = seek_back(A1_right, rA - 1, rA_lo - 1, i) + 1;
-    """
-    return Descent(r, r_stop, lambda lo, t: search_down_stmts(r, ends_b, lo, X.add(t, 1)))
 
 
 def unfurl_sparse_block_list(f: SubFiber, ctx, mode):

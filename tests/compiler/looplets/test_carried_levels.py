@@ -8,7 +8,7 @@ cursor (a band's a lookup).
 
 Vectors and matrices' rows of each level, steps -1, -2, -5 (and forward ones), fills 0, 1 and NaN with NaN
 and ±inf stored, empty and all-fill operands; every kernel against numpy, the dense oracle and the IR
-interpreter."""
+interpreter. (A loop program's descending windows over these levels: test_shape_carried.)"""
 
 import numpy as np
 import pytest
@@ -127,30 +127,6 @@ def test_the_rows_of_a_matrix_reversed(level):
         np.testing.assert_array_equal(evaluate(k.program, **k.arguments)[0], op(a))
         np.testing.assert_array_equal(k.interpret().to_numpy(), op(a))
         assert carried_down(k), [s.note for s in k.trace.steps if s.stage == "carry"]
-
-
-LOOPS_DOWN = '''
-def k(y, x):
-    y[...] = 0
-    for i in range(3):
-        for j in range(4):
-            y[i, j] = x[j + (2 - i) * STRIDE]
-'''
-
-
-@pytest.mark.parametrize("stride, carried", [(4, True), (5, True), (2, False)])
-@pytest.mark.parametrize("level", list(STEPPED), ids=lambda L: L.__name__)
-def test_a_loop_programs_descending_windows(level, stride, carried):
-    """Windows that descend are walked down the fiber; overlapping ones (row i + 1 rereads what row i's walk
-    passed) search from the fiber's start."""
-    from compiler.looplets import loop_program
-    x = np.array([0, 1.0, nan, 2.0, 2.0, 0, 0, 4.0, -inf, 0, 6.0, 6.0, 0, 8.0])
-    X = vector_of(x, level, 0.0)
-    k = ss.lower(loop_program(source=LOOPS_DOWN.replace("STRIDE", str(stride))), strategy="looplets", y="dense", x=X)
-    want = np.array([[x[j + (2 - i) * stride] for j in range(4)] for i in range(3)])
-    np.testing.assert_array_equal(k(x=X).to_numpy(), want)
-    np.testing.assert_array_equal(k.interpret(x=X).to_numpy(), want)
-    assert carried_down(k) == carried, k.trace
 
 
 @settings(max_examples=15, deadline=None)
