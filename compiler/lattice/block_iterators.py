@@ -32,8 +32,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .. import serialize
-from ..imperative.ir import BinOp, CompoundAssign, Const, Declare, Load, Select, While, and_
-from ..imperative.search import lower_bound_call
+from ..imperative.ir import Assign, BinOp, CompoundAssign, Const, Declare, If, Load, Select, While, and_
+from ..imperative.search import lower_bound_call, seek_call
 from ..levels import SparseBand, SparseBlockList
 from .iterators import ModeIterator, iterated_by, register_iterator
 
@@ -121,6 +121,35 @@ class BlockListIterator(ModeIterator):
     def stored_count(self, fibers):
         return self._ofs(Load(self.param(self.starts), fibers))
 
+    def _position_in(self, block, i):
+        """IR of the position coordinate ``i`` has in ``block`` (if the block holds it): counted back
+        from the block's end, ``ofs[r + 1] - (idx[r] - i)``."""
+        end = Load(self.param(self.block_ends), block)
+        return BinOp("-", self._ofs(BinOp("+", block, 1)), BinOp("-", end, i))
+
+    def seek_stmts(self, p, end, target, parent=None, block=None):
+        """Gallop over the blocks' ends from the cursor's block to the first that ends past
+        ``target``; the cursor goes to its first position, or to the target's if the block holds it
+        (the fiber's end past its last block, whose first position that is).
+
+        >>> from compiler.format import Format
+        >>> from compiler.levels import Dense, Element
+        >>> from compiler.imperative.ir import Var
+        >>> from compiler.lattice.iterators import mode_iterators
+        >>> it = mode_iterators("A", "A", Format(Dense(SparseBlockList(Element(0.0)))))[1]
+        >>> print(*it.seek_stmts(Var("pA1"), Var("pA1_end"), Var("j"), Var("i"), Var("rA1")), sep=chr(10))
+        rA1 = seek(A1_idx, rA1, A1_pos[i + 1], j + 1);
+        pA1 = A1_ofs[rA1];
+        if (pA1 < pA1_end && pA1 + (A1_idx[rA1] - A1_ofs[rA1 + 1]) < j) {
+            pA1 = A1_ofs[rA1 + 1] - (A1_idx[rA1] - j);
+        }
+        """
+        idx, stop = self.param(self.block_ends), Load(self.param(self.starts), _next(parent))
+        return [Assign(block, seek_call(idx, block, stop, _next(target))),
+                Assign(p, self._ofs(block)),
+                If(and_(BinOp("<", p, end), BinOp("<", self.coord(p, parent, block), target)),
+                   [Assign(p, self._position_in(block, target))])]
+
     def search_stmts(self, q, parent, i, fresh):
         """Bisect the fiber's blocks for the first that ends past ``i``; ``i`` is stored if that
         block starts at or before it, at ``ofs[r + 1] - (idx[r] - i)``."""
@@ -129,9 +158,7 @@ class BlockListIterator(ModeIterator):
         pos, idx = self.param(self.starts), self.param(self.block_ends)
         return [Declare(end, "int64", Load(pos, _next(parent))),
                 Declare(lo, "int64", lower_bound_call(idx, Load(pos, parent), end, BinOp("+", i, one))),
-                Declare(at, "int64", Select(BinOp("<", lo, end),
-                                            BinOp("-", self._ofs(BinOp("+", lo, one)), BinOp("-", Load(idx, lo), i)),
-                                            Const(-1, "int64"))),
+                Declare(at, "int64", Select(BinOp("<", lo, end), self._position_in(lo, i), Const(-1, "int64"))),
                 Declare(q, "int64", Select(and_(BinOp("<", lo, end), BinOp("<=", self._ofs(lo), at)),
                                            at, Const(-1, "int64")))]
 

@@ -56,8 +56,8 @@ import numpy as np
 from ..binding import array_name
 from ..errors import StrategyError
 from ..format import Format
-from ..imperative.ir import Assign, BinOp, Const, Declare, Load, Var, While, and_
-from ..imperative.search import lower_bound_call
+from ..imperative.ir import Assign, BinOp, Const, Declare, If, Load, Var, While, and_
+from ..imperative.search import gallop_back_stmts, gallop_stmts, lower_bound_call
 from ..levels import Dense, SparseByteMap, SparseCOO, SparseHash, SparseList, SparsePoint
 from ..levels.level import Level
 
@@ -229,6 +229,60 @@ class ModeIterator:
         """
         return lower_bound_call(self.param(self.crd), lo, hi, target)
 
+    def seek_stmts(self, p, end, target, parent=None, block=None):
+        """Statements moving the cursor ``p`` of a walk over the fiber under ``parent`` (its
+        positions below ``end``), in the fiber at a coordinate below ``target``, to the first
+        position whose coordinate is at least ``target`` (``end`` if none), and the ``block`` kept
+        beside it to the block holding it; None where the level can only be stepped there (TACO's
+        locate capability, asked of the level: the sequence emitter's locate and a slice's stride,
+        :mod:`compiler.lattice.seqwalk`). A sorted list gallops over its coordinates (O(log
+        distance), the cursor in its fiber is all it needs); a level that computes a coordinate's
+        position (:meth:`position_of`) goes straight there (O(1)).
+
+        >>> it = ModeIterator("A", "A", 0, 0, 0, "SparseList", compressed=True)
+        >>> print(*it.seek_stmts(Var("pA0"), Var("pA0_end"), Var("i")))
+        pA0 = seek(A0_idx, pA0, pA0_end, i);
+        """
+        if self.entered_by_search:
+            return gallop_stmts(p, self.param(self.crd), end, target)
+        # (a block kept beside the position moves with it: the level says how, overriding this)
+        return None if self.keeps_block else self.seek_position(p, end, target, parent)
+
+    def seek_back_stmts(self, p, end, target, parent=None):
+        """:meth:`seek_stmts` walking the fiber backwards (``end`` one below its first position, the
+        cursor at a coordinate above ``target``): the last position whose coordinate is at most
+        ``target`` (``end`` if none); None where the level can only be stepped there (one keeping
+        a block beside the position moves it forward only).
+
+        >>> it = ModeIterator("A", "A", 0, 0, 0, "SparseList", compressed=True)
+        >>> print(*it.seek_back_stmts(Var("pA0"), Var("pA0_lo"), Var("i")))
+        pA0 = seek_back(A0_idx, pA0, pA0_lo, i);
+        """
+        if self.keeps_block:
+            return None
+        if self.entered_by_search:
+            return gallop_back_stmts(p, self.param(self.crd), end, target)
+        return self.seek_position(p, end, target, parent, back=True)
+
+    def seek_position(self, p, end, target, parent=None, back=False):
+        """Statements putting the cursor ``p`` at the position ``target`` would have
+        (:meth:`position_of`), no further than ``end`` (walked backwards, ``back``: no lower); None
+        where the level does not compute positions.
+
+        >>> from compiler.format import Format
+        >>> from compiler.levels import Element, SparseBand
+        >>> it = mode_iterators("A", "A", Format(SparseBand(Element(0.0))))[0]
+        >>> print(*it.seek_position(Var("pA0"), Var("pA0_end"), Const(5, "int64"), Const(0, "int64")), sep=chr(10))
+        pA0 = 5 - (A0_idx[0] - A0_ofs[1]);
+        if (pA0 > pA0_end) {
+            pA0 = pA0_end;
+        }
+        """
+        at = self.position_of(target, parent)
+        if at is None:
+            return None
+        return [Assign(p, at), If(BinOp("<" if back else ">", p, end), [Assign(p, end)])]
+
     def search_stmts(self, q, parent, i, fresh):
         """Statements declaring ``q``, the position of coordinate ``i`` under ``parent`` or -1, for a
         level with a search of its own; None: a diagonal bisects the fiber by :meth:`coord`."""
@@ -236,7 +290,8 @@ class ModeIterator:
 
     def position_of(self, i, parent):
         """IR of the position coordinate ``i`` would have in the fiber under ``parent``, when the
-        level computes it (a SparseBand's), else None (it is searched for)."""
+        level computes it (a SparseBand's; a SparseInterval's and a run list's, whose positions are
+        their coordinates), else None (it is searched for)."""
         return None
 
     def child(self, p, segend=None, parent=None, block=None):

@@ -67,6 +67,9 @@ class IntervalIterator(ModeIterator):
     def child(self, p, segend=None, parent=None, block=None):
         return self._run(parent)[0]
 
+    def position_of(self, i, parent):
+        return i   # (the walk's positions are the run's coordinates: a locate goes straight there)
+
     def search_stmts(self, q, parent, i, fresh):
         r, stored = self._run(parent)
         left, right = Load(self.param(self.run_start), r), Load(self.param(self.run_end), r)

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 from .. import serialize
 from ..imperative.ir import Assign, BinOp, CompoundAssign, Const, Declare, If, Load, Select, Var, While, and_
-from ..imperative.search import lower_bound_call
+from ..imperative.search import lower_bound_call, seek_call
 from ..levels import RunList, SparseRunList
 from .iterators import ModeIterator, iterated_by, register_iterator
 
@@ -96,6 +96,36 @@ class RunListIterator(ModeIterator):
             raise AssertionError(f"{self.described}: a run's child is its run, which the emitter keeps")
         return block
 
+    def position_of(self, i, parent):
+        return i   # (the walk's positions are the coordinates)
+
+    def seek_stmts(self, p, end, target, parent=None, block=None):
+        """Gallop over the runs' ends from the cursor's run to the first that ends past ``target``;
+        the cursor goes to ``target`` (no further than the fiber's end; a SparseRunList's, in the
+        gap before that run, to its start).
+
+        >>> from compiler.format import Format
+        >>> from compiler.levels import Dense, Element
+        >>> from compiler.lattice.iterators import mode_iterators
+        >>> it = mode_iterators("A", "A", Format(Dense(RunList(Element(0.0)))))[1]
+        >>> print(*it.seek_stmts(Var("pA1"), Var("pA1_end"), Var("j"), Var("i"), Var("rA1")), sep=chr(10))
+        rA1 = seek(A1_right, rA1, A1_pos[i + 1], j + 1);
+        pA1 = j;
+        if (pA1 > pA1_end) {
+            pA1 = pA1_end;
+        }
+        """
+        runs_end = self._runs(parent)[1]
+        moved = [Assign(block, seek_call(self.param(self.run_end), block, runs_end, _next(target)))]
+        jump = self.enter_run(p, block)
+        # (past the fiber's end there is no run to enter)
+        return moved + self.seek_position(p, end, target, parent) + ([If(BinOp("<", p, end), jump)] if jump else [])
+
+    def enter_run(self, p, block) -> list:
+        """Statements moving ``p`` (in the fiber, before the end of ``block``) into ``block`` where
+        it is in the gap before it: none, where the runs cover the fiber."""
+        return []
+
     def _run_start(self, r, first):
         """IR of the first coordinate of run ``r`` of a fiber whose first run is ``first``."""
         return Select(BinOp("==", r, first), Const(0, "int64"), Load(self.param(self.run_end), BinOp("-", r, 1)))
@@ -140,8 +170,11 @@ class SparseRunListIterator(RunListIterator):
     def block_sync(self, p, block) -> list:
         # a coordinate in the gap before a run jumps to its start (within the bounds, a run
         # ending past the coordinate exists)
+        return super().block_sync(p, block) + self.enter_run(p, block)
+
+    def enter_run(self, p, block) -> list:
         left = Load(self.param(self.run_start), block)
-        return super().block_sync(p, block) + [If(BinOp("<", p, left), [Assign(p, left)])]
+        return [If(BinOp("<", p, left), [Assign(p, left)])]
 
     def _run_start(self, r, first):
         return Load(self.param(self.run_start), r)

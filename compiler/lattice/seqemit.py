@@ -347,13 +347,33 @@ class SeqEmitter(LeafWalks):
         out = []
         x = self.eval(a)
         if seek and isinstance(a, (Level, Universe)) and s.start:
-            out.append(If(and_(self.valid(a), BinOp("<", x, _c(s.start))), self.leaf_locate(a, _c(s.start))))
+            # (a walked level's seek needs no guard but this one's)
+            found = self.leaf_seek(a, _c(s.start)) if self.code(a).kind == "walk" else None
+            out.append(If(and_(self.valid(a), BinOp("<", x, _c(s.start))),
+                          self.leaf_locate(a, _c(s.start)) if found is None else found))
         off = [BinOp("<", x, _c(s.start))] if s.start else []
         if s.step != 1:
             off.append(BinOp("%", BinOp("-", x, _c(s.start)) if s.start else x, _c(s.step)).ne(_c(0)))
         if off:
-            out.append(ir.While(and_(self.valid(a), BinOp("<", x, _c(s.stop)), or_(*off)), self.next(a, absent)))
+            out.append(ir.While(and_(self.valid(a), BinOp("<", x, _c(s.stop)), or_(*off)), self.to_kept(a, s, absent)))
         return out
+
+    def to_kept(self, a: Seq, s: Slice, absent: dict) -> list:
+        """From a coordinate of ``a`` the slice ``s`` does not keep, on to the next: a level that
+        stores contiguous coordinates (a band, a block list, a run list, an interval) seeks the
+        next kept one where its iterator can, stepping would visit each coordinate between; any
+        other operand steps (a list's next entry is as likely kept as any)."""
+        x = self.eval(a) if isinstance(a, Level) and self.code(a).kind == "walk" else None
+        if x is None or self.leaf_seek(a, x) is None:
+            return self.next(a, absent)
+        if s.step == 1:
+            return self.leaf_seek(a, _c(s.start))
+        # (the start, or the next multiple of the step past it)
+        skipped, target = Var(self.fresh("skipped")), Var(self.fresh("kept"))
+        past = BinOp("-", skipped, _c(s.start)) if s.start else skipped
+        kept = BinOp("+", skipped, BinOp("-", _c(s.step), BinOp("%", past, _c(s.step))))
+        at = ir.Select(BinOp("<", skipped, _c(s.start)), _c(s.start), kept) if s.start else kept
+        return [Declare(skipped, "int64", x), Declare(target, "int64", at)] + self.leaf_seek(a, target)
 
     def resume(self, s: Seq, absent: dict) -> list:
         out = []

@@ -37,7 +37,6 @@ from dataclasses import fields, is_dataclass
 
 from ..imperative import ir
 from ..imperative.ir import BinOp, Const, Declare, Var, and_
-from ..imperative.search import gallop_stmts
 from .seqcfir import Forall, Stmt
 from .sequences import Level, Seq, Stride, Union, walk
 
@@ -59,19 +58,22 @@ def unstride(em, s: Stride, x) -> ir.Expr:
 
 def seek(em, a: Seq, s: Stride, absent: dict) -> list:
     """Move ``a`` (``s``'s operand, or an operand of a union in it) to a coordinate in the residue
-    class of ``s``, or past its end: a sparse level gallops to ``x + (k - x % J) % J``, the others step."""
+    class of ``s``, or past its end: a sparse level seeks ``x + (k - x % J) % J`` as its iterator can (a list
+    gallops, a band goes straight there), the others step."""
     if isinstance(a, Union):
         return seek(em, a.a, s, absent) + seek(em, a.b, s, absent)
     x, k, J = em.eval(a), residue(em, s), _c(s.J)
     # (where the product's left operand ran out there is no residue to seek)
     off = and_(*([] if s.over is None else [em.valid(s.over)]), BinOp("%", x, J).ne(k))
-    if not isinstance(a, Level) or em.code(a).kind not in ("list", "coo") or em.code(a).reverse:
+    if not (isinstance(a, Level) and em.code(a).kind != "dense" and not em.code(a).reverse
+            and em.leaf_seek(a, x) is not None):
         return [ir.While(and_(em.valid(a), off), em.next(a, absent))]
-    c, target = em.code(a), Var(em.fresh("target"))
-    # (the loop's condition holds the cursor in its fiber: the gallop needs no guard of its own)
+    target = Var(em.fresh("target"))
+    # (the loop's condition holds the cursor in its fiber, before the target: the seek needs no guard
+    # of its own)
     return [ir.While(and_(em.valid(a), off), [
         Declare(target, "int64", BinOp("+", x, BinOp("%", BinOp("+", BinOp("-", k, BinOp("%", x, J)), J), J)))]
-        + gallop_stmts(c.p, c.idx, c.end, target, em.fresh) + em.segment(c))]
+        + em.leaf_seek(a, target) + em.segment(em.code(a)))]
 
 
 def stride_start(em, s: Stride, absent: dict) -> list:

@@ -16,7 +16,10 @@ follows from what the level's iterator says it is (:func:`walk_kind`):
 * ``walk``: any other level (SparseBand, SparseBlockList, RunList, SparseRunList, SparseInterval,
   a user's): its fiber bounds, the coordinate of a position (given the fiber and the block or run
   the iterator keeps beside it, brought up to the position after every move), its child, and a
-  locate that steps forward to the first coordinate at or past the target.
+  locate to the first coordinate at or past the target as the iterator finds it
+  (:meth:`~compiler.lattice.iterators.ModeIterator.seek_stmts`: a band's position computed, a
+  gallop over a block list's or run list's ends, an interval's coordinate), or stepped to where
+  the iterator cannot say.
 
 A level the walk cannot take (walked backwards while it keeps a block beside its position, whose
 iterator moves only forward; or a level class no iterator is registered for) raises
@@ -44,7 +47,7 @@ from ..errors import StrategyError
 from ..format import Format
 from ..imperative import ir
 from ..imperative.ir import BinOp, Cast, Const, If, Load, Var, and_, not_
-from ..imperative.search import gallop_back_stmts, gallop_stmts
+from ..imperative.search import gallop_back_stmts
 from ..levels import SparseList
 from .iterators import iterator_factory, mode_iterators, py_arrays
 
@@ -207,8 +210,7 @@ class LeafWalks:
         c = self.code(leaf)
         if c.kind in ("dense", "universe"):
             return c.p
-        x = self.stored(c)
-        return BinOp("-", BinOp("-", c.size, _c(1)), x) if c.reverse else x
+        return self.target(c, self.stored(c))
 
     def stored(self, c: LeafCode) -> ir.Expr:
         """The stored coordinate at a sparse cursor (its iterator's, given the fiber and block)."""
@@ -324,17 +326,8 @@ class LeafWalks:
         c = self.code(leaf)
         if c.kind in ("dense", "universe"):
             return [ir.Assign(c.p, x)]
-        if c.kind == "walk":
-            # (no array of coordinates to gallop over: step to the first at or past the target, the
-            # last at or below it walked backwards)
-            t = BinOp("-", BinOp("-", c.size, _c(1)), x) if c.reverse else x
-            ahead = BinOp(">", self.stored(c), t) if c.reverse else BinOp("<", self.stored(c), t)
-            return [ir.While(and_(self.leaf_valid(leaf.key), ahead), self.leaf_next(leaf))]
-        if c.reverse:
-            # the last stored coordinate at or below the one x reads, from the cursor down
-            t = BinOp("-", BinOp("-", c.size, _c(1)), x)
-            if c.seg is None:
-                return [If(BinOp(">", c.p, c.end), gallop_back_stmts(c.p, c.idx, c.end, t, self.fresh))]
+        t = self.target(c, x)
+        if c.reverse and c.seg is not None:
             # a COO mode's segment: gallop down over the entries below it to the last at or below
             # the target (its segment then ends after it), as a SparseList's cursor does
             below = BinOp("-", c.end, _c(1))
@@ -343,8 +336,32 @@ class LeafWalks:
                 If(BinOp(">", c.p, below), gallop_back_stmts(c.p, c.idx, below, t, self.fresh)),
                 ir.Assign(c.seg, BinOp("+", c.p, _c(1))),
             ] + self.segment_back(c))]
-        # a lower bound from the cursor on: the emitter locates a sparse level only forward
-        return [If(BinOp("<", c.p, c.end), gallop_stmts(c.p, c.idx, c.end, x, self.fresh))] + self.segment(c)
+        seek = self.leaf_seek(leaf, x)
+        if c.kind == "walk":
+            # (the first coordinate at or past the target, the last at or below it walked backwards,
+            # as the level's iterator finds it; stepped to, where it cannot)
+            ahead = and_(self.leaf_valid(leaf.key), BinOp(">", self.stored(c), t) if c.reverse
+                         else BinOp("<", self.stored(c), t))
+            return [If(ahead, seek)] if seek is not None else [ir.While(ahead, self.leaf_next(leaf))]
+        # a sorted list from the cursor on (down, walked backwards)
+        return [If(self.leaf_valid(leaf.key), seek)] + ([] if c.reverse else self.segment(c))
+
+    def leaf_seek(self, leaf, x):
+        """Statements moving ``leaf``'s sparse cursor, in its fiber at a sequence coordinate below
+        ``x``, to the first entry at or past ``x``, as its level's iterator finds it
+        (:meth:`~compiler.lattice.iterators.ModeIterator.seek_stmts`: a list's gallop, a band's
+        position, a run list's gallop over its runs); None where the level can only be stepped
+        there. (A COO mode's segment is the caller's to find after it.)"""
+        c = self.code(leaf)
+        if c.reverse:
+            return c.it.seek_back_stmts(c.p, c.end, self.target(c, x), c.up)
+        return c.it.seek_stmts(c.p, c.end, x, c.up, c.block)
+
+    @staticmethod
+    def target(c: LeafCode, x) -> ir.Expr:
+        """The stored coordinate the sequence coordinate ``x`` reads, and the other way round (walked
+        backwards, counted down from the last: its own inverse)."""
+        return BinOp("-", BinOp("-", c.size, _c(1)), x) if c.reverse else x
 
 
 __all__ = ["LeafCode", "LeafWalks", "UnwalkableLevel", "stored_entries", "storage_iterators", "walk_kind",

@@ -22,7 +22,8 @@ the fiber's end, and each window's seek moves it down from where the last one le
 first entry at or past the window's start, a gallop down: ``q = seek_back(idx, q - 1, q_lo - 1,
 start - 1) + 1``), never below the fiber's first position ``q_lo``; the walk over the window then
 goes up as any does, to at most the start of the one before. The fiber's steppers must say how to
-seek down (:class:`~compiler.looplets.looplets.Positions` ``search_down``); else each window
+seek down (their :class:`~compiler.looplets.looplets.Descent`: a SparseList's gallops down its
+coordinates, a SparseBlockList's and a run list's down their blocks' or runs' ends); else each window
 searches from the fiber's start, as before. A permissive read,
 ``x[~(q + p * J)]`` of a split of a concatenation, is carried too: it reads missing outside the
 fiber, and a row whose window lies before the fiber's start leaves the cursor where it was.
@@ -147,21 +148,21 @@ def walked_down(nest, ctx):
     """``(statements, body)``: thunk ``nest`` (a fiber's unfurl) walked down the fiber, each stepper's
     cursor put at the fiber's end by ``statements`` (after the thunk's preamble) and each seek moving
     it down (not below the fiber's first position, kept in a local), or None when a stepper of it
-    cannot seek down (:class:`~compiler.looplets.looplets.Positions` without ``search_down``) or the
+    cannot seek down (a :class:`~compiler.looplets.looplets.Stepper` without a ``descent``) or the
     nest holds a looplet whose cursor is not a stepper's."""
     starts = []
 
     def down(l):
         if isinstance(l, Stepper):
-            P = l.positions
-            if P is None or P.search_down is None:
+            D = l.descent
+            if D is None:
                 raise LookupError
-            lo = Var(ctx.fresh(f"{P.q.name}_lo"))
-            starts.extend([Declare(lo, "int64", P.q), Assign(P.q, P.q_stop)])
-            # (the fiber's last is positive when it stores an entry, no longer when q < q_stop)
-            ctx.facts.positive.pop(getattr(P.last, "name", None), None)
-            return replace(l, seek=lambda start, P=P, lo=lo: tuple(P.search_down(lo, start)),
-                           positions=replace(P, from_first=False))
+            lo = Var(ctx.fresh(f"{D.q.name}_lo"))
+            starts.extend([Declare(lo, "int64", D.q), Assign(D.q, D.q_stop)])
+            if l.positions is not None:
+                # (the fiber's last is positive when it stores an entry, no longer when q < q_stop)
+                ctx.facts.positive.pop(getattr(l.positions.last, "name", None), None)
+            return replace(l, seek=lambda start, D=D, lo=lo: tuple(D.seek(lo, start)), from_end=True)
         if isinstance(l, Sequence):
             return Sequence(tuple(Phase(p.stop, down(p.body)) for p in l.phases))
         if isinstance(l, Switch):

@@ -42,13 +42,13 @@ from ..imperative.ir import (Assign, BinOp, CompoundAssign, Const, Declare, If, 
 from ..levels import (Dense, Element, Pattern, RunList, SparseBand, SparseBlockList, SparseByteMap, SparseCOO,
                       SparseHash, SparseInterval, SparseList, SparsePoint, SparseRunList)
 from . import extents as X
-from .looplets import (AcceptRun, Case, Fill, Lookup, Switch, Phase, Positions, Run, Sequence, Spike,
+from .looplets import (AcceptRun, Case, Descent, Fill, Lookup, Switch, Phase, Positions, Run, Sequence, Spike,
                        Stepper, Thunk)
 from .fibers import SubFiber, TensorInfo, child_fiber, fiber_tag, fill_value
 from .gallop_looplets import (unfurl_sparse_block_list_gallop, unfurl_sparse_byte_map_gallop,
                               unfurl_sparse_hash_gallop, unfurl_sparse_list_gallop, unfurl_sparse_run_list_gallop)
 from ..imperative.search import lower_bound_call
-from .searching import gallop_from, search_down_stmts, search_stmts
+from .searching import descent_over_ends, gallop_from, search_down_stmts, search_stmts
 
 
 def declare_last(ctx, f: SubFiber, last, q, q_stop, crd_b, mode: int = 0):
@@ -113,8 +113,8 @@ def unfurl_sparse_list(f: SubFiber, ctx, mode, child_of=None):
         next=(CompoundAssign("+", q, Const(1, "int64")),),
         preamble=(Declare(j, "int64", Load(idx_b, q)),),
         positions=Positions(q, q_stop, last, lambda p: Load(idx_b, p),
-                            lambda v, t: gallop_from(v, q, idx_b, q_stop, t, ctx.fresh),
-                            search_down=lambda lo, t: search_down_stmts(q, idx_b, lo, t)))
+                            lambda v, t: gallop_from(v, q, idx_b, q_stop, t, ctx.fresh)),
+        descent=Descent(q, q_stop, lambda lo, t: search_down_stmts(q, idx_b, lo, t)))
     return Thunk(pre, Sequence((Phase(last, stepper), Phase(None, Fill(fill_value(info))))))
 
 
@@ -363,7 +363,8 @@ def unfurl_sparse_block_list(f: SubFiber, ctx, mode):
         next=(CompoundAssign("+", r, Const(1, "int64")),),
         preamble=(Declare(e, "int64", Load(idx_b, r)),
                   Declare(q0, "int64", Load(ofs_b, r)),
-                  Declare(lo, "int64", X.sub(e, X.sub(Load(ofs_b, X.add(r, 1)), q0)))))
+                  Declare(lo, "int64", X.sub(e, X.sub(Load(ofs_b, X.add(r, 1)), q0)))),
+        descent=descent_over_ends(r, r_stop, idx_b))
     return Thunk(pre, Sequence((Phase(last, stepper), Phase(None, fill))))
 
 
@@ -384,7 +385,8 @@ def unfurl_run_list(f: SubFiber, ctx, mode):
         seek=lambda start: (If(BinOp("<", r, r_stop), search_stmts(r, right_b, r_stop, X.add(start, 1), ctx.fresh)),),
         stop=e, chunk=Run(child_fiber(f, r)),
         next=(CompoundAssign("+", r, Const(1, "int64")),),
-        preamble=(Declare(e, "int64", Load(right_b, r)),))
+        preamble=(Declare(e, "int64", Load(right_b, r)),),
+        descent=descent_over_ends(r, r_stop, right_b))
     return Thunk(pre, stepper)
 
 
@@ -492,7 +494,8 @@ def unfurl_sparse_run_list(f: SubFiber, ctx, mode):
         seek=lambda start: tuple(search_stmts(r, right_b, r_stop, X.add(start, 1), ctx.fresh)),
         stop=e, chunk=Sequence((Phase(lo, fill), Phase(None, Run(child_fiber(f, r))))),
         next=(CompoundAssign("+", r, Const(1, "int64")),),
-        preamble=(Declare(lo, "int64", Load(left_b, r)), Declare(e, "int64", Load(right_b, r))))
+        preamble=(Declare(lo, "int64", Load(left_b, r)), Declare(e, "int64", Load(right_b, r))),
+        descent=descent_over_ends(r, r_stop, right_b))
     return Thunk(pre, Sequence((Phase(last, stepper), Phase(None, fill))))
 
 

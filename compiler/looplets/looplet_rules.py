@@ -102,12 +102,12 @@ def unit_step(stepper: Stepper) -> bool:
 
 def _at(start, stepper: Stepper) -> bool:
     """Whether a stepper's cursor is at the first stored coordinate at or past ``start`` before any
-    seek: it starts at its fiber's first position (not carried down from the end) and no stored
+    seek: it starts at its fiber's first position (not carried down from its end) and no stored
     coordinate is below ``start`` (a lower bound of the first; coordinates are not negative)."""
+    if stepper.from_end:
+        return False
     P = stepper.positions
-    if P is None:
-        return X.prove_le(start, Const(0, "int64"))
-    return P.from_first and X.prove_le(start, P.first)
+    return X.prove_le(start, Const(0, "int64") if P is None else P.first)
 
 
 class LoopletRules:

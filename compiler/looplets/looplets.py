@@ -155,6 +155,11 @@ class Stepper(Looplet):
     #: :class:`Positions` whose seek a Sequence's later phase may know it need not run (a SparseCOO
     #: mode's segments); a stepper with positions moves ``positions.q``
     state: Any = None
+    #: optional :class:`Descent`: how the stepper's cursor seeks down its fiber
+    descent: Any = None
+    #: the cursor starts at its fiber's end (carried down it, :mod:`.carried`): a seek to a coordinate
+    #: no stored one is below still moves it, where a cursor at the fiber's start needs none
+    from_end: bool = False
     style = "Stepper"
 
 
@@ -168,11 +173,6 @@ class Positions:
     statements setting ``var`` to the first position in ``[q, q_stop)`` whose
     coordinate is ``>= target``. The lowerer's single-stepper fast path (Finch.jl's
     approach) loops ``for q in [q, q_end)`` with one load per entry and no merge.
-    ``search_down(lo, target)`` (optional) moves ``q`` down to the first position in
-    ``[lo, q)`` whose coordinate is ``>= target`` (``q`` if none): a cursor carried down
-    the fiber, read at descending coordinates (:mod:`.carried`), seeks with it. ``from_first``: the
-    cursor starts at the fiber's first position (False for such a carried one, which starts at its end:
-    a seek to a coordinate no stored one is below then still moves it).
     """
 
     q: Any
@@ -181,8 +181,20 @@ class Positions:
     coord: Callable[[Any], Any]
     search: Callable[[Any, Any], list]
     first: Any = Const(0, "int64")
-    search_down: Any = None
-    from_first: bool = True
+
+
+@dataclass(frozen=True, eq=False)
+class Descent:
+    """How a :class:`Stepper`'s cursor seeks down its fiber: a cursor carried down the fiber, read
+    at descending coordinates (:mod:`.carried`), starts at ``q_stop`` (the end of the fiber's
+    children: entries, blocks or runs) and each seek moves ``q`` (the stepper's state) down with
+    ``seek(lo, target)``'s statements, to the first child in ``[lo, q)`` that ends past ``target``
+    (``q`` if none): a gallop down the entries' coordinates (a SparseList's) or the blocks' or runs'
+    ends (a SparseBlockList's, a run list's)."""
+
+    q: Any
+    q_stop: Any
+    seek: Callable[[Any, Any], list]
 
 
 @dataclass(frozen=True, eq=False)
@@ -279,15 +291,16 @@ def push_shift(delta, body):
         return Sequence(tuple(Phase(None if p.stop is None else X.add(p.stop, delta), Shift(delta, p.body))
                               for p in body.phases))
     if isinstance(body, Stepper):
-        pos = body.positions
+        pos, down = body.positions, body.descent
         if pos is not None:
-            down = pos.search_down
             pos = Positions(pos.q, pos.q_stop, X.add(pos.last, delta),
                             lambda q, f=pos.coord: X.add(f(q), delta),
-                            lambda v, t, f=pos.search: f(v, X.sub(t, delta)), X.add(pos.first, delta),
-                            None if down is None else lambda lo, t, f=down: f(lo, X.sub(t, delta)), pos.from_first)
+                            lambda v, t, f=pos.search: f(v, X.sub(t, delta)), X.add(pos.first, delta))
+        if down is not None:
+            down = Descent(down.q, down.q_stop, lambda lo, t, f=down.seek: f(lo, X.sub(t, delta)))
         return Stepper(lambda s, f=body.seek: f(X.sub(s, delta)), X.add(body.stop, delta),
-                       Shift(delta, body.chunk), body.next, body.preamble, pos)
+                       Shift(delta, body.chunk), body.next, body.preamble, pos, descent=down,
+                       from_end=body.from_end)
     if isinstance(body, Jumper):
         return Jumper(lambda s, f=body.seek: f(X.sub(s, delta)), X.add(body.stop, delta),
                       lambda full, f=body.body: Shift(delta, f(full)), body.next, body.preamble)

@@ -18,6 +18,7 @@ from __future__ import annotations
 from ..imperative.ir import Assign, Load
 from ..imperative.search import gallop_stmts, seek_back_call, seek_call
 from . import extents as X
+from .looplets import Descent
 
 
 def search_stmts(q, idx_buf, hi, target, fresh) -> list:
@@ -50,3 +51,17 @@ def search_down_stmts(q, idx_buf, lo, target) -> list:
     q = seek_back(A1_idx, q - 1, q_lo - 1, j - 1) + 1;
     """
     return [Assign(q, X.add(seek_back_call(idx_buf, X.sub(q, 1), X.sub(lo, 1), X.sub(target, 1)), 1))]
+
+
+def descent_over_ends(r, r_stop, ends_b) -> Descent:
+    """How a stepper over blocks or runs ``[r, r_stop)`` (each ending before ``ends[r]``) seeks down
+    its fiber: a gallop down the ends, to the first block or run in ``[lo, r)`` that ends past the
+    target, O(log distance) (a cursor carried down a fiber, :mod:`.carried`).
+
+    >>> from compiler.imperative import pretty
+    >>> from compiler.imperative.ir import Buffer, Var
+    >>> d = descent_over_ends(Var("rA"), Var("rA_stop"), Buffer("A1_right", "int64"))
+    >>> print(pretty(d.seek(Var("rA_lo"), Var("i"))[0]))
+    rA = seek_back(A1_right, rA - 1, rA_lo - 1, i) + 1;
+    """
+    return Descent(r, r_stop, lambda lo, t: search_down_stmts(r, ends_b, lo, X.add(t, 1)))

@@ -192,9 +192,10 @@ def k(y, x):
     (5, True),    # gaps between them
     (2, False),   # overlapping windows: row i + 1 rereads what row i's walk passed
 ])
-@pytest.mark.parametrize("fmt", ["sparse", "coo", SparseByteMap])
+@pytest.mark.parametrize("fmt", ["sparse", "coo", SparseByteMap, SparseBlockList, RunList, SparseRunList])
 def test_a_loop_programs_cursor_is_carried_down_where_the_windows_descend(stride, carried, fmt):
-    # (COO and byte map fibers say no way down: each window searched from the fiber's start)
+    # (COO and byte map fibers say no way down: each window searched from the fiber's start; a block list's
+    # and a run list's gallop down their ends, test_carried_levels)
     x = np.array([0, 1.0, nan, 2.0, 3.0, 0, 0, 4.0, -inf, 0, 6.0, 7.0, 0, 8.0])
     X = vector(fmt, x, 0.0)
     from compiler.looplets import loop_program
@@ -202,7 +203,7 @@ def test_a_loop_programs_cursor_is_carried_down_where_the_windows_descend(stride
     want = np.array([[x[j + (2 - i) * stride] for j in range(4)] for i in range(3)])
     np.testing.assert_array_equal(k(x=X).to_numpy(), want)
     np.testing.assert_array_equal(k.interpret(x=X).to_numpy(), want)
-    assert any(s.stage == "carry" for s in k.trace.steps) == (carried and fmt == "sparse"), k.trace
+    assert any(s.stage == "carry" for s in k.trace.steps) == (carried and fmt not in ("coo", SparseByteMap)), k.trace
 
 
 @pytest.mark.parametrize("fmt", ["dcsr", "coo", "csr"])
@@ -235,3 +236,13 @@ def test_an_output_fiber_written_through_a_strided_slice_is_carried_across_its_w
         t = k()
         t.validate()
         np.testing.assert_array_equal(t.to_numpy(), want)
+
+
+@pytest.mark.parametrize("fmt", ["sparse", SparseBlockList, RunList, SparseRunList])
+@pytest.mark.parametrize("x", [[5.0], [0.0, 3.0], [2.0, 0.0, 0.0]])
+def test_a_reversed_vector_whose_first_window_is_at_0_seeks_down_first(fmt, x):
+    # (as the rows above, for each level that carries its cursor down)
+    x = np.array(x)
+    X = ss.array.asarray(vector(fmt, x, 0.0))
+    k = (X[::-1] * 2).lower(strategy="looplets")
+    np.testing.assert_array_equal(k().to_numpy(), x[::-1] * 2)
