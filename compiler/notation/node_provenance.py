@@ -123,7 +123,6 @@ def nodes_computed(nodes: list[TreeNode], output: str, reads: Iterable[str], wri
                 filled.add(n.ident)
         elif n.tensors:
             kids = [c.ident for c in operands.get(n.ident, ()) if c.tensors]
-            computed = [c in done for c in kids]
             valued = [c in done or c in filled for c in kids]
             if written:   # (an operand read, or its fill folded into the value written)
                 ok = any(valued) or n.ident == rhs

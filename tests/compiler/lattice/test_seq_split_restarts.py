@@ -34,7 +34,6 @@ from hypothesis import strategies as st
 
 import compiler as ss
 from compiler import Tensor, array as xp, evaluate
-from compiler.errors import StrategyError
 from compiler.format import Format
 from tests.compiler.lattice.split_kernels import one_lattice_kernel, operand
 

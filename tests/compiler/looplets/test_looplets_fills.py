@@ -7,7 +7,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import compiler as ss
-from compiler.looplets.errors import ProgramError
 
 inf, nan = np.inf, np.nan
 
