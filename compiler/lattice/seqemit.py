@@ -74,6 +74,7 @@ from .seqhoist import AccumulatedOutput, plain_zero
 from .seqoutput import SeqOutput
 from .seqscatter import ScatteredOutput
 from .seqwalk import LeafCode, LeafWalks
+from .seqworkspace import WorkspaceCode
 from .seqrewind import cursor_vars, declare_starts, product_rewinds, rewind_stmts, save_stmts
 from .seqstride import seek, stride_next, stride_start, unstride
 from .sequences import (EMPTIES, Concat, Intersect, Level, Offset, Pad, Product, Project, Seq, Slice, Stride,
@@ -104,6 +105,7 @@ class SeqEmitter(LeafWalks):
         self.temps: dict = {}         # CFIR temporary -> C name
         self.summed: dict = {}        # CFIR temporary -> the tensors its sum's summand reads
         self.helpers: dict = {}       # C helper name -> (source, operator): user functions, integer pow
+        self.workspaces: dict = {}    # a sum's workspace -> its code (compiler.lattice.seqworkspace)
 
     # -- cursors ----------------------------------------------------------------------------------
 
@@ -480,12 +482,13 @@ class SeqEmitter(LeafWalks):
             return out
         if isinstance(s, cf.Reduce):
             if s.idxs:     # (a sum whose loops run around the output's: compiler.lattice.seqhoist)
-                return self.computing(s, self.out.accumulate(s.idxs, self.value(s.value), s.count), self.out.tensor)
+                into = self.workspaces.get(s.out, self.out)
+                return self.computing(s, into.accumulate(s.idxs, self.value(s.value), s.count), into.tensor)
             out = self.computing(s, [ir.CompoundAssign("+", Var(self.temps[s.out]), self.value(s.value))], None)
             self.summed.setdefault(s.out, set()).update(self.reads(s))
             return out + ([ir.CompoundAssign("+", Var(self.temps[s.count]), _c(1))] if s.count else [])
         if isinstance(s, cf.Fold) and s.idxs:
-            return self.out.fold_each(s)
+            return self.workspaces.get(s.out, self.out).fold_each(s)
         if isinstance(s, cf.Fold):
             # (the summand's fill once for each coordinate the loops skipped, where they skipped any)
             n, extent = Var(self.temps[s.count]), _c(s.extent)
@@ -650,7 +653,10 @@ def emit_function(low, formats: dict, name: str, out_format=None, dtype: str | N
     out = program.lhs.tensor
     reads, indices = _cin_names(low.cin)
     names = {t: t.rstrip("'") for t in reads}
-    inputs = sorted(set(names.values()))
+    # (a sum's workspace is read as a Dense input of the sum's type, its arrays the kernel's own)
+    work = {w.name: dense(len(w.shape), fill=w.fill, dtype=expr_dtype(w.total, lambda a: formats[a.tensor].dtype))
+            for w in low.workspaces}
+    inputs = sorted(set(names.values()) - set(work))
     if dtype is None and _has_operator(low.cin):
         # (an operator's result type: x > y is bool)
         dtype = expr_dtype(program.rhs, lambda a: formats[a.tensor].dtype).name
@@ -659,8 +665,11 @@ def emit_function(low, formats: dict, name: str, out_format=None, dtype: str | N
     if out_format is None:
         out_format = dense(len(program.lhs.indices), fill=0 if low.fill is None else low.fill, dtype=dtype)
     params = [p for t in inputs for p in input_params(t, formats[t])]
-    taken = {str(i) for i in program.lhs.indices} | indices | {p.name for p in params}
-    em = SeqEmitter(formats, names, dtype, taken)
+    taken = {str(i) for i in program.lhs.indices} | indices | {p.name for p in params} | {
+        p.name for w, fmt in work.items() for p in input_params(w, fmt)}
+    em = SeqEmitter({**formats, **work}, names, dtype, taken)
+    em.workspaces = {w.name: WorkspaceCode(w, work[w.name], np.dtype(work[w.name].dtype).name, em.fresh)
+                     for w in low.workspaces}
     em.rewinding = frozenset(p.group_key for w in _whiles(low.cfir.cfir) for p in w.rewind) | frozenset(
         p.group_key for w in _whiles(low.cfir.cfir) for s in (w.seq, *(x for pair in w.locs for x in pair))
         for n in walk(s) if isinstance(n, Product) for p in product_rewinds(n))
@@ -671,8 +680,10 @@ def emit_function(low, formats: dict, name: str, out_format=None, dtype: str | N
     else:
         em.out = sequence_output(out, out_format, tuple(str(i) for i in program.lhs.indices), low.shape, dtype,
                                  em.fresh)
-    body = em.out.start({t: formats[t] for t in inputs}, program.rhs) \
-        + em.out.around(lambda: em.stmt(low.cfir.cfir)) + em.out.end()
+    loops = em.out.around(lambda: em.stmt(low.cfir.cfir))
+    for code in em.workspaces.values():
+        loops = code.wrap(loops)
+    body = em.out.start({t: formats[t] for t in inputs}, program.rhs) + loops + em.out.end()
     if notes is not None:
         notes += em.out.notes
     used = names_used(body)

@@ -55,7 +55,7 @@ from ..imperative.copies import drop_copies
 from ..imperative.deadstores import drop_dead_stores
 from ..imperative.ir_dot import ir_artifact
 from ..imperative.ir import Block, Buffer, Growable, Scalar
-from ..notation.ast import Reduce, accesses, walk
+from ..notation.ast import Reduce, accesses, free_indices, walk
 from ..notation.infer import infer_shapes
 from ..trace import Trace
 from .coo_segments import flatten_segments
@@ -65,6 +65,7 @@ from ..stand_in import conversion_cost, format_text, output_conversion_note
 from .seqderive import ShapedFormat, copy_fill, input_fills, seq_lower
 from .seqnesting import DiscordantWalk, LoopOrder
 from .seqhoist import hoistable, order_note
+from .seqworkspace import sums_under_operators, workspace_note
 from .seqoutput import output_kind
 from .seqparts import walked_whole
 from .seqrewind import SplitOrder
@@ -286,7 +287,8 @@ def reordered(program, inputs: dict, out_format, fill, why: str, scatter_only: b
     with the sum's among them. ``scatter_only``: the scatter alone (where the input could be read
     converted instead, which a sum walking a CSC's strided rows column by column does not beat)."""
     from ..format import dense
-    if any(isinstance(n, Reduce) and n is not program.rhs for n in walk(program.rhs)):
+    under = sums_under_operators(program)
+    if not under and any(isinstance(n, Reduce) and n is not program.rhs for n in walk(program.rhs)):
         # (a sum under an operator is summed again at each coordinate of the loops around it, which
         # the other order may multiply: left to the conversion, or to looplets)
         return None
@@ -296,9 +298,18 @@ def reordered(program, inputs: dict, out_format, fill, why: str, scatter_only: b
     summed = hoistable(program)
     kind = output_kind(out)
     tries = []
-    if (kind == "dense" and not scatter_only or scatters(out)) and len(mine) <= MOST_LOOPS:
+    if under:
+        # (each sum into a workspace over its free indices first, its loops in the inputs' order, read by
+        # the output's loops after: a dense one where the output is, else one of a vector's extent)
+        free = tuple(dict.fromkeys(i for s in under for i in map(str, free_indices(s))))
+        summed = tuple(dict.fromkeys(str(i) for s in under for i in s.indices))
+        inside = tuple(x for x in mine if x in free) + summed
+        if not scatter_only and (kind == "dense" or len(free) == 1) and len(inside) <= MOST_LOOPS:
+            tries += [(mine, order) for order in permutations(inside) if order != inside]
+    elif (kind == "dense" and not scatter_only or scatters(out)) and len(mine) <= MOST_LOOPS:
         tries += [(order, None) for order in permutations(mine) if order != mine]
-    if summed and not scatter_only and (kind == "dense" or len(names) == 1) and len(mine) + len(summed) <= MOST_LOOPS:
+    if summed and not under and not scatter_only and (kind == "dense" or len(names) == 1) \
+            and len(mine) + len(summed) <= MOST_LOOPS:
         tries += [(None, order) for order in permutations(mine + summed) if order != mine + summed]
     for order, hoisted in tries:
         scratch = Trace()
@@ -309,6 +320,9 @@ def reordered(program, inputs: dict, out_format, fill, why: str, scatter_only: b
             continue
         if searched(low.cin):
             continue    # (another order is tried to walk, not to search each group of a split)
+        if low.workspaces:
+            return low, workspace_note(program.lhs.tensor, list(low.workspaces), hoisted, inside, why), \
+                {"hoisted": list(hoisted), "workspaces": [w.name for w in low.workspaces]}
         if hoisted is not None:
             how = "scalar" if not names else "dense" if kind == "dense" else "workspace"
             return low, order_note(program.lhs.tensor, hoisted, mine + summed, how, why), {"hoisted": list(hoisted)}
