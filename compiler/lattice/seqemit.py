@@ -70,7 +70,8 @@ from ..notation.dtypes import expr_dtype
 from ..notation.node_provenance import computing
 from .seqlattice import edges
 from .seqassembly import SeqAssembly, sequence_output
-from .seqhoist import AccumulatedOutput, plain_zero
+from .seqhoist import plain_zero
+from .seqsumscatter import accumulated_output
 from .seqoutput import SeqOutput
 from .seqscatter import ScatteredOutput
 from .seqwalk import LeafCode, LeafWalks
@@ -674,7 +675,8 @@ def emit_function(low, formats: dict, name: str, out_format=None, dtype: str | N
         p.group_key for w in _whiles(low.cfir.cfir) for s in (w.seq, *(x for pair in w.locs for x in pair))
         for n in walk(s) if isinstance(n, Product) for p in product_rewinds(n))
     if low.assembly == "accumulate":
-        em.out = AccumulatedOutput(out, out_format, low.shape, dtype, em.fresh, zero=not plain_zero(low.fill))
+        em.out = accumulated_output(out, out_format, low.shape, dtype, em.fresh, zero=not plain_zero(low.fill),
+                                    indices=tuple(str(i) for i in program.lhs.indices), cin=low.cin)
     elif low.assembly == "scatter":
         em.out = ScatteredOutput(out, out_format, low.shape, dtype, em.fresh)
     else:

@@ -22,8 +22,9 @@ sliced with any step (a negative one walks the levels from their ends) and index
 output's order walk an input against its storage order, they run in another order where the
 output allows it (a ``loop-order`` step, :func:`reordered`): a CSC written by a scatter
 (:mod:`compiler.lattice.seqscatter`), and, where no input could be read converted instead, a
-sum's loops around the output's (:mod:`compiler.lattice.seqhoist`) or a dense output's loops in
-any order. Else an input the loops walk
+sum's loops around the output's (:mod:`compiler.lattice.seqhoist`; a sparse matrix's terms bucketed
+by row, :mod:`compiler.lattice.seqsumscatter`), a sum under an operator into a workspace the output's
+loops read after (:mod:`compiler.lattice.seqworkspace`) or a dense output's loops in any order. Else an input the loops walk
 against its storage order (a CSC collapsed row-major) is read row-major, a copy converted before
 each call (a ``convert`` step; lower() choosing the strategy passes ``convert=False`` first,
 and the refusal carries ``converts``: that tensor and how it would be converted, which it weighs
@@ -71,6 +72,7 @@ from .seqparts import walked_whole
 from .seqrewind import SplitOrder
 from .seqstride import searched
 from .seqscatter import scatter_note, scatters
+from .seqsumscatter import bucketed
 from .seqcfir import same_value
 from .exprs import names_used
 from .seqemit import emit_function, kernel_helpers
@@ -281,8 +283,11 @@ def reordered(program, inputs: dict, out_format, fill, why: str, scatter_only: b
     """``(lowering, note, data)``: ``program`` lowered with its loops in another order than the output's
     mode order, which walked an input against its storage order (``why``), where the output allows
     it: a dense output (written at random), a sum's loops around the output's (its terms added into
-    a dense output or a sparse vector's workspace: :mod:`compiler.lattice.seqhoist`), or a sparse
-    output built by a scatter (:mod:`compiler.lattice.seqscatter`); None where no order walks every
+    a dense output or a sparse vector's workspace: :mod:`compiler.lattice.seqhoist`; bucketed by row
+    into a sparse matrix: :mod:`compiler.lattice.seqsumscatter`), a sum under an operator into a
+    workspace over its free indices, the output's loops after (:mod:`compiler.lattice.seqworkspace`:
+    of a vector's extent, or a dense output's), or a sparse output built by a scatter
+    (:mod:`compiler.lattice.seqscatter`); None where no order walks every
     input as stored. The first order that does is taken: the output's loops reordered alone first, then
     with the sum's among them. ``scatter_only``: the scatter alone (where the input could be read
     converted instead, which a sum walking a CSC's strided rows column by column does not beat)."""
@@ -308,7 +313,7 @@ def reordered(program, inputs: dict, out_format, fill, why: str, scatter_only: b
             tries += [(mine, order) for order in permutations(inside) if order != inside]
     elif (kind == "dense" and not scatter_only or scatters(out)) and len(mine) <= MOST_LOOPS:
         tries += [(order, None) for order in permutations(mine) if order != mine]
-    if summed and not under and not scatter_only and (kind == "dense" or len(names) == 1) \
+    if summed and not under and not scatter_only and (kind == "dense" or len(names) == 1 or bucketed(out)) \
             and len(mine) + len(summed) <= MOST_LOOPS:
         tries += [(None, order) for order in permutations(mine + summed) if order != mine + summed]
     for order, hoisted in tries:
@@ -324,7 +329,8 @@ def reordered(program, inputs: dict, out_format, fill, why: str, scatter_only: b
             return low, workspace_note(program.lhs.tensor, list(low.workspaces), hoisted, inside, why), \
                 {"hoisted": list(hoisted), "workspaces": [w.name for w in low.workspaces]}
         if hoisted is not None:
-            how = "scalar" if not names else "dense" if kind == "dense" else "workspace"
+            how = "scalar" if not names else "dense" if kind == "dense" else "workspace" if not bucketed(out) \
+                else "rows" if hoisted[0] == mine[0] else "buckets"
             return low, order_note(program.lhs.tensor, hoisted, mine + summed, how, why), {"hoisted": list(hoisted)}
         data = {"order": [names.index(i) for i in order]}
         if kind == "dense":
