@@ -771,8 +771,8 @@ def seq_lower(program, trace: Trace | None = None, loop_order=None, result_fill=
         consumer, work = split_sums(program, info.extents, {
             s: expr_fill(s, fills, info.extents) for s in sums_under_operators(program)})
         tensors = {**tensors, **{w.name: ShapedFormat(dense(len(w.shape), fill=w.fill), w.shape) for w in work}}
-    access_levels, data = _access_levels(program, tensors, with_data, point,
-                                         tuple(a for a in accesses_of(consumer.rhs) if a not in accesses_of(program.rhs)))
+    ws_reads = tuple(a for a in accesses_of(consumer.rhs) if a not in accesses_of(program.rhs))
+    access_levels, data = _access_levels(program, tensors, with_data, point, ws_reads)
     # (each derivation step names its node of the expression tree: the tree's shape is the one the
     # parse step drew, distinct_bindings renaming indices only)
     deriver = Deriver(access_levels, info.extents if point is None else {**info.extents, point: 1},

@@ -8,8 +8,9 @@ as TACO does for ``y(j) = A(i, j)`` with ``y`` dense: ``forall i: forall j: y(j)
 dense output is that accumulator itself; a sparse vector's is a dense workspace of its extent,
 whose entries other than the fill are appended after the loops (the lattice strategy's dense
 workspace, :mod:`compiler.lattice.emit_workspaces`); a sparse matrix's terms are bucketed by row
-and each row summed in a row workspace (:mod:`compiler.lattice.seqsumscatter`). A summand of another fill than 0 counts the
-coordinates summed at each output coordinate and folds the fill in for the rest after the loops
+and each row summed in a row workspace (:mod:`compiler.lattice.seqsumscatter`). A summand of
+another fill than 0 counts the coordinates summed at each output coordinate and folds the fill in
+for the rest after the loops
 (:class:`~compiler.lattice.seqcfir.Fold` over every coordinate). The driver
 (:func:`compiler.lattice.seqlower.reordered`) takes it where no input could be read converted
 instead: an input stored in its natural order (a CSR's column sums), a split's minor index.

@@ -24,8 +24,8 @@ output allows it (a ``loop-order`` step, :func:`reordered`): a CSC written by a 
 (:mod:`compiler.lattice.seqscatter`), and, where no input could be read converted instead, a
 sum's loops around the output's (:mod:`compiler.lattice.seqhoist`; a sparse matrix's terms bucketed
 by row, :mod:`compiler.lattice.seqsumscatter`), a sum under an operator into a workspace the output's
-loops read after (:mod:`compiler.lattice.seqworkspace`) or a dense output's loops in any order. Else an input the loops walk
-against its storage order (a CSC collapsed row-major) is read row-major, a copy converted before
+loops read after (:mod:`compiler.lattice.seqworkspace`) or a dense output's loops in any order.
+Else an input the loops walk against its storage order (a CSC collapsed row-major) is read row-major, a copy converted before
 each call (a ``convert`` step; lower() choosing the strategy passes ``convert=False`` first,
 and the refusal carries ``converts``: that tensor and how it would be converted, which it weighs
 against the looplets' kernel; so is a search of a split's groups for its minor coordinate,

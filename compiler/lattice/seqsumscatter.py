@@ -15,9 +15,9 @@ order where they are not the fill, the workspace put back to 0 at the columns it
 (the parts' entries), the rows' starts and one row; time: two passes over the terms and the sorts of the
 rows' columns. Where the loops can run the row index outermost (``j, i, m`` for the sum over a CSF's middle
 level), a row's terms come together: no buckets, each term added into the row workspace as it comes, the
-row appended at the end of its loop's body. A summand of another fill than 0 counts each column's terms and folds the fill in for the
-rest (the hoist's :class:`~compiler.lattice.seqcfir.Fold`): a column no term reached holds the result's
-fill, not stored.
+row appended at the end of its loop's body. A summand of another fill than 0 counts each column's
+terms and folds the fill in for the rest (the hoist's :class:`~compiler.lattice.seqcfir.Fold`): a
+column no term reached holds the result's fill, not stored.
 
 >>> from compiler.format import csr
 >>> from compiler.names import FreshNames
@@ -142,7 +142,8 @@ class BucketedSums(SeqOutput):
         rows = For(r, 0, _c(self.rows), [
             Declare(self.n, I64, _c(0)),
             For(p, Load(starts, r), Load(starts, BinOp("+", r, _c(1))),
-                [Declare(Var(self.col), I64, Load(self.terms_idx, p)), *self.add(Var(self.col), Load(self.terms_val, p))]),
+                [Declare(Var(self.col), I64, Load(self.terms_idx, p)),
+                 *self.add(Var(self.col), Load(self.terms_val, p))]),
             *self.append_row()])
         body = [Comment(f"phase 1, count: each term of the sum counts in its {word}'s {self.next}[{word}] (the sum's "
                         f"loops run outside {self.tensor}'s)"),

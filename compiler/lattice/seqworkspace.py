@@ -179,7 +179,8 @@ class WorkspaceCode(AccumulatedOutput):
 
     def wrap(self, body: list) -> list:
         """``body`` (the loops) inside the workspace's allocation."""
-        sizes = [Declare(Var(array_name(self.tensor, m, "size")), "int64", Const(n, "int64")) for m, n in enumerate(self.shape)]
+        sizes = [Declare(Var(array_name(self.tensor, m, "size")), "int64", Const(n, "int64"))
+                 for m, n in enumerate(self.shape)]
         if self.counts:
             body = [ir.Allocate(self.counts, "int64", Const(self.size, "int64"), Const(0, "int64"), body)]
         return [ir.Allocate(self.val, self.dtype, Const(self.size, "int64"), Const(0, self.dtype), sizes + body)]

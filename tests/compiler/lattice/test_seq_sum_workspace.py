@@ -168,9 +168,9 @@ def sums_under_operators(draw):
         rows[1] = rows[0]
         program = two_sums(rows[0])
     fmts = ["csr", "coo", "dense"]
-    parts = [tensor((n, 4), draw(st.sampled_from(fmts)), draw(st.integers(0, 99)), draw(st.sampled_from([0.0, 1.0, nan])),
-                    draw(st.sampled_from([0.0, 0.4, 1.0])), draw(st.sampled_from([(), (nan,), (inf, -inf)])))
-             for n in rows]
+    parts = [tensor((n, 4), draw(st.sampled_from(fmts)), draw(st.integers(0, 99)),
+                    draw(st.sampled_from([0.0, 1.0, nan])), draw(st.sampled_from([0.0, 0.4, 1.0])),
+                    draw(st.sampled_from([(), (nan,), (inf, -inf)]))) for n in rows]
     b = tensor((4,), "sparse", draw(st.integers(0, 99)), 0.0, draw(st.sampled_from([0.0, 0.5])), (inf,))
     return program, parts[0], parts[1], b, draw(st.sampled_from([None, "sparse"]))
 
