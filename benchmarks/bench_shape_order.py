@@ -10,6 +10,13 @@ Rows (20k x 20k, 1M nonzeros by default; ``top``/``bottom`` the CSR halves of th
   around the columns' (compiler.lattice.seqhoist), into a dense vector and into a sparse one.
 - ``C[:, ::-2] -> csr``: ``C[:, ::-2].tocsr()``; the lattice's scatter; ``C`` converted to CSR, then sliced
   (what the lattice did before).
+- ``2 * column sums + 1``: scipy's; the lattice's kernel adding the column sums into a workspace first, the
+  operator in a loop over it (compiler.lattice.seqworkspace); the stack computed by the lattice's kernel, then
+  the sums of it (main refused the one kernel and materialized the stack).
+- ``sum(concat 3-D, axis 0) -> csr``: two COO parts of shape (8, n/4, n/4) summed over their first axis into a
+  CSR: scipy's ``coo_matrix((v, (j, m))).tocsr()`` over the parts' entries (duplicates summed); the lattice's
+  kernel bucketing the terms by row (compiler.lattice.seqsumscatter); the stack materialized (a COO), then
+  summed by the lattice's kernel for it (main refused the one kernel).
 
 Each round times every column once, one after the other (a slow phase of the shared machine hits all of
 a round); each column keeps its minimum over the rounds. Results are checked against scipy's.
@@ -22,6 +29,14 @@ to 10 on 2 cores). One call of each column per round:
     vstack csr -> csc    scipy 5.04 / 4.68   scatter 4.67 / 4.27          converted 5.05 / 4.12
     column sums          scipy 1.26 / 1.00   hoisted dense 0.78 / 0.63    hoisted sparse 0.70 / 0.57
     C[:, ::-2] -> csr    scipy 2.47 / 1.83   scatter 2.94 / 2.84          converted 9.38 / 8.66
+
+Two runs at a load of 8 to 11 on 2 cores, the rows added since:
+
+    2 * column sums + 1             scipy 3.81 / 2.27    workspace 1.28 / 1.21   materialized 2.19 / 2.18
+    sum(concat 3-D, axis 0) -> csr  scipy 28.4 / 27.6    buckets 25.5 / 25.3     materialized 63.6 / 64.9
+
+(The array expressions' kernels on main, timed the same way, min of 10: 1.51 / 1.06 ms and 49.0 / 47.1 ms,
+against 0.55 / 0.64 ms and 25.3 / 25.7 ms for one kernel.)
 
 ``--blocks`` (each column's rounds in a row, its buffers' pages reused):
 
@@ -90,6 +105,18 @@ def rows(n: int, nnz: int):
         "hoisted sparse": lambda: sparse_sums(**sparse_sums.arguments),
     }, lambda r: np.asarray(r.to_numpy() if hasattr(r, "to_numpy") else r).ravel()))
 
+    # (a sum under an operator: into a workspace first, the operator in a loop over it; main materialized the stack)
+    twice = xp.sum(xp.concat([xp.asarray(t), xp.asarray(b)]), axis=0) * 2 + 1
+    workspace = twice.lower(strategy="lattice")
+    stacked = xp.concat([xp.asarray(t), xp.asarray(b)]).lower(strategy="lattice", format="csr")
+    after = (xp.sum(xp.asarray(stacked()), axis=0) * 2 + 1).lower(strategy="lattice")
+    (name,) = after.arguments
+    out.append(("2 * column sums + 1", {
+        "scipy": lambda: sp.vstack([top, bottom]).sum(axis=0) * 2 + 1,
+        "workspace": lambda: workspace(**workspace.arguments),
+        "materialized": lambda: after(**{name: stacked(**stacked.arguments)}),
+    }, lambda r: np.asarray(r.to_numpy() if hasattr(r, "to_numpy") else r).ravel()))
+
     sliced = xp.asarray(c)[:, ::-2].lower(strategy="lattice", format="csr")
     crs = c.asformat(ss.Format(c.format.root, (0, 1)))
     before = xp.asarray(crs)[:, ::-2].lower(strategy="lattice", format="csr")
@@ -99,6 +126,7 @@ def rows(n: int, nnz: int):
         "converted": lambda: before(A=c.asformat(crs.format)),
     }, lambda r: sp.csr_matrix(r.to_scipy() if hasattr(r, "to_scipy") else r)))
 
+    out.append(sums_of_3d_parts(n, nnz))
     return out
 
 
@@ -113,6 +141,36 @@ def timed(columns: dict, rounds: int, clock, blocks: bool = False) -> dict:
         f()
         best[col] = min(best[col], clock() - t0)
     return best
+
+
+def sums_of_3d_parts(n: int, nnz: int):
+    """The row ``sum(concat 3-D, axis 0) -> csr``: two COO parts of shape ``(8, n / 4, n / 4)`` (``nnz`` entries
+    between them), summed over their first axis into a CSR: scipy's ``coo_matrix(...).tocsr()`` over their
+    entries' coordinates (duplicates summed); the lattice's kernel bucketing the terms by row
+    (compiler.lattice.seqsumscatter); the stack materialized by the lattice's concat kernel, then summed by
+    the lattice's kernel for it (what main did, reading the COO stack converted)."""
+    import compiler as ss
+    from compiler import array as xp
+    rng = np.random.default_rng(1)
+    shape = (8, n // 4, n // 4)
+    parts, coords = [], []
+    for k in range(2):
+        flat = np.unique(rng.integers(0, np.prod(shape), nnz // 2))
+        at = np.unravel_index(flat, shape)
+        vals = rng.random(len(flat))
+        parts.append(ss.Tensor.from_coords(at, vals, shape, "coo", name="AB"[k]))
+        coords.append((at[1], at[2], vals))
+    j, m, v = (np.concatenate(x) for x in zip(*coords))
+    A, B = (xp.asarray(p) for p in parts)
+    bucketed = xp.sum(xp.concat([A, B]), axis=0).lower(strategy="lattice", format="csr")
+    stacked = xp.concat([A, B]).lower(strategy="lattice", format="coo")
+    after = xp.sum(xp.asarray(stacked()), axis=0).lower(strategy="lattice", format="csr")
+    (name,) = after.arguments
+    return ("sum(concat 3-D, axis 0) -> csr", {
+        "scipy": lambda: sp.coo_matrix((v, (j, m)), shape=shape[1:]).tocsr(),
+        "buckets": lambda: bucketed(**bucketed.arguments),
+        "materialized": lambda: after(**{name: stacked(**stacked.arguments)}),
+    }, lambda r: sp.csr_matrix(r.to_scipy() if hasattr(r, "to_scipy") else r))
 
 
 def main(argv=None) -> None:

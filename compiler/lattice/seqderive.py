@@ -60,6 +60,7 @@ from ..notation.ast import walk as walk_notation
 from ..notation.drawing import expression_nodes, node_tag
 from ..notation.infer import infer_shapes
 from ..notation.shape import Broadcast, Collapse, Concat, Slice, Split, distinct_bindings
+from .seqconstants import entry_sequence, point_index, with_constants
 from .seqreads import separate_reads
 from .seqrewind import grouped_product
 from ..notation.shapedata import shape_data
@@ -67,6 +68,7 @@ from ..tensor import Tensor
 from ..trace import Artifact, Rewrite, Trace
 from . import seqcfir as cin
 from .seqhoist import hoisted_body
+from .seqworkspace import split_sums, sums_under_operators, workspace_body
 from .seqinterp import interpret
 from .seqnesting import DiscordantWalk, LoopOrder, check_concordant, check_split_nesting, searchable
 from .seqwalk import stored_entries
@@ -110,72 +112,6 @@ class AccessLevels:
     levels: tuple          # storage order
     by_index: dict = field(hash=False, compare=False)
     seqs: dict = field(default_factory=dict, hash=False, compare=False)
-
-
-def with_constants(levels: list, consts: dict) -> dict:
-    """Each index's sequence once the constant indices are in: a constant ``c`` at a level is the
-    length-1 slice ``[c:c+1]`` of it, in a product with the level of the nearest index (outside
-    it before that index in storage order, inside it after), so the index's coordinates are the
-    same and the constant's level is located under its parent before the level inside is read.
-
-    >>> A = [Level("A", 0, "dense", 4, "2"), Level("A", 1, "compressed", 5, "j")]
-    >>> print(with_constants(A, {0: 2})["j"])
-    2_A[2:3] × j_A
-    >>> print(with_constants([A[1].__class__("A", 0, "dense", 4, "i"), A[1]], {1: 3})["i"])
-    i_A × j_A[3:4]
-    """
-    out: dict = {}
-    pending: list = []      # constant levels before the first index
-    last = None
-    for lv in levels:
-        if lv.mode in consts:
-            one = SeqSlice(lv, consts[lv.mode], consts[lv.mode] + 1)
-            if last is None:
-                pending.append(one)
-            else:
-                out[last] = Product(out[last], one)
-            continue
-        s = lv
-        for one in reversed(pending):
-            s = Product(one, s)
-        pending = []
-        out[lv.index] = s
-        last = lv.index
-    return out
-
-
-def entry_sequence(levels: list, consts: dict) -> Seq:
-    """The sequence of one entry (every index a constant): the length-1 slices of its levels in a
-    product, outer level first, so it has one coordinate (0) where the entry is stored and none
-    where it is not; the levels are located in storage order, each under its parent.
-
-    >>> A = [Level("A", 0, "dense", 4, "1"), Level("A", 1, "compressed", 5, "3")]
-    >>> print(entry_sequence(A, {0: 1, 1: 3}))
-    1_A[1:2] × 3_A[3:4]
-    """
-    out = None
-    for lv in levels:
-        one = SeqSlice(lv, consts[lv.mode], consts[lv.mode] + 1)
-        out = one if out is None else Product(out, one)
-    return out
-
-
-def point_index(program: Assign) -> Index | None:
-    """The index of the one loop a 0-d statement that reads entries at constants only needs (its
-    extent 1: the entries' sequences iterate it), named apart from the program's indices; None
-    where the statement has output indices or reads no such entry.
-
-    >>> str(point_index(parse("out[] = A[0, 0] + b[2]"))), point_index(parse("y[j] = A[0, j]"))
-    ('pt', None)
-    """
-    if program.lhs.indices or not any(
-            a.indices and all(isinstance(i, int) for i in a.indices) for a in accesses_of(program.rhs)):
-        return None
-    used = {str(i) for n in walk_notation(program.rhs) for i in getattr(n, "indices", ()) if not isinstance(i, int)}
-    name, k = "pt", 1
-    while name in used:
-        name, k = f"pt{k}", k + 1
-    return Index(name)
 
 
 # -- Seq(expr, i) ----------------------------------------------------------------------------------
@@ -568,6 +504,8 @@ class SeqLowering:
     #: how the output is written: appended in the loops' order (""), ``accumulate`` (a sum whose loops run around
     #: the output's: seqhoist), ``scatter`` (seqscatter) or ``group-sort`` (seqgroupsort), in compiler.lattice
     assembly: str = ""
+    #: the workspaces of sums under operators (:class:`~compiler.lattice.seqworkspace.SumWorkspace`)
+    workspaces: tuple = ()
 
 
 class CinBuilder:
@@ -578,6 +516,15 @@ class CinBuilder:
         self.derivations: list[Derivation] = []
         self.loops: list = []        # (index, sequence) in nesting order, for the concordance check
         self.temps = 0
+
+    def nest(self, program: Assign, order: tuple) -> cin.Stmt:
+        """``program``'s assignment inside one forall per output index, in ``order`` (its modes)."""
+        lhs = program.lhs
+        pre, v = self.value(program.rhs)
+        body = _block(pre + [cin.Assign(lhs.tensor, tuple(map(str, lhs.indices)), v)])
+        for m in reversed(order):
+            body = self.forall(lhs.indices[m], program.rhs, body)
+        return body
 
     def forall(self, i: Index, e, body: cin.Stmt) -> cin.Forall:
         log = Derivation(str(i))
@@ -708,16 +655,17 @@ def copy_fill(program: Assign, tensors: dict, extents: dict | None = None, exact
     return None if _plain_zero(fill) else fill
 
 
-def _access_levels(program: Assign, tensors: dict, with_data: bool = True, point: Index | None = None
-                   ) -> tuple[dict, dict]:
+def _access_levels(program: Assign, tensors: dict, with_data: bool = True, point: Index | None = None,
+                   extra: tuple = ()) -> tuple[dict, dict]:
     """Each access's sequence levels, and the stored entries of each name they read under (a
     tensor accessed with other indices again is read under a primed name, its own levels);
     ``tensors`` may be :class:`ShapedFormat` s (no entries: ``with_data=False``). An access at
-    constants only (one entry) has the sequence of the ``point`` index (:func:`point_index`)."""
+    constants only (one entry) has the sequence of the ``point`` index (:func:`point_index`); ``extra``:
+    accesses read beside ``program``'s (a sum's workspace, :mod:`compiler.lattice.seqworkspace`)."""
     out: dict = {}
     data: dict = {}
     used: dict = {}
-    for n in walk_notation(program.rhs):
+    for n in [*walk_notation(program.rhs), *extra]:
         if not isinstance(n, Access) or n in out:
             continue
         if n.tensor not in tensors:
@@ -752,7 +700,7 @@ def _access_levels(program: Assign, tensors: dict, with_data: bool = True, point
         elif consts:
             seqs = {Index(k): v for k, v in with_constants(levels, consts).items()}
         out[n] = AccessLevels(name, tuple(levels), by_index, seqs)
-        if with_data and name not in data:
+        if with_data and name not in data and not isinstance(t, ShapedFormat):
             # (the fibers as the levels' iterators read them, which the kernel's walk follows)
             data[name] = stored_entries(name, t)
     return out, data
@@ -791,7 +739,8 @@ def seq_lower(program, trace: Trace | None = None, loop_order=None, result_fill=
     in ``loop_order`` (the output's mode order: columns first for a CSC output; default its modes').
     ``result_fill``: the output's fill (None: 0), default :func:`copy_fill`'s. ``hoisted``: the order of
     every loop (index names), a sum's among the output's, each term added into the output
-    (:func:`~compiler.lattice.seqhoist.hoisted_body`)."""
+    (:func:`~compiler.lattice.seqhoist.hoisted_body`); a sum under an operator into a workspace, which
+    the statement's loops, in ``loop_order``, read after (:mod:`compiler.lattice.seqworkspace`)."""
     program = parse(program) if isinstance(program, str) else program
     if program.op is not None:
         raise StrategyError(f"{program}: the sequence lowering writes its output with = only")
@@ -807,11 +756,19 @@ def seq_lower(program, trace: Trace | None = None, loop_order=None, result_fill=
     with_data = not any(isinstance(t, ShapedFormat) for t in tensors.values())
     fill = copy_fill(program, tensors, info.extents) if result_fill is NOTGIVEN else result_fill
     point = point_index(program)
-    access_levels, data = _access_levels(program, tensors, with_data, point)
+    consumer, work = program, []
+    if hoisted is not None and sums_under_operators(program):
+        # (a sum under an operator, its loops around the output's: into a workspace the statement reads)
+        consumer, work = split_sums(program, info.extents, {
+            s: expr_fill(s, fills, info.extents) for s in sums_under_operators(program)})
+        tensors = {**tensors, **{w.name: ShapedFormat(dense(len(w.shape), fill=w.fill), w.shape) for w in work}}
+    ws_reads = tuple(a for a in accesses_of(consumer.rhs) if a not in accesses_of(program.rhs))
+    access_levels, data = _access_levels(program, tensors, with_data, point, ws_reads)
     # (each derivation step names its node of the expression tree: the tree's shape is the one the
     # parse step drew, distinct_bindings renaming indices only)
     deriver = Deriver(access_levels, info.extents if point is None else {**info.extents, point: 1},
-                      input_fills(program, tensors), {id(e): n.ident for n, e in expression_nodes(program)})
+                      {**input_fills(program, tensors), **{w.name: w.fill for w in work}},
+                      {id(e): n.ident for n, e in expression_nodes(program)})
     order = tuple(range(len(program.lhs.indices))) if loop_order is None else tuple(loop_order)
     # (the loops' nesting: the output's in its order, or a sum's among them where they run around it)
     deriver.depth = {str(program.lhs.indices[m]): d for d, m in enumerate(order)} if hoisted is None else \
@@ -820,25 +777,32 @@ def seq_lower(program, trace: Trace | None = None, loop_order=None, result_fill=
     lhs = program.lhs
     if any(isinstance(i, int) for i in lhs.indices) or len(set(lhs.indices)) != len(lhs.indices):
         raise StrategyError(f"{lhs}: the output needs distinct index variables")
-    if hoisted is not None:
+    if work:
+        body, nests = workspace_body(b, consumer, work, tuple(hoisted), order)
+    elif hoisted is not None:
         body = hoisted_body(b, program, tuple(hoisted))
     else:
-        pre, v = b.value(program.rhs)
-        body = _block(pre + [cin.Assign(lhs.tensor, tuple(map(str, lhs.indices)), v)])
-        for m in reversed(order):
-            body = b.forall(lhs.indices[m], program.rhs, body)
+        body = b.nest(program, order)
     if point is not None:
         # (a 0-d statement reading entries at constants: one loop of one coordinate walks to them,
         # and writes the output where one is stored; where none is, it keeps its fill)
         body = b.forall(point, program.rhs, body)
     # the CFIR first: each derivation names the loops its sequence becomes (their lattices' points)
     built = cin.build_cfir(body, (), 0.0 if fill is None else fill)
-    # the derivations in nesting order (outer loop first), as the trace shows them
-    order = {str(i): k for k, (i, _) in enumerate(reversed(b.loops))}
-    derivations = sorted((dv.with_loops(built.lattices) for dv in b.derivations), key=lambda dv: order[dv.index])
-    loops = list(reversed(b.loops))
-    check_concordant(loops, access_levels)
-    check_split_nesting(loops, {str(x) for x in lhs.indices})
+    if work:
+        # (each workspace's producer, then the consumer: loop nests apart, each checked alone)
+        derivations = [dv.with_loops(built.lattices) for n in nests for dv in n.derivations]
+        loops = [x for n in nests for x in n.loops]
+        for n in nests:
+            check_concordant(n.loops, {a: access_levels[a] for a in n.reads})
+            check_split_nesting(n.loops, set(n.outputs))
+    else:
+        # the derivations in nesting order (outer loop first), as the trace shows them
+        order = {str(i): k for k, (i, _) in enumerate(reversed(b.loops))}
+        derivations = sorted((dv.with_loops(built.lattices) for dv in b.derivations), key=lambda dv: order[dv.index])
+        loops = list(reversed(b.loops))
+        check_concordant(loops, access_levels)
+        check_split_nesting(loops, {str(x) for x in lhs.indices})
     t = trace if trace is not None else Trace()
     filled = [f"{x} has fill {f}, not the {deriver.fill(n)} of {n} (its first operand's): its part walks every "
               f"coordinate, writing {f} where {x} stores nothing"
@@ -851,7 +815,7 @@ def seq_lower(program, trace: Trace | None = None, loop_order=None, result_fill=
              data={**shape_data(program, info), "loops": [[str(i), str(s)] for i, s in loops]})
     cf, t = cin.sequence_trace(body, trace=t, fill=0.0 if fill is None else fill, built=built)
     return SeqLowering(program, body, derivations, cf, t, tuple(int(n) for n in info.output), data, fill,
-                       "" if hoisted is None or not lhs.indices else "accumulate")
+                       "" if hoisted is None or not lhs.indices or work else "accumulate", tuple(work))
 
 
 def seq_evaluate(program, trace: Trace | None = None, loop_order=None, hoisted=None, **tensors) -> np.ndarray:

@@ -70,11 +70,13 @@ from ..notation.dtypes import expr_dtype
 from ..notation.node_provenance import computing
 from .seqlattice import edges
 from .seqassembly import SeqAssembly, sequence_output
-from .seqhoist import AccumulatedOutput, plain_zero
+from .seqhoist import plain_zero
+from .seqsumscatter import accumulated_output
 from .seqoutput import SeqOutput
 from .seqscatter import ScatteredOutput
 from .seqgroupsort import group_sorted
 from .seqwalk import LeafCode, LeafWalks
+from .seqworkspace import WorkspaceCode
 from .seqrewind import cursor_vars, declare_starts, product_rewinds, restarted, rewind_stmts, save_stmts
 from .seqstride import seek, stride_next, stride_start, unstride
 from .sequences import (EMPTIES, Concat, Intersect, Level, Offset, Pad, Product, Project, Seq, Slice, Stride,
@@ -105,6 +107,7 @@ class SeqEmitter(LeafWalks):
         self.temps: dict = {}         # CFIR temporary -> C name
         self.summed: dict = {}        # CFIR temporary -> the tensors its sum's summand reads
         self.helpers: dict = {}       # C helper name -> (source, operator): user functions, integer pow
+        self.workspaces: dict = {}    # a sum's workspace -> its code (compiler.lattice.seqworkspace)
 
     # -- cursors ----------------------------------------------------------------------------------
 
@@ -504,12 +507,13 @@ class SeqEmitter(LeafWalks):
             return out
         if isinstance(s, cf.Reduce):
             if s.idxs:     # (a sum whose loops run around the output's: compiler.lattice.seqhoist)
-                return self.computing(s, self.out.accumulate(s.idxs, self.value(s.value), s.count), self.out.tensor)
+                into = self.workspaces.get(s.out, self.out)
+                return self.computing(s, into.accumulate(s.idxs, self.value(s.value), s.count), into.tensor)
             out = self.computing(s, [ir.CompoundAssign("+", Var(self.temps[s.out]), self.value(s.value))], None)
             self.summed.setdefault(s.out, set()).update(self.reads(s))
             return out + ([ir.CompoundAssign("+", Var(self.temps[s.count]), _c(1))] if s.count else [])
         if isinstance(s, cf.Fold) and s.idxs:
-            return self.out.fold_each(s)
+            return self.workspaces.get(s.out, self.out).fold_each(s)
         if isinstance(s, cf.Fold):
             # (the summand's fill once for each coordinate the loops skipped, where they skipped any)
             n, extent = Var(self.temps[s.count]), _c(s.extent)
@@ -681,7 +685,10 @@ def emit_function(low, formats: dict, name: str, out_format=None, dtype: str | N
     out = program.lhs.tensor
     reads, indices = _cin_names(low.cin)
     names = {t: t.rstrip("'") for t in reads}
-    inputs = sorted(set(names.values()))
+    # (a sum's workspace is read as a Dense input of the sum's type, its arrays the kernel's own)
+    work = {w.name: dense(len(w.shape), fill=w.fill, dtype=expr_dtype(w.total, lambda a: formats[a.tensor].dtype))
+            for w in low.workspaces}
+    inputs = sorted(set(names.values()) - set(work))
     if dtype is None and _has_operator(low.cin):
         # (an operator's result type: x > y is bool)
         dtype = expr_dtype(program.rhs, lambda a: formats[a.tensor].dtype).name
@@ -690,15 +697,18 @@ def emit_function(low, formats: dict, name: str, out_format=None, dtype: str | N
     if out_format is None:
         out_format = dense(len(program.lhs.indices), fill=0 if low.fill is None else low.fill, dtype=dtype)
     params = [p for t in inputs for p in input_params(t, formats[t])]
-    # (and the loops a product's nesting added: compiler.lattice.seqproductnest)
+    # (and the loops a product's nesting added: compiler.lattice.seqproductnest; and a workspace's parameters)
     taken = {str(i) for i in program.lhs.indices} | indices | {w.index for w in _whiles(low.cfir.cfir)} \
-        | {p.name for p in params}
-    em = SeqEmitter(formats, names, dtype, taken)
+        | {p.name for p in params} | {p.name for w, fmt in work.items() for p in input_params(w, fmt)}
+    em = SeqEmitter({**formats, **work}, names, dtype, taken)
+    em.workspaces = {w.name: WorkspaceCode(w, work[w.name], np.dtype(work[w.name].dtype).name, em.fresh)
+                     for w in low.workspaces}
     em.rewinding = frozenset(p.group_key for w in _whiles(low.cfir.cfir) for p in w.rewind) | frozenset(
         p.group_key for w in _whiles(low.cfir.cfir) for s in (w.seq, *(x for pair in w.locs for x in pair))
         for n in walk(s) if isinstance(n, Product) for p in product_rewinds(n))
     if low.assembly == "accumulate":
-        em.out = AccumulatedOutput(out, out_format, low.shape, dtype, em.fresh, zero=not plain_zero(low.fill))
+        em.out = accumulated_output(out, out_format, low.shape, dtype, em.fresh, zero=not plain_zero(low.fill),
+                                    indices=tuple(str(i) for i in program.lhs.indices), cin=low.cin)
     elif low.assembly == "scatter":
         em.out = ScatteredOutput(out, out_format, low.shape, dtype, em.fresh)
     else:
@@ -706,8 +716,10 @@ def emit_function(low, formats: dict, name: str, out_format=None, dtype: str | N
         em.out = sequence_output(out, out_format, indices, low.shape, dtype, em.fresh)
         if low.assembly == "group-sort":
             em.out = group_sorted(em.out, indices, low, dtype, em.fresh)
-    body = em.out.start({t: formats[t] for t in inputs}, program.rhs) \
-        + em.out.around(lambda: em.stmt(low.cfir.cfir)) + em.out.end()
+    loops = em.out.around(lambda: em.stmt(low.cfir.cfir))
+    for code in em.workspaces.values():
+        loops = code.wrap(loops)
+    body = em.out.start({t: formats[t] for t in inputs}, program.rhs) + loops + em.out.end()
     if notes is not None:
         notes += em.out.notes
     used = names_used(body)

@@ -7,8 +7,10 @@ its rows. Where the output takes its entries at random, the sum's loops may run 
 as TACO does for ``y(j) = A(i, j)`` with ``y`` dense: ``forall i: forall j: y(j) += A(i, j)``. A
 dense output is that accumulator itself; a sparse vector's is a dense workspace of its extent,
 whose entries other than the fill are appended after the loops (the lattice strategy's dense
-workspace, :mod:`compiler.lattice.emit_workspaces`). A summand of another fill than 0 counts the
-coordinates summed at each output coordinate and folds the fill in for the rest after the loops
+workspace, :mod:`compiler.lattice.emit_workspaces`); a sparse matrix's terms are bucketed by row
+and each row summed in a row workspace (:mod:`compiler.lattice.seqsumscatter`). A summand of
+another fill than 0 counts the coordinates summed at each output coordinate and folds the fill in
+for the rest after the loops
 (:class:`~compiler.lattice.seqcfir.Fold` over every coordinate). The driver
 (:func:`compiler.lattice.seqlower.reordered`) takes it where no input could be read converted
 instead: an input stored in its natural order (a CSR's column sums), a split's minor index.
@@ -79,7 +81,8 @@ def hoisted_body(builder, program, order: tuple) -> cin.Stmt:
 
 def order_note(out: str, order: tuple, default: tuple, how: str, why: str) -> str:
     """What the trace's ``loop-order`` step says of a sum hoisted around the output's loops, added
-    ``how``: into a ``dense`` output, a sparse one's ``workspace``, or a ``scalar`` (a 0-d output).
+    ``how``: into a ``dense`` output, a sparse vector's ``workspace``, a sparse matrix's row ``buckets`` (or
+    its ``rows`` one at a time, the row index outermost), or a ``scalar`` (a 0-d output).
 
     >>> print(order_note("y", ("i", "j"), ("j", "i"), "dense", "A[i, j]: ..."))
     the loops in the output's order, the sum's inside (j, i), walk an input against its storage order (A[i, j]: ...); they run i, j instead, the sum accumulated into y at each coordinate (a dense output written at random, as TACO does for y(j) = A(i, j) with y dense)
@@ -88,6 +91,13 @@ def order_note(out: str, order: tuple, default: tuple, how: str, why: str) -> st
                      f"y(j) = A(i, j) with y dense)",
             "workspace": f"into a dense workspace of {out}'s extent, whose entries other than the fill are "
                          f"appended to {out} after the loops (the lattice strategy's dense workspace)",
+            "buckets": f"into buckets, one per row of {out}: two passes of the loops count each row's terms and "
+                       f"place them, then each row's are added into a row workspace, their columns sorted and "
+                       f"appended (compiler.lattice.seqsumscatter; a dense workspace of {out}'s every entry would "
+                       f"hold the whole matrix)",
+            "rows": f"into a workspace of one row of {out} at a time (the row index outermost: each row's terms "
+                    f"come together), its columns sorted and its entries appended after the row's loop "
+                    f"(Gustavson's row workspace, compiler.lattice.seqsumscatter)",
             "scalar": "into a scalar, as before"}[how]
     return (f"the loops in the output's order, the sum's inside ({', '.join(default)}), walk an input against its "
             f"storage order ({why}); they run {', '.join(order)} instead, the sum accumulated {into}")

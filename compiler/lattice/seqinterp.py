@@ -43,6 +43,7 @@ def interpret(cf, data: Mapping, env: Mapping | None = None) -> Run:
     temps: dict = {}
     idx: dict = {}
     budget = [10_000_000]
+    workspaces = _summed_into(stmt)
 
     def value(e):
         if isinstance(e, Read):
@@ -51,6 +52,9 @@ def interpret(cf, data: Mapping, env: Mapping | None = None) -> Run:
                 if not st.valid_leaf(lv.key):
                     raise SequenceError(f"{e} read with {lv} past its end")
                 coords.append(st.coord_leaf(lv.key))
+            if e.tensor not in data and e.tensor in workspaces:
+                # (a sum's workspace, which its producer's loops wrote: 0 where they added nothing)
+                return run.outputs.get(e.tensor, {}).get(tuple(coords), 0.0)
             if e.tensor not in data:
                 raise SequenceError(f"no data given for tensor {e.tensor} (read as {e})")
             return data[e.tensor].get(tuple(coords), e.fill)
@@ -141,6 +145,20 @@ def interpret(cf, data: Mapping, env: Mapping | None = None) -> Run:
 
     run_stmt(stmt)
     return run
+
+
+
+def _summed_into(s) -> set:
+    """The tensors the CFIR ``s`` adds into at coordinates (an output, a sum's workspace)."""
+    if isinstance(s, Reduce):
+        return {s.out} if s.idxs else set()
+    if isinstance(s, Block):
+        return set().union(*(_summed_into(x) for x in s.stmts))
+    if isinstance(s, While):
+        return _summed_into(s.body)
+    if isinstance(s, Switch):
+        return set().union(*(_summed_into(b) for _, b in s.cases))
+    return set()
 
 
 __all__ = ["Run", "interpret"]

@@ -22,10 +22,12 @@ sliced with any step (a negative one walks the levels from their ends) and index
 output's order walk an input against its storage order, they run in another order where the
 output allows it (a ``loop-order`` step, :func:`reordered`): a CSC written by a scatter
 (:mod:`compiler.lattice.seqscatter`), any other sparse output with its two innermost loops swapped, its
-entries or each group of them sorted before it appends them (:mod:`compiler.lattice.seqgroupsort`), and, where no input could be read converted instead, a
-sum's loops around the output's (:mod:`compiler.lattice.seqhoist`) or a dense output's loops in
-any order. Else an input the loops walk
-against its storage order (a CSC collapsed row-major) is read row-major, a copy converted before
+entries or each group of them sorted before it appends them (:mod:`compiler.lattice.seqgroupsort`), and, where
+no input could be read converted instead, a sum's loops around the output's (:mod:`compiler.lattice.seqhoist`;
+a sparse matrix's terms bucketed by row, :mod:`compiler.lattice.seqsumscatter`), a sum under an operator into a
+workspace the output's loops read after (:mod:`compiler.lattice.seqworkspace`) or a dense output's loops in any
+order. Else an input the loops walk against its storage order (a CSC collapsed row-major) is read row-major, a
+copy converted before
 each call (a ``convert`` step; lower() choosing the strategy passes ``convert=False`` first,
 and the refusal carries ``converts``: that tensor and how it would be converted, which it weighs
 against the looplets' kernel; so is a search of a split's groups for its minor coordinate,
@@ -56,7 +58,7 @@ from ..imperative.copies import drop_copies
 from ..imperative.deadstores import drop_dead_stores
 from ..imperative.ir_dot import ir_artifact
 from ..imperative.ir import Block, Buffer, Growable, Scalar
-from ..notation.ast import Reduce, accesses, walk
+from ..notation.ast import Reduce, accesses, free_indices, walk
 from ..notation.infer import infer_shapes
 from ..trace import Trace
 from .coo_segments import flatten_segments
@@ -66,12 +68,14 @@ from ..stand_in import conversion_cost, format_text, output_conversion_note
 from .seqderive import ShapedFormat, copy_fill, input_fills, seq_lower
 from .seqnesting import DiscordantWalk, LoopOrder
 from .seqhoist import hoistable, order_note
+from .seqworkspace import sums_under_operators, workspace_note
 from .seqoutput import output_kind
 from .seqparts import walked_whole
 from .seqrewind import SplitOrder
 from .seqstride import searched
 from .seqscatter import scatter_note, scatters
 from .seqgroupsort import group_sort_note, sorts_groups, swapped
+from .seqsumscatter import bucketed
 from .seqcfir import same_value
 from .exprs import names_used
 from .seqemit import emit_function, kernel_helpers
@@ -292,8 +296,11 @@ def reordered(program, inputs: dict, out_format, fill, why: str, scatter_only: b
     """``(lowering, note, data)``: ``program`` lowered with its loops in another order than the output's
     mode order, which walked an input against its storage order (``why``), where the output allows
     it: a dense output (written at random), a sum's loops around the output's (its terms added into
-    a dense output or a sparse vector's workspace: :mod:`compiler.lattice.seqhoist`), or a sparse
-    output built by a scatter (:mod:`compiler.lattice.seqscatter`); None where no order walks every
+    a dense output or a sparse vector's workspace: :mod:`compiler.lattice.seqhoist`; bucketed by row
+    into a sparse matrix: :mod:`compiler.lattice.seqsumscatter`), a sum under an operator into a
+    workspace over its free indices, the output's loops after (:mod:`compiler.lattice.seqworkspace`:
+    of a vector's extent, or a dense output's), or a sparse output built by a scatter
+    (:mod:`compiler.lattice.seqscatter`); None where no order walks every
     input as stored. The first order that does is taken: the output's loops reordered alone first, then
     with the sum's among them. ``scatter_only``: the scatter alone (where the input could be read
     converted instead, which a sum walking a CSC's strided rows column by column does not beat). ``sort_groups``:
@@ -301,7 +308,8 @@ def reordered(program, inputs: dict, out_format, fill, why: str, scatter_only: b
     the loops around the two) sorted before it is appended (:mod:`compiler.lattice.seqgroupsort`: a
     split's indices with a level below it looped between them, a split into a COO stored column-major)."""
     from ..format import dense
-    if any(isinstance(n, Reduce) and n is not program.rhs for n in walk(program.rhs)):
+    under = sums_under_operators(program)
+    if not under and any(isinstance(n, Reduce) and n is not program.rhs for n in walk(program.rhs)):
         # (a sum under an operator is summed again at each coordinate of the loops around it, which
         # the other order may multiply: left to the conversion, or to looplets)
         return None
@@ -311,9 +319,18 @@ def reordered(program, inputs: dict, out_format, fill, why: str, scatter_only: b
     summed = hoistable(program)
     kind = output_kind(out)
     tries = []
-    if (kind == "dense" and not scatter_only or scatters(out)) and len(mine) <= MOST_LOOPS:
+    if under:
+        # (each sum into a workspace over its free indices first, its loops in the inputs' order, read by
+        # the output's loops after: a dense one where the output is, else one of a vector's extent)
+        free = tuple(dict.fromkeys(i for s in under for i in map(str, free_indices(s))))
+        summed = tuple(dict.fromkeys(str(i) for s in under for i in s.indices))
+        inside = tuple(x for x in mine if x in free) + summed
+        if not scatter_only and (kind == "dense" or len(free) == 1) and len(inside) <= MOST_LOOPS:
+            tries += [(mine, order) for order in permutations(inside) if order != inside]
+    elif (kind == "dense" and not scatter_only or scatters(out)) and len(mine) <= MOST_LOOPS:
         tries += [(order, None) for order in permutations(mine) if order != mine]
-    if summed and not scatter_only and (kind == "dense" or len(names) == 1) and len(mine) + len(summed) <= MOST_LOOPS:
+    if summed and not under and not scatter_only and (kind == "dense" or len(names) == 1 or bucketed(out)) \
+            and len(mine) + len(summed) <= MOST_LOOPS:
         tries += [(None, order) for order in permutations(mine + summed) if order != mine + summed]
     if sort_groups and not scatter_only and sorts_groups(out):
         tries.append((swapped(mine), None))
@@ -326,8 +343,12 @@ def reordered(program, inputs: dict, out_format, fill, why: str, scatter_only: b
             continue
         if searched(low.cin):
             continue    # (another order is tried to walk, not to search each group of a split)
+        if low.workspaces:
+            return low, workspace_note(program.lhs.tensor, list(low.workspaces), hoisted, inside, why), \
+                {"hoisted": list(hoisted), "workspaces": [w.name for w in low.workspaces]}
         if hoisted is not None:
-            how = "scalar" if not names else "dense" if kind == "dense" else "workspace"
+            how = "scalar" if not names else "dense" if kind == "dense" else "workspace" if not bucketed(out) \
+                else "rows" if hoisted[0] == mine[0] else "buckets"
             return low, order_note(program.lhs.tensor, hoisted, mine + summed, how, why), {"hoisted": list(hoisted)}
         data = {"order": [names.index(i) for i in order]}
         if kind == "dense":

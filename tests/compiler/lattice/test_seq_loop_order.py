@@ -137,10 +137,16 @@ def test_what_no_order_walks_stays_refused_or_converted():
     C = tensor((3, 4), "csc", 13)
     k = ss.lower("c[m] = collapse(A[i, j], (i, j) -> m)", strategy="lattice", A=C)
     assert k.trace.find("convert") and not k.trace.find("loop-order")
-    # (a sum under an operator would be summed again at each coordinate of the loops around it: not reordered)
+    # (a sum under an operator is added into a workspace first, the operator applied in a loop over it after:
+    # tests/compiler/lattice/test_seq_sum_workspace.py; it was refused)
     A = tensor((3, 4), "csr", 14)
+    _, step = lattice_kernel("c[j] = sum[i](concat((A[k, j], A1[l, j]), (k, l) -> i)) * 2", A=A, A1=A)
+    assert "added into a dense workspace first" in step.note and "into w[j] of 4 entries" in step.note
+    # (one over two output indices would be a dense workspace of a sparse matrix's every entry: refused)
+    A3 = tensor((2, 3, 4), "csf", 14)
     with pytest.raises(StrategyError, match=r"before level 0.*strategy='looplets'"):
-        ss.lower("c[j] = sum[i](concat((A[k, j], A1[l, j]), (k, l) -> i)) * 2", strategy="lattice", A=A, A1=A)
+        ss.lower("c[j, m] = sum[i](concat((A[k, j, m], A1[l, j, m]), (k, l) -> i)) * 2", strategy="lattice",
+                 A=A3, A1=A3, c=ss.parse_format("csr", ndim=2))
     # (a COO stored column-major is not scattered: it is appended in its order, each group of the split
     # searched for the column's coordinate, compiler.lattice.seqstride; it was refused)
     k, _ = lattice_kernel("c[i, j] = split(b[k], k -> (i, j:2))", ss.Format(ss.parse_format("coo", ndim=2).root, (1, 0)),

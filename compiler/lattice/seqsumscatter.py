@@ -1,0 +1,187 @@
+"""A sum whose loops run around a sparse matrix output's (issue 30): its terms bucketed by row, each row's
+then summed in a row workspace and appended in order.
+
+``c[j, m] = sum[i](concat((A[k, j, m], B[l, j, m]), (k, l) -> i))`` (numpy's ``sum(vstack, axis=0)`` of 3-D
+parts) reads the parts' level 0 (``k``) before their rows: the only order that walks them as stored is
+``k, j, m``, the sum's index outermost, so every term of an entry of ``c`` comes at another ``k``. A dense
+workspace of ``c``'s every entry would hold ``rows × columns`` values; a row workspace alone (Gustavson's)
+needs the row index outermost. So the terms are bucketed by row first, as a scatter builds a CSR
+(:mod:`compiler.lattice.seqscatter`): phase 1 runs the loops counting each row's terms, a prefix sum gives
+the rows' starts, phase 2 runs them again storing each term's column and value at its row's next slot.
+Then each row's terms are added into a row workspace (a value and a mark per column, a list of the columns
+marked), the list is sorted (:func:`~compiler.imperative.sorting.sort_coordinates_ir`: a scan of the marks,
+a rank sort, or a merge of its ascending runs, one per ``k``) and the row's entries are appended in column
+order where they are not the fill, the workspace put back to 0 at the columns it touched. Memory: the terms
+(the parts' entries), the rows' starts and one row; time: two passes over the terms and the sorts of the
+rows' columns. Where the loops can run the row index outermost (``j, i, m`` for the sum over a CSF's middle
+level), a row's terms come together: no buckets, each term added into the row workspace as it comes, the
+row appended at the end of its loop's body. A summand of another fill than 0 counts each column's
+terms and folds the fill in for the rest (the hoist's :class:`~compiler.lattice.seqcfir.Fold`): a
+column no term reached holds the result's fill, not stored.
+
+>>> from compiler.format import csr
+>>> from compiler.names import FreshNames
+>>> out = BucketedSums("C", csr(), (2, 3), "float64", FreshNames(), ("j", "m"))
+>>> print(out.accumulate(("j", "m"), Var("x"), "")[0])
+C_next[j] += 1;
+>>> out.phase = "place"; print("\\n".join(str(s) for s in out.accumulate(("j", "m"), Var("x"), "")))
+int64 t = C_next[j];
+C_terms_idx[t] = m;
+C_terms_val[t] = x;
+C_next[j] = t + 1;
+"""
+
+from __future__ import annotations
+
+from ..imperative.ir import (Allocate, BinOp, Cast, Comment, CompoundAssign, Const, Declare, For, If, Load,
+                             Store, UnOp, Var)
+from ..imperative.sorting import sort_coordinates_ir
+from ..names import FreshNames
+from .seqcfir import Block, Fold, Forall
+from .seqhoist import AccumulatedOutput
+from .seqoutput import SeqOutput, output_kind
+
+I64 = "int64"
+
+
+def _c(n) -> Const:
+    return Const(int(n), I64)
+
+
+def _words(fmt) -> tuple:
+    """What the output's fibers and their coordinates are called in comments: a CSC's columns and rows."""
+    return ("column", "row") if tuple(fmt.mode_order) == (1, 0) else ("row", "column")
+
+
+def bucketed(fmt) -> bool:
+    """Whether a hoisted sum writes an output of ``fmt`` through row buckets: a sparse matrix the sequence
+    emitter appends to (CSR, CSC, COO).
+
+    >>> from compiler.format import csr, coo, csc, dcsr, parse_format
+    >>> [bucketed(f) for f in (csr(), csc(), coo(), dcsr(), parse_format("sparse", ndim=1))]
+    [True, True, True, False, False]
+    """
+    return fmt.ndim == 2 and output_kind(fmt) in ("list", "coo")
+
+
+def accumulated_output(name: str, fmt, shape: tuple, dtype: str, fresh, zero: bool = False, indices: tuple = (),
+                       cin=None) -> SeqOutput:
+    """The output of a sum whose loops run around the output's: a sparse matrix bucketed by row
+    (:class:`BucketedSums`; ``indices``: its index names, ``cin``: the hoisted sum's CIN), any other added
+    into where it stands (:class:`~.seqhoist.AccumulatedOutput`)."""
+    if bucketed(fmt):
+        return BucketedSums(name, fmt, shape, dtype, fresh, indices, cin)
+    return AccumulatedOutput(name, fmt, shape, dtype, fresh, zero=zero)
+
+
+class BucketedSums(SeqOutput):
+    """A sparse matrix output of a hoisted sum (of a format :func:`bucketed` takes), ``indices`` its index
+    names. Where the sum's loops (its ``cin``) run the row index outermost, each row's terms come together:
+    they are added into the row workspace as they come, and the row is appended at the end of its loop's
+    body (:meth:`case`). Else the loops are emitted twice (:meth:`around`), ``phase`` ``count`` then
+    ``place``, each term into its row's bucket, then each row summed and appended."""
+
+    def __init__(self, name: str, fmt, shape: tuple, dtype: str, fresh: FreshNames, indices: tuple, cin=None):
+        super().__init__(name, fmt, shape, dtype, fresh)
+        self.rows, self.cols = self.shape       # (in storage order: a CSC's columns are its rows here)
+        self.names = fresh
+        self.indices = tuple(indices)
+        self.row, self.col = (self.indices[m] for m in fmt.mode_order)
+        stmts = cin.stmts if isinstance(cin, Block) else (cin,)
+        # (a summand of another fill than 0: its terms counted per column, the fill folded in for the rest)
+        self.fold = next((x for x in stmts if isinstance(x, Fold)), None)
+        self.phase = "direct" if isinstance(stmts[0], Forall) and stmts[0].index == self.row else "count"
+        self.next = fresh(f"{name}_next")
+        self.terms_idx, self.terms_val = fresh(f"{name}_terms_idx"), fresh(f"{name}_terms_val")
+        self.w, self.mark, self.list = (fresh(f"{name}_row{x}") for x in ("", "_set", "_list"))
+        self.counts = fresh(f"{name}_row_count") if self.fold is not None else None
+        self.n = Var(fresh("n_row"))
+
+    def add(self, col, value) -> list:
+        """Add ``value`` into the row workspace at column ``col`` (a Var), listing the column the first time."""
+        out = [If(UnOp("!", Load(self.mark, col)), [Store(self.mark, col, Const(True, "bool")),
+                                                    Store(self.list, self.n, col), CompoundAssign("+", self.n, _c(1))]),
+               Store(self.w, col, value, "+")]
+        return out + ([Store(self.counts, col, _c(1), "+")] if self.counts else [])
+
+    def accumulate(self, idxs: tuple, value, count: str) -> list:
+        if self.phase == "direct":
+            return self.add(Var(self.col), value)
+        if self.phase == "count":
+            return [Store(self.next, Var(self.row), _c(1), "+")]
+        slot = Var(self.names("t"))
+        return [Declare(slot, I64, Load(self.next, Var(self.row))),
+                Store(self.terms_idx, slot, Var(self.col)),
+                Store(self.terms_val, slot, value),
+                Store(self.next, Var(self.row), BinOp("+", slot, _c(1)))]
+
+    def fold_each(self, s) -> list:
+        return []       # (folded in as each row is appended: self.fold)
+
+    def case(self, index: str, stmts: list) -> list:
+        if self.phase != "direct" or index != self.row:
+            return stmts
+        # (the row's terms, added up in the loop's body, then its entries appended in order)
+        return [Declare(self.n, I64, _c(0)), *stmts, *self.append_row()]
+
+    def around(self, emit) -> list:
+        word = _words(self.fmt)[0]
+        if self.phase == "direct":
+            return self.row_workspace([Comment(f"the sum's loops run {word} by {word}: each {word}'s terms added "
+                                               f"into a {word} workspace, then its entries appended in order"),
+                                       *emit()])
+        first = emit()
+        self.phase = "place"
+        second = emit()
+        q, total, r, p = Var(self.names("q")), Var(self.names("n_terms")), Var(self.row), Var(self.names("p"))
+        starts = self.names(f"{self.tensor}_starts")
+        prefix = [Declare(total, I64, _c(0)),
+                  For(q, 0, _c(self.rows), [Store(starts, q, total), CompoundAssign("+", total, Load(self.next, q)),
+                                            Store(self.next, q, Load(starts, q))]),
+                  Store(starts, _c(self.rows), total)]
+        rows = For(r, 0, _c(self.rows), [
+            Declare(self.n, I64, _c(0)),
+            For(p, Load(starts, r), Load(starts, BinOp("+", r, _c(1))),
+                [Declare(Var(self.col), I64, Load(self.terms_idx, p)),
+                 *self.add(Var(self.col), Load(self.terms_val, p))]),
+            *self.append_row()])
+        body = [Comment(f"phase 1, count: each term of the sum counts in its {word}'s {self.next}[{word}] (the sum's "
+                        f"loops run outside {self.tensor}'s)"),
+                *first,
+                Comment(f"the {word}s' starts (the counts summed), each {word}'s next slot at its start"),
+                *prefix,
+                Allocate(self.terms_idx, I64, total, None, [Allocate(self.terms_val, self.dtype, total, None, [
+                    Comment(f"phase 2, place: each term's coordinate and value at its {word}'s next slot"),
+                    *second,
+                    Comment(f"each {word}'s terms added into a {word} workspace, then its entries appended in order"),
+                    *self.row_workspace([rows])])])]
+        return [Allocate(self.next, I64, _c(self.rows), _c(0), [Allocate(starts, I64, _c(self.rows + 1), None, body)])]
+
+    def append_row(self) -> list:
+        """The row workspace's columns sorted, its entries appended in order where they are not the fill, and
+        it put back to 0 at each."""
+        x, t, v = Var(self.col), Var(self.names("q")), Var(self.names("v"))
+        value = [Declare(v, self.dtype, Load(self.w, x))]
+        if self.fold is not None:
+            # (the summand's fill for each term the loops did not reach at this coordinate)
+            missed = BinOp("-", _c(self.fold.extent), Load(self.counts, x))
+            missed = missed if self.dtype == I64 else Cast(self.dtype, missed)
+            if self.fold.fill != 1:
+                missed = BinOp("*", missed, Const(self.fold.fill, self.dtype))
+            value.append(If(BinOp("<", Load(self.counts, x), _c(self.fold.extent)), [CompoundAssign("+", v, missed)]))
+        reset = [Store(self.w, x, Const(0, self.dtype)), Store(self.mark, x, Const(False, "bool"))]
+        reset += [Store(self.counts, x, _c(0))] if self.counts else []
+        fresh = lambda base: Var(self.names(base))  # noqa: E731
+        return [*sort_coordinates_ir(self.list, self.list + "_tmp", self.n, _c(self.cols), self.mark, fresh, self.col),
+                For(t, 0, self.n, [Declare(x, I64, Load(self.list, t)), *value, *self.store(self.indices, v), *reset])]
+
+    def row_workspace(self, body: list) -> list:
+        """``body`` inside the row workspace's arrays: a value, a mark and a list entry per column."""
+        for name, dtype, init in ((self.w, self.dtype, Const(0, self.dtype)), (self.mark, "bool", Const(False, "bool")),
+                                  (self.list, I64, None), (self.list + "_tmp", I64, None),
+                                  *([(self.counts, I64, _c(0))] if self.counts else [])):
+            body = [Allocate(name, dtype, _c(self.cols), init, body)]
+        return body
+
+
+__all__ = ["BucketedSums", "accumulated_output", "bucketed"]
