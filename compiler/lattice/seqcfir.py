@@ -709,7 +709,9 @@ class Compiler:
                     continue
                 here = defs | live_keys(sp) | frozenset(
                     key for a, b in point_locs if at_coordinate(b, sp.iterated()) for key in live_keys(a))
-                self.enclosing.append((f.index, f.seq))
+                # (the loops around name what this case walks, simplified as the π1s inside it are: the
+                # second part of a concatenation's π0 is |m_A| + n_B there, and so is its π1)
+                self.enclosing.append((f.index, sp))
                 try:
                     cases.append((sp, self.stmt(f.body, here, known_temps)))
                 finally:

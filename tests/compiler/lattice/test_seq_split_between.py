@@ -201,3 +201,19 @@ def test_a_loop_between_by_property(drawn, seed):
     b = operand(J, "dense", seed + 1, fill=fb)[0]
     program = BROADCAST.format(I=I, K=K, op=op).replace("A[l]", "A[l, j]" if matrix else "A[l]")
     check(program, tensors_of(a, "dense" if afmt == "dense-matrix" else afmt, b, bfmt, fa, fb), out=out)
+
+
+@pytest.mark.parametrize("bfmt", ["dense", "csr", "coo"])
+def test_the_second_part_of_a_concatenation_of_two_fills_rewinds_its_minor_walk_too(bfmt):
+    # (found by a differential probe: the parts of two fills are fissioned into a loop each, and in the
+    # second one the π1 was simplified to |m_A| + n_B while the loop around still named the concatenation:
+    # its group was not found opened, not rewound, and every j after the first wrote nothing, a wrong
+    # answer on lower()'s default path on main. The loops around a case are now the case's sequences)
+    a = np.array([[0.5, 0.5, 7.0, -3.0]])
+    b = np.array([[1.0, 1.0, 1.0, 1.0], [9.0, 1.0, nan, 1.0], [1.0, inf, 2.0, 1.0]])
+    tensors = {"A": Tensor.from_numpy(a, "dense"), "B": Tensor.from_numpy(b, bfmt, fill=1.0)}
+    program = "out[i, j, k] = split(concat((A[m, j], B[n, j]), (m, n) -> l), l -> (i:2, k:2))"
+    k = check(program, tensors)
+    if bfmt == "dense":   # (a sparse B's loops run i, k, j into the dense output: nothing to rewind)
+        assert "from |m_A| + n_B's group start" in k.trace.find("cfir")[0].after_text
+    np.testing.assert_array_equal(k(**tensors).to_numpy(), np.concatenate([a, b]).reshape(2, 2, 4).transpose(0, 2, 1))
