@@ -546,7 +546,7 @@ class Compiler:
     rewrites: list = field(default_factory=list)
     #: the result's fill: an assignment of it at a sub-point writes nothing
     fill: float = 0.0
-    #: the foralls around the one compiled, outermost first (``(index, sequence)``)
+    #: the foralls around the one compiled, outermost first (``(index, sequence, the case's sequence)``)
     enclosing: list = field(default_factory=list)
     #: each counted sum's summand fill (its :class:`Fold`'s): adding it at a sub-point is skipped
     folds: dict = field(default_factory=dict)
@@ -655,7 +655,9 @@ class Compiler:
 
     def forall(self, f: Forall, defs: frozenset, known_temps: dict) -> Stmt:
         # (a loop between a split's major and minor index sees the Dense levels below its rows: seqrewind)
-        seen = defs | walked_below(self.enclosing, f.seq)
+        # (the loops around as this case walks them, and this loop's π1s as simplified there: the second part
+        # of a concatenation's π0 and π1 are |m_A| + n_B, not m_A ⊔ n_B, and A's rows are not walked below it)
+        seen = defs | walked_below([(j, c) for j, _, c in self.enclosing], f.seq, simplify(f.seq, defs, []))
         # what is live first: the dense j_B of (j_A ∪ j_B) would be located on j_A, gone under B's rows
         once = once_each(f.seq)
         if once != f.seq:
@@ -673,7 +675,10 @@ class Compiler:
             if nests(live):
                 return _bound_once(self.stmt(self.nested(f, live), defs, known_temps))
         # (the π1s of what the loops walk or locate, their group visited again by a loop in between)
-        rewind = rewound(self.enclosing, live)
+        # (a π1 may be simplified as its case's π0 is, not as the loop's: the second part of a concatenation's
+        # π1 is |m_A| + n_B where the loop around walks m_A ⊔ n_B; its group is opened by either)
+        rewind = tuple(dict.fromkeys(rewound([(j, t) for j, t, _ in self.enclosing], live)
+                                     + rewound([(j, c) for j, _, c in self.enclosing], live)))
         if rewind:
             self.rewrites.append(Rewrite("rewind", str(live), ", ".join(f"{p} from its group start" for p in rewind)))
         seq, locs = remove_locators(live)
@@ -709,9 +714,8 @@ class Compiler:
                     continue
                 here = defs | live_keys(sp) | frozenset(
                     key for a, b in point_locs if at_coordinate(b, sp.iterated()) for key in live_keys(a))
-                # (the loops around name what this case walks, simplified as the π1s inside it are: the
-                # second part of a concatenation's π0 is |m_A| + n_B there, and so is its π1)
-                self.enclosing.append((f.index, sp))
+                # (the loops around: the loop's sequence and this case's, simplified as the π1s inside it are)
+                self.enclosing.append((f.index, f.seq, sp))
                 try:
                     cases.append((sp, self.stmt(f.body, here, known_temps)))
                 finally:

@@ -194,17 +194,18 @@ def below_group(key) -> tuple:
     return ("below π0", key)
 
 
-def walked_below(loops: list, seq: Seq) -> frozenset:
+def walked_below(loops: list, seq: Seq, *forms: Seq) -> frozenset:
     """:func:`below_group` of each leaf of the π0s' operands of ``loops`` (around the loop over ``seq``,
     ``(index, sequence)``) whose group ``seq`` does not walk: the loop over ``seq`` is between them and
-    their π1s (a loop walking the group reads its rows through its own π1).
+    their π1s (a loop walking the group reads its rows through its own π1). ``forms``: ``seq`` as
+    simplified where the loops around are (a π1 there names its group as their π0 does).
 
     >>> from compiler.lattice.sequences import Level
     >>> A0 = Level("A", 0, "dense", 6, "l"); p0 = Project(0, A0, 3)
     >>> walked_below([("i", p0)], Level("A", 1, "dense", 4, "j")), walked_below([("i", p0)], Project(1, A0, 3))
     (frozenset({('below π0', ('A', 0))}), frozenset())
     """
-    walks = {n.group_key for n in walk(seq) if isinstance(n, Project)}
+    walks = {n.group_key for x in (seq, *forms) for n in walk(x) if isinstance(n, Project)}
     return frozenset(below_group(leaf.key) for _, s in loops for n in walk(s)
                      if isinstance(n, Project) and n.k == 0 and n.group_key not in walks for leaf in n.a.iters())
 
