@@ -362,6 +362,24 @@ def next_(s: Seq, st: Cursors) -> None:
         next_(s.a, st)
 
 
+def shifts_branches(s: Seq) -> bool:
+    """Whether ``s`` only shifts the coordinates of a union or intersection (an Offset, a Pad, a
+    concatenation's first part, ``|a| + (b ∪ U)``): the conditional next then steps each of its
+    operands at ``x`` on its own. Testing the whole at ``x`` would ask every operand to be valid
+    and recompute their minimum, but the loop's body may have moved one of them (a π1 loop walked
+    its group, to the end) while another is still at ``x``: that one would stay and be visited
+    again by the next loop of the lattice.
+
+    >>> from compiler.lattice.sequences import Universe
+    >>> u, v = Universe(2, "n"), Universe(2, "m")
+    >>> shifts_branches(Offset(3, u)), shifts_branches(Offset(3, Union(u, v)))
+    (False, True)
+    """
+    if isinstance(s, (Offset, Pad, Concat)):
+        return isinstance(s.a, (Union, Intersect)) or shifts_branches(s.a)
+    return False
+
+
 def advance(s: Seq, st: Cursors, x: int) -> None:
     """The conditional next after a switch: step only the sub-iterators that are at ``x``."""
     if isinstance(s, (Union, Intersect)):
@@ -369,6 +387,8 @@ def advance(s: Seq, st: Cursors, x: int) -> None:
         advance(s.b, st, x)
         if isinstance(s, Intersect):
             _meet(s, st)
+    elif shifts_branches(s):
+        advance(s.a, st, x - s.n if isinstance(s, Offset) else x)
     elif valid(s, st) and eval_(s, st) == x:
         next_(s, st)
 
@@ -451,4 +471,4 @@ class SeqIterator:
 
 
 __all__ = ["Cursors", "SeqIterator", "init", "reset", "valid", "eval_", "equals", "next_", "advance",
-           "locate", "enter", "resume", "at_leaves"]
+           "shifts_branches", "locate", "enter", "resume", "at_leaves"]
