@@ -438,6 +438,10 @@ class SeqEmitter(LeafWalks):
             return out + (self.meet(s, absent) if isinstance(s, Intersect) else [])
         if shifts_branches(s):
             # (each operand at x on its own: the body may have moved one away, seqiter.advance)
+            if isinstance(s, Slice):
+                at = x if s.step == 1 else BinOp("*", x, _c(s.step))
+                at = BinOp("+", at, _c(s.start)) if s.start else at
+                return self.advance(s.a, at, absent) + self.align(s.a, s, absent)
             return self.advance(s.a, BinOp("-", x, _c(s.n)) if isinstance(s, Offset) else x, absent)
         return [If(and_(self.valid(s), self.eval(s).eq(x)), self.next(s, absent))]
 

@@ -4,7 +4,7 @@ B's group to its end. Before, the loop's conditional next tested the whole shift
 out (or moved to its next group) it stepped nothing, so the universe stayed at k and the lattice's next
 loop (``|π0(A, J)| + U_n``) visited k again: B's stored values overwritten by its fill, or a sum over the
 concatenated index adding the fill twice. The emitter and the CFIR interpreter now step each operand of a
-shifted union at k on its own (``seqiter.shifts_branches``).
+shifted (or sliced) union at k on its own (``seqiter.shifts_branches``).
 
 Each kernel against the dense oracle (compiler.evaluate), the sequence CFIR's interpreter and the IR
 interpreter (``test_seq_concat_fills.one_kernel``); the array front end's against numpy."""
@@ -30,6 +30,9 @@ PROGRAMS = {
     "sum": ("c[i] = sum[k](" + SPLITS + ")", False, 1),
     "matrices": ("c[k, i, j] = " + SPLITS, True, 3),
     "matrix-sum": ("c[i, j] = sum[k](" + SPLITS + ")", True, 2),
+    # (the loop's next maps k through the slice to the union's coordinate)
+    "slice": ("c[k2, i] = slice(" + SPLITS + ", k -> k2, (1, {K}, 1))", False, 2),
+    "strided": ("c[k2, i] = slice(" + SPLITS + ", k -> k2, (0, {K}, 2))", False, 2),
 }
 OUTPUTS = {1: (None, "sparse_vector"), 2: (None, "csr", "coo"), 3: (None,)}
 VECTORS = ("sparse", "coo", "dense")
@@ -40,7 +43,7 @@ def parts(case, J, fa, fb, fill, L=1, N=2, density=0.5, seed=0, odd=(inf,), odd1
     """The program of ``case`` and its parts: A of ``fa`` and fill 0, B of ``fb`` and ``fill`` (``density`` of
     their entries stored, ``odd`` values stored first)."""
     template, matrix, _ = PROGRAMS[case]
-    program = template.format(L=L, N=N, J=J, j=", j" if matrix else "")
+    program = template.format(L=L, N=N, J=J, K=L + N, j=", j" if matrix else "")
     sa = (J if case == "broadcast" else L * J,) + ((2,) if matrix else ())
     sb = (N * J,) + ((2,) if matrix else ())
     r = np.random.default_rng(seed)
@@ -70,7 +73,8 @@ def test_the_reported_stack_keeps_the_second_parts_stored_values():
     ("broadcast", 2, "sparse", "coo", 1.0), ("broadcast", 3, "dense", "sparse", nan),
     ("sum", 1, "coo", "coo", nan), ("sum", 2, "sparse", "sparse", 1.0), ("sum", 3, "dense", "coo", 1.0),
     ("matrices", 2, "csr", "dcsr", 1.0), ("matrices", 1, "dcsr", "coo", nan),
-    ("matrix-sum", 2, "coo", "dcsr", 1.0), ("matrix-sum", 3, "csr", "coo", nan)])
+    ("matrix-sum", 2, "coo", "dcsr", 1.0), ("matrix-sum", 3, "csr", "coo", nan),
+    ("slice", 2, "sparse", "sparse", 1.0), ("slice", 1, "dense", "coo", nan), ("strided", 2, "coo", "sparse", 1.0)])
 def test_split_parts_of_two_fills(case, J, fa, fb, fill):
     program, tensors = parts(case, J, fa, fb, fill, seed=J)
     for out in OUTPUTS[PROGRAMS[case][2]]:
