@@ -71,6 +71,7 @@ from ..notation.node_provenance import computing
 from .seqlattice import edges
 from .seqassembly import SeqAssembly, sequence_output
 from .seqhoist import plain_zero
+from .seqiter import shifts_branches
 from .seqsumscatter import accumulated_output
 from .seqoutput import SeqOutput
 from .seqscatter import ScatteredOutput
@@ -435,6 +436,13 @@ class SeqEmitter(LeafWalks):
             pre, x = self.bound(x)
             out = pre + self.advance(s.a, x, absent) + self.advance(s.b, x, absent)
             return out + (self.meet(s, absent) if isinstance(s, Intersect) else [])
+        if shifts_branches(s):
+            # (each operand at x on its own: the body may have moved one away, seqiter.advance)
+            if isinstance(s, Slice):
+                at = x if s.step == 1 else BinOp("*", x, _c(s.step))
+                at = BinOp("+", at, _c(s.start)) if s.start else at
+                return self.advance(s.a, at, absent) + self.align(s.a, s, absent)
+            return self.advance(s.a, BinOp("-", x, _c(s.n)) if isinstance(s, Offset) else x, absent)
         return [If(and_(self.valid(s), self.eval(s).eq(x)), self.next(s, absent))]
 
     def locate(self, s: Seq, x, absent: dict) -> list:

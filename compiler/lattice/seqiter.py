@@ -362,6 +362,24 @@ def next_(s: Seq, st: Cursors) -> None:
         next_(s.a, st)
 
 
+def shifts_branches(s: Seq) -> bool:
+    """Whether ``s`` only maps the coordinates of a union or intersection one to one (an Offset, a Pad,
+    a concatenation's first part, a slice: ``|π0(A, J)| + (π0(B, J) ∪ U_n)``): the conditional next
+    then steps each of its operands at the mapped ``x`` on its own. Testing the whole at ``x`` would
+    ask every operand to be valid and recompute their minimum, but the loop's body may have moved
+    one of them (a π1 loop walked its group, to the end) while another is still at ``x``: that one
+    would stay, and the lattice's next loop would visit ``x`` again.
+
+    >>> from compiler.lattice.sequences import Universe
+    >>> u, v = Universe(2, "n"), Universe(2, "m")
+    >>> shifts_branches(Offset(3, u)), shifts_branches(Slice(Offset(3, Union(u, v)), 1, 4, 1))
+    (False, True)
+    """
+    if isinstance(s, (Offset, Pad, Concat, Slice)):
+        return isinstance(s.a, (Union, Intersect)) or shifts_branches(s.a)
+    return False
+
+
 def advance(s: Seq, st: Cursors, x: int) -> None:
     """The conditional next after a switch: step only the sub-iterators that are at ``x``."""
     if isinstance(s, (Union, Intersect)):
@@ -369,6 +387,12 @@ def advance(s: Seq, st: Cursors, x: int) -> None:
         advance(s.b, st, x)
         if isinstance(s, Intersect):
             _meet(s, st)
+    elif shifts_branches(s):
+        if isinstance(s, Slice):
+            advance(s.a, st, x * s.step + s.start)
+            _align(s.a, s, st)
+        else:
+            advance(s.a, st, x - s.n if isinstance(s, Offset) else x)
     elif valid(s, st) and eval_(s, st) == x:
         next_(s, st)
 
@@ -451,4 +475,4 @@ class SeqIterator:
 
 
 __all__ = ["Cursors", "SeqIterator", "init", "reset", "valid", "eval_", "equals", "next_", "advance",
-           "locate", "enter", "resume", "at_leaves"]
+           "shifts_branches", "locate", "enter", "resume", "at_leaves"]
