@@ -79,7 +79,7 @@ from .seqwalk import LeafCode, LeafWalks
 from .seqworkspace import WorkspaceCode
 from .seqrewind import cursor_vars, declare_starts, product_rewinds, restarted, rewind_stmts, save_stmts
 from .seqstride import seek, stride_next, stride_start, unstride
-from .sequences import (EMPTIES, Concat, Intersect, Level, Offset, Pad, Product, Project, Seq, Slice, Stride,
+from .sequences import (EMPTIES, SHIFTS, Concat, Intersect, Level, Offset, Pad, Product, Project, Seq, Slice, Stride,
                         Union, Universe, walk)
 
 I64 = "int64"
@@ -435,6 +435,9 @@ class SeqEmitter(LeafWalks):
             pre, x = self.bound(x)
             out = pre + self.advance(s.a, x, absent) + self.advance(s.b, x, absent)
             return out + (self.meet(s, absent) if isinstance(s, Intersect) else [])
+        if isinstance(s, SHIFTS) and isinstance(s.a, SHIFTS + (Union, Intersect)):
+            # (each operand of a union inside as the union's own, as seqiter.advance: one may have run out)
+            return self.advance(s.a, BinOp("-", x, _c(s.n)) if isinstance(s, Offset) else x, absent)
         return [If(and_(self.valid(s), self.eval(s).eq(x)), self.next(s, absent))]
 
     def locate(self, s: Seq, x, absent: dict) -> list:

@@ -34,7 +34,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from .seqrewind import product_rewinds, restarted, rewind, save_start
-from .sequences import (ABSENT, EMPTIES, LEAVES, Concat, Intersect, Offset, Pad, Product, Project, Seq,
+from .sequences import (ABSENT, EMPTIES, LEAVES, SHIFTS, Concat, Intersect, Offset, Pad, Product, Project, Seq,
                         SequenceError, Slice, Stride, Union, leaf_fiber, lower_bound, stride_at, walk)
 
 
@@ -369,6 +369,11 @@ def advance(s: Seq, st: Cursors, x: int) -> None:
         advance(s.b, st, x)
         if isinstance(s, Intersect):
             _meet(s, st)
+    elif isinstance(s, SHIFTS) and isinstance(s.a, SHIFTS + (Union, Intersect)):
+        # (each operand of a union inside, as the union's own: the union is valid only while both
+        # are, and a π1 loop in the body may have drained one, |a| + (π0(b, J) ∪ U) once b's last group
+        # is walked; tested whole, the universe still at x would not step, and the next loop rereads x)
+        advance(s.a, st, x - s.n if isinstance(s, Offset) else x)
     elif valid(s, st) and eval_(s, st) == x:
         next_(s, st)
 
