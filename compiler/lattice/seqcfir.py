@@ -688,7 +688,8 @@ class Compiler:
             self.rewrites.append(Rewrite("locate-fill-side", str(live), f"{seq} with " + ", ".join(
                 f"{a} = {b}" for a, b in quiet) + ": where only the located side is, each case writes the "
                 f"result's fill, {self.fill}"))
-        locs += quiet
+        # (i_B = i_A, once i_A = i_C, is i_B = i_C: i_A is walked at no point, i_B would be located nowhere)
+        locs = tuple((a, replaced(b, dict(quiet))) for a, b in locs) + quiet
         if locs:
             self.rewrites.append(Rewrite("locate", str(live), f"{seq} with " + ", ".join(
                 f"{a} = {b}" for a, b in locs)))
