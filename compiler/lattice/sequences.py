@@ -765,5 +765,4 @@ def lower_bound(fiber, x: int) -> int:
 
 __all__ = ["span", "can_meet", "never_at_one", "Seq", "Level", "Universe", "Empty", "Full", "Union", "Intersect", "Product", "Concat",
            "Project", "Slice", "Stride", "at_index", "stride_at", "Offset", "Pad", "SequenceError", "coordinates", "bind", "leaf_fiber",
-           "rebuild", "reverse", "walk", "lower_bound", "side_key", "ABSENT", "EMPTIES", "LEAVES",
-           "KINDS"]
+           "rebuild", "reverse", "walk", "lower_bound", "side_key", "ABSENT", "EMPTIES", "LEAVES", "KINDS"]
