@@ -125,12 +125,19 @@ def live_keys(s: Seq) -> frozenset:
     """
     def fixed(x: Seq) -> frozenset:
         if isinstance(x, Project) and x.k == 0:
-            return frozenset(n.group_key for n in walk(x) if isinstance(n, Project) and n.k == 0)
+            return groups(x)
         if isinstance(x, LEAVES):
             return frozenset([x.key])
         # a concatenation's loop iterates its left side only: the right side's π0 is at no group
         kids = (x.a,) if isinstance(x, Concat) else x.children()
         return frozenset().union(*(fixed(c) for c in kids))
+
+    def groups(x: Seq) -> frozenset:
+        # (the π0s a π0 fixes, but none in a concatenation's right side: the loop over
+        # π0(π0(a) ⊔ π0(b), J) ends with a's part, the loop after it walks b's groups)
+        mine = frozenset([x.group_key]) if isinstance(x, Project) and x.k == 0 else frozenset()
+        kids = (x.a,) if isinstance(x, Concat) else x.children()
+        return mine.union(*(groups(c) for c in kids))
 
     return fixed(s)
 
