@@ -639,6 +639,15 @@ def unsupported(seq: Seq, straddle: bool = False) -> str | None:
                             f"whole group, and the union has moved past it when the second part's loop "
                             f"comes to the group)")
             for inner in walk(node.a):
+                split = next((part for part in inner.children() if any(
+                    isinstance(x, Project) and x.k == 0 for x in walk(part)) and any(
+                    isinstance(u, Universe) for u in walk(part))), None) if isinstance(inner, Concat) else None
+                if split is not None:
+                    # (the loops over such a part's rows find its group of stored rows where only the
+                    # universe is, and write that group's entries at the wrong rows)
+                    return (f"{node}: a split of a concatenation whose part is a split walking every "
+                            f"coordinate ({split}: a part of another fill than the result's, or holding a "
+                            f"constant) is not supported")
                 if isinstance(inner, Product) and any(isinstance(u, Union) for u in walk(inner.a)):
                     return (f"{node}: a split of a product over a union ({inner}) is not supported (a "
                             f"group would be left half drained when an operand of the union runs out)")
