@@ -598,6 +598,9 @@ def unsupported(seq: Seq, straddle: bool = False) -> str | None:
       likewise ``π0((a ∪ b) × c, J)``, whose group the loop after ``a`` runs out would visit again,
       and a straddling split in a union (``stack([A, B]).reshape(5, 8) + 1``), whose group the first
       part's loop writes whole;
+    * a split of a concatenation whose part is a split walking every coordinate, ``π0(π0(a) ⊔ (π0(b) ∪ U),
+      J)`` (a part of another fill than the result's): where only ``U`` is at a row, the loops found
+      ``b``'s next stored group and wrote it there (the caller reads such a part converted to a dense level);
 
     >>> from compiler.lattice.sequences import Level, Product, Union
     >>> a, b, c = (Level(t, 0, "compressed", 2) for t in "abc")
