@@ -125,12 +125,19 @@ def live_keys(s: Seq) -> frozenset:
     """
     def fixed(x: Seq) -> frozenset:
         if isinstance(x, Project) and x.k == 0:
-            return frozenset(n.group_key for n in walk(x) if isinstance(n, Project) and n.k == 0)
+            return groups(x)
         if isinstance(x, LEAVES):
             return frozenset([x.key])
         # a concatenation's loop iterates its left side only: the right side's π0 is at no group
         kids = (x.a,) if isinstance(x, Concat) else x.children()
         return frozenset().union(*(fixed(c) for c in kids))
+
+    def groups(x: Seq) -> frozenset:
+        # (the π0s a π0 fixes, but none in a concatenation's right side: the loop over
+        # π0(π0(a) ⊔ π0(b), J) ends with a's part, the loop after it walks b's groups)
+        mine = frozenset([x.group_key]) if isinstance(x, Project) and x.k == 0 else frozenset()
+        kids = (x.a,) if isinstance(x, Concat) else x.children()
+        return mine.union(*(groups(c) for c in kids))
 
     return fixed(s)
 
@@ -591,6 +598,9 @@ def unsupported(seq: Seq, straddle: bool = False) -> str | None:
       likewise ``π0((a ∪ b) × c, J)``, whose group the loop after ``a`` runs out would visit again,
       and a straddling split in a union (``stack([A, B]).reshape(5, 8) + 1``), whose group the first
       part's loop writes whole;
+    * a split of a concatenation whose part is a split walking every coordinate, ``π0(π0(a) ⊔ (π0(b) ∪ U),
+      J)`` (a part of another fill than the result's): where only ``U`` is at a row, the loops found
+      ``b``'s next stored group and wrote it there (the caller reads such a part converted to a dense level);
 
     >>> from compiler.lattice.sequences import Level, Product, Union
     >>> a, b, c = (Level(t, 0, "compressed", 2) for t in "abc")
@@ -632,6 +642,15 @@ def unsupported(seq: Seq, straddle: bool = False) -> str | None:
                             f"whole group, and the union has moved past it when the second part's loop "
                             f"comes to the group)")
             for inner in walk(node.a):
+                split = next((part for part in inner.children() if any(
+                    isinstance(x, Project) and x.k == 0 for x in walk(part)) and any(
+                    isinstance(u, Universe) for u in walk(part))), None) if isinstance(inner, Concat) else None
+                if split is not None:
+                    # (the loops over such a part's rows find its group of stored rows where only the
+                    # universe is, and write that group's entries at the wrong rows)
+                    return (f"{node}: a split of a concatenation whose part is a split walking every "
+                            f"coordinate ({split}: a part of another fill than the result's, or holding a "
+                            f"constant) is not supported")
                 if isinstance(inner, Product) and any(isinstance(u, Union) for u in walk(inner.a)):
                     return (f"{node}: a split of a product over a union ({inner}) is not supported (a "
                             f"group would be left half drained when an operand of the union runs out)")
