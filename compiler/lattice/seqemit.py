@@ -435,6 +435,10 @@ class SeqEmitter(LeafWalks):
             pre, x = self.bound(x)
             out = pre + self.advance(s.a, x, absent) + self.advance(s.b, x, absent)
             return out + (self.meet(s, absent) if isinstance(s, Intersect) else [])
+        if isinstance(s, (Offset, Pad, Concat)) and isinstance(s.a, Union):
+            # (each operand of the union stepped alone where it is at x: a loop inside may have walked one to its
+            # end, a π1 draining its π0's group, and the union's coordinate read again would miss the other)
+            return self.advance(s.a, BinOp("-", x, _c(s.n)) if isinstance(s, Offset) else x, absent)
         return [If(and_(self.valid(s), self.eval(s).eq(x)), self.next(s, absent))]
 
     def locate(self, s: Seq, x, absent: dict) -> list:

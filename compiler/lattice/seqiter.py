@@ -369,6 +369,9 @@ def advance(s: Seq, st: Cursors, x: int) -> None:
         advance(s.b, st, x)
         if isinstance(s, Intersect):
             _meet(s, st)
+    elif isinstance(s, (Offset, Pad, Concat)) and isinstance(s.a, Union):
+        # (each operand alone: a loop inside may have walked one to its end, the union's coordinate then another)
+        advance(s.a, st, x - s.n if isinstance(s, Offset) else x)
     elif valid(s, st) and eval_(s, st) == x:
         next_(s, st)
 
