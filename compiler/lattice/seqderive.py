@@ -795,14 +795,15 @@ def seq_lower(program, trace: Trace | None = None, loop_order=None, result_fill=
         loops = [x for n in nests for x in n.loops]
         for n in nests:
             check_concordant(n.loops, {a: access_levels[a] for a in n.reads})
-            check_split_nesting(n.loops, set(n.outputs))
+            check_split_nesting(n.loops)     # (each nest's loops in one another, a sum's among them)
     else:
         # the derivations in nesting order (outer loop first), as the trace shows them
         order = {str(i): k for k, (i, _) in enumerate(reversed(b.loops))}
         derivations = sorted((dv.with_loops(built.lattices) for dv in b.derivations), key=lambda dv: order[dv.index])
         loops = list(reversed(b.loops))
         check_concordant(loops, access_levels)
-        check_split_nesting(loops, {str(x) for x in lhs.indices})
+        # (a hoisted sum's loops nest in one another, the sum's among the output's: any may come between)
+        check_split_nesting(loops, None if hoisted is not None else {str(x) for x in lhs.indices})
     t = trace if trace is not None else Trace()
     filled = [f"{x} has fill {f}, not the {deriver.fill(n)} of {n} (its first operand's): its part walks every "
               f"coordinate, writing {f} where {x} stores nothing"

@@ -73,9 +73,18 @@ def check_split_nesting(loops: list, outputs=None) -> None:
     """Refuse a split whose minor index is looped outside its major one (a CSC output of a row-major
     split) where no :class:`~compiler.lattice.sequences.Stride` searches its groups (:func:`searchable`):
     π1 reads the group π0's loop opened, so it runs inside that loop; and one
-    with a loop between them (``outputs``: the output's indices, the loops nested in one another)
-    iterating a level below the split one that is not Dense (:func:`~.seqrewind.check_between`;
-    the π1 restarts its group for each coordinate of such a loop)."""
+    with a loop between them iterating a level below the split one that is not Dense
+    (:func:`~.seqrewind.check_between`; the π1 restarts its group for each coordinate of such a loop).
+    ``outputs``: the indices whose loops nest in one another (the output's; None: every loop's), the
+    loop opening the π1's group whatever its index (a sum's, hoisted around the output's loops).
+
+    >>> from compiler.lattice.sequences import Level
+    >>> A0 = Level("A", 0, "compressed", 4, "m"); A1 = Level("A", 1, "compressed", 3, "j")
+    >>> check_split_nesting([("i", Project(0, A0, 4)), ("j", A1), ("k", Project(1, A0, 4))], {"j", "k"})
+    Traceback (most recent call last):
+    ...
+    compiler.lattice.seqrewind.SplitOrder: π1(m_A, 4): the loop over j, between a split's major and minor index, iterates level 1 of A (j_A), compressed, below the split level 0 (m_A): ...
+    """
     opened: frozenset = frozenset()      # (the groups of the π0s of the loops outside)
     for depth, (i, s) in enumerate(loops):
         for node in unopened(s, opened):
@@ -91,7 +100,10 @@ def check_split_nesting(loops: list, outputs=None) -> None:
                              f"are two loops of the output (the major one possibly summed) or collapsed: {fix}")
         for node in walk(s):
             if isinstance(node, Project) and node.k == 1:
-                check_between([(j, t) for j, t in loops[:depth] if outputs is None or str(j) in outputs], node)
+                # (the loop opening its group kept whatever its index: a sum's, hoisted around the output's)
+                check_between([(j, t) for j, t in loops[:depth] if outputs is None or str(j) in outputs
+                               or any(isinstance(n, Project) and n.group_key == node.group_key for n in walk(t))],
+                              node)
         opened |= {n.group_key for n in walk(s) if isinstance(n, Project) and n.k == 0}
 
 

@@ -119,13 +119,12 @@ def _replaced(e, table: dict):
 
 @dataclass(frozen=True)
 class Nest:
-    """One loop nest of a workspace's CIN: its ``loops`` (``(index, sequence)``, outer first), their
-    ``derivations``, the accesses it ``reads`` and the indices it ``outputs``."""
+    """One loop nest of a workspace's CIN: its ``loops`` (``(index, sequence)``, outer first, each inside the one
+    before), their ``derivations`` and the accesses it ``reads``."""
 
     loops: list
     derivations: list
     reads: tuple
-    outputs: tuple
 
 
 def workspace_body(builder, consumer, work: list, hoisted: tuple, order: tuple) -> tuple:
@@ -136,19 +135,19 @@ def workspace_body(builder, consumer, work: list, hoisted: tuple, order: tuple) 
     d = builder.d
     parts, nests = [], []
 
-    def nest(build, reads, outputs, depth):
+    def nest(build, reads, depth):
         at = (len(builder.loops), len(builder.derivations))
         d.depth = depth
         parts.append(build())
         nests.append(Nest(list(reversed(builder.loops[at[0]:])), list(reversed(builder.derivations[at[1]:])),
-                          tuple(reads), tuple(outputs)))
+                          tuple(reads)))
 
     for w in work:
         mine = tuple(x for x in dict.fromkeys(hoisted) if x in {*w.indices, *map(str, w.total.indices)})
-        nest(lambda w=w, mine=mine: hoisted_body(builder, w.producer(), mine), accesses(w.total), w.indices,
+        nest(lambda w=w, mine=mine: hoisted_body(builder, w.producer(), mine), accesses(w.total),
              {x: k for k, x in enumerate(mine)})
     lhs = consumer.lhs
-    nest(lambda: builder.nest(consumer, order), accesses(consumer.rhs), map(str, lhs.indices),
+    nest(lambda: builder.nest(consumer, order), accesses(consumer.rhs),
          {str(lhs.indices[m]): k for k, m in enumerate(order)})
     return Block(tuple(parts)), nests
 

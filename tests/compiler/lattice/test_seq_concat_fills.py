@@ -90,6 +90,17 @@ def test_an_hstack_of_two_fills(fills, fmts, out):
     one_kernel(HSTACK, out, A=A, A1=A1)
 
 
+@pytest.mark.parametrize("out", [None, "csf"])
+@pytest.mark.parametrize("fmts", [("coo", "coo"), ("csr", "coo"), ("dense", "coo")])
+def test_a_stack_of_reshaped_parts_of_two_fills(fmts, out):
+    # (numpy's concat([a.reshape(1, 4, 3), b.reshape(1, 4, 3)]), b of fill 1: its π1 loop walked the COO b to
+    # its end, and the loop over the parts, reading the union of b's π0 and U_n again, did not step U_n: the
+    # loop after it wrote b's part again, all 1)
+    program = "c[k, i, j] = concat((split(A[m, j], m -> (l:1, i:4)), split(A1[p, j], p -> (n:1, i:4))), (l, n) -> k)"
+    A, A1 = tensor((4, 3), fmts[0], 10, odd=(nan, inf)), tensor((4, 3), fmts[1], 11, fill=1.0, odd=(-inf,))
+    one_kernel(program, out, A=A, A1=A1)
+
+
 @pytest.mark.parametrize("density", [0.0, 1.0])
 def test_empty_and_all_fill_operands(density):
     # (the second part stores nothing, or everything; the first stores nothing: an all-fill operand)
