@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 
 import compiler as ss
 from compiler import Tensor, array as xp
-from compiler.errors import StrategyError
 from compiler.lattice.seqderive import seq_evaluate
 from compiler.reference import evaluate
 from tests.compiler.lattice.split_kernels import one_lattice_kernel, operand

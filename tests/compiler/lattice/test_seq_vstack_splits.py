@@ -13,7 +13,6 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import compiler as ss
-from compiler.errors import StrategyError
 from compiler.reference import evaluate
 
 nan = np.nan
