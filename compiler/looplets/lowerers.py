@@ -38,7 +38,7 @@ from .looplet_access import read_key
 from .looplet_provenance import MAX_LOOPLETS, printed_step, step_text
 from .looplet_rules import LoopletRules
 from .looplets import Fill, Looplet, Run, nest_dot, nest_text
-from .modifiers import Permit
+from .modifiers import Offset, Permit
 from .program import (MISSING, Access, Assign, Block, Declare as PDeclare, Define, Extent, Freeze, Index,
                       IndexModifier, Literal, Loop, Sieve, Thaw, Value, postmap, substitute, walk)
 from .scalars import ScalarLowering
@@ -47,11 +47,15 @@ from .simplify import simplify
 from .wrappers import apply_modifiers, base_index, modifier_chain, protocol_of
 
 
-def _permitted_value(x) -> bool:
-    """Whether ``x`` is a bound value read permissively (``~v``, a let-bound quotient of a gather
-    that may fall outside the tensor), not a loop's index."""
+def _bound_coordinate(x) -> bool:
+    """Whether ``x`` is a bound value read permissively or at an offset, not a loop's index: ``~v``
+    (a let-bound quotient of a gather that may fall outside the tensor), or ``v + d`` with ``v`` and
+    ``d`` lowered (a split ``A[k + i * 2, j]`` of a CSC's row index, read under the loop over ``j``
+    after the loops over ``i`` and ``k``)."""
     mods, base = modifier_chain(x)
-    return bool(mods) and all(isinstance(m, Permit) for m in mods) and not isinstance(base, Index)
+    return bool(mods) and all(isinstance(m, Permit) or isinstance(m, Offset) and
+                              not any(isinstance(n, Index) for n in walk(m.delta)) for m in mods) \
+        and not isinstance(base, Index)
 
 
 class Lowerer(LoopletRules, ExpressionLowering, LifecycleLowering):
@@ -171,7 +175,7 @@ class Lowerer(LoopletRules, ExpressionLowering, LifecycleLowering):
         for part in own:
             for n in walk(part):
                 if isinstance(n, Access) and n.idxs and isinstance(n.tns, (SubFiber, Looplet)) \
-                        and (not isinstance(n.idxs[0], (Index, IndexModifier)) or _permitted_value(n.idxs[0])):
+                        and (not isinstance(n.idxs[0], (Index, IndexModifier)) or _bound_coordinate(n.idxs[0])):
                     if isinstance(n.tns, SubFiber) and n.tns.is_leaf:
                         continue
                     return n

@@ -221,9 +221,11 @@ def test_a_csc_reshaped_with_an_axis_kept_is_read_converted_by_the_lattice():
     note = kernel.trace.find("strategy")[0].note
     assert "looplets would gather A (A[j + i * 3, k]: its level 1 (SparseList) is indexed by j + i * 3, whose loop " \
            "runs outside the one over k of its parent level" in note, note
-    # looplets given the strategy: a split of its whole ravel, gathered (the trace says so)
+    # looplets given the strategy: the statement itself, each row located in each column (the trace
+    # says so; before, refused as 'not fully indexed' and retried as a split of its whole ravel)
     kernel = fused(xp.asarray(ss.Tensor.from_numpy(a, "csc")).reshape(2, 3, 4), a.reshape(2, 3, 4), "looplets")
-    assert "each entry located" in kernel.trace.find("gather")[0].note
+    assert kernel.trace.find("retry") == [] and "split(A[l, k], l -> (i:2, j:3))" in str(kernel.program)
+    assert "A located at each coordinate the loops visit" in kernel.trace.find("gather")[0].note
 
 
 @pytest.mark.parametrize("fa, fb, fill, out", [
