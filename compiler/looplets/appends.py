@@ -4,9 +4,13 @@ A sorted sparse output level (SparseList, SparseCOO, RunList, ...) is appended: 
 opened once, its coordinates written in increasing order, and closed. So the loops around a
 write must be the loops of its indices in storage order, one loop nest must write each fiber,
 and two loops writing one fiber must write it one after the other (a concatenation through
-windows: ``C[:n][i] = A[i]`` then ``C[n:][i] = B[i]``). :func:`check_sparse_writes` refuses
-what can never be in order and returns what only a call can tell: the outputs whose every call
-must validate that the second loop's coordinates follow the first's.
+windows: ``C[:n][i] = A[i]`` then ``C[n:][i] = B[i]``). Two statements in one iteration of the
+loops of a sorted level's entry that has levels below it (a row of a DCSR: ``for i: for j: D[i, j]
+= A[i, j]``, then ``for k: D[i, k + n] = B[i, k]``) append that entry once, together: the looplets
+share it, and its fiber is written by each statement in turn, its order checked as any fiber's.
+:func:`check_sparse_writes` refuses what can never be in order (a second loop starting where the
+first does, or writing only coordinates before the first's) and returns what only a call can tell:
+the outputs whose every call must validate that the second loop's coordinates follow the first's.
 
 >>> from compiler.looplets import loop_program
 >>> from compiler.looplets.compile import compile_program
@@ -392,6 +396,16 @@ def _nonnegative_term(t) -> bool:
     return (isinstance(t, Var) and t.name.endswith("_size")) or (isinstance(t, Const) and t.value >= 0)
 
 
+def _one_entry(info, k, a, b, m) -> bool:
+    """Whether writes ``a`` and ``b`` (assignments in one iteration of the loops over their first ``m``
+    storage modes) append one entry of level ``k`` of output ``info`` together: they write it at the same
+    coordinates, and each sorted level down to ``k`` stores one mode per entry, so the looplets enter the
+    entry once for both (:meth:`~compiler.looplets.lowerers.Lowerer.unfurl_accesses`), each statement
+    writing its own part of the entry's fiber."""
+    return a.lhs.idxs[:m] == b.lhs.idxs[:m] and \
+        all(l.nmodes == 1 for l in info.levels[:k + 1] if not l.random_write)
+
+
 def check_sparse_writes(prog, tensors: dict, first_line: int = 1, skip=()) -> dict:
     """Refuse writes that cannot append a sparse output's sorted level in order (a
     :class:`ProgramError` naming the output, the level and the lines); return
@@ -403,6 +417,7 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1, skip=()) -> di
     nests: dict = {}   # per output, the nests appending fibers of their own, in order
     appended: dict = {}   # per output, the loops appending one fiber one after another
     rows: dict = {}    # per nested output, the first write's row nest
+    seen_stmt: dict = {}   # per output, the first write
 
     def line(n: int) -> int:
         return n + first_line - 1
@@ -441,7 +456,8 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1, skip=()) -> di
             # appends the row it is in, so two writes in one row would append it twice)
             mt = sum(l.nmodes for l in info.levels[:top + 1])
             other = rows.setdefault(t, (nest[:mt], s))
-            if other[1] is not s and len(other[0]) == mt and all(a is b for a, b in zip(other[0], nest[:mt])):
+            if other[1] is not s and len(other[0]) == mt and all(a is b for a, b in zip(other[0], nest[:mt])) \
+                    and not _one_entry(info, top, other[1], s, mt):
                 row = ", ".join(i.name for i in loops[:mt])
                 raise ProgramError(
                     f"output {t} is written by two statements (lines {line(other[1].line)} and {line(s.line)}) "
@@ -480,6 +496,7 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1, skip=()) -> di
                        s.line, tuple(s.lhs.idxs[:m0]) if n0 - len(_strides(nest[:n0], s.lhs.idxs[:m0])) == m0
                        else (), own, tuple(s.lhs.idxs[m0:m0 + lvl.nmodes]))
         seen = first.setdefault(t, here)
+        seen_stmt.setdefault(t, s)
         if any(a is not b for a, b in zip(seen.parents, here.parents)) and _disjoint(nests.get(t, []), here):
             nests[t].append(here)
             return   # (this nest appends other fibers: a vstack's rows after the earlier operands')
@@ -495,7 +512,8 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1, skip=()) -> di
                 f"nest, {_ELSEWHERE.format(t=t)}", s.line)
         d = next((d for d, (a, b) in enumerate(zip(seen.loops, here.loops)) if a is not b), None)
         if d is None:
-            if seen is not here and len(seen.loops) == len(here.loops) and seen.own == here.own:
+            if seen is not here and len(seen.loops) == len(here.loops) and seen.own == here.own and \
+                    not (k < len(info.levels) - 1 and _one_entry(info, k, seen_stmt[t], s, m0 + lvl.nmodes)):
                 # (each write opens the entry: the second would append it again, or reset what the first
                 # wrote there; the looplets append an entry from one statement)
                 raise ProgramError(
@@ -530,6 +548,12 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1, skip=()) -> di
                 f"{where}: both loops start at {i} = {first_loop.ext.start}, so the second would go back over the "
                 f"first's coordinates. Write {t} in one loop over {i}, {_ELSEWHERE.format(t=t)}",
                 s.line)
+        back = next((p for p in earlier if _follows(here, p) or same and _after(here, p)), None)
+        if back is not None:
+            raise ProgramError(
+                f"{where}: the loop of line {line(s.line)} writes only coordinates before those of line "
+                f"{line(back.line)}, so it would go back over them. Write the loops in the order of their "
+                f"coordinates, {_ELSEWHERE.format(t=t)}", s.line)
         earlier.append(here)
         if follows:
             return

@@ -6,8 +6,10 @@ unfurls every access whose first (storage-order) index is ``i`` to a looplet nes
 the looplets found there by their styles (:mod:`.looplet_rules`, which also gives the priority
 order); the expressions left at the leaves become IR expressions (:mod:`.expression_lowering`).
 An access whose next index is already bound (an expression, not a loop index) is read through a
-loop of length one (concordization). Every unfurl, looplet lowering and simplification is a
-step of the trace (:mod:`.looplet_provenance`).
+loop of length one (concordization); statements writing one entry of an output level appended in
+order (a row of a DCSR written by two loops, an hstack row by row) share its looplet nest and go
+through one such loop together, so the entry is appended once. Every unfurl, looplet lowering
+and simplification is a step of the trace (:mod:`.looplet_provenance`).
 
 >>> Lowerer.lower_lookup.__module__, Lowerer.expr.__module__
 ('compiler.looplets.looplet_rules', 'compiler.looplets.expression_lowering')
@@ -56,6 +58,21 @@ def _bound_coordinate(x) -> bool:
     return bool(mods) and all(isinstance(m, Permit) or isinstance(m, Offset) and
                               not any(isinstance(n, Index) for n in walk(m.delta)) for m in mods) \
         and not isinstance(base, Index)
+
+
+def _shared_entry(stmts):
+    """``(a, b, access)``: the first output entry, bound by an outer loop, that statements ``a`` to ``b``
+    (``a < b``) of a block all write (a looplet their accesses share), or None."""
+    users: dict = {}
+    for k, t in enumerate(stmts):
+        for n in walk(t):
+            if isinstance(n, Access) and n.mode == "update" and n.idxs and isinstance(n.tns, Looplet) \
+                    and not isinstance(n.idxs[0], (Index, IndexModifier)):
+                users.setdefault((id(n.tns), repr(n.idxs[0])), []).append((k, n))
+    for uses in users.values():
+        if uses[-1][0] > uses[0][0]:
+            return uses[0][0], uses[-1][0], uses[0][1]
+    return None
 
 
 class Lowerer(LoopletRules, ExpressionLowering, LifecycleLowering):
@@ -126,6 +143,11 @@ class Lowerer(LoopletRules, ExpressionLowering, LifecycleLowering):
                 a, b = found
                 return [x for t in s.stmts[:a] for x in self.lower(t)] + lower_scattered(self, s.stmts, a, b) \
                     + [x for t in s.stmts[b + 1:] for x in self.lower(t)]
+            shared = _shared_entry(s.stmts)
+            if shared is not None:   # (statements appending one entry: entered once around them all)
+                a, b, acc = shared
+                return [x for t in s.stmts[:a] for x in self.lower(t)] + \
+                    self._lower_concordized(Block(s.stmts[a:b + 1]), acc) + self.lower(Block(s.stmts[b + 1:]))
             return [x for t in s.stmts for x in self.lower(t)]
         if isinstance(s, (Loop, Assign, Sieve, Define)):
             split = self.scalars.split_reads(s)  # a SparseScalar read: Switch on its dirty bit
@@ -188,6 +210,15 @@ class Lowerer(LoopletRules, ExpressionLowering, LifecycleLowering):
                 return n
         return None
 
+    def _entry_key(self, n):
+        """What makes two writes append the same entry of an output level appended in order, one mode
+        per entry (the fiber and the coordinate), or None."""
+        t = n.tns
+        if n.mode != "update" or not isinstance(t, SubFiber) or t.tensor.name in self.ctx.scattered or \
+                not appends_in_order(t.lvl) or t.lvl.nmodes != 1:
+            return None
+        return ("update", id(t.tensor), t.level, repr(t.pos), repr(t.seg), repr(n.idxs[0]))
+
     def _concordize(self, s, acc):
         if acc.mode == "update" and isinstance(acc.tns, SubFiber) and appends_in_order(acc.tns.lvl) \
                 and acc.tns.tensor.name not in self.ctx.scattered:
@@ -209,8 +240,11 @@ class Lowerer(LoopletRules, ExpressionLowering, LifecycleLowering):
 
         def around(x):   # (the index's wrappers, now around the loop's)
             return replace(x, index=around(x.index)) if isinstance(x, IndexModifier) else name
-        new_acc = replace(acc, idxs=(around(acc.idxs[0]),) + acc.idxs[1:])
-        body = postmap(s, lambda n: new_acc if n is acc or (isinstance(n, Access) and n == acc) else None)
+        # (and every access of the same looplet at the same coordinate: statements appending one entry
+        # of an output, each writing its own part of the entry's fiber, all go through the one loop)
+        body = postmap(s, lambda n: replace(n, idxs=(around(n.idxs[0]),) + n.idxs[1:])
+                       if isinstance(n, Access) and (n == acc or n.tns is acc.tns and n.idxs[:1] == acc.idxs[:1])
+                       else None)
         return checks, Loop(name, Extent(v, X.add(v, 1)), body, line=line)
 
     def _lower_concordized(self, s, acc) -> list:
@@ -304,13 +338,15 @@ class Lowerer(LoopletRules, ExpressionLowering, LifecycleLowering):
 
     def unfurl_accesses(self, i, body, line):
         arts = []
-        # identical reads share one looplet nest: `A[i, j] * A[i, j]` walks A's fiber once
+        # identical reads share one looplet nest: `A[i, j] * A[i, j]` walks A's fiber once; so do the
+        # writes of one entry of an output level appended in order (`D[i, j]` then `D[i, k + n]`, an
+        # hstack into a DCSR): the entry is appended once, its fiber written by each statement in turn
         shared = {}
 
         def visit(n):
             if isinstance(n, Access) and n.idxs and base_index(n.idxs[0]) == i and (
                     (isinstance(n.tns, SubFiber) and not n.tns.is_leaf) or hasattr(n.tns, "unfurl")):
-                key = read_key(n)
+                key = read_key(n) or self._entry_key(n)
                 if key is not None and key in shared:
                     return replace(n, tns=shared[key], idxs=(i,) + n.idxs[1:])
                 if isinstance(n.tns, SubFiber) and n.mode == "update" and n.tns.tensor.name in self.ctx.scattered \

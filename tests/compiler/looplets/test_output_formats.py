@@ -321,17 +321,25 @@ def row_twice(D, A, B):
 
 def test_two_loops_appending_one_row_of_a_dcsr_output():
     # before: each loop over j appended row i to DCSR's outer level (and its row fibers were not
-    # checked), so the kernel returned row i twice, its coordinates unsorted (found reviewing appends)
+    # checked), so the kernel returned row i twice, its coordinates unsorted (found reviewing appends);
+    # then both were refused. Now row i is appended once, each loop writing its part of the row's
+    # fiber in turn (compiler.looplets.lowerers): a concatenation, checked at every call, as into CSR
     a, b = (random_sparse((4, 3), 0.5, np.random.default_rng(s), empty=(2,)) for s in (10, 11))
     A, B = Tensor.from_numpy(a, "csr"), Tensor.from_numpy(b, "csr")
-    for prog in (row_twice, hstack_by_rows):
-        for out in ("dcsr", sparse_over_dense()):   # (SparseList(Dense) appended its row twice too)
-            with pytest.raises(ProgramError, match=r"output D is written by two statements \(lines \d+ and \d+\) in "
-                                                   r"one fiber of its SparseList level \(storage level 0\), over i"):
-                compile_program(prog, D=out, A=A, B=B)
-    # (the same rows into CSR: a concatenation, checked at every call)
-    k = compile_program(hstack_by_rows, D=Tensor.from_numpy(np.zeros((4, 6)), "csr"), A=A, B=B)
-    assert_canonical(k(A=A, B=B), np.hstack([a, b]))
+    for out in ("dcsr", sparse_over_dense(), "csr"):
+        k = compile_program(hstack_by_rows, D=Tensor.from_numpy(np.zeros((4, 6)), out), A=A, B=B)
+        assert_canonical(k(A=A, B=B), np.hstack([a, b]))
+    # two loops over the same columns of one row: refused where the row is a sorted fiber ...
+    for out in ("dcsr", "csr"):
+        with pytest.raises(ProgramError, match=r"output D is written by two loops over j \(lines \d+ and \d+\) into "
+                                               r"one fiber of its SparseList level \(storage level 1\), .* both loops "
+                                               r"start at j = 0"):
+            compile_program(row_twice, D=out, A=A, B=B)
+    # ... and right into a dense row of a SparseList(Dense), B written over A where it stores an entry
+    want = np.where(b != 0, b, a)
+    for run in (lambda k: k(A=A, B=B), lambda k: k.interpret(A=A, B=B)):
+        assert_canonical(run(compile_program(row_twice, D=Tensor.from_numpy(np.zeros((4, 3)), sparse_over_dense()),
+                                             A=A, B=B)), want)
 
 
 @loop_program
