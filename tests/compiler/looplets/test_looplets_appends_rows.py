@@ -23,27 +23,8 @@ from compiler.looplets import ProgramError, compile_program, loop_program
 from compiler.testing import assert_canonical, random_sparse
 
 from tests.compiler.looplets.shape_checks import checked_kernel
-
-A_ = np.array([[1.0, 0, 2], [0, 3, 0], [4, 0, 0], [0, 0, 5]])
-B_ = np.array([[0.0, 6, 0], [7, 0, 0], [0, 0, 8], [9, 0, 0]])
-
-
-@loop_program
-def hstack_rows(D, A, B):
-    for i in _:
-        for j in _:
-            D[i, j] = A[i, j]
-        for k in _:
-            D[i, k + A.shape[1]] = B[i, k]
-
-
-@loop_program
-def hstack_by_rows(D, A, B):
-    for i in _:
-        for j in _:
-            D[:, :3][i, j] = A[i, j]
-        for j in _:
-            D[:, 3:][i, j] = B[i, j]
+from tests.compiler.looplets.test_looplets_appends import A_, B_, hstack_rows
+from tests.compiler.looplets.test_output_formats import hstack_by_rows
 
 
 @loop_program
