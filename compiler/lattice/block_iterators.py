@@ -167,11 +167,8 @@ class BlockListIterator(ModeIterator):
         that block holds it, else (the target in the gap before the block) to the last position of
         the block before (``end``, one below the fiber's first position, if none).
 
-        >>> from compiler.format import Format
-        >>> from compiler.levels import Dense, Element
         >>> from compiler.imperative.ir import Var
-        >>> from compiler.lattice.iterators import mode_iterators
-        >>> it = mode_iterators("A", "A", Format(Dense(SparseBlockList(Element(0.0)))))[1]
+        >>> it = BlockListIterator("A", "A", 1, 1, 0, "SparseBlockList", block_ends="idx", block_starts="ofs")
         >>> print(*it.seek_back_stmts(Var("pA1"), Var("pA1_lo"), Var("j"), Var("i"), Var("rA1")), sep=chr(10))
         rA1 = seek_back(A1_idx, rA1, A1_pos[i] - 1, j) + 1;
         pA1 = A1_ofs[rA1 + 1] - (A1_idx[rA1] - j);
