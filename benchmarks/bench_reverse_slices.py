@@ -36,8 +36,8 @@ output, a SparseList of int32 coordinates; looplets and numpy: the median of all
     Dense(RunList) 1000x1000 A[:, ::-1] 22.14                      1.50     2.63      1.04
 
 The walk down reads the level as it is stored, so the conversion main ran in each call (a sort of the
-entries) is gone: 6-25x faster, and faster than the looplets' kernel in every row (x[::-3] of a RunList
-alike). numpy's copy of the dense reversed vector stays 2-4x faster than any sparse kernel writing a
+entries) is gone: 5-27x faster, and faster than the looplets' kernel in every row (x[::-3] of a RunList
+alike). numpy's copy of the dense reversed array stays 1.4-5x faster than the sparse kernels writing a
 SparseList; at n = 1e6 the walk of a RunList visits every coordinate, the run kept beside it.
 """
 
