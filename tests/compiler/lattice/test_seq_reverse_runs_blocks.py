@@ -77,6 +77,19 @@ def test_a_reversed_slice_of_a_vector(level, fill):
             assert len(v[s]) < 2 or "-= 1;" in k.c_source, (name, key)
 
 
+@pytest.mark.parametrize("level", LEVELS, ids=lambda L: L.__name__)
+def test_the_bounds_checked_build_reads_within_the_levels_arrays(level):
+    """Walked down, a run or block is read only while the cursor is in its fiber (an empty one's last run
+    is ``pos[1] - 1``, none)."""
+    for name in ("ends", "ones", "empty", "fill"):
+        v = vectors(0.0)[name]
+        A = xp.asarray(stored_in(level, v, 0.0))
+        for make in SLICES.values():
+            s = make(len(v))
+            k = A[s].lower(strategy="lattice", checked=True)
+            np.testing.assert_array_equal(k().to_numpy(), v[s])
+
+
 @pytest.mark.parametrize("fill", FILLS, ids=str)
 @pytest.mark.parametrize("level", LEVELS, ids=lambda L: L.__name__)
 def test_a_reversed_slice_fused_with_operators_around(level, fill):
