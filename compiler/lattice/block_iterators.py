@@ -16,7 +16,9 @@ too; its coordinate also needs the block holding the position, ``q + (idx[r] - o
 emitter keeps that block in a variable beside the position (``rA1``, from ``pos[p]``) and moves
 it on, ``while (ofs[r + 1] <= q) r++``, before it reads a coordinate
 (:meth:`~BlockListIterator.block_sync`); a diagonal's coordinate is found by bisecting the
-blocks' ends.
+blocks' ends. Walked backwards (a slice with a negative step), the walk starts at the fiber's last
+position in its last block, ``pos[p + 1] - 1``, and moves the block down with the position,
+``if (q < ofs[r]) r--`` (:meth:`~BlockListIterator.block_sync_back`).
 
 >>> from compiler.format import Format
 >>> from compiler.levels import Dense, Element, SparseBand
@@ -33,7 +35,7 @@ from dataclasses import dataclass
 
 from .. import serialize
 from ..imperative.ir import Assign, BinOp, CompoundAssign, Const, Declare, If, Load, Select, While, and_
-from ..imperative.search import lower_bound_call, seek_call
+from ..imperative.search import lower_bound_call, seek_back_call, seek_call
 from ..levels import SparseBand, SparseBlockList
 from .iterators import ModeIterator, iterated_by, register_iterator
 
@@ -102,8 +104,9 @@ class BlockListIterator(ModeIterator):
         pos = self.param(self.starts)
         return self._ofs(Load(pos, parent)), self._ofs(Load(pos, _next(parent)))
 
-    #: a block variable is kept beside the position (block_start, block_sync)
-    keeps_block = True
+    #: a block variable is kept beside the position (block_start, block_sync), moved down too where the
+    #: fiber is walked backwards (block_last, block_sync_back)
+    keeps_block = walks_back = True
 
     def block_start(self, parent):
         return Load(self.param(self.starts), parent)
@@ -112,6 +115,14 @@ class BlockListIterator(ModeIterator):
         # blocks are never empty, so a position steps over at most one block's end; while, not if,
         # for a position that jumps (a block of a split loop resumes where the last one stopped)
         return [While(BinOp("<=", self._ofs(BinOp("+", block, 1)), p), [CompoundAssign("+", block, Const(1, "int64"))])]
+
+    def block_last(self, parent):
+        return BinOp("-", Load(self.param(self.starts), _next(parent)), 1)
+
+    def block_sync_back(self, p, block, parent) -> list:
+        # blocks are never empty and a walk backwards steps down one position: it crosses one block's
+        # start at most
+        return [If(BinOp("<", p, self._ofs(block)), [CompoundAssign("-", block, Const(1, "int64"))])]
 
     def coord(self, p, parent=None, block=None):
         if block is None:
@@ -149,6 +160,30 @@ class BlockListIterator(ModeIterator):
                 Assign(p, self._ofs(block)),
                 If(and_(BinOp("<", p, end), BinOp("<", self.coord(p, parent, block), target)),
                    [Assign(p, self._position_in(block, target))])]
+
+    def seek_back_stmts(self, p, end, target, parent=None, block=None):
+        """:meth:`seek_stmts` walking backwards: gallop down over the blocks' ends from the cursor's
+        block to the first that ends past ``target``; the cursor goes to the target's position if
+        that block holds it, else (the target in the gap before the block) to the last position of
+        the block before (``end``, one below the fiber's first position, if none).
+
+        >>> from compiler.imperative.ir import Var
+        >>> it = BlockListIterator("A", "A", 1, 1, 0, "SparseBlockList", block_ends="idx", block_starts="ofs")
+        >>> print(*it.seek_back_stmts(Var("pA1"), Var("pA1_lo"), Var("j"), Var("i"), Var("rA1")), sep=chr(10))
+        rA1 = seek_back(A1_idx, rA1, A1_pos[i] - 1, j) + 1;
+        pA1 = A1_ofs[rA1 + 1] - (A1_idx[rA1] - j);
+        if (pA1 < A1_ofs[rA1]) {
+            pA1 = A1_ofs[rA1] - 1;
+            rA1 -= 1;
+        }
+        """
+        first = Load(self.param(self.starts), parent)
+        # (the last block ending at or below the target holds none of it: the one after it is the first
+        # that may; the cursor's block ends past the target, so the search stays within the fiber)
+        past = BinOp("+", seek_back_call(self.param(self.block_ends), block, BinOp("-", first, 1), target), 1)
+        return [Assign(block, past), Assign(p, self._position_in(block, target)),
+                If(BinOp("<", p, self._ofs(block)), [Assign(p, BinOp("-", self._ofs(block), 1)),
+                                                     CompoundAssign("-", block, Const(1, "int64"))])]
 
     def search_stmts(self, q, parent, i, fresh):
         """Bisect the fiber's blocks for the first that ends past ``i``; ``i`` is stored if that

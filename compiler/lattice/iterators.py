@@ -208,6 +208,23 @@ class ModeIterator:
         """Statements moving ``block`` to the block holding position ``p`` (``p`` within the fiber)."""
         return []
 
+    @property
+    def walks_back(self) -> bool:
+        """Whether a walk may go down the fiber from its last position (a slice with a negative step):
+        any level that keeps no block beside its position; one that keeps a block, where it moves the
+        block down too (:meth:`block_last`, :meth:`block_sync_back`, :meth:`seek_back_stmts`)."""
+        return not self.keeps_block
+
+    def block_last(self, parent):
+        """IR of the last block of the fiber under ``parent``, where a walk backwards starts (at the
+        fiber's last position): :meth:`block_start` from the other end. None: the level keeps no block."""
+        return None
+
+    def block_sync_back(self, p, block, parent) -> list:
+        """Statements moving ``block`` down to the block holding position ``p``, one below the last
+        position a walk backwards over the fiber under ``parent`` visited (``p`` within the fiber)."""
+        return []
+
     def stored_count(self, fibers):
         """IR of the positions this level holds under its first ``fibers`` fibers (a hash below
         it counts its keys by it)."""
@@ -248,11 +265,12 @@ class ModeIterator:
         # (a block kept beside the position moves with it: the level says how, overriding this)
         return None if self.keeps_block else self.seek_position(p, end, target, parent)
 
-    def seek_back_stmts(self, p, end, target, parent=None):
+    def seek_back_stmts(self, p, end, target, parent=None, block=None):
         """:meth:`seek_stmts` walking the fiber backwards (``end`` one below its first position, the
         cursor at a coordinate above ``target``): the last position whose coordinate is at most
-        ``target`` (``end`` if none); None where the level can only be stepped there (one keeping
-        a block beside the position moves it forward only).
+        ``target`` (``end`` if none), and ``block`` down to the block holding it; None where the
+        level can only be stepped there (a level keeping a block beside the position says how it
+        moves it, overriding this).
 
         >>> it = ModeIterator("A", "A", 0, 0, 0, "SparseList", compressed=True)
         >>> print(*it.seek_back_stmts(Var("pA0"), Var("pA0_lo"), Var("i")))

@@ -7,7 +7,10 @@ SparseRunList fiber's runs hold ``[left[r], right[r])``, sorted, apart, with the
 The iterators walk each run's coordinates (coordinate iteration): the loop variable is the
 coordinate itself (``pA1``), and the run holding it is kept beside it, as a block list keeps its
 block (``rA1``, from ``pos[p]``; :meth:`~RunListIterator.block_sync` moves it on while the
-coordinate has passed the run's end). Every coordinate's child is its run, so each reads the
+coordinate has passed the run's end). Walked backwards (a slice with a negative step), the walk
+starts at the fiber's last coordinate in its last run, ``pos[p + 1] - 1``, and moves the run down
+once the coordinate is below its start (:meth:`~RunListIterator.block_sync_back`); a SparseRunList's
+then jumps down over the gap to the run's last coordinate. Every coordinate's child is its run, so each reads the
 run's one value. Walking coordinates rather than runs keeps the lattice as it is for every other
 level: a run merges with any operand coordinate by coordinate, and its cases (present here,
 absent there) are the other levels' cases, so the result is right for any operator and fill. A
@@ -39,7 +42,7 @@ from dataclasses import dataclass
 
 from .. import serialize
 from ..imperative.ir import Assign, BinOp, CompoundAssign, Const, Declare, If, Load, Select, Var, While, and_
-from ..imperative.search import lower_bound_call, seek_call
+from ..imperative.search import lower_bound_call, seek_back_call, seek_call
 from ..levels import RunList, SparseRunList
 from .iterators import ModeIterator, iterated_by, register_iterator
 
@@ -54,8 +57,9 @@ def _next(parent):
 class RunListIterator(ModeIterator):
     """A RunList level: its runs cover the fiber; walked coordinate by coordinate, the run kept beside."""
 
-    #: the run holding the coordinate is kept beside it (block_start, block_sync)
-    keeps_block = True
+    #: the run holding the coordinate is kept beside it (block_start, block_sync), moved down too where the
+    #: fiber is walked backwards (block_last, block_sync_back)
+    keeps_block = walks_back = True
     #: a loop may walk the runs themselves (run_bounds, run_length; :mod:`.emit_runs`)
     walks_runs = True
 
@@ -91,6 +95,16 @@ class RunListIterator(ModeIterator):
         return [While(BinOp("<=", Load(self.param(self.run_end), block), p),
                       [CompoundAssign("+", block, Const(1, "int64"))])]
 
+    def block_last(self, parent):
+        return BinOp("-", self._runs(parent)[1], 1)
+
+    def block_sync_back(self, p, block, parent) -> list:
+        # runs are never empty and a walk backwards steps down one coordinate: it crosses one run's start
+        # at most (the first run's, 0, never within the fiber)
+        first = self._runs(parent)[0]
+        return [If(and_(BinOp(">", block, first), BinOp("<", p, Load(self.param(self.run_end), BinOp("-", block, 1)))),
+                   [CompoundAssign("-", block, Const(1, "int64"))])]
+
     def child(self, p, segend=None, parent=None, block=None):
         if block is None:
             raise AssertionError(f"{self.described}: a run's child is its run, which the emitter keeps")
@@ -124,6 +138,37 @@ class RunListIterator(ModeIterator):
     def enter_run(self, p, block) -> list:
         """Statements moving ``p`` (in the fiber, before the end of ``block``) into ``block`` where
         it is in the gap before it: none, where the runs cover the fiber."""
+        return []
+
+    def seek_back_stmts(self, p, end, target, parent=None, block=None):
+        """:meth:`seek_stmts` walking backwards: gallop down over the runs' ends from the cursor's run
+        to the first that ends past ``target``; the cursor goes to ``target`` (no lower than the
+        fiber's first coordinate; a SparseRunList's, in the gap before that run, to the last
+        coordinate of the run before).
+
+        >>> from compiler.format import Format
+        >>> from compiler.levels import Dense, Element
+        >>> from compiler.lattice.iterators import mode_iterators
+        >>> it = mode_iterators("A", "A", Format(Dense(RunList(Element(0.0)))))[1]
+        >>> print(*it.seek_back_stmts(Var("pA1"), Var("pA1_lo"), Var("j"), Var("i"), Var("rA1")), sep=chr(10))
+        rA1 = seek_back(A1_right, rA1, A1_pos[i] - 1, j) + 1;
+        pA1 = j;
+        if (pA1 < pA1_lo) {
+            pA1 = pA1_lo;
+        }
+        """
+        first = self._runs(parent)[0]
+        # (the cursor's run ends past the target: the search stays within the fiber)
+        past = BinOp("+", seek_back_call(self.param(self.run_end), block, BinOp("-", first, 1), target), 1)
+        jump = self.leave_gap_back(p, block)
+        moved = [Assign(block, past)] + self.seek_position(p, end, target, parent, back=True)
+        # (below the fiber's first coordinate there is no run to leave)
+        return moved + ([If(BinOp(">", p, end), jump)] if jump else [])
+
+    def leave_gap_back(self, p, block) -> list:
+        """Statements moving ``p`` (in the fiber, before the end of ``block``), where it is in the gap
+        before ``block``, down to the last coordinate of the run before: none, where the runs cover
+        the fiber."""
         return []
 
     def _run_start(self, r, first):
@@ -175,6 +220,16 @@ class SparseRunListIterator(RunListIterator):
     def enter_run(self, p, block) -> list:
         left = Load(self.param(self.run_start), block)
         return [If(BinOp("<", p, left), [Assign(p, left)])]
+
+    def block_sync_back(self, p, block, parent) -> list:
+        # (below its run's start a coordinate is in the gap after the run before: within the fiber, there
+        # is one)
+        return self.leave_gap_back(p, block)
+
+    def leave_gap_back(self, p, block) -> list:
+        return [If(BinOp("<", p, Load(self.param(self.run_start), block)),
+                   [CompoundAssign("-", block, Const(1, "int64")),
+                    Assign(p, BinOp("-", Load(self.param(self.run_end), block), 1))])]
 
     def _run_start(self, r, first):
         return Load(self.param(self.run_start), r)

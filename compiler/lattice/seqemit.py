@@ -20,7 +20,8 @@ where its series of loops starts (a nested series re-initializes it on each entr
   Their sequence coordinate is ``n - 1`` minus the stored one, so the loops still see it increase;
 * any other level (a band, a block list, a run list, an interval, a byte map, a hash's sorted view):
   as its iterator walks it (:mod:`compiler.lattice.seqwalk`, where every leaf's cursor is laid
-  out, started, stepped and located by asking its level's iterator).
+  out, started, stepped and located by asking its level's iterator), backwards too (a block list's
+  or run list's block or run kept beside the cursor moved down with it).
 
 A π0 and the π1 inside it share their operand's cursor; π0 keeps its group in ``grp``.
 

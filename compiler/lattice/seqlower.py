@@ -14,7 +14,8 @@ assembles in one pass by its code (:mod:`compiler.lattice.seqassembly`: DCSR, CS
 bands, blocks, runs); a level it does not (a band above a hash) is built as its SparseList stand-in,
 converted after each call (a ``convert`` step);
 inputs are of any level the lattice's iterators read, walked as they say (:mod:`compiler.lattice.seqwalk`;
-a block or run level walked backwards is converted to a SparseList before each call), of any fill (an
+a block or run list walked backwards moves its block or run down beside its position; a level whose
+iterator cannot walk it backwards is converted to a SparseList before each call), of any fill (an
 absent entry reads it: the result's fill is :func:`~compiler.lattice.seqderive.copy_fill`), under any
 elementwise operator (:mod:`compiler.lattice.seqvalues`; a user function's own iteration algebra too),
 summed whatever the summand's fill (the loops count what they sum and fold the fill in for the rest),

@@ -21,8 +21,13 @@ follows from what the level's iterator says it is (:func:`walk_kind`):
   gallop over a block list's or run list's ends, an interval's coordinate), or stepped to where
   the iterator cannot say.
 
+Walked backwards (a slice with a negative step), a sparse cursor starts at its fiber's last position
+and steps down to one below its first; the block or run a walked level keeps beside it starts at the
+fiber's last and is brought down with it (``block_last``, ``block_sync_back``), and a locate gallops
+down over the blocks' or runs' ends (``seek_back_stmts``): a block list, a run list.
+
 A level the walk cannot take (walked backwards while it keeps a block beside its position, whose
-iterator moves only forward; or a level class no iterator is registered for) raises
+iterator moves the block only forward, ``walks_back``; or a level class no iterator is registered for) raises
 :class:`UnwalkableLevel`, which :func:`compiler.lattice.seqlower.lower_shape_lattice` answers by
 converting that level to a SparseList before each call (a ``convert`` step).
 
@@ -56,6 +61,11 @@ I64 = "int64"
 
 def _c(n: int) -> Const:
     return Const(int(n), I64)
+
+
+def _less_one(e) -> ir.Expr:
+    """``e - 1``, folded where ``e`` is a constant (a run list's fiber starts at coordinate 0)."""
+    return _c(e.value - 1) if isinstance(e, Const) else BinOp("-", e, _c(1))
 
 
 class UnwalkableLevel(StrategyError):
@@ -184,7 +194,7 @@ class LeafWalks:
         if kind == "dense":
             end = size if s == 0 else Var(self.fresh(p.name + "_end"))
             return LeafCode("dense", p, end, size=size, reverse=rev, it=it)
-        if kind == "walk" and rev and it.keeps_block:
+        if kind == "walk" and rev and not it.walks_back:
             raise UnwalkableLevel(real, it.level, f"its level {it.level} ({it.level_name}) is walked backwards (a "
                                                   f"slice with a negative step), and its iterator moves the block "
                                                   f"it keeps beside a position forward only")
@@ -270,13 +280,14 @@ class LeafWalks:
                 P = c.up
             lo, hi = c.it.bounds(P)
             if c.block is not None:
-                opening.append(ir.Assign(c.block, c.it.block_start(P)))
+                # (walked backwards, from the fiber's last position: in its last block)
+                opening.append(ir.Assign(c.block, c.it.block_last(P) if c.reverse else c.it.block_start(P)))
         if not c.reverse:
             fill = opening + [ir.Assign(c.p, lo), ir.Assign(c.end, hi)] + self.segment(c) + self.sync(c)
         elif c.seg is not None:
             fill = opening + [ir.Assign(c.seg, hi), ir.Assign(c.end, lo)] + self.segment_back(c)
         else:
-            fill = opening + [ir.Assign(c.p, BinOp("-", hi, _c(1))), ir.Assign(c.end, BinOp("-", lo, _c(1)))]
+            fill = opening + [ir.Assign(c.p, _less_one(hi)), ir.Assign(c.end, _less_one(lo))]
         empty = [ir.Assign(c.p, _c(0)), ir.Assign(c.end, _c(0))] + ([ir.Assign(c.seg, _c(0))] if c.seg else [])
         return fill if not present else [If(and_(*present), fill, empty)]
 
@@ -286,6 +297,12 @@ class LeafWalks:
         if c.block is None:
             return []
         return [If(BinOp("<", c.p, c.end), c.it.block_sync(c.p, c.block))]
+
+    def sync_back(self, c: LeafCode) -> list:
+        """:meth:`sync` walking backwards: the block down to the position just stepped down to."""
+        if c.block is None:
+            return []
+        return [If(BinOp(">", c.p, c.end), c.it.block_sync_back(c.p, c.block, c.up))]
 
     def segment(self, c: LeafCode) -> list:
         """A non-last COO mode's segment: the entries from ``p`` with its coordinate."""
@@ -317,7 +334,7 @@ class LeafWalks:
         if c.reverse and c.kind != "dense":
             if c.seg is not None:
                 return [ir.Assign(c.seg, c.p)] + self.segment_back(c)
-            return [ir.CompoundAssign("-", c.p, _c(1))]
+            return [ir.CompoundAssign("-", c.p, _c(1))] + self.sync_back(c)
         if c.seg is not None:
             return [ir.Assign(c.p, c.seg)] + self.segment(c)
         return [ir.CompoundAssign("+", c.p, _c(1))] + self.sync(c)
@@ -354,7 +371,7 @@ class LeafWalks:
         there. (A COO mode's segment is the caller's to find after it.)"""
         c = self.code(leaf)
         if c.reverse:
-            return c.it.seek_back_stmts(c.p, c.end, self.target(c, x), c.up)
+            return c.it.seek_back_stmts(c.p, c.end, self.target(c, x), c.up, c.block)
         return c.it.seek_stmts(c.p, c.end, x, c.up, c.block)
 
     @staticmethod

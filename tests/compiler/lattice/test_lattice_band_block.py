@@ -22,7 +22,8 @@ from compiler.levels import Dense, Element, RunList, SparseBand, SparseBlockList
 from compiler.testing import check_lowered, random_sparse
 from compiler.trace import Trace
 
-from level_cases import MATRIX, VECTOR, interpreted_case, level_matrix, level_vector, matrix_case, vector_case
+from level_cases import (MATRIX, VECTOR, check_walks_back, interpreted_case, level_matrix, level_vector, matrix_case,
+                         vector_case)
 
 
 def band_matrix(a, fill=0.0, level=SparseBand):
@@ -199,6 +200,22 @@ def test_a_split_of_a_merged_block_list_loop():
     k = check_lowered("z[i] = v[i] + w[i]", Schedule().split("i", "i0", "i1", 3), out=dense(1), checked=True,
                       v=band_vector(v, level=SparseBlockList), w=Tensor.from_numpy(w, sparse_vector()))
     assert "i_next" in k.c_source and k.c_source.count("while (v0_ofs[rv0 + 1] <= pv0)") >= 2
+
+
+def test_a_block_list_is_walked_backwards_through_its_iterator():
+    """From each row's last position, its block moved down as the position crosses a block's start
+    (``block_last``, ``block_sync_back``), and a seek down to the last coordinate at or below a target
+    (``seek_back_stmts``: the target's position in its block, else the last of the block before): rows of
+    several blocks, an empty row, a block at each end, one-element blocks; a vector; an extent 0."""
+    check_walks_back(band_matrix(A6, level=SparseBlockList))
+    check_walks_back(band_vector(np.array([1.0, 0, 2.0, 0, 3.0, 3.0, 0, 4.0]), level=SparseBlockList))
+    check_walks_back(band_matrix(np.zeros((2, 0)), level=SparseBlockList))
+
+
+@settings(max_examples=15, deadline=None)
+@given(m=st.integers(1, 3), n=st.integers(0, 9), density=st.sampled_from([0.3, 0.7, 1.0]), seed=st.integers(0, 2 ** 16))
+def test_a_block_list_walked_backwards_by_property(m, n, density, seed):
+    check_walks_back(band_matrix(random_sparse((m, n), density, np.random.default_rng(seed)), level=SparseBlockList))
 
 
 def test_a_hash_under_a_block_list_counts_its_positions():

@@ -19,7 +19,7 @@ from compiler.levels import Dense, Element, RunList, SparseRunList
 from compiler.testing import check_lowered, random_sparse
 
 import level_cases
-from level_cases import interpreted_case, level_matrix, matrix_case, vector_case
+from level_cases import check_walks_back, interpreted_case, level_matrix, matrix_case, vector_case
 
 LEVELS = [RunList, SparseRunList]
 FILLS = [0.0, 1.0, float("nan"), float("inf")]
@@ -102,6 +102,24 @@ def test_a_run_list_row_reads_its_runs_value_at_each_coordinate():
     assert "int64_t rA1 = A1_pos[i];" in src and "while (A1_right[rA1] <= pA1)" in src
     assert "A_val[rA1]" in src
     np.testing.assert_array_equal(k(A=run_matrix(A4), x=np.arange(1.0, 5.0)).to_numpy(), A4 @ np.arange(1.0, 5.0))
+
+
+@pytest.mark.parametrize("level", LEVELS, ids=lambda c: c.__name__)
+def test_runs_are_walked_backwards_through_the_iterator(level):
+    """From each row's last coordinate in its last run, the run moved down as the coordinate crosses a
+    run's start (a SparseRunList's jumping the gap down to the run before), and a seek down to the last
+    coordinate at or below a target (``seek_back_stmts``): runs touching both ends, one-coordinate runs, a
+    row all fill, NaN runs (one coordinate each); a vector; an extent 0."""
+    check_walks_back(run_matrix(A4, level=level))
+    check_walks_back(level_cases.level_vector(np.array([1.0, 0, 2.0, 2.0, 0, 0, np.nan, np.nan, 3.0]), 0.0, level))
+    check_walks_back(run_matrix(np.zeros((2, 0)), level=level))
+
+
+@pytest.mark.parametrize("level", LEVELS, ids=lambda c: c.__name__)
+@settings(max_examples=15, deadline=None)
+@given(m=st.integers(1, 3), n=st.integers(0, 9), fill=st.sampled_from(FILLS), seed=st.integers(0, 2 ** 16))
+def test_runs_walked_backwards_by_property(level, m, n, fill, seed):
+    check_walks_back(run_matrix(runs((m, n), np.random.default_rng(seed), fill), fill, level))
 
 
 def test_a_sparse_run_list_row_jumps_the_gaps_between_runs():

@@ -9,7 +9,11 @@ Each level as a matrix's row level under Dense, as its outer level and as a vect
 a vertical stack with a CSR, a horizontal stack, strided slices (positive and negative steps), a slice
 times a CSR and a broadcast; fills 0 and NaN with NaN and ±inf stored, empty and all-fill operands: one
 lattice kernel, no retry, against numpy, the dense oracle, the IR interpreter and the sequence CFIR's
-interpreter."""
+interpreter; none converts an input (a block or run level walked backwards moves its block or run down
+beside its position; on main it was read converted to a SparseList)."""
+
+from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import pytest
@@ -19,6 +23,8 @@ from hypothesis import strategies as st
 from compiler import Tensor, lower
 from compiler import array as xp
 from compiler.format import Format
+from compiler.lattice.block_iterators import BlockListIterator
+from compiler.lattice.iterators import ITERATORS, iterated_by
 from compiler.lattice.seqcheck import check_seq_lattice
 from compiler.lattice.seqderive import seq_evaluate
 from compiler.lattice.seqlattice import build_seq_lattice
@@ -84,9 +90,8 @@ def lowered(a, fmt, b, op, out=None):
     kernel = one_lattice_kernel(OPS[op](A, B, xp), want, out)
     got = seq_evaluate(kernel.program, loop_order=kernel.formats["out"].mode_order, **kernel.arguments)
     np.testing.assert_array_equal(got, want)
-    for step in kernel.trace.find("convert"):
-        # (a block or run level walked backwards: read as a SparseList, converted before each call)
-        assert op in ("neg", "neg-rows") and "converted before each call" in step.note, step.note
+    # (every level walked as it is stored, backwards too: a block or run level moves its block down)
+    assert not kernel.trace.find("convert"), [step.note for step in kernel.trace.find("convert")]
     return kernel
 
 
@@ -172,12 +177,29 @@ def test_a_run_level_walks_its_coordinates_keeping_its_run():
     assert "rA1" in kernel.c_source and "A1_left[rA1]" in kernel.c_source
 
 
-def test_a_block_level_walked_backwards_is_converted_naming_its_format_and_cost():
+@dataclass(frozen=True, eq=False, repr=False)
+class ForwardBlocks(SparseBlockList):
+    """A user's block list whose lattice iterator keeps its block beside the position, moved forward only."""
+
+    name: ClassVar[str] = "ForwardBlocks"
+
+
+@dataclass(frozen=True)
+class ForwardOnly(BlockListIterator):
+    walks_back = False
+
+
+def test_a_level_whose_block_moves_forward_only_is_converted_walked_backwards(monkeypatch):
+    """The walk asks the iterator whether it walks backwards (``walks_back``), not the level's class."""
+    monkeypatch.setitem(ITERATORS, ForwardBlocks, iterated_by(ForwardOnly))
     a = level_array(SparseBlockList, (4, 8), 0.6, 10)
-    kernel = lowered(a, rows_of(SparseBlockList, 0.0), np.zeros((3, 8)), "neg")
+    A = Tensor.from_numpy(a, rows_of(ForwardBlocks, 0.0))
+    kernel = one_lattice_kernel(xp.asarray(A)[::-1, ::-2], a[::-1, ::-2], None)
     (step,) = kernel.trace.find("convert")
-    assert "level 1 (SparseBlockList) is walked backwards" in step.note and "reads A as csr" in step.note, step.note
+    assert "level 1 (ForwardBlocks) is walked backwards" in step.note and "reads A as csr" in step.note, step.note
     assert "O(nnz log nnz)" in step.note
+    # (forwards it is walked as it is stored)
+    assert not one_lattice_kernel(xp.asarray(A)[1::2, 1:7:3], a[1::2, 1:7:3], None).trace.find("convert")
 
 
 @pytest.mark.parametrize("level", LEVELS, ids=lambda L: L.__name__)

@@ -6,16 +6,19 @@ other names, so they inherit their parents' lattice iterators, looplet unfurls a
 kernel here is right only if those paths ask the level for its arrays' names (issue 29). Each is
 checked against ``compiler.evaluate`` and the IR interpreter (``compiler.testing.check_lowered``),
 as an input (SpMV, an elementwise sum into CSR, an elementwise product into a dense output, the
-diagonal ``y[i] = A[i, i]``) and as an output (an elementwise sum assembled in the format).
+diagonal ``y[i] = A[i, i]``, a reversed slice walking the fibers down) and as an output (an elementwise
+sum assembled in the format).
 """
 
 import numpy as np
 import pytest
 
 from compiler import Tensor
+from compiler import array as xp
 from compiler.format import Format
 from compiler.levels import Dense, Element
 from compiler.testing import check_lowered
+from tests.compiler.lattice.split_kernels import one_lattice_kernel
 from tests.compiler.levels.renamed_levels import Banded, Blocked, Runs, SparseRuns
 
 FORMATS = {cls.name: cls for cls in (Banded, Blocked, Runs, SparseRuns)}
@@ -84,3 +87,12 @@ def test_elementwise_sum_assembled_in_the_format(fmt, strategy):
     C = k(A=A, B=Bt)
     assert type(C.levels[1]) is cls
     assert_own_names(k, "C", fmt)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_reversed_slice_walks_the_level_down_by_its_names(fmt):
+    """The lattice's walk down a fiber (a slice with a negative step), its block or run moved down beside
+    the position, asks the level for its arrays' names too (on main a block or run level was converted)."""
+    k = one_lattice_kernel(xp.asarray(tensor(M, fmt))[:, ::-2], M[:, ::-2])
+    assert not k.trace.find("convert")
+    assert_own_names(k, "A", fmt)
