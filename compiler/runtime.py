@@ -330,8 +330,8 @@ class Kernel:
             elif plan.inputs[name].has_bound(value) and not self.compiled.checked:
                 pass   # (bound by this kernel before: its format was checked then)
             # (a tensor already in the format the kernel reads, converting it, is taken as it is)
-            elif value.format != fmt and value.format != plan.converted.get(name):
-                got, want = _describe_formats(value.format, fmt)
+            elif value.format != fmt and value.format != plan.converted.get(name) and value.format != compiled_spec(fmt):
+                got, want = _describe_formats(value.format, compiled_spec(fmt))
                 raise FormatError(
                     f"tensor {name} is {got} but this kernel was compiled for {want}; convert it "
                     f"with {name}.asformat(...) or lower the program again for this format")
@@ -793,13 +793,35 @@ def _index_words(fmt: Format) -> str:
     return f"{fmt.shorthand or fmt}" + (f" with {' and '.join(dtypes)} indices" if dtypes else "")
 
 
+def compiled_spec(fmt: Format) -> Format:
+    """The format a kernel lowered for ``fmt`` reads: a spec that names no value dtype is compiled
+    for float64, as a tensor built from such a spec with float data is.
+
+    >>> from compiler.levels import Dense, Element
+    >>> compiled_spec(Format(Dense(Element(0)))) == Format(Dense(Element(0.0, dtype="float64")))
+    True
+    """
+    leaf = fmt.leaf
+    if isinstance(leaf, Element) and leaf.dtype is None:
+        return Format(replace_leaf(fmt.root, Element(leaf.fill, dtype="float64")), fmt.mode_order)
+    return fmt
+
+
 def _describe_formats(got: Format, want: Format) -> tuple[str, str]:
     """Short names for two formats that differ, detailed enough to show how they differ."""
     short = (got.shorthand or str(got), want.shorthand or str(want))
     if short[0] != short[1]:
         return short
-    # same shape of levels: the difference is in index dtypes, value dtype or fill
+    # same shape of levels: the difference is in index dtypes, value dtype or fill, which the
+    # spelling of a float64 format (or of a spec naming no dtype) leaves out
+    if str(got) == str(want):
+        return f"{got} (values {_dtype_name(got)})", f"{want} (values {_dtype_name(want)})"
     return str(got), str(want)
+
+
+def _dtype_name(fmt: Format) -> str:
+    dt = fmt.leaf.dtype
+    return "of any dtype" if dt is None else np.dtype(dt).name
 
 
 _EXTENT_OPS = {"+": sum, "max": max, "min": min, "*": math.prod, "//": lambda xs: _quotient(*xs)}

@@ -176,10 +176,19 @@ class Emitter:
                 sub.append(idx[k])
                 k += 1
         body = self.emit(child, tuple(sub), top)
+        # (an axis the operand only broadcasts, expand_dims's or broadcast_to's, is in no access: a
+        # broadcast gives the reduction's index its extent, so sum of n copies is n times the value)
+        # (one copy, or max, min, any and all of copies, is the value: no reduction at all)
+        used = set(free_indices(body))
+        for a, i in list(fresh.items()):
+            if i not in used and (child.shape[a] == 1 or node.op.idempotent and child.shape[a] > 1):
+                del fresh[a]
+            elif i not in used:
+                body = NBroadcast(i, body, child.shape[a])
         if child.dtype != node.dtype:
             # numpy sums an int32 or bool array in int64: each term cast first (times a typed 1)
             body = Call(lookup("mul"), (body, Literal(1, node.dtype.name)))
-        indices = tuple(fresh[a] for a in node.axes)
+        indices = tuple(fresh[a] for a in node.axes if a in fresh)
         if isinstance(body, Reduce) and body.op == node.op:   # (sum of a sum: one reduction)
             return Reduce(node.op, indices + body.indices, body.body)
         return Reduce(node.op, indices, body) if indices else body

@@ -34,7 +34,7 @@ from ..errors import StrategyError
 from ..format import Format
 from ..notation.ast import Access, Assign, Index, Reduce, assign_spelling
 from ..notation.dtypes import check_output_dtype, expr_dtype, reduce_dtype
-from .algebra import derive, same_value
+from .algebra import derive, expr_facts, same_value
 from .cin import (Assignment, Forall, Stmt, Where, as_update, concretize, expr_accesses, foralls, hoist_invariants,
                   loop_chain, scalar_promote, unshadow)
 from .iteration_graph import IterationGraph, is_all_dense, storage_path
@@ -353,6 +353,14 @@ class Setup:
                 red = Reduce(s.temp.op, tuple(foralls(s.producer)) or (Index("_"),), temp_value(s))
                 setup.scalar_fills[s.temp.name] = derive(red, setup.fill_of)[1]
         setup.nonfinite_temps = _nonfinite_temps(stmt, setup)
+        # a temporary may hold NaN or inf where an operand's fill is one (-inf * 0 is NaN), though
+        # every given tensor's stored values are finite: say what it may hold, so that 0 * w is not
+        # folded to 0 where w is present (temporaries reading temporaries: until nothing changes)
+        for _ in range(len(setup.nonfinite_temps)):
+            for w in wheres(stmt):
+                if w.temp.name in setup.nonfinite_temps:
+                    body = expr_facts(temp_value(w), setup.fill_of)
+                    values.assume(w.temp.name, body if w.temp.op is None else values.of_reduce(w.temp.op, body))
         setup.check_output()
         setup.gathered = gathered
         setup.scheduled = frozenset(scheduled)

@@ -635,3 +635,22 @@ def test_a_loop_program_given_the_lattice_strategy_is_refused_naming_looplets():
 
     with pytest.raises(ss.StrategyError, match="strategy='looplets'"):
         lower(copy, strategy="lattice", a="dense", b=np.ones(3))
+
+
+def test_a_kernel_lowered_for_a_spec_naming_no_dtype_takes_a_tensor_built_from_that_spec():
+    # (the spec's Element has no dtype: the kernel reads float64, as the tensor built from it holds)
+    from compiler.levels import Dense, Element, SparseList
+    spec = ss.Format(Dense(SparseList(Element(0.0))))
+    kernel = ss.lower("y[i] = sum[j](A[i, j])", A=spec)
+    A = ss.Tensor.from_numpy(np.eye(3), spec)
+    np.testing.assert_array_equal(kernel(A=A).to_numpy(), [1.0, 1.0, 1.0])
+    # another value dtype is refused, and the message says which dtype each holds
+    with pytest.raises(ss.FormatError, match=r"dtype='int64'.*compiled for Dense\(SparseList\(Element\(0.0\)\)\)"):
+        kernel(A=ss.Tensor.from_numpy(np.eye(3, dtype=np.int64), spec))
+
+
+def test_formats_differing_only_in_a_dtype_their_spelling_leaves_out_are_told_apart():
+    from compiler.levels import Dense, Element
+    kernel = ss.lower("y[i] = A[i] * 2", A=ss.Format(Dense(Element(0.0, dtype="float32"))))
+    with pytest.raises(ss.FormatError, match="float32"):
+        kernel(A=ss.Tensor.from_numpy(np.arange(3.0), ss.Format(Dense(Element(0.0)))))

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compiler import Tensor, evaluate, lower, parse
-from compiler.format import coo, csc, csr, dcsr, dense, sparse_vector
+from compiler.format import coo, csc, csr, dcsr, dense, parse_format, sparse_vector
 from compiler.lattice.cfir import CWorkspace
 from compiler.lattice.cfir_interpreter import interpret_cfir
 from compiler.lattice.cfir_builder import build_cfir
@@ -287,3 +287,47 @@ def test_a_consumer_that_skips_coordinates_keeps_the_reset_pass():
               checked=True, **T)
     np.testing.assert_allclose(k(**T).to_numpy(), mats["B"] * (mats["C"] + mats["D"]))
     assert "j_reset" in k.c_source
+
+
+# A workspace's values hold what its operands' fills make, not only their stored values: with A of
+# fill -inf, every term A[j, l] * B[l, k] where B is absent is -inf * 0 = NaN. The workspace w[k]
+# is then NaN where present, and w[k] * C[j, k] is NaN where C is absent (C's fill 0 does not
+# annihilate it). Found by a differential probe: the lattice wrote 0 there into a sparse output,
+# and in 3-D dropped a locate of A (a C compile error).
+MASKED = "out[j, k] = sum[l](A[j, l] * B[l, k]) * C[j, k]"
+
+
+def masked_operands(a_fill, b_fill=0.0, nd=2):
+    A = np.full((2,) * (nd - 1) + (3,), a_fill); A[..., 0, 1] = 2.0
+    B = np.zeros((3, 2)); B[1, 0] = 1.0; B[2, 1] = b_fill
+    C = np.zeros((2,) * (nd - 1) + (2,)); C[..., 0, 0] = 3.0
+    return A, B, C
+
+
+@pytest.mark.parametrize("a_fill", [-math.inf, math.nan, 1.0])
+@pytest.mark.parametrize("out", ["coo", "csr", "dcsr", "dense"])
+@pytest.mark.parametrize("c_format", ["coo", "csr"])
+def test_a_workspace_of_non_finite_fill_terms_is_not_annihilated(a_fill, out, c_format):
+    A, B, C = masked_operands(a_fill)
+    fa = csr(fill=a_fill)
+    ta, tb, tc = Tensor.from_numpy(A, fa), Tensor.from_numpy(B, csr()), Tensor.from_numpy(C, parse_format(c_format))
+    want, fill = evaluate(MASKED, A=ta, B=tb, C=tc)
+    ofmt = parse_format(out, ndim=2, fill=fill)
+    k = lower(MASKED, strategy="lattice", A=ta, B=tb, C=tc, out=ofmt)
+    got = k(A=ta, B=tb, C=tc)
+    got.validate()
+    np.testing.assert_array_equal(got.to_numpy(), want)
+    np.testing.assert_array_equal(k.interpret(A=ta, B=tb, C=tc).to_numpy(), want)
+
+
+@pytest.mark.parametrize("a_fill", [-math.inf, math.nan])
+def test_a_three_dimensional_masked_product_compiles_and_agrees(a_fill):
+    from compiler.format import Format
+    from compiler.levels import Dense, Element, SparseCOO, SparseList
+    A, B, C = masked_operands(a_fill, nd=3)
+    ta = Tensor.from_numpy(A, Format(Dense(Dense(SparseList(Element(a_fill))))))
+    tb, tc = Tensor.from_numpy(B, csr()), Tensor.from_numpy(C, Format(SparseCOO(3, Element(0.0))))
+    prog = "out[i, j, k] = sum[l](A[i, j, l] * B[l, k]) * C[i, j, k]"
+    want, fill = evaluate(prog, A=ta, B=tb, C=tc)
+    k = lower(prog, strategy="lattice", checked=True, A=ta, B=tb, C=tc, out=Format(SparseCOO(3, Element(fill))))
+    np.testing.assert_array_equal(k(A=ta, B=tb, C=tc).to_numpy(), want)
