@@ -76,6 +76,7 @@ from .seqstride import searched
 from .seqscatter import scatter_note, scatters
 from .seqgroupsort import group_sort_note, sorts_groups, swapped
 from .seqsumscatter import bucketed
+from .seqsumrows import unbucketed
 from .seqcfir import same_value
 from .exprs import names_used
 from .seqemit import emit_function, kernel_helpers
@@ -203,7 +204,7 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
                 # natural order: another, stored otherwise, is read converted, a CSC beside a CSR)
                 t = next((x for x in read if x not in converted and not _natural(formats[x])), None)
                 if t is None:
-                    raise StrategyError(f"{e}; {LOOPLETS}") from None
+                    raise StrategyError(f"{e}{unbucketed(program, out_format)}; {LOOPLETS}") from None
             # (the sequences walk every level under its parent: a CSC collapsed row-major is read
             # as a CSR, its copy converted before each call, as the lattice reads any discordant input)
             convert_to(t, Format(formats[t].root, tuple(range(len(formats[t].mode_order)))), str(e))
@@ -318,6 +319,7 @@ def reordered(program, inputs: dict, out_format, fill, why: str, scatter_only: b
     mine = tuple(names[m] for m in out.mode_order)
     summed = hoistable(program)
     kind = output_kind(out)
+    rows = False
     tries = []
     if under:
         # (each sum into a workspace over its free indices first, its loops in the inputs' order, read by
@@ -325,7 +327,9 @@ def reordered(program, inputs: dict, out_format, fill, why: str, scatter_only: b
         free = tuple(dict.fromkeys(i for s in under for i in map(str, free_indices(s))))
         summed = tuple(dict.fromkeys(str(i) for s in under for i in s.indices))
         inside = tuple(x for x in mine if x in free) + summed
-        if not scatter_only and (kind == "dense" or len(free) == 1) and len(inside) <= MOST_LOOPS:
+        # (a workspace over both indices of a sparse matrix output is kept in sparse rows: seqsumrows)
+        rows = bucketed(out) and len(free) == 2
+        if not scatter_only and (kind == "dense" or len(free) == 1 or rows) and len(inside) <= MOST_LOOPS:
             tries += [(mine, order) for order in permutations(inside) if order != inside]
     elif (kind == "dense" and not scatter_only or scatters(out)) and len(mine) <= MOST_LOOPS:
         tries += [(order, None) for order in permutations(mine) if order != mine]
@@ -338,14 +342,16 @@ def reordered(program, inputs: dict, out_format, fill, why: str, scatter_only: b
         scratch = Trace()
         try:
             low = seq_lower(program, trace=scratch, loop_order=None if order is None else
-                            tuple(names.index(i) for i in order), result_fill=fill, hoisted=hoisted, **inputs)
+                            tuple(names.index(i) for i in order), result_fill=fill, hoisted=hoisted,
+                            sparse_rows=rows, **inputs)
         except (StrategyError, SequenceError):
             continue
         if searched(low.cin):
             continue    # (another order is tried to walk, not to search each group of a split)
         if low.workspaces:
             return low, workspace_note(program.lhs.tensor, list(low.workspaces), hoisted, inside, why), \
-                {"hoisted": list(hoisted), "workspaces": [w.name for w in low.workspaces]}
+                {"hoisted": list(hoisted), "workspaces": [w.name for w in low.workspaces],
+                                       **({"sparse_rows": True} if rows else {})}
         if hoisted is not None:
             how = "scalar" if not names else "dense" if kind == "dense" else "workspace" if not bucketed(out) \
                 else "rows" if hoisted[0] == mine[0] else "buckets"
