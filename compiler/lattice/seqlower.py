@@ -25,7 +25,8 @@ output allows it (a ``loop-order`` step, :func:`reordered`): a CSC written by a 
 entries or each group of them sorted before it appends them (:mod:`compiler.lattice.seqgroupsort`), and, where
 no input could be read converted instead, a sum's loops around the output's (:mod:`compiler.lattice.seqhoist`;
 a sparse matrix's terms bucketed by row, :mod:`compiler.lattice.seqsumscatter`), a sum under an operator into a
-workspace the output's loops read after (:mod:`compiler.lattice.seqworkspace`) or a dense output's loops in any
+workspace the output's loops read after (:mod:`compiler.lattice.seqworkspace`; kept in sparse rows over both
+indices of a sparse matrix output, :mod:`compiler.lattice.seqsumrows`) or a dense output's loops in any
 order. Else an input the loops walk against its storage order (a CSC collapsed row-major) is read row-major, a
 copy converted before
 each call (a ``convert`` step; lower() choosing the strategy passes ``convert=False`` first,
@@ -300,7 +301,8 @@ def reordered(program, inputs: dict, out_format, fill, why: str, scatter_only: b
     a dense output or a sparse vector's workspace: :mod:`compiler.lattice.seqhoist`; bucketed by row
     into a sparse matrix: :mod:`compiler.lattice.seqsumscatter`), a sum under an operator into a
     workspace over its free indices, the output's loops after (:mod:`compiler.lattice.seqworkspace`:
-    of a vector's extent, or a dense output's), or a sparse output built by a scatter
+    of a vector's extent, or a dense output's; a sparse matrix's in sparse rows, :mod:`compiler.lattice.seqsumrows`),
+    or a sparse output built by a scatter
     (:mod:`compiler.lattice.seqscatter`); None where no order walks every
     input as stored. The first order that does is taken: the output's loops reordered alone first, then
     with the sum's among them. ``scatter_only``: the scatter alone (where the input could be read

@@ -179,17 +179,21 @@ def unbucketed(program, out_format) -> str:
     >>> unbucketed(parse("c[j, m] = sum[i](A[i, j, m]) * 2"), csr())
     ''
     >>> print(unbucketed(parse("c[j, m, n] = sum[i](A[i, j, m, n])"), csf(3)))
-     (the sum's loops would run around c's, but its terms are bucketed by row into a CSR, CSC or COO matrix only, not into c's csf of 3 modes)
+     (the sum's loops would run around c's, but its terms are bucketed by row into a CSR, CSC or COO matrix only, not into c's csf of 3 modes: buckets by its first 2 would count at each of their coordinates, as many as c's fibers if it were dense)
     """
     names = program.lhs.indices
     if out_format is None or len(names) < 2 or output_kind(out_format) == "dense" or bucketed(out_format) \
             or not (hoistable(program) or sums_under_operators(program)):
         return ""
     out = program.lhs.tensor
-    # (a sparse output of 3 or more modes: each row's terms would be sorted by their other coordinates, and a
-    # DCSR or CSF's rows are not appended in place: left to a conversion or to looplets)
+    # (a sparse output of 3 or more modes: a counter per coordinate of its leading modes, dense over them, or each
+    # row's terms sorted by their other coordinates; a DCSR or CSF is not appended in place: left to looplets, or to
+    # the array front end's retry)
+    n = len(names)
+    why = f"buckets by its first {n - 1} would count at each of their coordinates, as many as {out}'s fibers if " \
+          f"it were dense" if n > 2 else "its levels are assembled otherwise, compiler.lattice.seqassembly"
     return (f" (the sum's loops would run around {out}'s, but its terms are bucketed by row into a CSR, CSC or COO "
-            f"matrix only, not into {out}'s {format_text(out_format)} of {len(names)} modes)")
+            f"matrix only, not into {out}'s {format_text(out_format)} of {n} modes: {why})")
 
 
 __all__ = ["RowBuckets", "emit_producers", "unbucketed", "workspace_codes"]

@@ -140,6 +140,20 @@ def test_the_issue_example_with_another_operand_is_one_kernel():
         one_lattice_kernel(xp.sum(xp.concat([A, B]), axis=0) - X, np.concatenate([a, b]).sum(axis=0) - x, "coo")
 
 
+@pytest.mark.parametrize("out", ["csr", "csc"])
+@pytest.mark.parametrize("fmts, fills", [(("csr", "csr"), (0.0, 0.0)), (("csr", "coo"), (0.0, 1.0)),
+                                         (("coo", "dense"), (nan, nan))])
+def test_an_operator_over_the_sums_of_a_stack_of_reshaped_2d_parts(fmts, fills, out):
+    # (numpy's sum(concat([a.reshape(1, 4, 3), b.reshape(1, 5, 3)[:, :4]]), axis=0) * 2 + 1 of 2-D parts)
+    a, A = operand((4, 3), fmts[0], 89, fill=fills[0], odd=(nan, inf))
+    b, B = operand((5, 3), fmts[1], 90, fill=fills[1], odd=(-inf,))
+    e = xp.sum(xp.concat([A.reshape(1, 4, 3), B.reshape(1, 5, 3)[:, :4]]), axis=0) * 2 + 1
+    with np.errstate(invalid="ignore"):
+        k = one_lattice_kernel(e, (a + b[:4]) * 2 + 1, out)
+    assert k().format.shorthand == out
+    assert "into sparse rows first" in k.trace.find("loop-order")[0].note
+
+
 # -- any formats, fills, operators and outputs --------------------------------------------------------------
 
 
