@@ -62,9 +62,8 @@ class RowBuckets(BucketedSums):
     def __init__(self, work, fmt, dtype: str, fresh, producer=None):
         super().__init__(work.name, fmt, work.shape, dtype, fresh, work.indices, producer)
         self.phase = "count"        # (a row's terms come at any point of the sum's loops)
-        # (the buckets are the workspace's own arrays: its rows' starts, then its entries)
-        self.starts, self.terms_idx, self.terms_val = (array_name(work.name, 1, "pos"), array_name(work.name, 1, "idx"),
-                                                       array_name(work.name, None, "val"))
+        # (the buckets are the workspace's own arrays, named by its levels: its rows' starts, then its entries)
+        self.starts, (self.terms_idx,), self.terms_val = self.pos, self.idx, self.val
         self.kept = Var(fresh("kept"))
 
     def store(self, idxs: tuple, value) -> list:
