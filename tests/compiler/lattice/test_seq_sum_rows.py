@@ -154,6 +154,15 @@ def test_an_operator_over_the_sums_of_a_stack_of_reshaped_2d_parts(fmts, fills, 
     assert "into sparse rows first" in k.trace.find("loop-order")[0].note
 
 
+def test_integer_sums_and_a_comparison_keep_their_dtypes():
+    r = np.random.default_rng(91)
+    a, b = (r.integers(-2, 3, shape) * (r.random(shape) < 0.4) for shape in ((2, 3, 4), (3, 3, 4)))
+    A, B = (xp.asarray(ss.Tensor.from_numpy(x, "csf")) for x in (a, b))
+    sums = np.concatenate([a, b]).sum(axis=0)
+    one_lattice_kernel(xp.sum(xp.concat([A, B]), axis=0) * 2 + 1, sums * 2 + 1, "csr")      # (int64 rows)
+    one_lattice_kernel(xp.sum(xp.concat([A, B]), axis=0) > 1, sums > 1, "coo")
+
+
 # -- any formats, fills, operators and outputs --------------------------------------------------------------
 
 
