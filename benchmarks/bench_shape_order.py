@@ -17,6 +17,11 @@ Rows (20k x 20k, 1M nonzeros by default; ``top``/``bottom`` the CSR halves of th
   CSR: scipy's ``coo_matrix((v, (j, m))).tocsr()`` over the parts' entries (duplicates summed); the lattice's
   kernel bucketing the terms by row (compiler.lattice.seqsumscatter); the stack materialized (a COO), then
   summed by the lattice's kernel for it (main refused the one kernel).
+- ``2 * sum(concat 3-D) + 1 -> csr``: the same parts' sums doubled plus 1 (a CSR of fill 1): scipy's
+  ``coo_matrix(...).tocsr()``, its values doubled plus 1; the lattice's kernel keeping the sums in sparse rows
+  (compiler.lattice.seqsumrows: bucketed by row, each row summed and written back in place, the operator applied
+  as the output's loops read it). Main refused the one kernel (a dense workspace of the matrix's every entry was
+  not taken) and the array front end retried, materializing the stack.
 
 Each round times every column once, one after the other (a slow phase of the shared machine hits all of
 a round); each column keeps its minimum over the rounds. Results are checked against scipy's.
@@ -37,6 +42,14 @@ Two runs at a load of 8 to 11 on 2 cores, the rows added since:
 
 (The array expressions' kernels on main, timed the same way, min of 10: 1.51 / 1.06 ms and 49.0 / 47.1 ms,
 against 0.55 / 0.64 ms and 25.3 / 25.7 ms for one kernel.)
+
+Two runs at a load of 15 to 18 on 2 cores, the row added since:
+
+    2 * sum(concat 3-D) + 1 -> csr  scipy 28.6 / 28.9    rows 25.0 / 24.9
+
+(The array expression's kernel on main, the stack materialized, median of 7 calls, two runs alternating with
+this branch's: 174 / 151 ms for COO parts and 153 / 154 ms for CSF parts, against 25.1 / 25.4 ms and
+23.5 / 23.5 ms for one kernel; scipy 29.6-30.2 ms.)
 
 ``--blocks`` (each column's rounds in a row, its buffers' pages reused):
 
@@ -127,6 +140,7 @@ def rows(n: int, nnz: int):
     }, lambda r: sp.csr_matrix(r.to_scipy() if hasattr(r, "to_scipy") else r)))
 
     out.append(sums_of_3d_parts(n, nnz))
+    out.append(operator_over_sums_of_3d_parts(n, nnz))
     return out
 
 
@@ -143,12 +157,9 @@ def timed(columns: dict, rounds: int, clock, blocks: bool = False) -> dict:
     return best
 
 
-def sums_of_3d_parts(n: int, nnz: int):
-    """The row ``sum(concat 3-D, axis 0) -> csr``: two COO parts of shape ``(8, n / 4, n / 4)`` (``nnz`` entries
-    between them), summed over their first axis into a CSR: scipy's ``coo_matrix(...).tocsr()`` over their
-    entries' coordinates (duplicates summed); the lattice's kernel bucketing the terms by row
-    (compiler.lattice.seqsumscatter); the stack materialized by the lattice's concat kernel, then summed by
-    the lattice's kernel for it (what main did, reading the COO stack converted)."""
+def parts_3d(n: int, nnz: int):
+    """``(shape, (A, B), (j, m, v))``: two COO parts of ``shape`` ``(8, n / 4, n / 4)`` (``nnz`` entries between
+    them) as lazy arrays, and their entries' last two coordinates and values, concatenated."""
     import compiler as ss
     from compiler import array as xp
     rng = np.random.default_rng(1)
@@ -158,10 +169,46 @@ def sums_of_3d_parts(n: int, nnz: int):
         flat = np.unique(rng.integers(0, np.prod(shape), nnz // 2))
         at = np.unravel_index(flat, shape)
         vals = rng.random(len(flat))
-        parts.append(ss.Tensor.from_coords(at, vals, shape, "coo", name="AB"[k]))
+        parts.append(xp.asarray(ss.Tensor.from_coords(at, vals, shape, "coo", name="AB"[k])))
         coords.append((at[1], at[2], vals))
-    j, m, v = (np.concatenate(x) for x in zip(*coords))
-    A, B = (xp.asarray(p) for p in parts)
+    return shape, parts, tuple(np.concatenate(x) for x in zip(*coords))
+
+
+def operator_over_sums_of_3d_parts(n: int, nnz: int):
+    """The row ``2 * sum(concat 3-D) + 1 -> csr``: the parts of :func:`parts_3d` summed over their first axis,
+    doubled, plus 1, into a CSR (of fill 1): scipy's ``coo_matrix(...).tocsr()`` over their entries, its values
+    doubled plus 1; the lattice's kernel keeping the sum in sparse rows (compiler.lattice.seqsumrows: bucketed
+    by row, each row summed and written back in place, the operator applied as the output's loops read it)."""
+    from compiler import array as xp
+    shape, (A, B), (j, m, v) = parts_3d(n, nnz)
+    rows = (xp.sum(xp.concat([A, B]), axis=0) * 2 + 1).lower(strategy="lattice", format="csr")
+
+    def scipy_way():
+        S = sp.coo_matrix((v, (j, m)), shape=shape[1:]).tocsr()
+        S.data = S.data * 2 + 1
+        return S
+
+    def entries(r):
+        """The stored entries (of a kernel's result of fill 1, or scipy's) as a scipy CSR."""
+        if sp.issparse(r):
+            return r
+        c, vals = r.to_coords()
+        return sp.csr_matrix((vals, (c[0], c[1])), shape=shape[1:])
+
+    return ("2 * sum(concat 3-D) + 1 -> csr", {
+        "scipy": scipy_way,
+        "rows": lambda: rows(**rows.arguments),
+    }, entries)
+
+
+def sums_of_3d_parts(n: int, nnz: int):
+    """The row ``sum(concat 3-D, axis 0) -> csr``: two COO parts of shape ``(8, n / 4, n / 4)`` (``nnz`` entries
+    between them), summed over their first axis into a CSR: scipy's ``coo_matrix(...).tocsr()`` over their
+    entries' coordinates (duplicates summed); the lattice's kernel bucketing the terms by row
+    (compiler.lattice.seqsumscatter); the stack materialized by the lattice's concat kernel, then summed by
+    the lattice's kernel for it (what main did, reading the COO stack converted)."""
+    from compiler import array as xp
+    shape, (A, B), (j, m, v) = parts_3d(n, nnz)
     bucketed = xp.sum(xp.concat([A, B]), axis=0).lower(strategy="lattice", format="csr")
     stacked = xp.concat([A, B]).lower(strategy="lattice", format="coo")
     after = xp.sum(xp.asarray(stacked()), axis=0).lower(strategy="lattice", format="csr")

@@ -732,7 +732,7 @@ class ShapedFormat:
 
 
 def seq_lower(program, trace: Trace | None = None, loop_order=None, result_fill=NOTGIVEN, hoisted=None,
-              **tensors) -> SeqLowering:
+              sparse_rows: bool = False, **tensors) -> SeqLowering:
     """The CIN of ``program`` (text or an :class:`Assign`), its lattices and CFIR, recording a
     ``seq-derive`` step (each loop's Fig. 11 derivation), then ``lattice`` steps and ``cfir``.
     A tensor given as a :class:`ShapedFormat` has no entries (``data`` lacks it). The foralls run
@@ -740,7 +740,8 @@ def seq_lower(program, trace: Trace | None = None, loop_order=None, result_fill=
     ``result_fill``: the output's fill (None: 0), default :func:`copy_fill`'s. ``hoisted``: the order of
     every loop (index names), a sum's among the output's, each term added into the output
     (:func:`~compiler.lattice.seqhoist.hoisted_body`); a sum under an operator into a workspace, which
-    the statement's loops, in ``loop_order``, read after (:mod:`compiler.lattice.seqworkspace`)."""
+    the statement's loops, in ``loop_order``, read after (:mod:`compiler.lattice.seqworkspace`; ``sparse_rows``:
+    one over both indices of a sparse matrix output kept in sparse rows, :mod:`compiler.lattice.seqsumrows`)."""
     program = parse(program) if isinstance(program, str) else program
     if program.op is not None:
         raise StrategyError(f"{program}: the sequence lowering writes its output with = only")
@@ -760,8 +761,10 @@ def seq_lower(program, trace: Trace | None = None, loop_order=None, result_fill=
     if hoisted is not None and sums_under_operators(program):
         # (a sum under an operator, its loops around the output's: into a workspace the statement reads)
         consumer, work = split_sums(program, info.extents, {
-            s: expr_fill(s, fills, info.extents) for s in sums_under_operators(program)})
-        tensors = {**tensors, **{w.name: ShapedFormat(dense(len(w.shape), fill=w.fill), w.shape) for w in work}}
+            s: expr_fill(s, fills, info.extents) for s in sums_under_operators(program)},
+            rows=(tuple(range(len(program.lhs.indices))) if loop_order is None else tuple(loop_order))
+            if sparse_rows else None)
+        tensors = {**tensors, **{w.name: ShapedFormat(w.format(), w.shape) for w in work}}
     ws_reads = tuple(a for a in accesses_of(consumer.rhs) if a not in accesses_of(program.rhs))
     access_levels, data = _access_levels(program, tensors, with_data, point, ws_reads)
     # (each derivation step names its node of the expression tree: the tree's shape is the one the
@@ -819,15 +822,18 @@ def seq_lower(program, trace: Trace | None = None, loop_order=None, result_fill=
                        "" if hoisted is None or not lhs.indices or work else "accumulate", tuple(work))
 
 
-def seq_evaluate(program, trace: Trace | None = None, loop_order=None, hoisted=None, **tensors) -> np.ndarray:
+def seq_evaluate(program, trace: Trace | None = None, loop_order=None, hoisted=None, sparse_rows: bool = False,
+                 **tensors) -> np.ndarray:
     """The result of ``program`` computed by the sequence CFIR's interpreter over the stored
     entries of ``tensors`` (Tensors, numpy arrays or scipy.sparse matrices), its loops in
-    ``loop_order`` or ``hoisted`` (as :func:`seq_lower`): a dense array. It assumes what the tensors hold (NaN,
-    inf: :attr:`~compiler.tensor.Tensor.value_facts`), as a kernel lowered for them does."""
+    ``loop_order`` or ``hoisted``, its workspaces' rows sparse or not (as :func:`seq_lower`): a dense array. It
+    assumes what the tensors hold (NaN, inf: :attr:`~compiler.tensor.Tensor.value_facts`), as a kernel lowered for
+    them does."""
     tensors = {name: to_tensor(x, name) for name, x in tensors.items()}
     with values.assuming({name: t.value_facts for name, t in tensors.items()}):
         try:
-            low = seq_lower(program, trace=trace, loop_order=loop_order, hoisted=hoisted, **tensors)
+            low = seq_lower(program, trace=trace, loop_order=loop_order, hoisted=hoisted, sparse_rows=sparse_rows,
+                            **tensors)
         except (StrategyError, SequenceError):
             # (a concatenation's part of another fill under a collapse, read densely, as the kernel reads it)
             program = parse(program) if isinstance(program, str) else program
@@ -837,7 +843,8 @@ def seq_evaluate(program, trace: Trace | None = None, loop_order=None, hoisted=N
                 raise
             tensors = {n: t.asformat(dense(t.ndim, fill=t.fill, dtype=t.dtype)) if n in whole else t
                        for n, t in tensors.items()}
-            low = seq_lower(program, trace=trace, loop_order=loop_order, hoisted=hoisted, **tensors)
+            low = seq_lower(program, trace=trace, loop_order=loop_order, hoisted=hoisted, sparse_rows=sparse_rows,
+                            **tensors)
     run = interpret(low.cfir, low.data)
     out = np.full(low.shape, 0.0 if low.fill is None else low.fill, dtype=float)
     for key, val in run.outputs.get(low.program.lhs.tensor, {}).items():

@@ -78,7 +78,7 @@ from .seqoutput import SeqOutput
 from .seqscatter import ScatteredOutput
 from .seqgroupsort import group_sorted
 from .seqwalk import LeafCode, LeafWalks
-from .seqworkspace import WorkspaceCode
+from .seqsumrows import emit_producers, workspace_codes
 from .seqrewind import cursor_vars, declare_starts, product_rewinds, restarted, rewind_stmts, save_stmts
 from .seqstride import seek, stride_next, stride_start, unstride
 from .sequences import (EMPTIES, Concat, Intersect, Level, Offset, Pad, Product, Project, Seq, Slice, Stride,
@@ -694,9 +694,8 @@ def emit_function(low, formats: dict, name: str, out_format=None, dtype: str | N
     out = program.lhs.tensor
     reads, indices = _cin_names(low.cin)
     names = {t: t.rstrip("'") for t in reads}
-    # (a sum's workspace is read as a Dense input of the sum's type, its arrays the kernel's own)
-    work = {w.name: dense(len(w.shape), fill=w.fill, dtype=expr_dtype(w.total, lambda a: formats[a.tensor].dtype))
-            for w in low.workspaces}
+    # (a sum's workspace is read as a Dense input of the sum's type, or a CSR one, its arrays the kernel's own)
+    work = {w.name: w.format(expr_dtype(w.total, lambda a: formats[a.tensor].dtype)) for w in low.workspaces}
     inputs = sorted(set(names.values()) - set(work))
     if dtype is None and _has_operator(low.cin):
         # (an operator's result type: x > y is bool)
@@ -710,8 +709,7 @@ def emit_function(low, formats: dict, name: str, out_format=None, dtype: str | N
     taken = {str(i) for i in program.lhs.indices} | indices | {w.index for w in _whiles(low.cfir.cfir)} \
         | {p.name for p in params} | {p.name for w, fmt in work.items() for p in input_params(w, fmt)}
     em = SeqEmitter({**formats, **work}, names, dtype, taken)
-    em.workspaces = {w.name: WorkspaceCode(w, work[w.name], np.dtype(work[w.name].dtype).name, em.fresh)
-                     for w in low.workspaces}
+    em.workspaces = workspace_codes(low, work, em.fresh)
     em.rewinding = frozenset(p.group_key for w in _whiles(low.cfir.cfir) for p in w.rewind) | frozenset(
         p.group_key for w in _whiles(low.cfir.cfir) for s in (w.seq, *(x for pair in w.locs for x in pair))
         for n in walk(s) if isinstance(n, Product) for p in product_rewinds(n))
@@ -725,7 +723,8 @@ def emit_function(low, formats: dict, name: str, out_format=None, dtype: str | N
         em.out = sequence_output(out, out_format, indices, low.shape, dtype, em.fresh)
         if low.assembly == "group-sort":
             em.out = group_sorted(em.out, indices, low, dtype, em.fresh)
-    loops = em.out.around(lambda: em.stmt(low.cfir.cfir))
+    # (a workspace kept in sparse rows lives from its sum's loops through the statement's: seqsumrows)
+    loops = em.out.around(lambda: emit_producers(em, low.cfir.cfir))
     for code in em.workspaces.values():
         loops = code.wrap(loops)
     body = em.out.start({t: formats[t] for t in inputs}, program.rhs) + loops + em.out.end()

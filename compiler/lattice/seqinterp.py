@@ -38,12 +38,13 @@ def interpret(cf, data: Mapping, env: Mapping | None = None) -> Run:
     """Run the CFIR ``cf`` (a :class:`SeqCFIR` or a statement) over ``data``: per tensor, a dict
     from stored coordinates to values (a level's unstored coordinate reads 0)."""
     stmt = cf.cfir if isinstance(cf, SeqCFIR) else cf
-    st = Cursors(data, env)
     run = Run({}, [])
+    workspaces = _summed_into(stmt)
+    # (a sum's workspace kept in sparse rows is walked where its producer's loops added: its entries so far)
+    st = Cursors({**{w: run.outputs.setdefault(w, {}) for w in workspaces if w not in data}, **data}, env)
     temps: dict = {}
     idx: dict = {}
     budget = [10_000_000]
-    workspaces = _summed_into(stmt)
 
     def value(e):
         if isinstance(e, Read):

@@ -26,7 +26,8 @@ output allows it (a ``loop-order`` step, :func:`reordered`): a CSC written by a 
 entries or each group of them sorted before it appends them (:mod:`compiler.lattice.seqgroupsort`), and, where
 no input could be read converted instead, a sum's loops around the output's (:mod:`compiler.lattice.seqhoist`;
 a sparse matrix's terms bucketed by row, :mod:`compiler.lattice.seqsumscatter`), a sum under an operator into a
-workspace the output's loops read after (:mod:`compiler.lattice.seqworkspace`) or a dense output's loops in any
+workspace the output's loops read after (:mod:`compiler.lattice.seqworkspace`; kept in sparse rows over both
+indices of a sparse matrix output, :mod:`compiler.lattice.seqsumrows`) or a dense output's loops in any
 order. Else an input the loops walk against its storage order (a CSC collapsed row-major) is read row-major, a
 copy converted before
 each call (a ``convert`` step; lower() choosing the strategy passes ``convert=False`` first,
@@ -77,6 +78,7 @@ from .seqstride import searched
 from .seqscatter import scatter_note, scatters
 from .seqgroupsort import group_sort_note, sorts_groups, swapped
 from .seqsumscatter import bucketed
+from .seqsumrows import unbucketed
 from .seqcfir import same_value
 from .exprs import names_used
 from .seqemit import emit_function, kernel_helpers
@@ -204,7 +206,7 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
                 # natural order: another, stored otherwise, is read converted, a CSC beside a CSR)
                 t = next((x for x in read if x not in converted and not _natural(formats[x])), None)
                 if t is None:
-                    raise StrategyError(f"{e}; {LOOPLETS}") from None
+                    raise StrategyError(f"{e}{unbucketed(program, out_format)}; {LOOPLETS}") from None
             # (the sequences walk every level under its parent: a CSC collapsed row-major is read
             # as a CSR, its copy converted before each call, as the lattice reads any discordant input)
             convert_to(t, Format(formats[t].root, tuple(range(len(formats[t].mode_order)))), str(e))
@@ -300,7 +302,8 @@ def reordered(program, inputs: dict, out_format, fill, why: str, scatter_only: b
     a dense output or a sparse vector's workspace: :mod:`compiler.lattice.seqhoist`; bucketed by row
     into a sparse matrix: :mod:`compiler.lattice.seqsumscatter`), a sum under an operator into a
     workspace over its free indices, the output's loops after (:mod:`compiler.lattice.seqworkspace`:
-    of a vector's extent, or a dense output's), or a sparse output built by a scatter
+    of a vector's extent, or a dense output's; a sparse matrix's in sparse rows, :mod:`compiler.lattice.seqsumrows`),
+    or a sparse output built by a scatter
     (:mod:`compiler.lattice.seqscatter`); None where no order walks every
     input as stored. The first order that does is taken: the output's loops reordered alone first, then
     with the sum's among them. ``scatter_only``: the scatter alone (where the input could be read
@@ -319,6 +322,7 @@ def reordered(program, inputs: dict, out_format, fill, why: str, scatter_only: b
     mine = tuple(names[m] for m in out.mode_order)
     summed = hoistable(program)
     kind = output_kind(out)
+    rows = False
     tries = []
     if under:
         # (each sum into a workspace over its free indices first, its loops in the inputs' order, read by
@@ -326,7 +330,9 @@ def reordered(program, inputs: dict, out_format, fill, why: str, scatter_only: b
         free = tuple(dict.fromkeys(i for s in under for i in map(str, free_indices(s))))
         summed = tuple(dict.fromkeys(str(i) for s in under for i in s.indices))
         inside = tuple(x for x in mine if x in free) + summed
-        if not scatter_only and (kind == "dense" or len(free) == 1) and len(inside) <= MOST_LOOPS:
+        # (a workspace over both indices of a sparse matrix output is kept in sparse rows: seqsumrows)
+        rows = bucketed(out) and len(free) == 2
+        if not scatter_only and (kind == "dense" or len(free) == 1 or rows) and len(inside) <= MOST_LOOPS:
             tries += [(mine, order) for order in permutations(inside) if order != inside]
     elif (kind == "dense" and not scatter_only or scatters(out)) and len(mine) <= MOST_LOOPS:
         tries += [(order, None) for order in permutations(mine) if order != mine]
@@ -339,14 +345,16 @@ def reordered(program, inputs: dict, out_format, fill, why: str, scatter_only: b
         scratch = Trace()
         try:
             low = seq_lower(program, trace=scratch, loop_order=None if order is None else
-                            tuple(names.index(i) for i in order), result_fill=fill, hoisted=hoisted, **inputs)
+                            tuple(names.index(i) for i in order), result_fill=fill, hoisted=hoisted,
+                            sparse_rows=rows, **inputs)
         except (StrategyError, SequenceError):
             continue
         if searched(low.cin):
             continue    # (another order is tried to walk, not to search each group of a split)
         if low.workspaces:
             return low, workspace_note(program.lhs.tensor, list(low.workspaces), hoisted, inside, why), \
-                {"hoisted": list(hoisted), "workspaces": [w.name for w in low.workspaces]}
+                {"hoisted": list(hoisted), "workspaces": [w.name for w in low.workspaces],
+                                       **({"sparse_rows": True} if rows else {})}
         if hoisted is not None:
             how = "scalar" if not names else "dense" if kind == "dense" else "workspace" if not bucketed(out) \
                 else "rows" if hoisted[0] == mine[0] else "buckets"

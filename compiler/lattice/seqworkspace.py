@@ -11,7 +11,8 @@ workspace ``w`` over its free indices first, in the inputs' order (``forall i: f
 each coordinate, as the hoist does): ``forall j ∈ j_w: c(j) = w(j_w) * 2``, in the output's order,
 appended to any output the sequence lowering writes. Where the workspace holds nothing the
 consumer computes the operator of the sum's fill (``sum * 2 + 1`` writes 1 there: the result's
-fill, not stored in a sparse output).
+fill, not stored in a sparse output). A workspace over both indices of a sparse matrix output is not dense (it
+would hold the matrix's every entry) but kept in sparse rows, a CSR (:mod:`compiler.lattice.seqsumrows`).
 
 >>> from compiler.notation import parse
 >>> p = parse("c[j] = sum[i](A[i, j]) * 2 + b[j]")
@@ -28,6 +29,7 @@ import math
 from dataclasses import dataclass, replace
 
 from ..binding import array_name
+from ..format import csr, dense
 from ..imperative import ir
 from ..imperative.ir import Const, Declare, Var
 from ..notation.ast import Access, Assign, Call, Reduce, accesses, free_indices, walk
@@ -40,13 +42,25 @@ from .seqhoist import AccumulatedOutput, hoisted_body
 class SumWorkspace:
     """A sum's workspace: ``name[indices]`` (the sum's free indices, in the output's order) of
     ``shape``, holding ``total`` (the sum) at each coordinate; ``fill``: the sum's where its loops
-    add nothing (its summand's fill times the coordinates summed)."""
+    add nothing (its summand's fill times the coordinates summed); ``rows``: kept in sparse rows, a CSR (both
+    indices of a sparse matrix output, in its storage order: :mod:`compiler.lattice.seqsumrows`), not dense."""
 
     name: str
     indices: tuple
     shape: tuple
     total: Reduce
     fill: float = 0.0
+    rows: bool = False
+
+    def format(self, dtype="float64"):
+        """The format the statement reads it in: Dense levels, or a CSR kept in sparse ``rows``.
+
+        >>> from compiler.notation import parse
+        >>> total = parse("c[j, m] = sum[i](A[i, j, m])").rhs
+        >>> print(SumWorkspace("w", ("j", "m"), (2, 3), total, rows=True).format())
+        Dense(SparseList(Element(0.0)))
+        """
+        return csr(fill=self.fill, dtype=dtype) if self.rows else dense(len(self.shape), fill=self.fill, dtype=dtype)
 
     def producer(self) -> Assign:
         """``name[indices] = total``: the hoisted sum (:func:`~compiler.lattice.seqhoist.hoisted_body`)."""
@@ -84,10 +98,12 @@ def sums_under_operators(program) -> list:
     return out
 
 
-def split_sums(program, extents: dict, fills: dict | None = None) -> tuple:
+def split_sums(program, extents: dict, fills: dict | None = None, rows: tuple | None = None) -> tuple:
     """``(consumer, workspaces)``: ``program`` with each sum of :func:`sums_under_operators` read from
     a workspace instead (``w``, ``w2``, ..., named apart from its tensors), and those workspaces
-    (:class:`SumWorkspace`); ``extents``: each index's, ``fills``: each sum's fill (by sum, default 0)."""
+    (:class:`SumWorkspace`); ``extents``: each index's, ``fills``: each sum's fill (by sum, default 0);
+    ``rows``: the mode order of a sparse matrix output, whose sums over both its indices are kept in sparse
+    rows in its storage order (:attr:`SumWorkspace.rows`: ``w[m, j]`` for a CSC's), or None (every one dense)."""
     sums = sums_under_operators(program)
     taken = {a.tensor for a in accesses(program.rhs)} | {program.lhs.tensor}
     order = [str(i) for i in program.lhs.indices]
@@ -99,9 +115,12 @@ def split_sums(program, extents: dict, fills: dict | None = None) -> tuple:
             name = f"w{k}"
         taken.add(name)
         idxs = tuple(sorted((str(i) for i in free_indices(s)), key=order.index))
+        kept = rows is not None and len(idxs) == len(order) == 2
+        if kept:
+            idxs = tuple(order[m] for m in rows)
         by_name = {str(i): i for i in free_indices(s)}
         shape = tuple(int(extents[by_name[i]]) for i in idxs)
-        work.append(SumWorkspace(name, idxs, shape, s, (fills or {}).get(s, 0.0)))
+        work.append(SumWorkspace(name, idxs, shape, s, (fills or {}).get(s, 0.0), kept))
         table[id(s)] = Access(name, tuple(by_name[i] for i in idxs))
     return replace(program, rhs=_replaced(program.rhs, table)), work
 
@@ -161,9 +180,15 @@ def workspace_note(out: str, work: list, order: tuple, default: tuple, why: str)
     the loops in the output's order, the sum's inside (j, i), walk an input against its storage order (A[i, j]: ...); the sum under an operator is added into a dense workspace first (sum[i](A[i, j]) into w[j] of 4 entries), its loops running i, j, then a loop over c's coordinates applies the operator around it, reading w (TACO's precompute)
     """
     each = "the sum" if len(work) == 1 else "each sum"
-    sums = "; ".join(f"{w.total} into {w.name}[{', '.join(w.indices)}] of {math.prod(w.shape)} entries" for w in work)
+    sums = "; ".join(f"{w.total} into {w.name}[{', '.join(w.indices)}] of {math.prod(w.shape)} entries" for w in work
+                     if not w.rows)
+    rows = "; ".join(f"{w.total} into {w.name}[{', '.join(w.indices)}], bucketed by {w.indices[0]}, each "
+                     f"{w.indices[0]}'s terms then added into a row workspace and its sums kept in order (a "
+                     f"sparse matrix, compiler.lattice.seqsumrows)" for w in work if w.rows)
+    into = " and ".join(x for x in (sums and f"a dense workspace first ({sums})",
+                                    rows and f"sparse rows first ({rows})") if x)
     return (f"the loops in the output's order, the sum's inside ({', '.join(default)}), walk an input against its "
-            f"storage order ({why}); {each} under an operator is added into a dense workspace first ({sums}), its "
+            f"storage order ({why}); {each} under an operator is added into {into}, its "
             f"loops running {', '.join(order)}, then a loop over {out}'s coordinates applies the operator around it, "
             f"reading {', '.join(w.name for w in work)} (TACO's precompute)")
 

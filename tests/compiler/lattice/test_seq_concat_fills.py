@@ -55,7 +55,9 @@ def one_kernel(program, out=None, **tensors):
             # (a sum's loops around the output's, or a sum under an operator into a workspace first: the
             # output's loops in its order after, tests/compiler/lattice/test_seq_sum_workspace.py)
             order = k.formats[k.program.lhs.tensor].mode_order
-            np.testing.assert_array_equal(seq_evaluate(program, hoisted=hoisted, loop_order=order, **tensors), want)
+            rows = chosen[-1].data.get("sparse_rows", False)      # (a workspace kept in sparse rows)
+            np.testing.assert_array_equal(seq_evaluate(program, hoisted=hoisted, loop_order=order, sparse_rows=rows,
+                                                       **tensors), want)
         else:
             names = [str(i) for i in k.program.lhs.indices]
             order = [names.index(i) for i in loops if i in names]
