@@ -7,6 +7,8 @@ drawings, zoom) and the checks over what they return.
 
 from __future__ import annotations
 
+import pathlib
+
 
 # JupyterLab restores earlier tabs: only look inside the notebook that is showing
 SHOWN = ".jp-NotebookPanel:not(.lm-mod-hidden) .sparsescope-explorer"
@@ -423,3 +425,56 @@ MISSING_GLYPHS_JS = r"""
   return [...fonts].filter(([ch, font]) => pixels(ch, font) === pixels('\uE000', font)).map(([ch]) => ch);
 }
 """
+
+
+# Whether an element's box lies inside what its panes let a person see: the window, cut by every
+# box around it that clips (overflow not visible), up to ``pane`` when given (then the window is
+# not counted: "inside its pane's visible part", wherever the page is scrolled).
+VISIBLE_JS = r"""
+([el, pane]) => {
+  const r = el.getBoundingClientRect();
+  let v = pane ? {top: -Infinity, left: -Infinity, bottom: Infinity, right: Infinity}
+               : {top: 0, left: 0, bottom: innerHeight, right: innerWidth};
+  const clips = [];
+  for (let b = el.parentElement; b && b !== document.body; b = b.parentElement) {   // (the window is the page's)
+    const s = getComputedStyle(b);
+    // (an inline box clips nothing, whatever its overflow says)
+    if ((s.overflowX !== 'visible' || s.overflowY !== 'visible') && !['inline', 'contents'].includes(s.display)) {
+      const q = b.getBoundingClientRect();
+      clips.push(b.tagName.toLowerCase() + '.' + [...b.classList].slice(0, 2).join('.') + ' ' + [q.top, q.bottom].map(Math.round));
+      v = {top: Math.max(v.top, q.top), left: Math.max(v.left, q.left),
+           bottom: Math.min(v.bottom, q.bottom), right: Math.min(v.right, q.right)};
+    }
+    if (b === pane) break;
+  }
+  return {box: [r.left, r.top, r.right, r.bottom].map(Math.round), seen: [v.left, v.top, v.right, v.bottom].map(Math.round),
+          clips,
+          inside: r.width > 0 && r.top >= v.top - 1 && r.bottom <= v.bottom + 1 && r.left >= v.left - 1
+                  && r.right <= v.right + 1};
+}
+"""
+
+
+def assert_click_keeps_node_and_shows_line(page, node, line, pane, where: str) -> None:
+    """After a click on drawing node ``node`` (an element handle) that scrolled C pane ``pane`` to
+    ``line``, its first linked line: the node is still inside the visible part of its pane and of
+    the window (the page, the notebook and the drawing did not scroll it away), and the line
+    inside the visible part of its C pane."""
+    seen = page.evaluate(VISIBLE_JS, [node, None])
+    assert seen["inside"], f"{where}: the clicked node left the view: {seen}"
+    shown = page.evaluate(VISIBLE_JS, [line, pane])
+    assert shown["inside"], f"{where}: the C pane was not scrolled to the node's first line: {shown}"
+
+
+# What pops up over the page: JupyterLab's notification toasts (the "would you like to get notified
+# about official Jupyter news?" question) and dialogs, the classic notebook's modal dialogs.
+POPUPS_JS = """() => [...document.querySelectorAll('.Toastify__toast, .jp-Dialog, .modal.in, .modal.show')]
+  .filter(e => e.getBoundingClientRect().height > 0).map(e => e.innerText.trim().slice(0, 80))"""
+
+
+def screenshot(page, path, **options) -> None:
+    """``page``'s screenshot to ``path``, once nothing pops up over it (a toast or a dialog the
+    harness would keep in every picture: the browser tests' JupyterLab asks none of its questions)."""
+    popups = page.evaluate(POPUPS_JS)
+    assert not popups, f"pop-ups over the page in {pathlib.Path(path).name}: {popups}"
+    page.screenshot(path=str(path), **options)
