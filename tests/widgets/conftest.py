@@ -105,9 +105,14 @@ def lab(chromium, tmp_path_factory):
         cmd.append("--allow-root")
     # JupyterLab 4 may leave cells that are scrolled out of view unrendered ("windowing");
     # the test reads widgets anywhere in the notebook, so render every cell.
-    settings = root / ".jupyter" / "lab" / "user-settings" / "@jupyterlab" / "notebook-extension"
-    settings.mkdir(parents=True)
-    (settings / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none"}))
+    settings = root / ".jupyter" / "lab" / "user-settings" / "@jupyterlab"
+    (settings / "notebook-extension").mkdir(parents=True)
+    (settings / "notebook-extension" / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none"}))
+    # no toast asking whether to fetch Jupyter's news, nor one saying a newer JupyterLab is out:
+    # they would sit in every screenshot (the settings of this scratch config dir, not the user's)
+    (settings / "apputils-extension").mkdir()
+    (settings / "apputils-extension" / "notification.jupyterlab-settings").write_text(
+        json.dumps({"fetchNews": "false", "checkForUpdates": False}))
     yield from serve(cmd, root, port, token, "JupyterLab")
 
 
