@@ -367,10 +367,11 @@ SAVED_STATE_JS = """(root) => {
 
 
 # The timings a notebook shows (explorer.timing's table, checks and plot) under ``root``: each
-# plot's texts that reach past its drawing's edges (a row name cut on the left), and every text
+# plot's texts that reach past its drawing's edges (a row name cut on the left), its decade tick labels
+# that reach into the next ("10 ms100 ms"), and every text
 # (table cells, the checks, the plot's) with contrast < 4.5 against what lies under it.
 TIMING_JS = r"""
-(root) => {""" + COLOUR_JS + r"""  const out = {plots: 0, texts: 0, cut: [], low: []};
+(root) => {""" + COLOUR_JS + r"""  const out = {plots: 0, texts: 0, cut: [], low: [], overlap: []};
   for (const table of root.querySelectorAll('table.timing')) {
     const parts = [...table.querySelectorAll('td, th')];
     for (let e = table.nextElementSibling; e && e.tagName === 'DIV'; e = e.nextElementSibling) parts.push(e);
@@ -384,6 +385,10 @@ TIMING_JS = r"""
                                                                         right: Math.round(b.x + b.width), width: vb.width});
         parts.push(t);
       }
+      const ticks = [...svg.querySelectorAll('text.tick')].map(t => [t.getBBox(), t.textContent]);
+      for (let k = 1; k < ticks.length; k++)
+        if (ticks[k - 1][0].x + ticks[k - 1][0].width > ticks[k][0].x)
+          out.overlap.push(ticks[k - 1][1] + ' | ' + ticks[k][1]);
     }
     for (const el of parts) {
       if (!el.textContent.trim()) continue;
@@ -401,10 +406,11 @@ TIMING_JS = r"""
 
 
 def assert_timings_read(m: dict, where: str, plots: int = 1) -> None:
-    """:data:`TIMING_JS`'s measure: at least ``plots`` plots, no text cut at a plot's edges, every
-    text readable (contrast >= 4.5)."""
+    """:data:`TIMING_JS`'s measure: at least ``plots`` plots, no text cut at a plot's edges, no tick
+    label into the next, every text readable (contrast >= 4.5)."""
     assert m["plots"] >= plots, f"{where}: {m['plots']} timing plots"
     assert not m["cut"], f"{where}: timing plot texts cut at its edges: {m['cut']}"
+    assert not m["overlap"], f"{where}: timing plot tick labels drawn into each other: {m['overlap']}"
     assert not m["low"], f"{where}: timing texts below contrast 4.5 ({m['texts']} texts): {m['low'][:6]}"
 
 
