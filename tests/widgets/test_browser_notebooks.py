@@ -313,13 +313,18 @@ def saved_course_notebook_reads(page, url: str, token: str, name: str, views: in
     reads (:func:`assert_readable`), and its ``plots`` timings read (07's and 09's were stale
     outputs: row names cut at the plot's left edge, the checks' green of contrast 3.7; 09's seven
     decades drew "10 ms" into "100 ms")."""
-    page.goto(f"{url}/lab/tree/{name}?reset&token={token}", timeout=120_000)
-    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
-    notebook = page.locator(f"{SHOWN_NOTEBOOK} .jp-Notebook").first
-    # (every view drawn, or one that cannot be: then the check below says so)
-    page.wait_for_function("([nb, n]) => nb.querySelectorAll('.ss-saved-note').length >= n"
-                           " || nb.innerText.includes('Error displaying widget')",
-                           arg=[notebook.element_handle(), views], timeout=60_000)
+    for attempt in range(2):
+        page.goto(f"{url}/lab/tree/{name}?reset&token={token}", timeout=120_000)
+        page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
+        notebook = page.locator(f"{SHOWN_NOTEBOOK} .jp-Notebook").first
+        # (every view drawn, or one that cannot be: then the check below says so)
+        page.wait_for_function("([nb, n]) => nb.querySelectorAll('.ss-saved-note').length >= n"
+                               " || nb.innerText.includes('Error displaying widget')",
+                               arg=[notebook.element_handle(), views], timeout=60_000)
+        # (once more: on a loaded machine the kernel, connecting while the stored views are drawn,
+        # can leave one "model not found" although the notebook stores it; ipywidgets' race)
+        if "Error displaying widget" not in notebook.inner_text():
+            break
     assert "Error displaying widget" not in notebook.inner_text(), f"{name}: a widget is not drawn"
     state = page.evaluate(SAVED_STATE_JS, notebook.element_handle())
     assert state["views"] == views and state["notes"] == views and state["icons"] == 0, (name, state)
