@@ -3,8 +3,9 @@
 Every coloured part the renderers draw carries ``data-tags`` (its provenance tags: a program
 access or loop, a drawing node, a C line). Hovering one outlines every part of its first tag
 in the same view (the C lines, the lattice point or looplet, the program's accesses), and
-clicking one keeps them outlined (until the next click) and scrolls the C to the tag's first
-line (unless the click was in the C, which stays where it is). The code is plain JavaScript with no library, so the exported
+clicking one keeps them outlined (until the next click) and scrolls the C pane, and only it,
+to the tag's first line (unless the click was in the C, which stays where it is): the clicked
+part stays where it was (scrolling the page or the notebook to the line took it out of view). The code is plain JavaScript with no library, so the exported
 page (:mod:`explorer.export`), the notebook's panes and a step shown as a notebook's output
 (``render_step(..., linked=True)``; inline handlers: a notebook runs no ``<script>`` put into a
 widget or an output) run the same function.
@@ -54,8 +55,9 @@ _OUTLINE = "outline:2px solid " + LINK_COLOR + ";outline-offset:-2px"
 # ssLink(event, root, kind, cSelector): the parts of the pinned tag are linked, and on "over"
 # those of the first tag of the part under the pointer too; "click" pins that tag (a click on
 # nothing unpins), "out" leaves the pinned one. Shapes of drawing nodes keep their own stroke
-# and fill in data-ss-stroke and data-ss-fill (their labels' fill too), so unlinking restores them. The C pane scrolls itself (not the page) when it scrolls; in a page that scrolls as a
-# whole the line is brought into view.
+# and fill in data-ss-stroke and data-ss-fill (their labels' fill too), so unlinking restores them. ssScroll(line, pane) scrolls
+# the box inside the C pane that scrolls, and nothing outside it: a pane that shows all its lines
+# stays.
 LINK_FUNCTION = r"""function ssLink(e, root, kind, cSel) {
   root = root || document;
   var holder = root.nodeType === 9 ? root.documentElement : root;
@@ -101,19 +103,19 @@ LINK_FUNCTION = r"""function ssLink(e, root, kind, cSel) {
   for (var k = 0; k < panes.length; k++) {
     if (panes[k].contains(el)) continue;
     var line = panes[k].querySelector('span.ln' + sel);
-    if (line) ssScroll(line);
+    if (line) ssScroll(line, panes[k]);
   }
 }
 function ssSel(tag) { return '[data-tags~="' + tag.replace(/["\\]/g, '\\$&') + '"]'; }
-function ssScroll(line) {
+function ssScroll(line, pane) {
   for (var box = line.parentElement; box; box = box.parentElement) {
     var o = getComputedStyle(box).overflowY;
     if ((o === 'auto' || o === 'scroll') && box.scrollHeight > box.clientHeight + 1) {
       box.scrollTop += line.getBoundingClientRect().top - box.getBoundingClientRect().top - 8;
       return;
     }
+    if (box === pane) return;
   }
-  line.scrollIntoView({block: 'center'});
 }"""
 
 
@@ -166,7 +168,7 @@ def scroll_to_tag(tag: str, c_selector: str = ".ss-c") -> str:
     sel = json.dumps(f'span.ln[data-tags~="{tag}"]')
     js = (f"if(!window.ssLink){{window.eval({json.dumps(_minify(LINK_FUNCTION))});}}"
           f"var r=this.closest('.ss-pick-root')||document;var p=r.querySelector({json.dumps(c_selector)});"
-          f"var l=p&&p.querySelector({sel});if(l)ssScroll(l);this.remove();")
+          f"var l=p&&p.querySelector({sel});if(l)ssScroll(l,p);this.remove();")
     return f'<img alt="" src="data:," style="display:none" onerror="{_html.escape(js)}">'
 
 

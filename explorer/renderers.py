@@ -125,7 +125,7 @@ def render_code(text: str, language: str | None = None, line_colors: Mapping[int
                 line_tags: Mapping[int, Iterable[str]] | None = None,
                 marks: Iterable[Mark] | None = None,
                 describe: Callable[[Sequence[str]], str] | None = None,
-                focus_lines: Iterable[int] = ()) -> str:
+                focus_lines: Iterable[int] = (), most: str = "") -> str:
     """Highlight ``text`` as HTML (``language``: ``"c"``, ``"ir"``, or ``None`` to guess).
 
     ``line_colors`` maps 1-based line numbers to a background colour; each line is a
@@ -135,6 +135,7 @@ def render_code(text: str, language: str | None = None, line_colors: Mapping[int
     tag: a part becomes ``<span class="pv" data-tags="...">``. ``describe(tags)`` gives a
     marked part's tooltip (what its tags stand for; by default the tags themselves).
     ``focus_lines`` get a bar in the focus colour (the code of the looplet a step lowers).
+    ``most``: the most the block may be tall (a CSS length); beyond it, it scrolls.
 
     >>> h = render_code("y[i] = A[i, j] * x[j]", language="ir")
     >>> h.startswith("<pre") and 'data-line="1"' in h
@@ -181,7 +182,8 @@ def render_code(text: str, language: str | None = None, line_colors: Mapping[int
                if linenos else "")
         tags = (f' data-tags="{_html.escape(" ".join(line_tags[n]))}"' if line_tags.get(n) else "")
         out.append(f'<span class="{cls}" data-line="{n}"{style}{title}{tags}>{num}{line}</span>')
-    return f'<pre class="code" style="{_PRE_STYLE}">' + "\n".join(out) + "</pre>"
+    height = f";max-height:{most}" if most else ""
+    return f'<pre class="code" style="{_PRE_STYLE}{height}">' + "\n".join(out) + "</pre>"
 
 
 def _attr(text: str) -> str:
@@ -272,11 +274,13 @@ def _describer(provenance) -> Callable[[Sequence[str]], str] | None:
 
 
 def render_c(source: str, provenance: Mapping[str, Iterable[int]] | None = None,
-             only: Iterable[str] | None = None, linenos: bool = True, focus: Iterable[str] = ()) -> str:
+             only: Iterable[str] | None = None, linenos: bool = True, focus: Iterable[str] = (),
+             most: str = "") -> str:
     """C source as highlighted HTML; lines named in ``provenance`` get their id's colour.
 
     ``only`` restricts the colouring to some ids (the selected lattice point or looplet);
-    the lines of the ``focus`` tags (the looplet a ``lower:*`` step lowers) get a focus bar.
+    the lines of the ``focus`` tags (the looplet a ``lower:*`` step lowers) get a focus bar;
+    ``most``: the most the code may be tall, beyond which it scrolls (:func:`render_code`).
 
     >>> 'style="color' in render_c("int x = 1;")
     True
@@ -294,7 +298,7 @@ def render_c(source: str, provenance: Mapping[str, Iterable[int]] | None = None,
     describe = _describer(provenance) or ", ".join
     titles = {n: describe(ts) for n, ts in tags.items()}
     focus_lines = {int(n) for t in focus for n in (provenance or {}).get(t, ())}
-    return render_code(source, "c", colors, titles, linenos, tags, focus_lines=focus_lines)
+    return render_code(source, "c", colors, titles, linenos, tags, focus_lines=focus_lines, most=most)
 
 
 # --- drawings ----------------------------------------------------------------------------------
@@ -695,6 +699,11 @@ def error_banner(message: str) -> str:
             f"{_html.escape(message)}</div>")
 
 
+#: The most a step's C section is tall: a pane that scrolls on its own, so a click on a drawing
+#: node scrolls the C to its first line and not the page, which would take the node out of view.
+C_SECTION_MOST = "60vh"
+
+
 def section(title: str, body: str, cls: str = "") -> str:
     """A titled part of a step's HTML (``cls``: extra classes, e.g. ``c-section``)."""
     return (f'<div class="pane{" " + cls if cls else ""}"><div class="pane-title" style="font:600 13px sans-serif;'
@@ -808,7 +817,7 @@ def render_step(step, index: int | None = None, session=None, parts: Iterable[st
     if "c" in want:
         for a in step.artifacts:
             if a.kind == "c":
-                out.append(section(f"C: {a.name}", render_c(a.text, prov), "c-section"))
+                out.append(section(f"C: {a.name}", render_c(a.text, prov, most=C_SECTION_MOST), "c-section"))
         if linked and session is not None and index is not None:
             out.append(kernel_c(session, index, prov))
     if step.error is not None and step.note:
@@ -831,7 +840,7 @@ def kernel_c(session, i: int, prov) -> str:
     c = c_view(session, i)
     if c.emitted_at is None:
         return ""
-    return section(c.title, render_c(c.text, prov, focus=lowered), "c-section")
+    return section(c.title, render_c(c.text, prov, focus=lowered, most=C_SECTION_MOST), "c-section")
 
 
 def _step_provenance(step: Step, view, provenance) -> Provenance:

@@ -175,7 +175,8 @@ class Comparison:
         decade ticks below; each value label sits after its bar and whisker, and the drawing
         widens to hold the longest (on a linear scale a kernel 100x faster than numpy was a bar
         1-3 px wide, and whiskers struck through the labels, which were clipped); the margin
-        on the left holds the longest row name. Text and whiskers take the page's text colour
+        on the left holds the longest row name, and each decade the width its tick labels need.
+        Text and whiskers take the page's text colour
         (``currentColor``), so the plot reads in a dark theme too.
 
         >>> import re
@@ -190,10 +191,15 @@ class Comparison:
         # cut at the drawing's left edge when the margin was a fixed 110 px)
         pad, axis_h, char_w, margin = 4, 16, 6.5, 110
         label_w = max(margin, math.ceil(char_w * max(len(r.name) for r in self.rows)) + 10)
-        plot_w = width - margin - 80
         # a decade below the fastest quartile, so the fastest bar still has length
         lo = math.floor(math.log10(min(r.stats.q1 for r in self.rows if r.stats.q1 > 0) or 1e-9)) - 1
         hi = max(lo + 1, math.ceil(math.log10(max(r.stats.q3 for r in self.rows) or 1.0)))  # a decade tick
+        ticks = [(d, format_seconds(10.0 ** d).replace(".0 ", " ")) for d in range(lo, hi + 1)]
+        # each decade as wide as its two labels need (9 px text) and a gap: seven decades in the
+        # fixed 170 px overlapped "10 ms" and "100 ms"
+        tick_w = char_w * 9 / 11
+        need = max((tick_w * (len(a) + len(b)) / 2 + 6 for (_, a), (_, b) in zip(ticks, ticks[1:])), default=0.0)
+        plot_w = max(width - margin - 80, math.ceil(need * (hi - lo)))
 
         def x(t: float) -> float:
             return label_w + plot_w * (math.log10(max(t, 10.0 ** lo)) - lo) / (hi - lo)
@@ -219,11 +225,11 @@ class Comparison:
         y_axis = h - axis_h
         parts.append(f'<line x1="{label_w}" x2="{label_w + plot_w}" y1="{y_axis}" y2="{y_axis}" '
                      f'stroke="currentColor" stroke-width="0.5"/>')
-        for d in range(math.ceil(lo), math.floor(hi) + 1):
+        for d, tick in ticks:
             tx = x(10.0 ** d)
             parts.append(f'<line x1="{tx:.1f}" x2="{tx:.1f}" y1="{y_axis}" y2="{y_axis + 3}" stroke="currentColor"/>'
                          f'<text class="tick" x="{tx:.1f}" y="{y_axis + 13}" text-anchor="middle" font-size="9">'
-                         f"{format_seconds(10.0 ** d).replace('.0 ', ' ')}</text>")
+                         f"{tick}</text>")
         parts.append("</svg>")
         return "".join(parts)
 

@@ -1,6 +1,9 @@
 """03: iteration lattices and merge loops."""
 
 NAME = "03-iteration-lattices.ipynb"
+# (its widgets are drawn from the stored state when opened, before any cell runs: without it
+# each read "Error displaying widget: model not found")
+WIDGET_STATE = True
 
 CELLS = [
     ("md", """# Iteration lattices and merge loops

@@ -1,6 +1,9 @@
 """04: looplets."""
 
 NAME = "04-looplets.ipynb"
+# (its widgets are drawn from the stored state when opened, before any cell runs: without it
+# each read "Error displaying widget: model not found")
+WIDGET_STATE = True
 
 CELLS = [
     ("md", """# Looplets

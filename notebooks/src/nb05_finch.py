@@ -1,6 +1,9 @@
 """05: the Finch language."""
 
 NAME = "05-finch-language.ipynb"
+# (its widgets are drawn from the stored state when opened, before any cell runs: without it
+# each read "Error displaying widget: model not found")
+WIDGET_STATE = True
 
 CELLS = [
     ("md", """# The Finch language: loops with control flow

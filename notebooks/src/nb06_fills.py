@@ -1,6 +1,9 @@
 """06: fill values and user functions."""
 
 NAME = "06-fill-values-and-user-functions.ipynb"
+# (its widgets are drawn from the stored state when opened, before any cell runs: without it
+# each read "Error displaying widget: model not found")
+WIDGET_STATE = True
 
 CELLS = [
     ("md", """# Fill values and user functions

@@ -1,6 +1,9 @@
 """07: workspaces and scheduling."""
 
 NAME = "07-workspaces-and-scheduling.ipynb"
+# (its widgets are drawn from the stored state when opened, before any cell runs: without it
+# each read "Error displaying widget: model not found")
+WIDGET_STATE = True
 
 CELLS = [
     ("md", """# Scheduling: loop orders and what they may not do

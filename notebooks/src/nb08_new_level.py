@@ -1,6 +1,9 @@
 """08: writing and debugging a new level format."""
 
 NAME = "08-new-level-format.ipynb"
+# (its widgets are drawn from the stored state when opened, before any cell runs: without it
+# each read "Error displaying widget: model not found")
+WIDGET_STATE = True
 
 CELLS = [
     ("md", """# Writing and debugging a new level format

@@ -107,6 +107,20 @@ def test_long_row_names_fit_left_of_their_bars():
         assert all(float(x) + 6.5 * len(t) <= width for x, t in _bars(svg)[2])
 
 
+def test_decade_ticks_do_not_overlap():
+    """Each decade is as wide as its tick labels need: seven decades (100 ns to 100 ms, a kernel next
+    to dense numpy) in a fixed 170 px drew notebook 09's "10 ms" and "100 ms" into each other."""
+    for times in ({"kernel": 5e-6, "scipy": 6e-6, "numpy (dense)": 3e-2}, {"kernel": 2e-6, "scipy": 3e-6}):
+        svg = _comparison(times).svg()
+        ticks = [(float(x), t) for x, t in re.findall(r'<text class="tick" x="([\d.]+)"[^>]*>([^<]*)<', svg)]
+        assert len(ticks) >= 2, ticks
+        # (9 px sans-serif: at most 5.3 px a character)
+        spans = [(x - 5.3 * len(t) / 2, x + 5.3 * len(t) / 2) for x, t in ticks]
+        assert all(a[1] + 2 <= b[0] for a, b in zip(spans, spans[1:])), ticks
+        width = float(re.search(r'<svg[^>]*width="(\d+)"', svg).group(1))
+        assert spans[0][0] >= 0 and spans[-1][1] <= width, (ticks, width)
+
+
 def test_checks_take_the_themes_colours():
     """A check's "agrees" and "DIFFERS" are drawn in the theme's colours (readable on its dark
     background too; the browser test measures them), with a light page's fallbacks."""

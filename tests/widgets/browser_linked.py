@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pathlib
 
-from browser_measure import FILL_CONTRAST_JS
+from browser_measure import FILL_CONTRAST_JS, assert_click_keeps_node_and_shows_line, screenshot
 
 # The linked nodes of the drawings of one kind: each node's first tag and its shape's fill.
 LINKED_NODES_JS = """([root, kind]) => [...root.querySelectorAll(`.artifact[data-kind="${kind}"] svg g.node[data-tags]`)]
@@ -42,7 +42,8 @@ def linked_steps_outline_their_c(page, notebook: pathlib.Path, scope: str, theme
     the handlers are inline) link on click as the exported page does: clicking a node fills it in
     the link colour (contrast >= 3 on the theme's pane) and outlines exactly the C lines the
     compiler tagged with it, in the step's own C (before, a notebook's step had no handler and no
-    C). Measured on four nodes: a derivation's loop (the lattice's loops over ``k_A ⊔ l_B``:
+    C), scrolling the C pane, not the notebook, to the first (the notebook scrolled the clicked node
+    out of view). Measured on four nodes: a derivation's loop (the lattice's loops over ``k_A ⊔ l_B``:
     ``while`` loops), the ``*`` of a union whose B has fill 2 (its lines include the one computing
     A where B is absent, with B's fill), the ``+`` of the second of two statements written on
     one line (its lines write ``z``, not ``y``), and the ``*`` of ``A[i] * 2 + 1`` by the looplets
@@ -87,6 +88,10 @@ def linked_steps_outline_their_c(page, notebook: pathlib.Path, scope: str, theme
         assert all(x["style"] == "solid" for x in outlined), (name, outlined[:2])
         filled = node.evaluate(FILL_CONTRAST_JS)
         assert filled["fill"] == LINK_COLOR and filled["ratio"] >= 3, (name, theme, filled)
+        # the node stays in view (the notebook scrolled it away, to the line), the C pane shows the line
+        first = step.locator(".c-section span.ln.ss-linked").first
+        assert_click_keeps_node_and_shows_line(page, node.element_handle(), first.element_handle(),
+                                               first.evaluate_handle("l => l.closest('.c-section')"), f"{name} ({theme})")
         code = [x["code"] for x in outlined]
         if name == "derivation-loop":
             assert code[0].lstrip().startswith("while (") and tag == "lattice:i:k_A⊔l_B", (tag, code[:2])
@@ -96,7 +101,7 @@ def linked_steps_outline_their_c(page, notebook: pathlib.Path, scope: str, theme
             assert all("y_val[" not in x for x in code) and any("z_val[" in x for x in code), code
         else:   # (A absent: its fill 0 times 2 plus 1, folded; and A's entries times 2 plus 1)
             assert any(x.rstrip().endswith("= 1.0;") for x in code) and any("A_val[" in x for x in code), code
-        page.screenshot(path=str(artifacts / f"views-linked-{name}-{theme}.png"), full_page=False)
+        screenshot(page, artifacts / f"views-linked-{name}-{theme}.png", full_page=False)
         # a click on nothing tagged lets go
         step.locator(".step-header").first.click()
         page.wait_for_function("s => !s.querySelector('.c-section span.ln.ss-linked')", arg=step.element_handle(),

@@ -7,6 +7,8 @@ drawings, zoom) and the checks over what they return.
 
 from __future__ import annotations
 
+import pathlib
+
 
 # JupyterLab restores earlier tabs: only look inside the notebook that is showing
 SHOWN = ".jp-NotebookPanel:not(.lm-mod-hidden) .sparsescope-explorer"
@@ -365,10 +367,11 @@ SAVED_STATE_JS = """(root) => {
 
 
 # The timings a notebook shows (explorer.timing's table, checks and plot) under ``root``: each
-# plot's texts that reach past its drawing's edges (a row name cut on the left), and every text
+# plot's texts that reach past its drawing's edges (a row name cut on the left), its decade tick labels
+# that reach into the next ("10 ms100 ms"), and every text
 # (table cells, the checks, the plot's) with contrast < 4.5 against what lies under it.
 TIMING_JS = r"""
-(root) => {""" + COLOUR_JS + r"""  const out = {plots: 0, texts: 0, cut: [], low: []};
+(root) => {""" + COLOUR_JS + r"""  const out = {plots: 0, texts: 0, cut: [], low: [], overlap: []};
   for (const table of root.querySelectorAll('table.timing')) {
     const parts = [...table.querySelectorAll('td, th')];
     for (let e = table.nextElementSibling; e && e.tagName === 'DIV'; e = e.nextElementSibling) parts.push(e);
@@ -382,6 +385,10 @@ TIMING_JS = r"""
                                                                         right: Math.round(b.x + b.width), width: vb.width});
         parts.push(t);
       }
+      const ticks = [...svg.querySelectorAll('text.tick')].map(t => [t.getBBox(), t.textContent]);
+      for (let k = 1; k < ticks.length; k++)
+        if (ticks[k - 1][0].x + ticks[k - 1][0].width > ticks[k][0].x)
+          out.overlap.push(ticks[k - 1][1] + ' | ' + ticks[k][1]);
     }
     for (const el of parts) {
       if (!el.textContent.trim()) continue;
@@ -399,10 +406,11 @@ TIMING_JS = r"""
 
 
 def assert_timings_read(m: dict, where: str, plots: int = 1) -> None:
-    """:data:`TIMING_JS`'s measure: at least ``plots`` plots, no text cut at a plot's edges, every
-    text readable (contrast >= 4.5)."""
+    """:data:`TIMING_JS`'s measure: at least ``plots`` plots, no text cut at a plot's edges, no tick
+    label into the next, every text readable (contrast >= 4.5)."""
     assert m["plots"] >= plots, f"{where}: {m['plots']} timing plots"
     assert not m["cut"], f"{where}: timing plot texts cut at its edges: {m['cut']}"
+    assert not m["overlap"], f"{where}: timing plot tick labels drawn into each other: {m['overlap']}"
     assert not m["low"], f"{where}: timing texts below contrast 4.5 ({m['texts']} texts): {m['low'][:6]}"
 
 
@@ -423,3 +431,56 @@ MISSING_GLYPHS_JS = r"""
   return [...fonts].filter(([ch, font]) => pixels(ch, font) === pixels('\uE000', font)).map(([ch]) => ch);
 }
 """
+
+
+# Whether an element's box lies inside what its panes let a person see: the window, cut by every
+# box around it that clips (overflow not visible), up to ``pane`` when given (then the window is
+# not counted: "inside its pane's visible part", wherever the page is scrolled).
+VISIBLE_JS = r"""
+([el, pane]) => {
+  const r = el.getBoundingClientRect();
+  let v = pane ? {top: -Infinity, left: -Infinity, bottom: Infinity, right: Infinity}
+               : {top: 0, left: 0, bottom: innerHeight, right: innerWidth};
+  const clips = [];
+  for (let b = el.parentElement; b && b !== document.body; b = b.parentElement) {   // (the window is the page's)
+    const s = getComputedStyle(b);
+    // (an inline box clips nothing, whatever its overflow says)
+    if ((s.overflowX !== 'visible' || s.overflowY !== 'visible') && !['inline', 'contents'].includes(s.display)) {
+      const q = b.getBoundingClientRect();
+      clips.push(b.tagName.toLowerCase() + '.' + [...b.classList].slice(0, 2).join('.') + ' ' + [q.top, q.bottom].map(Math.round));
+      v = {top: Math.max(v.top, q.top), left: Math.max(v.left, q.left),
+           bottom: Math.min(v.bottom, q.bottom), right: Math.min(v.right, q.right)};
+    }
+    if (b === pane) break;
+  }
+  return {box: [r.left, r.top, r.right, r.bottom].map(Math.round), seen: [v.left, v.top, v.right, v.bottom].map(Math.round),
+          clips,
+          inside: r.width > 0 && r.top >= v.top - 1 && r.bottom <= v.bottom + 1 && r.left >= v.left - 1
+                  && r.right <= v.right + 1};
+}
+"""
+
+
+def assert_click_keeps_node_and_shows_line(page, node, line, pane, where: str) -> None:
+    """After a click on drawing node ``node`` (an element handle) that scrolled C pane ``pane`` to
+    ``line``, its first linked line: the node is still inside the visible part of its pane and of
+    the window (the page, the notebook and the drawing did not scroll it away), and the line
+    inside the visible part of its C pane."""
+    seen = page.evaluate(VISIBLE_JS, [node, None])
+    assert seen["inside"], f"{where}: the clicked node left the view: {seen}"
+    shown = page.evaluate(VISIBLE_JS, [line, pane])
+    assert shown["inside"], f"{where}: the C pane was not scrolled to the node's first line: {shown}"
+
+
+# What pops up over the page: JupyterLab's notification toasts (the "would you like to get notified
+# about official Jupyter news?" question) and dialogs, the classic notebook's modal dialogs.
+POPUPS_JS = """() => [...document.querySelectorAll('.Toastify__toast, .jp-Dialog, .modal.in, .modal.show')]
+  .filter(e => e.getBoundingClientRect().height > 0).map(e => e.innerText.trim().slice(0, 80))"""
+
+
+def screenshot(page, path, **options) -> None:
+    """``page``'s screenshot to ``path``, once nothing pops up over it (a toast or a dialog the
+    harness would keep in every picture: the browser tests' JupyterLab asks none of its questions)."""
+    popups = page.evaluate(POPUPS_JS)
+    assert not popups, f"pop-ups over the page in {pathlib.Path(path).name}: {popups}"
+    page.screenshot(path=str(path), **options)

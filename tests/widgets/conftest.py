@@ -84,14 +84,15 @@ def lab(chromium, tmp_path_factory):
                 cell.outputs, cell.execution_count = [], None
         nb.metadata.pop("widgets", None)
         nbformat.write(nb, root / target)
-    # the tour and notebooks 01 and 10 as they ship (outputs and stored widget state), for opening
+    # the tour and notebooks 01, 07, 09 and 10 as they ship (outputs and stored widget state), for opening
     # without running them, trusted as `jupyter trust` does (JupyterLab shows no widget of an
     # untrusted output), with the signatures kept in this scratch directory
     notary = [f"--NotebookNotary.db_file={root / 'nbsignatures.db'}",
               f"--NotebookNotary.secret_file={root / 'notebook_secret'}"]
     signer = NotebookNotary(db_file=str(root / "nbsignatures.db"), secret_file=str(root / "notebook_secret"))
+    course = [(path.name, f"{path.name[:2]}-saved.ipynb") for path in sorted((ROOT / "notebooks").glob("0[79]-*.ipynb"))]
     for source, target in (("00-tour.ipynb", "tour-saved.ipynb"), ("01-explorer.ipynb", "explorer-saved.ipynb"),
-                           ("10-shape-operators.ipynb", "shapes-saved.ipynb")):
+                           ("10-shape-operators.ipynb", "shapes-saved.ipynb"), *course):
         saved = nbformat.read(ROOT / "notebooks" / source, as_version=4)
         signer.sign(saved)
         nbformat.write(saved, root / target)
@@ -105,9 +106,14 @@ def lab(chromium, tmp_path_factory):
         cmd.append("--allow-root")
     # JupyterLab 4 may leave cells that are scrolled out of view unrendered ("windowing");
     # the test reads widgets anywhere in the notebook, so render every cell.
-    settings = root / ".jupyter" / "lab" / "user-settings" / "@jupyterlab" / "notebook-extension"
-    settings.mkdir(parents=True)
-    (settings / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none"}))
+    settings = root / ".jupyter" / "lab" / "user-settings" / "@jupyterlab"
+    (settings / "notebook-extension").mkdir(parents=True)
+    (settings / "notebook-extension" / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none"}))
+    # no toast asking whether to fetch Jupyter's news, nor one saying a newer JupyterLab is out:
+    # they would sit in every screenshot (the settings of this scratch config dir, not the user's)
+    (settings / "apputils-extension").mkdir()
+    (settings / "apputils-extension" / "notification.jupyterlab-settings").write_text(
+        json.dumps({"fetchNews": "false", "checkForUpdates": False}))
     yield from serve(cmd, root, port, token, "JupyterLab")
 
 

@@ -7,7 +7,8 @@ import re
 
 import pytest
 
-from browser_measure import CELLS_JS, FILL_CONTRAST_JS, LINK_JS, ZOOM_JS, assert_readable, measure
+from browser_measure import (CELLS_JS, FILL_CONTRAST_JS, LINK_JS, ZOOM_JS, assert_click_keeps_node_and_shows_line,
+                             assert_readable, measure)
 
 
 def test_exported_trace_page_steps_offline(browser, tmp_path, artifacts):
@@ -177,8 +178,8 @@ def lattice_step(browser, three_points_page):
 def test_exported_page_links_c_lines_and_drawing_nodes(lattice_step, artifacts):
     """Compiler Explorer's two-way provenance in the exported page: on the step of a lattice of
     three points, clicking a C line strokes the lattice point it came from, and clicking a
-    point outlines its C lines and brings the first into view; the tooltips say what a line
-    or a point computes, not its tag."""
+    point outlines its C lines and scrolls the C pane, not the page, to the first; the tooltips
+    say what a line or a point computes, not its tag."""
     from explorer.linking import LINK_COLOR
 
     page, section = lattice_step
@@ -205,9 +206,14 @@ def test_exported_page_links_c_lines_and_drawing_nodes(lattice_step, artifacts):
     page.evaluate("window.scrollTo(0, 0)")
     start = page.evaluate(LINK_JS, [section.element_handle(), other])
     assert start["line"] and not start["inView"], "the point's C line is in view before the click"
-    section.locator("svg g.node[data-tags]").nth(k).click()
+    node = section.locator("svg g.node[data-tags]").nth(k)
+    node.click()
     end = page.evaluate(LINK_JS, [section.element_handle(), other])
     assert end["outlined"] and end["inView"] and end["scrollTop"] > start["scrollTop"], (start, end)
+    # the C pane scrolled, not the page: the clicked node stays in view (the page scrolled it away)
+    line = section.locator(f'.c-section span.ln[data-tags~="{other}"]').first
+    assert_click_keeps_node_and_shows_line(page, node.element_handle(), line.element_handle(),
+                                           line.evaluate_handle("l => l.closest('.c-section')"), "the exported page")
     assert (end["stroke"], end["width"]) == (LINK_COLOR, "4")
     page.screenshot(path=str(artifacts / "export-linked-from-node.png"), full_page=False)
 

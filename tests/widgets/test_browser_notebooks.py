@@ -8,8 +8,8 @@ import time
 
 from browser_linked import OUTLINED_C_JS, linked_steps_outline_their_c
 from browser_measure import (MISSING_GLYPHS_JS, SAVED_STATE_JS, SCROLL_END_JS, SHOWN, SHOWN_NOTEBOOK, TIMING_JS,
-                             assert_columns_line_up,
-                             assert_readable, assert_timings_read, measure, pane_html, set_theme)
+                             assert_columns_line_up, assert_readable, assert_timings_read, measure, pane_html,
+                             screenshot, set_theme)
 
 
 def test_explorer_notebook_steps_in_jupyterlab(browser, lab, artifacts):
@@ -35,7 +35,7 @@ def test_explorer_notebook_steps_in_jupyterlab(browser, lab, artifacts):
 
     header0 = pane_html(page, "ss-header")
     program0, drawing0 = pane_html(page, "ss-program"), pane_html(page, "ss-drawing")
-    page.screenshot(path=str(artifacts / "explorer-step-0.png"), full_page=False)
+    screenshot(page, artifacts / "explorer-step-0.png", full_page=False)
 
     # step forward until the drawing and the program pane have both changed
     next_button = explorer.locator(".ss-next")
@@ -51,7 +51,7 @@ def test_explorer_notebook_steps_in_jupyterlab(browser, lab, artifacts):
         if changed_program and changed_drawing:
             break
     explorer.scroll_into_view_if_needed()
-    page.screenshot(path=str(artifacts / "explorer-stepped.png"), full_page=False)
+    screenshot(page, artifacts / "explorer-stepped.png", full_page=False)
     assert changed_drawing, "stepping never changed the drawing pane"
     assert changed_program, "stepping never changed the program pane"
     assert "<svg" in pane_html(page, "ss-drawing")
@@ -101,14 +101,14 @@ def test_tour_steps_both_strategies(browser, lab, artifacts):
     # the side-by-side view: both strategies' C and drawings, each pane showing what it holds
     compare = page.locator(f"{SHOWN_NOTEBOOK} .sparsescope-compare").first
     compare.scroll_into_view_if_needed()
-    page.screenshot(path=str(artifacts / "tour-compare.png"), full_page=False)
+    screenshot(page, artifacts / "tour-compare.png", full_page=False)
     assert_readable(measure(compare), "the tour's Compare", panes=4)
     assert_columns_line_up(compare, "the tour's Compare")
 
     assert step_until(lattice, 'data-kind="lattice"'), "no lattice drawn while stepping the lattice lowering"
     assert "<svg" in lattice.locator(".ss-drawing").first.inner_html()
     assert "lattice_y" in lattice.locator(".ss-c").first.inner_html()
-    page.screenshot(path=str(artifacts / "tour-lattice.png"), full_page=False)
+    screenshot(page, artifacts / "tour-lattice.png", full_page=False)
     assert_readable(measure(lattice), "the tour's lattice explorer", panes=3)
 
     # redrawing a step, seen from the browser (a click, the kernel's answer, the new panes)
@@ -126,7 +126,7 @@ def test_tour_steps_both_strategies(browser, lab, artifacts):
     assert step_until(looplets, "Stepper"), "the nest of a CSR row (a Stepper of Spikes) was never drawn"
     assert "y_kernel" in looplets.locator(".ss-c").first.inner_html()
     looplets.scroll_into_view_if_needed()
-    page.screenshot(path=str(artifacts / "tour-looplets.png"), full_page=False)
+    screenshot(page, artifacts / "tour-looplets.png", full_page=False)
     # at a lower:* step the looplet being lowered and its C are marked together: its C lines
     # carry the focus bar, the pane has scrolled them into view, and the nest's node of the
     # same tag is filled in the focus colour
@@ -155,7 +155,7 @@ def test_tour_steps_both_strategies(browser, lab, artifacts):
                            .replace("FOCUS_JS", FOCUS_JS.strip()), arg=at_focus, timeout=10_000)
     focus = page.evaluate(FOCUS_JS, at_focus)
     assert focus["lines"] and focus["filled"], f"the lowered looplet and its C are not marked together: {focus}"
-    page.screenshot(path=str(artifacts / "tour-lower-step-focus.png"), full_page=False)
+    screenshot(page, artifacts / "tour-lower-step-focus.png", full_page=False)
 
     # provenance: clicking a coloured C line (its inline handler writes the hidden pick box, the
     # kernel answers) selects that line's tag in the menu and recolours the program pane
@@ -171,7 +171,7 @@ def test_tour_steps_both_strategies(browser, lab, artifacts):
     assert select.input_value().split(" (")[0] == tags[0]   # "looplet:Stepper:4 (A on j)"
     page.wait_for_function("([el, old]) => el.innerHTML !== old",
                            arg=[program.element_handle(), program_all], timeout=30_000)
-    page.screenshot(path=str(artifacts / "tour-provenance-picked.png"), full_page=False)
+    screenshot(page, artifacts / "tour-provenance-picked.png", full_page=False)
     timing = page.locator("table.timing").first.inner_html()
     assert "scipy" in timing
 
@@ -198,7 +198,7 @@ def test_tour_steps_both_strategies(browser, lab, artifacts):
     assert "A0_pos" in c_pane.inner_html()
     assert playground.locator(".ss-preset-A select").first.evaluate(
         "el => el.options[el.selectedIndex].text") == "dcsr"
-    page.screenshot(path=str(artifacts / "tour-format-picker.png"), full_page=False)
+    screenshot(page, artifacts / "tour-format-picker.png", full_page=False)
     page.close()
 
 
@@ -262,13 +262,13 @@ def test_tour_shows_its_widgets_before_any_cell_runs(browser, lab, artifacts):
         assert state["marked"] > 0 and state["views"] >= 5, f"the tour's views are not drawn from saved state: {state}"
         assert state["icons"] == 0, f"ipywidgets' disconnected icons show in the saved views: {state}"
         assert state["notes"] == state["views"], f"each saved view should say once that it is saved: {state}"
-        page.screenshot(path=str(artifacts / "tour-saved.png"))
+        screenshot(page, artifacts / "tour-saved.png")
         # every view as saved (two Explorers, Compare, the format pickers' Explorer, the
         # Playground's): each pane >= 100 px, labels inside their shapes, code readable
         notebook = page.locator(f"{SHOWN_NOTEBOOK} .jp-Notebook").first
         compare.scroll_into_view_if_needed()
         assert_columns_line_up(compare, "the saved tour's Compare")
-        page.screenshot(path=str(artifacts / "tour-saved-compare.png"))
+        screenshot(page, artifacts / "tour-saved-compare.png")
         assert page.locator(SHOWN).count() >= 4, "the saved tour's Explorers"
         assert_readable(measure(notebook), "the saved tour (light)", panes=SAVED_TOUR_PANES)
         # the fiber tree of section 1, as saved, in the dark theme: an inline drawing on the
@@ -276,25 +276,67 @@ def test_tour_shows_its_widgets_before_any_cell_runs(browser, lab, artifacts):
         set_theme(page, "JupyterLab Dark")
         tree = page.locator(f"{SHOWN_NOTEBOOK} .jp-Cell").nth(4).locator(".jp-OutputArea-output").first
         tree.scroll_into_view_if_needed()
-        page.screenshot(path=str(artifacts / "tour-saved-fiber-tree-dark.png"))
+        screenshot(page, artifacts / "tour-saved-fiber-tree-dark.png")
         m = measure(tree)
         assert m["dcount"] == 1 and m["lcount"] >= 5, f"the fiber tree is not an inline drawing: {m}"
         assert_readable(m, "the tour's fiber tree (dark)")
         assert_readable(measure(notebook), "the saved tour (dark)", panes=SAVED_TOUR_PANES)
         compare.scroll_into_view_if_needed()
-        page.screenshot(path=str(artifacts / "tour-saved-compare-dark.png"))
+        screenshot(page, artifacts / "tour-saved-compare-dark.png")
         # notebooks 01 and 10 as saved, on the same page: in the dark theme the tour left, then light
         for theme in ("dark", "light"):
             if theme == "light":
                 set_theme(page, "JupyterLab Light")
             saved_notebook_reads(page, url, token, "explorer-saved.ipynb", theme, artifacts, timings=1)
             saved_notebook_reads(page, url, token, "shapes-saved.ipynb", theme, artifacts, timings=2)
+            if theme == "dark":   # (the theme their stale timings could not be read in)
+                for name, views, plots in SAVED_COURSE:
+                    saved_course_notebook_reads(page, url, token, name, views, plots, artifacts)
     except Exception:
         page.screenshot(path=str(artifacts / "tour-saved-failure.png"))
         raise
     finally:
         set_theme(page, "JupyterLab Light")
         page.close()
+
+
+# notebooks 07 and 09 as they ship (conftest's lab serves them as NN-saved.ipynb): each one's views
+# (Explorers and Compares) and timing plots. (03-08 stored no widget state either: their other
+# views are the same Explorer, and tests/test_notebooks.py checks every notebook stores its widgets.)
+SAVED_COURSE = (("07-saved.ipynb", 4, 5), ("09-saved.ipynb", 0, 7))
+
+
+def saved_course_notebook_reads(page, url: str, token: str, name: str, views: int, plots: int, artifacts) -> None:
+    """Course notebook ``name`` as saved, opened before any cell runs, in the dark theme: its
+    ``views`` widgets are drawn from their stored state (07 stored none: each read "Error
+    displaying widget: model not found"), no character is drawn as a box, every pane and drawing
+    reads (:func:`assert_readable`), and its ``plots`` timings read (07's and 09's were stale
+    outputs: row names cut at the plot's left edge, the checks' green of contrast 3.7; 09's seven
+    decades drew "10 ms" into "100 ms")."""
+    for attempt in range(2):
+        page.goto(f"{url}/lab/tree/{name}?reset&token={token}", timeout=120_000)
+        page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
+        notebook = page.locator(f"{SHOWN_NOTEBOOK} .jp-Notebook").first
+        # (every view drawn, or one that cannot be: then the check below says so)
+        page.wait_for_function("([nb, n]) => nb.querySelectorAll('.ss-saved-note').length >= n"
+                               " || nb.innerText.includes('Error displaying widget')",
+                               arg=[notebook.element_handle(), views], timeout=60_000)
+        # (once more: on a loaded machine the kernel, connecting while the stored views are drawn,
+        # can leave one "model not found" although the notebook stores it; ipywidgets' race)
+        if "Error displaying widget" not in notebook.inner_text():
+            break
+    assert "Error displaying widget" not in notebook.inner_text(), f"{name}: a widget is not drawn"
+    state = page.evaluate(SAVED_STATE_JS, notebook.element_handle())
+    assert state["views"] == views and state["notes"] == views and state["icons"] == 0, (name, state)
+    assert not page.evaluate(MISSING_GLYPHS_JS, notebook.element_handle()), f"{name}: characters drawn as boxes"
+    if views:
+        page.locator(f"{SHOWN_NOTEBOOK} .ss-saved-note").last.scroll_into_view_if_needed()
+        screenshot(page, artifacts / f"saved-{name[:2]}-view-dark.png")
+    if plots:
+        notebook.locator("table.timing").first.scroll_into_view_if_needed()
+        screenshot(page, artifacts / f"saved-{name[:2]}-timing-dark.png")
+    assert_timings_read(page.evaluate(TIMING_JS, notebook.element_handle()), f"{name} (dark)", plots=plots)
+    assert_readable(measure(notebook), f"{name} as saved (dark)", panes=2 * views)   # (program, C or drawing)
 
 
 def saved_notebook_reads(page, url: str, token: str, name: str, theme: str, artifacts, timings: int) -> None:
@@ -322,7 +364,7 @@ def saved_notebook_reads(page, url: str, token: str, name: str, theme: str, arti
     assert step.locator(".artifact svg g.node").count() >= 3, f"{name}: the linked step draws nothing"
     assert step.locator(".c-section span.ln[data-tags]").count() >= 3, f"{name}: the linked step has no linked C"
     step.scroll_into_view_if_needed()
-    page.screenshot(path=str(artifacts / f"saved-{name[:-6]}-linked-{theme}.png"))
+    screenshot(page, artifacts / f"saved-{name[:-6]}-linked-{theme}.png")
     if name.startswith("explorer"):   # (the parse of SpMV: its *, computed by the line adding into the sum)
         star = step.locator('svg g.node[data-tags]', has_text="*").first
         star.scroll_into_view_if_needed()
@@ -336,7 +378,7 @@ def saved_notebook_reads(page, url: str, token: str, name: str, theme: str, arti
     for k in range(timings):
         table = notebook.locator("table.timing").nth(k)
         table.scroll_into_view_if_needed()
-        page.screenshot(path=str(artifacts / f"saved-{name[:-6]}-timing-{k}-{theme}.png"))
+        screenshot(page, artifacts / f"saved-{name[:-6]}-timing-{k}-{theme}.png")
     assert_timings_read(page.evaluate(TIMING_JS, notebook.element_handle()), f"{name} ({theme})", plots=timings)
     assert_readable(measure(notebook), f"{name} as saved ({theme})", panes=6)
 

@@ -10,8 +10,9 @@ import time
 
 from browser_linked import LINKED_NODES_JS, linked_steps_outline_their_c
 from browser_measure import (CELLS_JS, DRAWING_PANES_JS, FILL_CONTRAST_JS, LINK_JS, PANE_CONTENT_JS, SAVED_STATE_JS,
-                             SCROLL_END_JS, SHOWN, SHOWN_NOTEBOOK, ZOOM_JS, assert_columns_line_up,
-                             assert_drawing_panes_fit, assert_panes_fit_content, assert_readable, measure, set_theme)
+                             SCROLL_END_JS, SHOWN, SHOWN_NOTEBOOK, ZOOM_JS, assert_click_keeps_node_and_shows_line,
+                             assert_columns_line_up, assert_drawing_panes_fit, assert_panes_fit_content,
+                             assert_readable, measure, screenshot, set_theme)
 
 
 def open_and_run(page, url: str, token: str, name: str, artifacts: pathlib.Path) -> None:
@@ -71,7 +72,7 @@ def test_views_fit_and_read_in_both_themes(browser, lab, artifacts):
                                arg=[e.element_handle() for e in steps], timeout=30_000)
         assert "forall j" in compare.locator(".ss-drawing").nth(0).inner_text()
         c_panes_fit_their_program(page, compare, "index-j", artifacts)
-        page.screenshot(path=str(artifacts / "views-compare-index-j.png"), full_page=False)
+        screenshot(page, artifacts / "views-compare-index-j.png", full_page=False)
         assert_readable(measure(compare), "Compare at the lattice and unfurl of j", panes=4)
         assert_columns_line_up(compare, "Compare at the lattice and unfurl of j")
         # the explorer's diff pane says what it shows: a lattice step's input, not a diff
@@ -93,7 +94,7 @@ def test_views_fit_and_read_in_both_themes(browser, lab, artifacts):
                                ("looplets", page.locator(f"{SHOWN_NOTEBOOK} .views-looplets").first),
                                ("fibers", page.locator(f"{SHOWN_NOTEBOOK} .views-fibers").first)):
                 part.scroll_into_view_if_needed()
-                page.screenshot(path=str(artifacts / f"views-{name}-{tag}.png"), full_page=False)
+                screenshot(page, artifacts / f"views-{name}-{tag}.png", full_page=False)
             # both strategies' C and drawings (4 panes), at least 100 px tall each
             assert_readable(measure(compare), f"Compare ({tag})", panes=4)
             drawing_panes_fit_their_drawings(page, compare, tag, artifacts)
@@ -105,7 +106,7 @@ def test_views_fit_and_read_in_both_themes(browser, lab, artifacts):
             # the integer facts' table: every cell inside the table, its text readable on the theme
             facts = page.locator(f"{SHOWN_NOTEBOOK} .views-facts table.ss-int-facts").first
             facts.scroll_into_view_if_needed()
-            page.screenshot(path=str(artifacts / f"views-int-facts-{tag}.png"), full_page=False)
+            screenshot(page, artifacts / f"views-int-facts-{tag}.png", full_page=False)
             cells = facts.evaluate(CELLS_JS)
             assert len(cells) >= 6 and all(c["height"] >= 10 and c["inside"] for c in cells), cells[:4]
             low = [c for c in cells if c["ratio"] < 4.5]
@@ -122,7 +123,7 @@ def test_views_fit_and_read_in_both_themes(browser, lab, artifacts):
         tree.locator(".ss-zoom-100").click()
         assert abs(svg.bounding_box()["width"] - natural) < 2
         assert tree.locator(".drawing").evaluate("d => d.scrollWidth > d.clientWidth + 100")
-        page.screenshot(path=str(artifacts / "views-fibers-actual-size.png"), full_page=False)
+        screenshot(page, artifacts / "views-fibers-actual-size.png", full_page=False)
         tree.locator(".ss-zoom-fit").click()
         m = tree.evaluate(ZOOM_JS)
         assert m["width"] <= m["room"] + 1 and m["scroll"] <= m["room"] + 1, m
@@ -154,7 +155,7 @@ def hover_links_in_the_notebook(page, explorer, artifacts: pathlib.Path) -> None
     linked = page.evaluate(LINK_JS, [root, tag])
     assert linked["stroke"] == LINK_COLOR and linked["outlined"], linked
     assert program.evaluate_all(outlined), "hovering a C line outlined none of the program's parts of its tag"
-    page.screenshot(path=str(artifacts / "views-hover-c-line.png"), full_page=False)
+    screenshot(page, artifacts / "views-hover-c-line.png", full_page=False)
     explorer.locator(".ss-header").first.hover()
     assert page.evaluate(LINK_JS, [root, tag])["stroke"] != LINK_COLOR, "the point stayed stroked after the pointer left"
     node = explorer.locator(f'.ss-drawing svg g.node[data-tags~="{tag}"]').first
@@ -188,7 +189,7 @@ def link_both_ways_in_the_notebook(page, explorer, artifacts: pathlib.Path) -> N
     assert select.input_value().split(" (")[0] == tag
     page.wait_for_function("root => !root.querySelector('.ss-drawing svg').ssOld", arg=root, timeout=30_000)
     page.wait_for_function(stroked, arg=[root, tag, LINK_COLOR], timeout=10_000)
-    page.screenshot(path=str(artifacts / "views-linked-from-c.png"), full_page=False)
+    screenshot(page, artifacts / "views-linked-from-c.png", full_page=False)
 
     # the reverse: a point, clicked with the C pane scrolled to its end, outlines its C lines
     # and scrolls the pane to the first (after going back to every tag's colours)
@@ -205,13 +206,23 @@ def link_both_ways_in_the_notebook(page, explorer, artifacts: pathlib.Path) -> N
         raise AssertionError("the C pane does not scroll") from None
     start = page.evaluate(LINK_JS, [root, other])
     assert start["line"] and not start["inView"], start
+    nodes.nth(k).evaluate("g => g.scrollIntoView({block: 'center'})")
     nodes.nth(k).click()
     shown = ("([root, tag]) => { const m = (LINK_JS)([root, tag]); return m.inView && m.outlined; }"
              .replace("LINK_JS", LINK_JS.strip()))
     page.wait_for_function(shown, arg=[root, other], timeout=30_000)
     end = page.evaluate(LINK_JS, [root, other])
     assert end["scrollTop"] < start["scrollTop"], (start, end)
-    page.screenshot(path=str(artifacts / "views-linked-from-node.png"), full_page=False)
+    # once the kernel has answered (the tag chosen, the panes drawn again), the clicked node is
+    # still in view and the C pane still shows its first line
+    page.wait_for_function("([el, tag]) => el.value.split(' (')[0] === tag", arg=[select.element_handle(), other],
+                           timeout=30_000)
+    page.wait_for_function(shown, arg=[root, other], timeout=30_000)
+    node = explorer.locator(f'.ss-drawing svg g.node[data-tags~="{other}"]').first
+    line = explorer.locator(f'.ss-c span.ln[data-tags~="{other}"]').first
+    assert_click_keeps_node_and_shows_line(page, node.element_handle(), line.element_handle(),
+                                           explorer.locator(".ss-c").first.element_handle(), "the Explorer")
+    screenshot(page, artifacts / "views-linked-from-node.png", full_page=False)
 
 
 # Each schedule button of a Compare: its text, and whether it is cut (ellipsized, hidden, or
@@ -243,7 +254,7 @@ def c_panes_fit_their_program(page, compare, where: str, artifacts: pathlib.Path
     the program as it stands, a few lines, and is as tall as they are: it was 420 px, most of it
     empty. The columns still line up. (At the parse step, each drawing pane shows the expression
     tree, where it showed an empty box for want of a lattice or a looplet nest.)"""
-    page.screenshot(path=str(artifacts / f"views-compare-no-c-{where}.png"), full_page=False)
+    screenshot(page, artifacts / f"views-compare-no-c-{where}.png", full_page=False)
     panes = compare.evaluate(PANE_CONTENT_JS)
     assert len(panes) == 2 and all("no C yet" in p["text"] and p["content"] > 20 for p in panes), panes
     assert_panes_fit_content(panes, f"Compare's C panes at {where}")
@@ -272,7 +283,7 @@ def drawing_panes_fit_their_drawings(page, compare, theme: str, artifacts: pathl
         if key == "Home":
             page.wait_for_function(at_parse, arg=[e.element_handle() for e in steps], timeout=30_000)
             compare.locator(".ss-drawing").first.scroll_into_view_if_needed()
-            page.screenshot(path=str(artifacts / f"views-compare-drawings-parse-{theme}.png"), full_page=False)
+            screenshot(page, artifacts / f"views-compare-drawings-parse-{theme}.png", full_page=False)
         panes = compare.evaluate(DRAWING_PANES_JS)
         assert_drawing_panes_fit(panes, f"Compare's drawing panes at {where} ({theme})")
         assert_columns_line_up(compare, f"Compare at {where} ({theme})")
@@ -303,7 +314,7 @@ def schedule_buttons_read_in_line(page, compare, artifacts: pathlib.Path) -> Non
             assert len(buttons) >= 7, f"Compare offers {len(buttons)} schedule buttons: {buttons}"
             cut = [b["text"] for b in buttons if b["cut"]]
             assert not cut, f"schedule buttons cut at {shown} px: {cut}"
-            page.screenshot(path=str(artifacts / f"views-compare-schedule-{shown}.png"), full_page=False)
+            screenshot(page, artifacts / f"views-compare-schedule-{shown}.png", full_page=False)
             assert_columns_line_up(compare, f"Compare at {shown} px")
             step_lines_fit(compare, f"Compare at {shown} px")
     finally:
@@ -336,7 +347,7 @@ def format_pickers_show_every_dropdown(page, compare, tag: str, artifacts: pathl
             page.set_viewport_size({"width": shown, "height": page.viewport_size["height"]})
             page.wait_for_function("c => c.getBoundingClientRect().width < %d" % shown, arg=compare.element_handle())
             compare.locator(".ss-format-picker").first.scroll_into_view_if_needed()
-            page.screenshot(path=str(artifacts / f"views-compare-formats-{shown}-{tag}.png"), full_page=False)
+            screenshot(page, artifacts / f"views-compare-formats-{shown}-{tag}.png", full_page=False)
             step_lines_fit(compare, f"Compare at {shown} px ({tag})")
             dropdowns = compare.evaluate(DROPDOWNS_JS)
             assert len(dropdowns) >= 12, dropdowns   # (A: preset, 2 levels, order; x and y: preset, level)
@@ -382,7 +393,7 @@ def link_compare_columns_apart(page, compare, artifacts: pathlib.Path) -> None:
         page.wait_for_function(stroked, arg=[column, tag, LINK_COLOR], timeout=10_000)
         assert page.evaluate(outside, [notebook, column, tag]) == 0, f"column {k}: {tag} linked outside it"
         chosen.append((column, tag))
-        page.screenshot(path=str(artifacts / f"views-compare-linked-{'ab'[k]}.png"), full_page=False)
+        screenshot(page, artifacts / f"views-compare-linked-{'ab'[k]}.png", full_page=False)
     column, tag = chosen[0]
     assert page.evaluate(LINK_JS, [column, tag])["stroke"] == LINK_COLOR, \
         "clicking in the second column unlinked the first column's choice"
@@ -426,8 +437,8 @@ def tree_nodes_link_their_c_lines(page, compare, artifacts: pathlib.Path) -> Non
             expected = c.data["provenance"].get(tag, [])
             assert expected and [x["line"] for x in linked] == expected, (strategy, label, tag, linked, expected)
             assert all(op in x["code"] for x in linked for op in operands), (strategy, label, linked)
-            page.screenshot(path=str(artifacts / f"views-compare-tree-linked-{strategy}-{tag.split(':')[-1]}.png"),
-                            full_page=False)
+            screenshot(page, artifacts / f"views-compare-tree-linked-{strategy}-{tag.split(':')[-1]}.png",
+                       full_page=False)
     kind.select_option(before)
     page.wait_for_function("c => !c.querySelector('.ss-drawing .artifact[data-kind=\"notation-tree\"]')",
                            arg=compare.element_handle(), timeout=30_000)
@@ -454,7 +465,7 @@ def sequence_texts_marked(page, theme: str, artifacts: pathlib.Path) -> None:
     # (the derivations' texts, under their drawings, open: their marks are measured)
     view.evaluate("v => v.querySelectorAll('.artifact[data-kind=\"seq-derivation\"] details')"
                   ".forEach(d => d.open = true)")
-    page.screenshot(path=str(artifacts / f"views-seq-marked-{theme}.png"), full_page=False)
+    screenshot(page, artifacts / f"views-seq-marked-{theme}.png", full_page=False)
     marked = [m for m in view.evaluate(MARKED_JS) if m["width"] > 0]
     reads = [m for m in marked if re.fullmatch(r"[A-Z]\(\w+, \w+\)", m["text"])]
     points = [m for m in marked if "⊔" in m["text"] and not m["text"].startswith(("lattice", "while", "forall"))]
@@ -477,7 +488,7 @@ def sequence_texts_marked(page, theme: str, artifacts: pathlib.Path) -> None:
         assert len(nodes) == count and all(n["tag"].startswith(prefix) and n["fill"] == color_for(n["tag"])
                                            for n in nodes), (kind, theme, nodes)
     loop.scroll_into_view_if_needed()
-    page.screenshot(path=str(artifacts / f"views-loop-program-{theme}.png"), full_page=False)
+    screenshot(page, artifacts / f"views-loop-program-{theme}.png", full_page=False)
 
 
 def tree_box_linked_and_zoomed(page, explorer, theme: str, artifacts: pathlib.Path) -> None:
@@ -515,7 +526,7 @@ def tree_box_linked_and_zoomed(page, explorer, theme: str, artifacts: pathlib.Pa
     node = explorer.locator(f'{cfir} svg g.node[data-tags~="{tag}"]').first
     filled = node.evaluate(FILL_CONTRAST_JS)
     assert filled["fill"] == LINK_COLOR and filled["ratio"] >= 3, (theme, filled)
-    page.screenshot(path=str(artifacts / f"views-tree-linked-{theme}.png"), full_page=False)
+    screenshot(page, artifacts / f"views-tree-linked-{theme}.png", full_page=False)
     if theme != "light":
         return
     tree = explorer.locator(cfir).first
@@ -569,7 +580,7 @@ def test_playground_relowers_on_typing_and_switching_strategy(browser, lab, arti
     # node's label inside its shape, the drawing inside its pane
     assert "step 0 of" in play.locator(".ss-header").first.inner_text()
     drawing = play.locator(".ss-drawing").first
-    page.screenshot(path=str(artifacts / "playground-parse.png"), full_page=False)
+    screenshot(page, artifacts / "playground-parse.png", full_page=False)
     tree = measure(drawing)
     assert tree["ncount"] >= 6 and not tree["nodes"] and not tree["drawings"], tree
     assert "A[i, j]" in drawing.inner_text() and "sum[j]" in drawing.inner_text()
@@ -599,7 +610,7 @@ def test_playground_relowers_on_typing_and_switching_strategy(browser, lab, arti
     took = [time.perf_counter() - t0]
     assert "lattice_y" in typed["text"] and typed["height"] >= 100
     assert not error.is_visible()
-    page.screenshot(path=str(artifacts / "playground-typed.png"), full_page=False)
+    screenshot(page, artifacts / "playground-typed.png", full_page=False)
 
     # the strategy toggle: the looplet kernel of the same expression, and the looplets' schedule box
     t0 = time.perf_counter()
@@ -626,8 +637,8 @@ def test_playground_relowers_on_typing_and_switching_strategy(browser, lab, arti
     assert "SparseBand" in options() and not any(o.startswith("✗") for o in options())
     changed = play.locator(".ss-what-changed").first.inner_text()
     assert "only looplets" in changed and "looplet nest" in changed
-    page.screenshot(path=str(artifacts / "playground-looplets.png"), full_page=False)
+    screenshot(page, artifacts / "playground-looplets.png", full_page=False)
     play.locator(".ss-what-changed").first.scroll_into_view_if_needed()
-    page.screenshot(path=str(artifacts / "playground-what-changed.png"), full_page=False)
+    screenshot(page, artifacts / "playground-what-changed.png", full_page=False)
     assert_readable(measure(play), "the playground", panes=2)
     page.close()
