@@ -48,13 +48,12 @@ from __future__ import annotations
 
 from dataclasses import fields, is_dataclass
 
-from ..imperative.ir import (Allocate, Assign, BinOp, Comment, CompoundAssign, Const, Declare, For, If, Load, Store,
-                             UnOp, Var)
-from ..imperative.sorting import bit_sort_words, sort_coordinates_ir
+from ..imperative.ir import Allocate, Assign, BinOp, Comment, CompoundAssign, Const, Declare, For, Load, Store, Var
 from ..stand_in import format_text
 from .seqcfir import Forall, Stmt
 from .seqoutput import output_kind
 from .seqscatter import scatters
+from .seqtwophase import MarkedKeys, TwoPhaseScatter, counted, placed, starts_in_place
 
 I64 = "int64"
 
@@ -128,7 +127,7 @@ def group_sort_note(out: str, fmt, order: tuple, why: str) -> str:
             f"first, where a merge of the group's fibers picks each entry among a cursor per {minor})")
 
 
-class SortedOutput:
+class SortedOutput(TwoPhaseScatter):
     """Output ``inner`` (a :class:`~compiler.lattice.seqoutput.SeqOutput` or
     :class:`~compiler.lattice.seqassembly.SeqAssembly`) of two modes at ``indices`` (the program's, of
     extents ``shape``) whose loops run ``order``, the output's mode order swapped: the loops run twice,
@@ -143,7 +142,7 @@ class SortedOutput:
         self.keys = self.extent[self.key]
         name = inner.tensor
         self.sorted = {x: fresh(f"{name}_sorted_{x}") for x in (self.minor, "val")}
-        self.count = fresh(f"{name}_{self.key}_count")
+        self.count = self.next = fresh(f"{name}_{self.key}_count")
         self.phase = "count"
 
     def params(self) -> list:
@@ -158,36 +157,33 @@ class SortedOutput:
     def store(self, idxs: tuple, value) -> list:
         key = Var(self.key)
         if self.phase == "count":
-            return [Store(self.count, key, _c(1), "+")]
+            return counted(self.count, key)
         slot = Var(self.fresh("slot"))
-        return [Declare(slot, I64, Load(self.count, key)), Store(self.sorted[self.minor], slot, Var(self.minor)),
-                Store(self.sorted["val"], slot, value), Store(self.count, key, BinOp("+", slot, _c(1)))]
+        return placed(self.count, key, slot, [Store(self.sorted[self.minor], slot, Var(self.minor)),
+                                              Store(self.sorted["val"], slot, value)])
 
     def around(self, emit) -> list:
-        def phases():
-            self.phase = "count"
-            first = emit()
-            # (phase 2 runs the loops again with the cursors phase 1 declared: each series of loops starts them anew)
-            self.phase = "place"
-            second = emit()
-            key, start, c = Var(self.key), Var(self.fresh("start")), Var(self.fresh("c"))
-            # (one element at least, as malloc asks)
-            room = BinOp("+", start, _c(1))
-            placed = [Comment(f"phase 2, place: each entry at its {self.key}'s next slot, by {self.key}, then "
-                              f"{self.minor} (the loops reach {self.minor} in increasing order)"),
-                      *second, *self.append()]
-            for x in ("val", self.minor):
-                placed = [Allocate(self.sorted[x], self.dtype if x == "val" else I64, room, None, placed)]
-            body = [Comment(f"phase 1, count: the entries of each {self.key} (the loops run out of {self.tensor}'s "
-                            f"storage order)"),
-                    *first,
-                    Comment(f"each {self.key}'s start: the counts before it summed"),
-                    Declare(start, I64, _c(0)),
-                    For(key, 0, _c(self.keys), [Declare(c, I64, Load(self.count, key)),
-                                                Store(self.count, key, start), CompoundAssign("+", start, c)]),
-                    *placed]
-            return [Allocate(self.count, I64, _c(self.keys), _c(0), body)]
-        return self.inner.around(phases)
+        return self.inner.around(lambda: super(SortedOutput, self).around(emit))
+
+    def count_note(self) -> str:
+        return f"phase 1, count: the entries of each {self.key} (the loops run out of {self.tensor}'s storage order)"
+
+    def prefix_note(self) -> str:
+        return f"each {self.key}'s start: the counts before it summed"
+
+    def place_note(self) -> str:
+        return (f"phase 2, place: each entry at its {self.key}'s next slot, by {self.key}, then {self.minor} (the "
+                f"loops reach {self.minor} in increasing order)")
+
+    def room(self, total, body: list) -> list:
+        # (one element at least, as malloc asks)
+        room = BinOp("+", total, _c(1))
+        for x in ("val", self.minor):
+            body = [Allocate(self.sorted[x], self.dtype if x == "val" else I64, room, None, body)]
+        return body
+
+    def epilogue(self) -> list:
+        return self.append()
 
     def entry(self, q: Var) -> list:
         """The output's code appending the sorted entry at ``q`` (its key the loop's around)."""
@@ -233,15 +229,13 @@ class GroupSortedOutput(SortedOutput):
         # (the keys the group has, listed as first met, and the sort's scratch: compiler.imperative.sorting)
         self.seen, self.list, self.tmp, self.words, self.summary = (
             fresh(f"{name}_{self.key}_{x}") for x in ("seen", "list", "tmp", "bits", "sum"))
+        self.met = MarkedKeys(self.seen, self.list, self.tmp, self.listed, self.keys, self.words, self.summary)
 
     def around(self, emit) -> list:
         def allocated():
             body = emit()
-            words, summary = bit_sort_words(_c(self.keys))
-            # (the counts, marks and bit sort's words start at 0, and are 0 again after each group)
-            arrays = [(self.count, I64, _c(self.keys), _c(0)), (self.seen, "bool", _c(self.keys), Const(False, "bool")),
-                      (self.list, I64, _c(self.keys), None), (self.tmp, I64, _c(self.keys), None),
-                      (self.words, I64, words, _c(0)), (self.summary, I64, summary, _c(0))] + [
+            # (the counts and marks start at 0, and are 0 again after each group)
+            arrays = [(self.count, I64, _c(self.keys), _c(0)), *self.met.arrays()] + [
                 (b, self.dtype if x == "val" else I64, _c(self.room), None)
                 for part in (self.sorted, self.work) for x, b in part.items()]
             for buf, dt, length, init in arrays:
@@ -261,11 +255,8 @@ class GroupSortedOutput(SortedOutput):
     def store(self, idxs: tuple, value) -> list:
         n, key = self.n, Var(self.key)
         return [Store(self.work[self.key], n, key), Store(self.work[self.minor], n, Var(self.minor)),
-                Store(self.work["val"], n, value),
-                If(UnOp("!", Load(self.seen, key)), [Store(self.seen, key, Const(True, "bool")),
-                                                    Store(self.list, self.listed, key),
-                                                    CompoundAssign("+", self.listed, _c(1))]),
-                Store(self.count, key, _c(1), "+"), CompoundAssign("+", n, _c(1))]
+                Store(self.work["val"], n, value), *self.met.meet(key), *counted(self.count, key),
+                CompoundAssign("+", n, _c(1))]
 
     def sort(self) -> list:
         """The group's entries, in the workspace in loop order, placed by their key (a counting sort
@@ -274,20 +265,15 @@ class GroupSortedOutput(SortedOutput):
         start, c, slot, at = (Var(self.fresh(x)) for x in ("start", "c", "slot", "at"))
         return [
             Comment(f"the {self.key}s the group has, in order"),
-            *sort_coordinates_ir(self.list, self.tmp, self.listed, _c(self.keys), self.seen,
-                                 lambda base: Var(self.fresh(base)), self.key, self.words, self.summary),
+            *self.met.sort(lambda base: Var(self.fresh(base)), self.key),
             Comment(f"each {self.key}'s start in the group: the counts before it summed"),
-            Declare(start, I64, _c(0)),
-            For(t, 0, self.listed, [Declare(key, I64, Load(self.list, t)), Declare(c, I64, Load(self.count, key)),
-                                    Store(self.count, key, start), CompoundAssign("+", start, c)]),
+            *starts_in_place(self.count, key, start, c, listed=(self.list, self.listed, t)),
             Comment(f"each entry at its {self.key}'s next slot: by {self.key}, then {self.minor} (the loops "
                     f"reached {self.minor} in increasing order)"),
             For(q, 0, self.n, [
                 Declare(at, I64, Load(self.work[self.key], q)),
-                Declare(slot, I64, Load(self.count, at)),
-                Store(self.sorted[self.minor], slot, Load(self.work[self.minor], q)),
-                Store(self.sorted["val"], slot, Load(self.work["val"], q)),
-                Store(self.count, at, BinOp("+", slot, _c(1)))])]
+                *placed(self.count, at, slot, [Store(self.sorted[self.minor], slot, Load(self.work[self.minor], q)),
+                                               Store(self.sorted["val"], slot, Load(self.work["val"], q))])])]
 
     def append(self) -> list:
         """The sorted group appended in the output's order, loops over its two indices as its code
@@ -299,7 +285,7 @@ class GroupSortedOutput(SortedOutput):
                     Declare(key, I64, Load(self.list, t)),
                     *self.inner.case(self.key, [For(q, first, Load(self.count, key), self.entry(q))]),
                     Assign(first, Load(self.count, key)),
-                    Store(self.count, key, _c(0)), Store(self.seen, key, Const(False, "bool"))])]
+                    Store(self.count, key, _c(0)), self.met.unmark(key)])]
 
 
 def group_sorted(inner, indices: tuple, low, dtype: str, fresh) -> SortedOutput:
