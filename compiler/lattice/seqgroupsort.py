@@ -239,12 +239,9 @@ class GroupSortedOutput(SortedOutput):
 
     def around(self, emit) -> list:
         def phases():
-            self.phase = "count"
-            first = emit()
-            # (phase 2 runs the loops again with the cursors phase 1 declared: each series of loops starts them anew)
-            self.phase = "place"
+            first, second = self.twice(emit)
             body = [Comment(f"phase 2, place: each group's entries in the workspace, then sorted by {self.key} and "
-                            f"appended"), *emit()]
+                            f"appended"), *second]
             # (the counts and marks start at 0, and are 0 again after each group)
             arrays = [(self.count, I64, _c(self.keys), _c(0)), *self.met.arrays()] + [
                 (b, self.dtype if x == "val" else I64, self.largest, None)

@@ -7,7 +7,9 @@ in their order, so each key's stay in it (a counting sort). :class:`TwoPhaseScat
 mechanism; what each slot stores, the prefix sum's form, where the slots' room comes from and
 what runs after phase 2 are its subclasses' (:class:`~compiler.lattice.seqscatter.ScatteredOutput`
 builds a CSC in place, :class:`~compiler.lattice.seqgroupsort.SortedOutput` sorts a split's entries
-for a COO, :class:`~compiler.lattice.seqsumscatter.BucketedSums` buckets a sum's terms by row).
+for a COO, :class:`~compiler.lattice.seqsumscatter.BucketedSums` buckets a sum's terms by row;
+:class:`~compiler.lattice.seqgroupsort.GroupSortedOutput` runs the loops twice too, phase 1 counting
+each group's entries, the room of its workspace).
 
 :class:`MarkedKeys` is the other piece those outputs share: the keys a workspace meets, marked
 and listed as first met, then sorted.
@@ -80,12 +82,16 @@ class TwoPhaseScatter:
 
     phase = "count"
 
-    def around(self, emit) -> list:
+    def twice(self, emit) -> tuple:
+        """The loops (``emit()``'s code) for phase 1, then for phase 2."""
         self.phase = "count"
         first = emit()
         # (phase 2 runs the loops again with the cursors phase 1 declared: each series of loops starts them anew)
         self.phase = "place"
-        second = emit()
+        return first, emit()
+
+    def around(self, emit) -> list:
+        first, second = self.twice(emit)
         prefix, total = self.prefix_sum()
         body = [Comment(self.count_note()), *first, Comment(self.prefix_note()), *prefix,
                 *self.room(total, [Comment(self.place_note()), *second, *self.epilogue()])]
