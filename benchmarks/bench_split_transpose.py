@@ -23,6 +23,12 @@ machine under heavy load; a second run of K=2 gave 10.2 / 11.2 for the lattice's
     K=16   numpy 166.8   scipy groups 73.7   lattice coo 11.5   lattice csf 13.0   looplets coo 2420.7
     K=100  numpy 166.6   scipy groups 17.6   lattice coo 10.8   lattice csf 17.5   looplets coo 2419.5
 
+The workspace sized by the largest group's entries (a first pass counting them) instead of a group's K·J block:
+the lattice's columns alone, ``--clock cpu``, min of 5 rounds, median of 4 runs alternated with main's, ms:
+
+    main   K=2 coo 9.73 csf 10.49   K=16 coo 10.90 csf 12.16   K=100 coo 9.24 csf 10.49
+    count  K=2 coo 9.30 csf 10.46   K=16 coo 10.77 csf 12.02   K=100 coo 9.16 csf 10.24
+
 With two modes, ``C[i, k] = split(a[l], l -> (i:400, k:500))`` of a sparse vector of 200000 (1%) into a COO
 stored ``k, i`` (a script outside this file, min of 30 rounds, two runs): main's kernel searching each group
 for k's coordinate 1.23 / 1.24 ms, the sorted output's 0.024 / 0.023 ms, scipy's ``coo_matrix(...).tocsc()``

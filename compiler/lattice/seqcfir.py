@@ -657,12 +657,16 @@ class Compiler:
         # (a loop between a split's major and minor index sees the Dense levels below its rows: seqrewind)
         # (the loops around as this case walks them, and this loop's π1s as simplified there: the second part
         # of a concatenation's π0 and π1 are |m_A| + n_B, not m_A ⊔ n_B, and A's rows are not walked below it)
-        seen = defs | walked_below([(j, c) for j, _, c in self.enclosing], f.seq, simplify(f.seq, defs, []))
+        plain_rewrites = []
+        plain = simplify(f.seq, defs, plain_rewrites)
+        seen = defs | walked_below([(j, c) for j, _, c in self.enclosing], f.seq, plain)
         # what is live first: the dense j_B of (j_A ∪ j_B) would be located on j_A, gone under B's rows
         once = once_each(f.seq)
         if once != f.seq:
             self.rewrites.append(Rewrite("idempotent", str(f.seq), str(once)))
-        live = simplify(once, seen, self.rewrites)
+        again = once != f.seq or seen != defs     # (else the loop's sequence is live as simplified above)
+        live = simplify(once, seen, self.rewrites) if again else plain
+        self.rewrites.extend([] if again else plain_rewrites)
         if isinstance(live, EMPTIES):
             self.rewrites.append(Rewrite("empty-loop", str(f.seq), "skip"))
             return Skip()
@@ -677,8 +681,7 @@ class Compiler:
         # (the π1s of what the loops walk or locate, their group visited again by a loop in between)
         # (a π1 may be simplified as its case's π0 is, not as the loop's: the second part of a concatenation's
         # π1 is |m_A| + n_B where the loop around walks m_A ⊔ n_B; its group is opened by either)
-        rewind = tuple(dict.fromkeys(rewound([(j, t) for j, t, _ in self.enclosing], live)
-                                     + rewound([(j, c) for j, _, c in self.enclosing], live)))
+        rewind = rewound([(j, t) for j, t, _ in self.enclosing], live, [(j, c) for j, _, c in self.enclosing])
         if rewind:
             self.rewrites.append(Rewrite("rewind", str(live), ", ".join(f"{p} from its group start" for p in rewind)))
         seq, locs = remove_locators(live)

@@ -14,7 +14,9 @@ increasing ``k``, so each ``j``'s stay in ``k`` order: a counting sort), and the
 from there with its own code, as from loops in its order (a COO, a CSF, any output the sequence
 emitter appends). That is O(entries + sort of the group's distinct j) per group, whatever K (a K-way
 merge picks each entry among K cursors), and never O(J) per group but where the group has J/16 of
-them. The workspace holds a group's block (K·J entries), allocated once.
+them. The loops run twice: phase 1 counts each group's entries, and the workspace, allocated once,
+holds the largest group's (a group's K·J block would be 96 MB at K = 100, J = 20k, and more than memory
+where K·J is large and the groups hold few entries); phase 2 sorts and appends each group.
 
 With two modes no loop runs around the two (``C[i, k] = split(a[l], l -> (i, k))``, of a vector, a
 collapse or a slice, into a COO or DCSR stored ``k, i``, which the loops in its order would walk by
@@ -30,6 +32,8 @@ by ``k``.
 >>> out = GroupSortedOutput(SeqOutput("C", coo(3), (2, 4, 3), "float64", fresh), ("i", "j", "k"), ("i", "k", "j"),
 ...                         (2, 4, 3), "float64", fresh)
 >>> print("\\n".join(str(s) for s in out.store(("i", "j", "k"), Var("v"))))
+C_group_entries += 1;
+>>> out.phase = "place"; print("\\n".join(str(s) for s in out.store(("i", "j", "k"), Var("v"))))
 C_group_j[C_group_n] = j;
 C_group_k[C_group_n] = k;
 C_group_val[C_group_n] = v;
@@ -48,13 +52,12 @@ from __future__ import annotations
 
 from dataclasses import fields, is_dataclass
 
-from ..imperative.ir import (Allocate, Assign, BinOp, Comment, CompoundAssign, Const, Declare, For, If, Load, Store,
-                             UnOp, Var)
-from ..imperative.sorting import bit_sort_words, sort_coordinates_ir
+from ..imperative.ir import Allocate, Assign, BinOp, Comment, CompoundAssign, Const, Declare, For, If, Load, Store, Var
 from ..stand_in import format_text
 from .seqcfir import Forall, Stmt
 from .seqoutput import output_kind
 from .seqscatter import scatters
+from .seqtwophase import MarkedKeys, TwoPhaseScatter, counted, placed, starts_in_place
 
 I64 = "int64"
 
@@ -109,7 +112,7 @@ def group_sort_note(out: str, fmt, order: tuple, why: str) -> str:
 
     >>> from compiler.format import coo
     >>> print(group_sort_note("out", coo(3), ("i", "k", "j"), "π1(l_A, 3): ..."))
-    out is coo, and loops in its storage order walk an input against its own (π1(l_A, 3): ...): they run i, k, j, the inputs' order, and sort each group of i before out appends it: the loops put its entries in a workspace, counting each j's, a prefix sum gives each j's start, and each entry placed at its j's next slot orders them by j, then k (the loops reach k in increasing order: a counting sort over the j's the group has, sorted first, where a merge of the group's fibers picks each entry among a cursor per k)
+    out is coo, and loops in its storage order walk an input against its own (π1(l_A, 3): ...): they run i, k, j, the inputs' order, and sort each group of i before out appends it: a first pass counts each group's entries (the workspace holds the largest group's), then the loops put its entries in the workspace, counting each j's, a prefix sum gives each j's start, and each entry placed at its j's next slot orders them by j, then k (the loops reach k in increasing order: a counting sort over the j's the group has, sorted first, where a merge of the group's fibers picks each entry among a cursor per k)
     >>> print(group_sort_note("C", coo(), ("i", "k"), "..."))
     C is coo, and loops in its storage order walk an input against its own (...): they run i, k, the inputs' order, and sort the entries before C appends them: phase 1 counts each k's entries, a prefix sum gives each k's start, phase 2 places each entry at its k's next slot, which orders them by k, then i (the loops reach i in increasing order: a counting sort), and C appends them in that order
     """
@@ -122,13 +125,14 @@ def group_sort_note(out: str, fmt, order: tuple, why: str) -> str:
                 f"by {key}, then {minor} (the loops reach {minor} in increasing order: a counting sort), and {out} "
                 f"appends them in that order")
     return (head + f"sort each group of {', '.join(around)} before "
-            f"{out} appends it: the loops put its entries in a workspace, counting each {key}'s, a prefix sum gives "
+            f"{out} appends it: a first pass counts each group's entries (the workspace holds the largest group's), "
+            f"then the loops put its entries in the workspace, counting each {key}'s, a prefix sum gives "
             f"each {key}'s start, and each entry placed at its {key}'s next slot orders them by {key}, then {minor} "
             f"(the loops reach {minor} in increasing order: a counting sort over the {key}'s the group has, sorted "
             f"first, where a merge of the group's fibers picks each entry among a cursor per {minor})")
 
 
-class SortedOutput:
+class SortedOutput(TwoPhaseScatter):
     """Output ``inner`` (a :class:`~compiler.lattice.seqoutput.SeqOutput` or
     :class:`~compiler.lattice.seqassembly.SeqAssembly`) of two modes at ``indices`` (the program's, of
     extents ``shape``) whose loops run ``order``, the output's mode order swapped: the loops run twice,
@@ -143,7 +147,7 @@ class SortedOutput:
         self.keys = self.extent[self.key]
         name = inner.tensor
         self.sorted = {x: fresh(f"{name}_sorted_{x}") for x in (self.minor, "val")}
-        self.count = fresh(f"{name}_{self.key}_count")
+        self.count = self.next = fresh(f"{name}_{self.key}_count")
         self.phase = "count"
 
     def params(self) -> list:
@@ -158,36 +162,33 @@ class SortedOutput:
     def store(self, idxs: tuple, value) -> list:
         key = Var(self.key)
         if self.phase == "count":
-            return [Store(self.count, key, _c(1), "+")]
+            return counted(self.count, key)
         slot = Var(self.fresh("slot"))
-        return [Declare(slot, I64, Load(self.count, key)), Store(self.sorted[self.minor], slot, Var(self.minor)),
-                Store(self.sorted["val"], slot, value), Store(self.count, key, BinOp("+", slot, _c(1)))]
+        return placed(self.count, key, slot, [Store(self.sorted[self.minor], slot, Var(self.minor)),
+                                              Store(self.sorted["val"], slot, value)])
 
     def around(self, emit) -> list:
-        def phases():
-            self.phase = "count"
-            first = emit()
-            # (phase 2 runs the loops again with the cursors phase 1 declared: each series of loops starts them anew)
-            self.phase = "place"
-            second = emit()
-            key, start, c = Var(self.key), Var(self.fresh("start")), Var(self.fresh("c"))
-            # (one element at least, as malloc asks)
-            room = BinOp("+", start, _c(1))
-            placed = [Comment(f"phase 2, place: each entry at its {self.key}'s next slot, by {self.key}, then "
-                              f"{self.minor} (the loops reach {self.minor} in increasing order)"),
-                      *second, *self.append()]
-            for x in ("val", self.minor):
-                placed = [Allocate(self.sorted[x], self.dtype if x == "val" else I64, room, None, placed)]
-            body = [Comment(f"phase 1, count: the entries of each {self.key} (the loops run out of {self.tensor}'s "
-                            f"storage order)"),
-                    *first,
-                    Comment(f"each {self.key}'s start: the counts before it summed"),
-                    Declare(start, I64, _c(0)),
-                    For(key, 0, _c(self.keys), [Declare(c, I64, Load(self.count, key)),
-                                                Store(self.count, key, start), CompoundAssign("+", start, c)]),
-                    *placed]
-            return [Allocate(self.count, I64, _c(self.keys), _c(0), body)]
-        return self.inner.around(phases)
+        return self.inner.around(lambda: super(SortedOutput, self).around(emit))
+
+    def count_note(self) -> str:
+        return f"phase 1, count: the entries of each {self.key} (the loops run out of {self.tensor}'s storage order)"
+
+    def prefix_note(self) -> str:
+        return f"each {self.key}'s start: the counts before it summed"
+
+    def place_note(self) -> str:
+        return (f"phase 2, place: each entry at its {self.key}'s next slot, by {self.key}, then {self.minor} (the "
+                f"loops reach {self.minor} in increasing order)")
+
+    def room(self, total, body: list) -> list:
+        # (one element at least, as malloc asks)
+        room = BinOp("+", total, _c(1))
+        for x in ("val", self.minor):
+            body = [Allocate(self.sorted[x], self.dtype if x == "val" else I64, room, None, body)]
+        return body
+
+    def epilogue(self) -> list:
+        return self.append()
 
     def entry(self, q: Var) -> list:
         """The output's code appending the sorted entry at ``q`` (its key the loop's around)."""
@@ -219,53 +220,62 @@ class GroupSortedOutput(SortedOutput):
     """Output ``inner`` (a :class:`~compiler.lattice.seqoutput.SeqOutput` or
     :class:`~compiler.lattice.seqassembly.SeqAssembly`) at ``indices`` (the program's, of extents
     ``shape``) whose loops run ``order``: the output's mode order with its two innermost loops
-    swapped. Each entry goes to a workspace; each group (a coordinate of the loops around the two)
-    is sorted by the outer one of them and appended from there."""
+    swapped. The loops run twice (:meth:`around`): ``phase`` ``count`` finds the largest group's
+    entries (a group: a coordinate of the loops around the two), the workspace's room; ``place`` puts
+    each entry in the workspace, each group then sorted by the outer one of the two and appended."""
 
     def __init__(self, inner, indices: tuple, order: tuple, shape: tuple, dtype: str, fresh):
         super().__init__(inner, indices, order, shape, dtype, fresh)
         self.group = order[-3]
-        # (a group's block: every entry of it at most; one element at least, as malloc asks)
-        self.room = max(1, self.keys * self.extent[self.minor])
         name = inner.tensor
+        # (phase 1: each group's entries counted, the workspace sized by the largest group, not its K·J block)
+        self.entries, self.largest = Var(fresh(f"{name}_group_entries")), Var(fresh(f"{name}_largest_group"))
         self.n, self.listed = Var(fresh(f"{name}_group_n")), Var(fresh(f"{name}_{self.key}s_n"))
         self.work = {x: fresh(f"{name}_group_{x}") for x in (self.key, self.minor, "val")}
         # (the keys the group has, listed as first met, and the sort's scratch: compiler.imperative.sorting)
         self.seen, self.list, self.tmp, self.words, self.summary = (
             fresh(f"{name}_{self.key}_{x}") for x in ("seen", "list", "tmp", "bits", "sum"))
+        self.met = MarkedKeys(self.seen, self.list, self.tmp, self.listed, self.keys, self.words, self.summary)
 
     def around(self, emit) -> list:
-        def allocated():
-            body = emit()
-            words, summary = bit_sort_words(_c(self.keys))
-            # (the counts, marks and bit sort's words start at 0, and are 0 again after each group)
-            arrays = [(self.count, I64, _c(self.keys), _c(0)), (self.seen, "bool", _c(self.keys), Const(False, "bool")),
-                      (self.list, I64, _c(self.keys), None), (self.tmp, I64, _c(self.keys), None),
-                      (self.words, I64, words, _c(0)), (self.summary, I64, summary, _c(0))] + [
-                (b, self.dtype if x == "val" else I64, _c(self.room), None)
+        def phases():
+            first, second = self.twice(emit)
+            body = [Comment(f"phase 2, place: each group's entries in the workspace, then sorted by {self.key} and "
+                            f"appended"), *second]
+            # (the counts and marks start at 0, and are 0 again after each group)
+            arrays = [(self.count, I64, _c(self.keys), _c(0)), *self.met.arrays()] + [
+                (b, self.dtype if x == "val" else I64, self.largest, None)
                 for part in (self.sorted, self.work) for x, b in part.items()]
             for buf, dt, length, init in arrays:
                 body = [Allocate(buf, dt, length, init, body)]
-            return body
-        return self.inner.around(allocated)
+            # (one entry at least, as malloc asks)
+            return [Declare(self.largest, I64, _c(1)),
+                    Comment(f"phase 1, count: each group's entries, the workspace's room the largest group's (the "
+                            f"loops run out of {self.tensor}'s storage order)"),
+                    *first, *body]
+        return self.inner.around(phases)
 
     def case(self, index: str, stmts: list) -> list:
         """``stmts``, the body of a loop over ``index``: a group's, its entries then sorted and appended."""
         if index in (self.key, self.minor):
             return stmts
+        if self.phase == "count":
+            if index != self.group:
+                return stmts
+            return [Declare(self.entries, I64, _c(0)), *stmts,
+                    If(BinOp(">", self.entries, self.largest), [Assign(self.largest, self.entries)])]
         if index != self.group:
             return self.inner.case(index, stmts)
         return self.inner.case(index, [Declare(self.n, I64, _c(0)), Declare(self.listed, I64, _c(0)), *stmts,
                                        *self.sort(), *self.append()])
 
     def store(self, idxs: tuple, value) -> list:
+        if self.phase == "count":
+            return [CompoundAssign("+", self.entries, _c(1))]
         n, key = self.n, Var(self.key)
         return [Store(self.work[self.key], n, key), Store(self.work[self.minor], n, Var(self.minor)),
-                Store(self.work["val"], n, value),
-                If(UnOp("!", Load(self.seen, key)), [Store(self.seen, key, Const(True, "bool")),
-                                                    Store(self.list, self.listed, key),
-                                                    CompoundAssign("+", self.listed, _c(1))]),
-                Store(self.count, key, _c(1), "+"), CompoundAssign("+", n, _c(1))]
+                Store(self.work["val"], n, value), *self.met.meet(key), *counted(self.count, key),
+                CompoundAssign("+", n, _c(1))]
 
     def sort(self) -> list:
         """The group's entries, in the workspace in loop order, placed by their key (a counting sort
@@ -274,20 +284,15 @@ class GroupSortedOutput(SortedOutput):
         start, c, slot, at = (Var(self.fresh(x)) for x in ("start", "c", "slot", "at"))
         return [
             Comment(f"the {self.key}s the group has, in order"),
-            *sort_coordinates_ir(self.list, self.tmp, self.listed, _c(self.keys), self.seen,
-                                 lambda base: Var(self.fresh(base)), self.key, self.words, self.summary),
+            *self.met.sort(lambda base: Var(self.fresh(base)), self.key),
             Comment(f"each {self.key}'s start in the group: the counts before it summed"),
-            Declare(start, I64, _c(0)),
-            For(t, 0, self.listed, [Declare(key, I64, Load(self.list, t)), Declare(c, I64, Load(self.count, key)),
-                                    Store(self.count, key, start), CompoundAssign("+", start, c)]),
+            *starts_in_place(self.count, key, start, c, listed=(self.list, self.listed, t)),
             Comment(f"each entry at its {self.key}'s next slot: by {self.key}, then {self.minor} (the loops "
                     f"reached {self.minor} in increasing order)"),
             For(q, 0, self.n, [
                 Declare(at, I64, Load(self.work[self.key], q)),
-                Declare(slot, I64, Load(self.count, at)),
-                Store(self.sorted[self.minor], slot, Load(self.work[self.minor], q)),
-                Store(self.sorted["val"], slot, Load(self.work["val"], q)),
-                Store(self.count, at, BinOp("+", slot, _c(1)))])]
+                *placed(self.count, at, slot, [Store(self.sorted[self.minor], slot, Load(self.work[self.minor], q)),
+                                               Store(self.sorted["val"], slot, Load(self.work["val"], q))])])]
 
     def append(self) -> list:
         """The sorted group appended in the output's order, loops over its two indices as its code
@@ -299,7 +304,7 @@ class GroupSortedOutput(SortedOutput):
                     Declare(key, I64, Load(self.list, t)),
                     *self.inner.case(self.key, [For(q, first, Load(self.count, key), self.entry(q))]),
                     Assign(first, Load(self.count, key)),
-                    Store(self.count, key, _c(0)), Store(self.seen, key, Const(False, "bool"))])]
+                    Store(self.count, key, _c(0)), self.met.unmark(key)])]
 
 
 def group_sorted(inner, indices: tuple, low, dtype: str, fresh) -> SortedOutput:

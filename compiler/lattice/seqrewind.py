@@ -74,22 +74,30 @@ def between(loops: list, p1: Project, every: bool = False) -> list:
     return since or []
 
 
-def rewound(loops: list, seq: Seq) -> tuple:
+def rewound(loops: list, seq: Seq, *forms: list) -> tuple:
     """The π1s of ``seq`` (a loop nested in ``loops``, outermost first) whose group a loop between
     them and their π0 visits more than once: the loop over ``seq`` restarts them at its start (a
-    π1 of a π1 rewound restarts its operand's leaves there, the start of the inner group)."""
-    out = []
+    π1 of a π1 rewound restarts its operand's leaves there, the start of the inner group). ``forms``:
+    the same loops with other sequences (each case's): a π1 rewound under any of them, those under
+    ``loops`` first, in one walk of ``seq``."""
+    nests = (loops, *forms)
+    out = [[] for _ in nests]
 
-    def visit(n: Seq) -> None:
-        if isinstance(n, Project) and n.k == 1 and between(loops, n):
-            if n not in out:
-                out.append(n)
-            return
+    def visit(n: Seq, active: tuple) -> None:
+        if isinstance(n, Project) and n.k == 1:
+            hit = [k for k in active if between(nests[k], n)]
+            for k in hit:
+                if n not in out[k]:
+                    out[k].append(n)
+            # (a π1 rewound under these loops restarts its operand's leaves: nothing below is rewound there)
+            active = tuple(k for k in active if k not in hit)
+            if not active:
+                return
         for c in n.children():
-            visit(c)
+            visit(c, active)
 
-    visit(seq)
-    return tuple(out)
+    visit(seq, tuple(range(len(nests))))
+    return tuple(dict.fromkeys(p for found in out for p in found))
 
 
 def product_rewinds(p: Product) -> tuple:

@@ -36,12 +36,13 @@ import math
 import numpy as np
 
 from ..errors import StrategyError
-from ..imperative.ir import (Allocate, Assign, BinOp, Cast, Comment, CompoundAssign, Const, Declare, For, Grow, If, Load,
-                             Store, Var)
+from ..imperative.ir import (Assign, BinOp, Cast, Comment, CompoundAssign, Const, Declare, For, Grow, If, Load, Store,
+                             Var)
 from ..names import FreshNames
 from ..stand_in import fiber_word, format_text
 from .exprs import not_fill
 from .seqoutput import SeqOutput, output_kind
+from .seqtwophase import TwoPhaseScatter, counted, placed
 
 I64 = "int64"
 
@@ -78,9 +79,10 @@ def scatter_note(out: str, fmt, loops: tuple, why: str) -> str:
             f"each before the loops run")
 
 
-class ScatteredOutput(SeqOutput):
+class ScatteredOutput(TwoPhaseScatter, SeqOutput):
     """An output of Dense levels over one SparseList written by loops out of its storage order: the
-    loops emitted twice (:meth:`around`), ``phase`` ``count`` then ``place``."""
+    loops emitted twice (:meth:`around`), ``phase`` ``count`` then ``place``, each entry counted then
+    placed in its fiber's ``next`` slot of the output's own arrays."""
 
     def __init__(self, name: str, fmt, shape: tuple, dtype: str, fresh: FreshNames):
         super().__init__(name, fmt, shape, dtype, fresh)
@@ -88,7 +90,7 @@ class ScatteredOutput(SeqOutput):
             raise StrategyError(f"output {name}: the sequence emitter scatters into Dense levels over one "
                                 f"SparseList (a CSC), not {fmt}")
         self.names = fresh
-        self.fibers = math.prod(self.shape[:-1])
+        self.fibers = self.keys = math.prod(self.shape[:-1])
         self.next = fresh(f"{self.pos.rsplit('_', 1)[0]}_next")
         self.phase = "count"
 
@@ -99,39 +101,39 @@ class ScatteredOutput(SeqOutput):
         idxs = tuple(idxs[m] for m in self.fmt.mode_order)
         fiber = self.dense_position(idxs, len(idxs) - 1)
         if self.phase == "count":
-            return [Store(self.next, fiber, _c(1), "+")]
+            return counted(self.next, fiber)
         slot = Var(self.names(f"q{self.pos.rsplit('_', 1)[0]}"))
-        return [If(not_fill(value, np.dtype(self.dtype), self.fmt.fill), [
-            Declare(slot, I64, Load(self.next, fiber)),
-            Store(self.idx[0], slot, self.narrow(Var(idxs[-1]))),
-            Store(self.val, slot, value),
-            Store(self.next, fiber, BinOp("+", slot, _c(1)))])]
+        return [If(not_fill(value, np.dtype(self.dtype), self.fmt.fill), placed(self.next, fiber, slot, [
+            Store(self.idx[0], slot, self.narrow(Var(idxs[-1]))), Store(self.val, slot, value)]))]
 
-    def around(self, emit) -> list:
+    def count_note(self) -> str:
         word = fiber_word(self.fmt)
-        self.phase = "count"
-        first = emit()
-        # (phase 2 runs the loops again with the cursors phase 1 declared: each series of loops starts them anew)
-        self.phase = "place"
-        second = emit()
+        return (f"phase 1, count: each entry of {self.tensor} counts in its {word}'s {self.next}[{word}] (the "
+                f"loops run out of {self.tensor}'s storage order)")
+
+    def prefix_note(self) -> str:
+        word = fiber_word(self.fmt)
+        return (f"the {word}s' starts (the counts summed), each {word}'s next slot at its start, and room for every "
+                f"entry counted")
+
+    def place_note(self) -> str:
+        word = fiber_word(self.fmt)
+        return (f"phase 2, place: each entry at its {word}'s next slot, skipping the fill; the loops reach a "
+                f"{word}'s coordinates in increasing order, so it stays sorted")
+
+    def prefix_sum(self) -> tuple:
+        """The fibers' starts written in the output's positions, each fiber's next slot at its start."""
         q = Var(self.names("q"))
         start = Load(self.pos, q)
-        starts = [For(q, 0, _c(self.fibers), [
+        return [For(q, 0, _c(self.fibers), [
             Store(self.pos, BinOp("+", q, _c(1)), self.narrow(BinOp("+", start, Load(self.next, q)))),
-            Store(self.next, q, start)])]
-        total = Load(self.pos, _c(self.fibers))
-        body = [Comment(f"phase 1, count: each entry of {self.tensor} counts in its {word}'s {self.next}[{word}] (the "
-                        f"loops run out of {self.tensor}'s storage order)"),
-                *first,
-                Comment(f"the {word}s' starts (the counts summed), each {word}'s next slot at its start, and room "
-                        f"for every entry counted"),
-                *starts,
-                *[Grow(x, total) for x in (*self.idx, self.val)],
-                Comment(f"phase 2, place: each entry at its {word}'s next slot, skipping the fill; the loops reach a "
-                        f"{word}'s coordinates in increasing order, so it stays sorted"),
-                *second,
-                *self.close_gaps(word)]
-        return [Allocate(self.next, I64, _c(self.fibers), _c(0), body)]
+            Store(self.next, q, start)])], Load(self.pos, _c(self.fibers))
+
+    def room(self, total, body: list) -> list:
+        return [*[Grow(x, total) for x in (*self.idx, self.val)], *body]
+
+    def epilogue(self) -> list:
+        return self.close_gaps(fiber_word(self.fmt))
 
     def close_gaps(self, word: str) -> list:
         """Each fiber's entries (up to its next slot) moved down to follow the previous one's, where

@@ -33,13 +33,12 @@ C_next[j] = t + 1;
 
 from __future__ import annotations
 
-from ..imperative.ir import (Allocate, BinOp, Cast, Comment, CompoundAssign, Const, Declare, For, If, Load,
-                             Store, UnOp, Var)
-from ..imperative.sorting import sort_coordinates_ir
+from ..imperative.ir import Allocate, BinOp, Cast, Comment, CompoundAssign, Const, Declare, For, If, Load, Store, Var
 from ..names import FreshNames
 from .seqcfir import Block, Fold, Forall
 from .seqhoist import AccumulatedOutput
 from .seqoutput import SeqOutput, output_kind
+from .seqtwophase import MarkedKeys, TwoPhaseScatter, counted, placed
 
 I64 = "int64"
 
@@ -74,7 +73,7 @@ def accumulated_output(name: str, fmt, shape: tuple, dtype: str, fresh, zero: bo
     return AccumulatedOutput(name, fmt, shape, dtype, fresh, zero=zero)
 
 
-class BucketedSums(SeqOutput):
+class BucketedSums(TwoPhaseScatter, SeqOutput):
     """A sparse matrix output of a hoisted sum (of a format :func:`bucketed` takes), ``indices`` its index
     names. Where the sum's loops (its ``cin``) run the row index outermost, each row's terms come together:
     they are added into the row workspace as they come, and the row is appended at the end of its loop's
@@ -84,6 +83,7 @@ class BucketedSums(SeqOutput):
     def __init__(self, name: str, fmt, shape: tuple, dtype: str, fresh: FreshNames, indices: tuple, cin=None):
         super().__init__(name, fmt, shape, dtype, fresh)
         self.rows, self.cols = self.shape       # (in storage order: a CSC's columns are its rows here)
+        self.keys = self.rows
         self.names = fresh
         self.indices = tuple(indices)
         self.row, self.col = (self.indices[m] for m in fmt.mode_order)
@@ -96,24 +96,21 @@ class BucketedSums(SeqOutput):
         self.w, self.mark, self.list = (fresh(f"{name}_row{x}") for x in ("", "_set", "_list"))
         self.counts = fresh(f"{name}_row_count") if self.fold is not None else None
         self.n = Var(fresh("n_row"))
+        self.met = MarkedKeys(self.mark, self.list, self.list + "_tmp", self.n, self.cols)
 
     def add(self, col, value) -> list:
         """Add ``value`` into the row workspace at column ``col`` (a Var), listing the column the first time."""
-        out = [If(UnOp("!", Load(self.mark, col)), [Store(self.mark, col, Const(True, "bool")),
-                                                    Store(self.list, self.n, col), CompoundAssign("+", self.n, _c(1))]),
-               Store(self.w, col, value, "+")]
+        out = [*self.met.meet(col), Store(self.w, col, value, "+")]
         return out + ([Store(self.counts, col, _c(1), "+")] if self.counts else [])
 
     def accumulate(self, idxs: tuple, value, count: str) -> list:
         if self.phase == "direct":
             return self.add(Var(self.col), value)
         if self.phase == "count":
-            return [Store(self.next, Var(self.row), _c(1), "+")]
+            return counted(self.next, Var(self.row))
         slot = Var(self.names("t"))
-        return [Declare(slot, I64, Load(self.next, Var(self.row))),
-                Store(self.terms_idx, slot, Var(self.col)),
-                Store(self.terms_val, slot, value),
-                Store(self.next, Var(self.row), BinOp("+", slot, _c(1)))]
+        return placed(self.next, Var(self.row), slot, [Store(self.terms_idx, slot, Var(self.col)),
+                                                        Store(self.terms_val, slot, value)])
 
     def fold_each(self, s) -> list:
         return []       # (folded in as each row is appended: self.fold)
@@ -125,37 +122,51 @@ class BucketedSums(SeqOutput):
         return [Declare(self.n, I64, _c(0)), *stmts, *self.append_row()]
 
     def around(self, emit) -> list:
-        word = _words(self.fmt)[0]
         if self.phase == "direct":
+            word = _words(self.fmt)[0]
             return self.row_workspace([Comment(f"the sum's loops run {word} by {word}: each {word}'s terms added "
                                                f"into a {word} workspace, then its entries appended in order"),
                                        *emit()])
-        first = emit()
-        self.phase = "place"
-        second = emit()
-        q, total, r, p = Var(self.names("q")), Var(self.names("n_terms")), Var(self.row), Var(self.names("p"))
-        starts = self.names(f"{self.tensor}_starts")
-        prefix = [Declare(total, I64, _c(0)),
-                  For(q, 0, _c(self.rows), [Store(starts, q, total), CompoundAssign("+", total, Load(self.next, q)),
-                                            Store(self.next, q, Load(starts, q))]),
-                  Store(starts, _c(self.rows), total)]
+        return super().around(emit)
+
+    def count_note(self) -> str:
+        word = _words(self.fmt)[0]
+        return (f"phase 1, count: each term of the sum counts in its {word}'s {self.next}[{word}] (the sum's loops "
+                f"run outside {self.tensor}'s)")
+
+    def prefix_note(self) -> str:
+        word = _words(self.fmt)[0]
+        return f"the {word}s' starts (the counts summed), each {word}'s next slot at its start"
+
+    def place_note(self) -> str:
+        return f"phase 2, place: each term's coordinate and value at its {_words(self.fmt)[0]}'s next slot"
+
+    def prefix_sum(self) -> tuple:
+        """The rows' starts (in ``starts``, kept for the rows' sums), each row's next slot at its start."""
+        q, total = Var(self.names("q")), Var(self.names("n_terms"))
+        self.starts = self.names(f"{self.tensor}_starts")
+        return [Declare(total, I64, _c(0)),
+                For(q, 0, _c(self.rows), [Store(self.starts, q, total), CompoundAssign("+", total, Load(self.next, q)),
+                                          Store(self.next, q, Load(self.starts, q))]),
+                Store(self.starts, _c(self.rows), total)], total
+
+    def room(self, total, body: list) -> list:
+        return [Allocate(self.terms_idx, I64, total, None, [Allocate(self.terms_val, self.dtype, total, None, body)])]
+
+    def epilogue(self) -> list:
+        """Each row's terms added into the row workspace, then its entries appended in order."""
+        word, r, p = _words(self.fmt)[0], Var(self.row), Var(self.names("p"))
         rows = For(r, 0, _c(self.rows), [
             Declare(self.n, I64, _c(0)),
-            For(p, Load(starts, r), Load(starts, BinOp("+", r, _c(1))),
+            For(p, Load(self.starts, r), Load(self.starts, BinOp("+", r, _c(1))),
                 [Declare(Var(self.col), I64, Load(self.terms_idx, p)),
                  *self.add(Var(self.col), Load(self.terms_val, p))]),
             *self.append_row()])
-        body = [Comment(f"phase 1, count: each term of the sum counts in its {word}'s {self.next}[{word}] (the sum's "
-                        f"loops run outside {self.tensor}'s)"),
-                *first,
-                Comment(f"the {word}s' starts (the counts summed), each {word}'s next slot at its start"),
-                *prefix,
-                Allocate(self.terms_idx, I64, total, None, [Allocate(self.terms_val, self.dtype, total, None, [
-                    Comment(f"phase 2, place: each term's coordinate and value at its {word}'s next slot"),
-                    *second,
-                    Comment(f"each {word}'s terms added into a {word} workspace, then its entries appended in order"),
-                    *self.row_workspace([rows])])])]
-        return [Allocate(self.next, I64, _c(self.rows), _c(0), [Allocate(starts, I64, _c(self.rows + 1), None, body)])]
+        return [Comment(f"each {word}'s terms added into a {word} workspace, then its entries appended in order"),
+                *self.row_workspace([rows])]
+
+    def scratch(self, body: list) -> list:
+        return [Allocate(self.starts, I64, _c(self.rows + 1), None, body)]
 
     def append_row(self) -> list:
         """The row workspace's columns sorted, its entries appended in order where they are not the fill, and
@@ -169,18 +180,18 @@ class BucketedSums(SeqOutput):
             if self.fold.fill != 1:
                 missed = BinOp("*", missed, Const(self.fold.fill, self.dtype))
             value.append(If(BinOp("<", Load(self.counts, x), _c(self.fold.extent)), [CompoundAssign("+", v, missed)]))
-        reset = [Store(self.w, x, Const(0, self.dtype)), Store(self.mark, x, Const(False, "bool"))]
+        reset = [Store(self.w, x, Const(0, self.dtype)), self.met.unmark(x)]
         reset += [Store(self.counts, x, _c(0))] if self.counts else []
         fresh = lambda base: Var(self.names(base))  # noqa: E731
-        return [*sort_coordinates_ir(self.list, self.list + "_tmp", self.n, _c(self.cols), self.mark, fresh, self.col),
+        return [*self.met.sort(fresh, self.col),
                 For(t, 0, self.n, [Declare(x, I64, Load(self.list, t)), *value, *self.store(self.indices, v), *reset])]
 
     def row_workspace(self, body: list) -> list:
         """``body`` inside the row workspace's arrays: a value, a mark and a list entry per column."""
-        for name, dtype, init in ((self.w, self.dtype, Const(0, self.dtype)), (self.mark, "bool", Const(False, "bool")),
-                                  (self.list, I64, None), (self.list + "_tmp", I64, None),
-                                  *([(self.counts, I64, _c(0))] if self.counts else [])):
-            body = [Allocate(name, dtype, _c(self.cols), init, body)]
+        cols = _c(self.cols)
+        for name, dtype, length, init in ((self.w, self.dtype, cols, Const(0, self.dtype)), *self.met.arrays(),
+                                          *([(self.counts, I64, cols, _c(0))] if self.counts else [])):
+            body = [Allocate(name, dtype, length, init, body)]
         return body
 
 

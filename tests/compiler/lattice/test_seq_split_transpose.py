@@ -21,12 +21,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import compiler as ss
 from compiler import Tensor, array as xp, evaluate
 from compiler.format import Format
+from compiler.imperative.ir import Allocate, Const
+from compiler.imperative.traverse import walk
 from tests.compiler.lattice.split_kernels import one_lattice_kernel, operand
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -85,6 +88,30 @@ def test_a_groups_columns_sorted_each_way(per_group, out):
         a[rows, cols] = r.choice([1.0, -2.0, nan], per_group)
     k = check(TRANSPOSE.format(I=3, K=2), {"A": matrix(a, "csr")}, out)
     assert sorted_groups(k)
+
+
+@pytest.mark.parametrize("out", ["coo", "csf"])
+def test_a_groups_workspace_holds_the_largest_groups_entries_not_its_block(out):
+    # (K = 20000 rows per group of J = 500000 columns: a group's K·J block is 80 GB per array, where the
+    # groups hold 7 entries at most; the kernel and the IR interpreter, which allocates each scratch array
+    # at its length, run only if the workspace is sized by the entries phase 1 counts)
+    I, K, J = 2, 20_000, 500_000
+    rows = np.array([0, 5, 5, 19_999, 20_000, 20_003, 39_999, 39_999, 39_999, 39_999, 39_999])
+    cols = np.array([7, 499_999, 3, 7, 0, 0, 1, 2, 3, 4, 5])
+    vals = np.arange(1.0, len(rows) + 1)
+    A = sp.csr_matrix((vals, (rows, cols)), shape=(I * K, J))
+    A.sort_indices()
+    t = Tensor.from_scipy(A, name="A")
+    k = ss.lower(TRANSPOSE.format(I=I, K=K), strategy="lattice", A=t, out=out_format(out))
+    assert sorted_groups(k)
+    lengths = [n.length for n in walk(k.function.body) if isinstance(n, Allocate)]
+    assert all(not isinstance(x, Const) or x.value <= J for x in lengths), lengths
+    order = np.lexsort((rows % K, cols, rows // K))
+    want = np.stack([rows // K, cols, rows % K])[:, order], vals[order]
+    for got in (k(A=t), k.interpret(A=t)):
+        coords, values = got.to_coords()
+        np.testing.assert_array_equal(coords, want[0])
+        np.testing.assert_array_equal(values, want[1])
 
 
 @pytest.mark.parametrize("out", ["dense", "rows"])
