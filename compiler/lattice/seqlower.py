@@ -46,6 +46,7 @@ array([0., 1., 0., 2., 0., 3.])
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from itertools import permutations
 
@@ -75,6 +76,7 @@ from .seqrewind import SplitOrder
 from .seqstride import searched
 from .seqscatter import scatter_note, scatters
 from .seqgroupsort import group_sort_note, sorts_groups, swapped
+from .seqcolmajor import column_major
 from .seqsumscatter import bucketed
 from .seqcfir import same_value
 from .exprs import names_used
@@ -203,7 +205,13 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
                 # natural order: another, stored otherwise, is read converted, a CSC beside a CSR)
                 t = next((x for x in read if x not in converted and not _natural(formats[x])), None)
                 if t is None:
-                    raise StrategyError(f"{e}; {LOOPLETS}") from None
+                    # (a column-major flatten of a row-major matrix: its collapse undone, the loops in the
+                    # inputs' order, the entries sorted by the flat coordinate: compiler.lattice.seqcolmajor)
+                    other = column_major(program, inputs, fill, getattr(e, "walk", str(e)))
+                    if other is None:
+                        raise StrategyError(f"{e}; {LOOPLETS}") from None
+                    low = adopted(*other)
+                    continue
             # (the sequences walk every level under its parent: a CSC collapsed row-major is read
             # as a CSR, its copy converted before each call, as the lattice reads any discordant input)
             convert_to(t, Format(formats[t].root, tuple(range(len(formats[t].mode_order)))), str(e))
@@ -265,7 +273,8 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
             trace.record(stage, before=fn, after=after, artifacts=[ir_artifact(after)], note=note)
             fn = after
     fill = np.asarray(0 if fill is None else fill).astype(np.dtype(out_format.dtype)).item()
-    return Lowered(fn, out, out_format, tuple(int(n) for n in low.shape), fill, (), "fill", kernel_helpers(fn, low),
+    shape = (math.prod(low.shape),) if low.flattened else tuple(int(n) for n in low.shape)
+    return Lowered(fn, out, out_format, shape, fill, (), "fill", kernel_helpers(fn, low),
                    shapes=tuple((t, tuple(shapes[t])) for t in read),
                    conversions=tuple(converted.items()) + (() if built is None else ((out, out_format),)))
 
