@@ -126,14 +126,11 @@ class ColumnMajorOutput:
     (``indices``, of extents ``shape``): each at ``at = j·|i| + i``, a local of that name."""
 
     def __init__(self, inner, indices: tuple, shape: tuple, at: str):
-        self.inner, self.tensor, self.kind, self.notes = inner, inner.tensor, inner.kind, inner.notes
-        self.indices, self.minors, self.at = tuple(indices), int(shape[1]), at
+        self.inner, self.indices, self.minors, self.at = inner, tuple(indices), int(shape[1]), at
 
-    def params(self) -> list:
-        return self.inner.params()
-
-    def start(self, inputs=None, rhs=None) -> list:
-        return self.inner.start(inputs, rhs)
+    def __getattr__(self, name):
+        # (its kind, parameters, first and last statements, the code around the loops: the one-mode output's)
+        return getattr(self.inner, name)
 
     def case(self, index: str, stmts: list) -> list:
         return stmts        # (the output's one loop is none of the (j, i) loops: see store)
@@ -143,18 +140,6 @@ class ColumnMajorOutput:
         flat = BinOp("+", BinOp("*", major, Const(self.minors, I64)), minor)
         # (one entry is one iteration of the loop over the output's index: its level's code around it)
         return self.inner.case(self.at, [Declare(Var(self.at), I64, flat), *self.inner.store((self.at,), value)])
-
-    def around(self, emit) -> list:
-        return self.inner.around(emit)
-
-    def accumulate(self, idxs: tuple, value, count: str) -> list:
-        return self.inner.accumulate(idxs, value, count)
-
-    def fold_each(self, s) -> list:
-        return self.inner.fold_each(s)
-
-    def end(self) -> list:
-        return self.inner.end()
 
 
 def column_major_output(name: str, fmt, indices: tuple, shape: tuple, dtype: str, fresh, at: str):

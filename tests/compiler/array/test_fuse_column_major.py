@@ -8,7 +8,6 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-import compiler as ss
 from compiler import Tensor, array as xp
 from tests.compiler.lattice.split_kernels import one_lattice_kernel, operand
 
