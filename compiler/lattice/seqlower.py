@@ -26,7 +26,8 @@ entries or each group of them sorted before it appends them (:mod:`compiler.latt
 no input could be read converted instead, a sum's loops around the output's (:mod:`compiler.lattice.seqhoist`;
 a sparse matrix's terms bucketed by row, :mod:`compiler.lattice.seqsumscatter`), a sum under an operator into a
 workspace the output's loops read after (:mod:`compiler.lattice.seqworkspace`) or a dense output's loops in any
-order. Else an input the loops walk against its storage order (a CSC collapsed row-major) is read row-major, a
+order; a column-major flatten of a matrix stored row-major (``a.T.reshape(-1)``) with its collapse undone, its
+loops in the matrix's order, each entry at its flat coordinate (:mod:`compiler.lattice.seqcolmajor`). Else an input the loops walk against its storage order (a CSC collapsed row-major) is read row-major, a
 copy converted before
 each call (a ``convert`` step; lower() choosing the strategy passes ``convert=False`` first,
 and the refusal carries ``converts``: that tensor and how it would be converted, which it weighs
