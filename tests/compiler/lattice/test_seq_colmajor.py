@@ -103,6 +103,25 @@ def test_a_sum_of_two_flattens_of_another_fill():
     np.testing.assert_array_equal(got, (a + b).T.reshape(-1))
 
 
+@pytest.mark.parametrize("out", ["SparseByteMap(Element(0.0))", "SparseBand(Element(0.0))",
+                                 "SparseList(Element(0.0), index_dtype='int32')"])
+def test_vectors_the_lattice_emission_assembles(out):
+    # (each sorted entry appended by the output's own code, as one iteration of its loop)
+    a, A = matrix((3, 4), "csr", 10, odd=(nan, -inf))
+    k = ss.lower(FLAT, strategy="lattice", A=A, c=ss.parse_format(out))
+    assert [s.stage for s in k.trace if s.stage in ("convert", "loop-order")] == ["loop-order"]
+    got = k(A=A)
+    got.validate()
+    np.testing.assert_array_equal(got.to_numpy(), a.T.reshape(-1))
+
+
+@pytest.mark.parametrize("shape", [(0, 3), (3, 0), (1, 1)])
+@pytest.mark.parametrize("out", [None, "sparse"])
+def test_empty_extents(shape, out):
+    got = lowered(FLAT, {"A": Tensor.from_numpy(np.ones(shape), "csr")}, out)[1]
+    np.testing.assert_array_equal(got, np.ones(shape).T.reshape(-1))
+
+
 def test_the_collapse_undone():
     from compiler.lattice.seqcolmajor import unflattened
     p = parse("c[m] = collapse(A[i, j], (j, i) -> m) * collapse(A[i, j], (j, i) -> m)")
