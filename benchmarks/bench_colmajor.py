@@ -42,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np  # noqa: E402
 import scipy.sparse as sp  # noqa: E402
-from bench_shape_order import CLOCK, timed  # noqa: E402
+from bench_shape_order import CLOCK, matrix_arguments, timed  # noqa: E402
 
 
 def flat_coordinates(A):
@@ -82,13 +82,25 @@ def dense_of(r, size: int) -> np.ndarray:
     return np.asarray(r.to_numpy() if hasattr(r, "to_numpy") else r).ravel()
 
 
+def check(name: str, cols: dict, A, out: str) -> None:
+    """Exit unless the kernels' results are scipy's (a sparse vector: its entries in order, the flat
+    coordinates scipy's CSC gives) or numpy's (a dense one, where it is at most 10**8 long)."""
+    n = A.shape[0]
+    if out == "sparse":
+        want = flat_coordinates(A)
+        wrong = [col for col in ("fused", "materialized") if not all(
+            np.array_equal(got, w) for got, w in zip(cols[col]().to_coords(), (want[0][None, :], want[1])))]
+    else:
+        ref = dense_of(cols["numpy"](), n * n) if n * n <= 10**8 else None
+        wrong = [col for col, f in cols.items() if ref is not None and not np.array_equal(dense_of(f(), n * n), ref)]
+    if wrong:
+        raise SystemExit(f"{name}: {', '.join(wrong)} differ(s) from {'scipy' if out == 'sparse' else 'numpy'}")
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=20_000)
+    matrix_arguments(ap)
     ap.add_argument("--dense-n", type=int, default=4_000)
-    ap.add_argument("--nnz", type=int, default=1_000_000)
-    ap.add_argument("--rounds", type=int, default=10)
-    ap.add_argument("--clock", choices=sorted(CLOCK), default="wall")
     args = ap.parse_args(argv)
     clock = CLOCK[args.clock]
     os.environ.setdefault("SPARSESCOPE_CACHE_DIR", tempfile.mkdtemp(prefix="sparsescope-bench-"))
@@ -97,22 +109,9 @@ def main(argv=None) -> None:
         A = sp.random(n, n, density=args.nnz / n / n, format="csr", random_state=rng, dtype=np.float64)
         A.sort_indices()
         cols = columns(A, out)
-        if out == "sparse":
-            # (the kernels' entries in order: the flat coordinates scipy's CSC gives)
-            want = flat_coordinates(A)
-            for col in ("fused", "materialized"):
-                coords, vals = cols[col]().to_coords()
-                if not (np.array_equal(coords[0], want[0]) and np.array_equal(vals, want[1])):
-                    raise SystemExit(f"{name}: {col} differs from scipy")
-        elif n * n <= 10**8:
-            ref = dense_of(cols["numpy"](), n * n)
-            for col, f in cols.items():
-                if not np.array_equal(dense_of(f(), n * n), ref):
-                    raise SystemExit(f"{name}: {col} differs from numpy")
+        check(name, cols, A, out)
         best = timed(cols, args.rounds, clock)
-        cells = "  ".join(f"{col} {best[col] * 1e3:8.2f} ms" for col in cols)
-        print(f"{name:17s} n={n:<6d} {cells}", flush=True)
-
+        print(f"{name:17s} n={n:<6d} " + "  ".join(f"{col} {best[col] * 1e3:8.2f} ms" for col in cols), flush=True)
 
 if __name__ == "__main__":
     main()
