@@ -43,6 +43,7 @@ from ..trace import Trace
 from .seqassembly import sequence_output
 from .seqderive import seq_lower
 from .seqgroupsort import SortedOutput
+from .seqoutput import output_kind
 from .sequences import SequenceError
 from .seqstride import searched
 
@@ -94,11 +95,12 @@ def unflattened(program, shapes: dict):
     return flat
 
 
-def column_major(program, inputs: dict, fill, why: str):
+def column_major(program, inputs: dict, out_format, fill, why: str):
     """``(lowering, note, data)``: ``program``, a column-major flatten (:func:`unflattened`) whose loop
     in the output's order walks an input against its storage order (``why``), lowered as ``out[j, i] =
     X`` with its loops ``i, j``; None where it is no such flatten or those loops do not walk its inputs
-    as stored either. ``inputs``: each tensor's :class:`~compiler.lattice.seqderive.ShapedFormat`."""
+    as stored either. ``inputs``: each tensor's :class:`~compiler.lattice.seqderive.ShapedFormat`;
+    ``out_format``: the output's (None: dense)."""
     flat = unflattened(program, {t: f.shape for t, f in inputs.items()})
     if flat is None:
         return None
@@ -113,10 +115,13 @@ def column_major(program, inputs: dict, fill, why: str):
     out = program.lhs.tensor
     note = (f"{program} flattens column-major, and the loop over {m} walks an input against its storage order "
             f"({why}): the collapse undone, {flat}, its loops run {minor}, {major}, the inputs' order, each entry "
-            f"at {m} = {major}·|{minor}| + {minor} of {out}, written at random where {out} is dense; a sparse {out} "
-            f"appends them sorted by {m}: phase 1 counts each {major}'s entries, a prefix sum gives each {major}'s "
-            f"start, phase 2 places each entry at its {major}'s next slot (the loops reach {minor} in increasing "
-            f"order: a counting sort), and {out} appends them in that order")
+            f"at {m} = {major}·|{minor}| + {minor} of {out}, ")
+    if out_format is None or output_kind(out_format) == "dense":
+        note += f"written at random into the dense {out}"
+    else:
+        note += (f"the entries sorted by {m} before {out} appends them: phase 1 counts each {major}'s entries, a "
+                 f"prefix sum gives each {major}'s start, phase 2 places each entry at its {major}'s next slot (the "
+                 f"loops reach {minor} in increasing order: a counting sort)")
     return replace(low, assembly="column-major", flattened=m), note, {"order": [1, 0], "program": str(flat)}
 
 

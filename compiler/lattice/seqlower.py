@@ -208,7 +208,7 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
                 if t is None:
                     # (a column-major flatten of a row-major matrix: its collapse undone, the loops in the
                     # inputs' order, the entries sorted by the flat coordinate: compiler.lattice.seqcolmajor)
-                    other = column_major(program, inputs, fill, getattr(e, "walk", str(e)))
+                    other = column_major(program, inputs, out_format, fill, getattr(e, "walk", str(e)))
                     if other is None:
                         raise StrategyError(f"{e}; {LOOPLETS}") from None
                     low = adopted(*other)
