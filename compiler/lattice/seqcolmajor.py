@@ -13,7 +13,8 @@ entries, a prefix sum gives each ``j``'s start, phase 2 places each entry at its
 loops reach ``i`` in increasing order, so each ``j``'s entries stay in ``i``'s order and no bucket is
 sorted). Elementwise operators and scalars around the collapse fuse in, and so do several such
 collapses of one extent (``a.T.reshape(-1) + b.T.reshape(-1)``): they become one statement over
-``(j, i)`` and go through one count and one placement.
+``(j, i)`` and go through one count and one placement; a dense vector read at ``m`` is split back
+into ``(j, i)``, its entries a column apart stepped to (a sparse one would be searched for each: refused).
 
 >>> from compiler.notation import parse
 >>> p = parse("c[m] = collapse(A[i, j], (j, i) -> m) * 2.0 + collapse(B[k, l], (l, k) -> m)")
@@ -38,14 +39,14 @@ from ..imperative.ir import BinOp, Const, Declare, Var
 from ..notation.ast import Access, Call, Literal, Reduce, free_indices
 from ..notation.ast import walk as walk_notation
 from ..notation.infer import infer_shapes
-from ..notation.shape import Collapse, distinct_bindings, rename_index
+from ..notation.shape import Collapse, Split, distinct_bindings, rename_index
 from ..trace import Trace
 from .seqassembly import sequence_output
 from .seqderive import seq_lower
 from .seqgroupsort import SortedOutput
 from .seqoutput import output_kind
 from .sequences import SequenceError
-from .seqstride import searched
+from .seqstride import jumps, searched
 
 I64 = "int64"
 
@@ -58,7 +59,9 @@ def unflattened(program, shapes: dict):
     >>> from compiler.notation import parse
     >>> print(unflattened(parse("c[m] = collapse(A[i, j], (j, i) -> m) + s[]"), {"A": (2, 3), "s": ()}))
     c[j, i] = A[i, j] + s[]
-    >>> unflattened(parse("c[m] = collapse(A[i, j], (j, i) -> m) + b[m]"), {"A": (2, 3), "b": (6,)}) is None
+    >>> print(unflattened(parse("c[m] = collapse(A[i, j], (j, i) -> m) + b[m]"), {"A": (2, 3), "b": (6,)}))
+    c[j, i] = A[i, j] + split(b[m], m -> (j:3, i:2))
+    >>> unflattened(parse("c[m] = sum[k](collapse(A[i, j, k], (j, i) -> m))"), {"A": (2, 3, 2)}) is None
     True
     """
     if len(program.lhs.indices) != 1 or any(isinstance(n, Reduce) for n in walk_notation(program.rhs)):
@@ -66,7 +69,14 @@ def unflattened(program, shapes: dict):
     m = program.lhs.indices[0]
     # (each index bound once: a later collapse's are renamed to the first's, which nothing inside it binds)
     rhs = distinct_bindings(program.rhs, {str(m), program.lhs.tensor})
-    pair = []
+    pair = next((n.indices for n in walk_notation(rhs) if isinstance(n, Collapse) and n.result == m), None)
+    if pair is None:
+        return None
+    try:
+        extents = infer_shapes(program, shapes).extents
+    except ShapeError:
+        return None
+    sizes = tuple(extents[i] for i in pair)
 
     def visit(e):
         if m not in free_indices(e):
@@ -74,11 +84,11 @@ def unflattened(program, shapes: dict):
         if isinstance(e, Call):
             args = [visit(a) for a in e.args]
             return None if any(a is None for a in args) else replace(e, args=tuple(args))
+        if isinstance(e, Access) and e.indices == (m,):
+            # (a vector read at m: split back into the pair, each group of it read a column apart)
+            return Split(e, m, pair, sizes)
         if not isinstance(e, Collapse) or e.result != m:
             return None
-        if not pair:
-            pair.extend(e.indices)
-            return e.operand
         out = e.operand
         for old, new in zip(e.indices, pair):
             out = rename_index(out, old, new)
@@ -108,8 +118,8 @@ def column_major(program, inputs: dict, out_format, fill, why: str):
         low = seq_lower(flat, trace=Trace(), loop_order=(1, 0), result_fill=fill, **inputs)
     except (StrategyError, SequenceError):
         return None
-    if searched(low.cin):
-        return None     # (a split's groups searched for a minor coordinate: no walk as stored)
+    if not all(jumps(s) for s in searched(low.cin)):
+        return None     # (a split vector's groups searched for a minor coordinate: no walk as stored)
     major, minor = map(str, flat.lhs.indices)
     (m,) = map(str, program.lhs.indices)
     out = program.lhs.tensor

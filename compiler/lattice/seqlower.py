@@ -64,7 +64,7 @@ from ..notation.ast import Reduce, accesses, free_indices, walk
 from ..notation.infer import infer_shapes
 from ..trace import Trace
 from .coo_segments import flatten_segments
-from .sequences import Level, SequenceError, Universe
+from .sequences import SequenceError
 from ..format import Format, dense
 from ..stand_in import conversion_cost, format_text, output_conversion_note
 from .seqderive import ShapedFormat, copy_fill, input_fills, seq_lower
@@ -74,7 +74,7 @@ from .seqworkspace import sums_under_operators, workspace_note
 from .seqoutput import output_kind
 from .seqparts import walked_whole
 from .seqrewind import SplitOrder
-from .seqstride import searched
+from .seqstride import jumps, searched
 from .seqscatter import scatter_note, scatters
 from .seqgroupsort import group_sort_note, sorts_groups, swapped
 from .seqcolmajor import column_major
@@ -292,13 +292,6 @@ def _natural(fmt) -> bool:
 #: at most this many loops are tried in every order (5! orders, each refused in about half a millisecond) for one
 #: that walks the inputs as stored
 MOST_LOOPS = 5
-
-
-def jumps(s) -> bool:
-    """Whether the :class:`~compiler.lattice.sequences.Stride` ``s`` steps a counter straight to each
-    coordinate of its class (a Dense level or a universe), searching nothing: a sorted output's two
-    passes would not beat it."""
-    return isinstance(s.a, Universe) or isinstance(s.a, Level) and s.a.dense
 
 
 def reordered(program, inputs: dict, out_format, fill, why: str, scatter_only: bool = False,

@@ -28,7 +28,7 @@ def test_a_transposed_ravel_is_one_lattice_kernel(fmt, out):
     assert flat(kernel), kernel.trace.stages()
 
 
-@pytest.mark.parametrize("case", ["times", "sum", "product", "fill"])
+@pytest.mark.parametrize("case", ["times", "sum", "product", "fill", "vector"])
 def test_operators_around_it_fuse_in(case):
     a, A = operand((3, 4), "csr", 2, odd=(inf,))
     b, B = operand((3, 4), "csr", 3, odd=(-inf,))
@@ -39,6 +39,9 @@ def test_operators_around_it_fuse_in(case):
             expr, want = A.T.reshape(-1) + B.T.reshape(-1), (a + b).T.reshape(-1)
     elif case == "product":
         expr, want = A.T.reshape(-1) * B.T.reshape(-1), (a * b).T.reshape(-1)
+    elif case == "vector":
+        x = np.arange(12.0)
+        expr, want = A.T.reshape(-1) + xp.asarray(x), a.T.reshape(-1) + x
     else:
         a, A = operand((3, 4), "csr", 4, fill=nan, odd=(1.0, inf))
         expr, want = A.T.reshape(-1), a.T.reshape(-1)

@@ -3,7 +3,7 @@
 main (its loop over ``m`` walks ``A``'s columns before its rows). It is one kernel now
 (:mod:`compiler.lattice.seqcolmajor`): the collapse undone, the loops run ``i, j`` in ``A``'s order, each
 entry at ``m = j·I + i``, at random into a dense output, sorted by ``j`` by a counting sort into a
-sparse one; operators, scalars and other such collapses of the same extents fuse in.
+sparse one; operators, scalars, dense vectors and other such collapses of the same extents fuse in.
 
 Each case against the dense oracle (``compiler.evaluate``), numpy, the IR interpreter and the CFIR
 interpreter of the statement with its collapse undone, in the loops' order: CSR/COO/DCSR/dense inputs,
@@ -129,12 +129,32 @@ def test_the_collapse_undone():
     assert str(unflattened(p, {"A": (2, 3)})) == "c[j, i] = A[i, j] * A[i, j]"
     # (extents that differ, a read of m outside a collapse, a sum: no such flatten)
     assert unflattened(parse(SUM), {"A": (2, 3), "B": (3, 2)}) is None
-    assert unflattened(parse("c[m] = collapse(A[i, j], (j, i) -> m) + b[m]"), {"A": (2, 3), "b": (6,)}) is None
+    # (a vector read at m is split back into the pair)
+    assert str(unflattened(parse("c[m] = b[m] * collapse(A[i, j], (j, i) -> m)"), {"A": (2, 3), "b": (6,)})) == \
+        "c[j, i] = split(b[m], m -> (j:3, i:2)) * A[i, j]"
+    assert unflattened(parse("c[m] = collapse(A[i, j], (j, i) -> m) + b[m]"), {"A": (2, 3), "b": (7,)}) is None
     assert unflattened(parse("c[m] = sum[k](collapse(A[i, j, k], (j, i) -> m))"), {"A": (2, 3, 2)}) is None
     assert unflattened(parse("C[m, n] = collapse(A[i, j], (j, i) -> m) * b[n]"), {"A": (2, 3), "b": (2,)}) is None
 
 
+@pytest.mark.parametrize("fill", [0.0, 1.0, nan])
+@pytest.mark.parametrize("op", ["+", "*"])
+@pytest.mark.parametrize("out", [None, "sparse"])
+def test_a_dense_vector_beside_it_is_read_a_column_apart(fill, op, out):
+    # (b[m] split back into (j, i): each row's loop steps through b four apart, the coordinates of its column)
+    a, A = matrix((4, 3), "csr", 11, fill=fill, odd=(nan, inf))
+    b = operand(12, "dense", 12, fill=fill, odd=(-inf,))[0]
+    program = f"c[m] = collapse(A[i, j], (j, i) -> m) {op} b[m]"
+    with np.errstate(invalid="ignore"):
+        want = evaluate(program, A=A, b=Tensor.from_numpy(b, "dense", fill=fill))
+    k, got = lowered(program, {"A": A, "b": Tensor.from_numpy(b, "dense", fill=fill)}, out, fill=float(want[1]))
+    if op == "+" and fill == 0:
+        # (a union: b walked, three apart; where the fill annihilates, b is located at A's entries)
+        assert "pb0 += 4;" in k.c_source, k.c_source
+
+
 def test_what_it_cannot_flatten_stays_refused_naming_looplets():
+    # (a sparse vector beside it would be searched for each coordinate of a column)
     a, A = matrix((3, 4), "csr", 7)
     b = Tensor.from_numpy(np.arange(12.0), "sparse")
     program = "c[m] = collapse(A[i, j], (j, i) -> m) + b[m]"
