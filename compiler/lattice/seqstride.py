@@ -96,7 +96,8 @@ def jumps(s) -> bool:
     coordinate of its class (a Dense level or a universe), searching nothing: a sorted output's two
     passes would not beat it.
 
-    >>> jumps(Stride(Level("a", 0, "dense", 6, "l"), 3, "k")), jumps(Stride(Level("a", 0, "compressed", 6, "l"), 3, "k"))
+    >>> dense, listed = Level("a", 0, "dense", 6, "l"), Level("a", 0, "compressed", 6, "l")
+    >>> jumps(Stride(dense, 3, "k")), jumps(Stride(listed, 3, "k"))
     (True, False)
     """
     return isinstance(s.a, Universe) or isinstance(s.a, Level) and s.a.dense
