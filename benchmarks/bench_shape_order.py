@@ -220,12 +220,17 @@ def sums_of_3d_parts(n: int, nnz: int):
     }, lambda r: sp.csr_matrix(r.to_scipy() if hasattr(r, "to_scipy") else r))
 
 
-def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def matrix_arguments(ap, rounds: int = 10) -> None:
+    """The options of a benchmark on one random n x n CSR matrix: ``--n``, ``--nnz``, ``--rounds``, ``--clock``."""
     ap.add_argument("--n", type=int, default=20_000)
     ap.add_argument("--nnz", type=int, default=1_000_000)
-    ap.add_argument("--rounds", type=int, default=10)
+    ap.add_argument("--rounds", type=int, default=rounds)
     ap.add_argument("--clock", choices=sorted(CLOCK), default="wall")
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    matrix_arguments(ap)
     ap.add_argument("--blocks", action="store_true",
                     help="time each column in a block of its own rounds (a freed buffer's pages are reused by "
                          "the next call of the same kernel), not one call of each column per round")

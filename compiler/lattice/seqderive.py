@@ -502,10 +502,14 @@ class SeqLowering:
     data: dict
     fill: object = None       # the result's fill where the inputs' is not 0 (a copy: copy_fill)
     #: how the output is written: appended in the loops' order (""), ``accumulate`` (a sum whose loops run around
-    #: the output's: seqhoist), ``scatter`` (seqscatter) or ``group-sort`` (seqgroupsort), in compiler.lattice
+    #: the output's: seqhoist), ``scatter`` (seqscatter), ``group-sort`` (seqgroupsort) or ``column-major``
+    #: (seqcolmajor), in compiler.lattice
     assembly: str = ""
     #: the workspaces of sums under operators (:class:`~compiler.lattice.seqworkspace.SumWorkspace`)
     workspaces: tuple = ()
+    #: a column-major flatten undone (``column-major``, :mod:`compiler.lattice.seqcolmajor`): the output's one
+    #: index, which the program's two are stored at
+    flattened: str = ""
 
 
 class CinBuilder:

@@ -77,6 +77,7 @@ from .seqsumscatter import accumulated_output
 from .seqoutput import SeqOutput
 from .seqscatter import ScatteredOutput
 from .seqgroupsort import group_sorted
+from .seqcolmajor import column_major_output
 from .seqwalk import LeafCode, LeafWalks
 from .seqsumrows import emit_producers, workspace_codes
 from .seqrewind import cursor_vars, declare_starts, product_rewinds, restarted, rewind_stmts, save_stmts
@@ -703,7 +704,8 @@ def emit_function(low, formats: dict, name: str, out_format=None, dtype: str | N
     if dtype is None:
         dtype = np.result_type(*(np.dtype(formats[t].dtype) for t in inputs)).name if inputs else "float64"
     if out_format is None:
-        out_format = dense(len(program.lhs.indices), fill=0 if low.fill is None else low.fill, dtype=dtype)
+        out_format = dense(1 if low.flattened else len(program.lhs.indices), fill=0 if low.fill is None else low.fill,
+                           dtype=dtype)
     params = [p for t in inputs for p in input_params(t, formats[t])]
     # (and the loops a product's nesting added: compiler.lattice.seqproductnest; and a workspace's parameters)
     taken = {str(i) for i in program.lhs.indices} | indices | {w.index for w in _whiles(low.cfir.cfir)} \
@@ -718,6 +720,9 @@ def emit_function(low, formats: dict, name: str, out_format=None, dtype: str | N
                                     indices=tuple(str(i) for i in program.lhs.indices), cin=low.cin)
     elif low.assembly == "scatter":
         em.out = ScatteredOutput(out, out_format, low.shape, dtype, em.fresh)
+    elif low.assembly == "column-major":
+        em.out = column_major_output(out, out_format, tuple(str(i) for i in program.lhs.indices), low.shape, dtype,
+                                     em.fresh, low.flattened)
     else:
         indices = tuple(str(i) for i in program.lhs.indices)
         em.out = sequence_output(out, out_format, indices, low.shape, dtype, em.fresh)

@@ -28,7 +28,9 @@ no input could be read converted instead, a sum's loops around the output's (:mo
 a sparse matrix's terms bucketed by row, :mod:`compiler.lattice.seqsumscatter`), a sum under an operator into a
 workspace the output's loops read after (:mod:`compiler.lattice.seqworkspace`; kept in sparse rows over both
 indices of a sparse matrix output, :mod:`compiler.lattice.seqsumrows`) or a dense output's loops in any
-order. Else an input the loops walk against its storage order (a CSC collapsed row-major) is read row-major, a
+order; a column-major flatten of a matrix stored row-major (``a.T.reshape(-1)``) with its collapse undone, its
+loops in the matrix's order, each entry at its flat coordinate (:mod:`compiler.lattice.seqcolmajor`). Else an
+input the loops walk against its storage order (a CSC collapsed row-major) is read row-major, a
 copy converted before
 each call (a ``convert`` step; lower() choosing the strategy passes ``convert=False`` first,
 and the refusal carries ``converts``: that tensor and how it would be converted, which it weighs
@@ -48,6 +50,7 @@ array([0., 1., 0., 2., 0., 3.])
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from itertools import permutations
 
@@ -64,7 +67,7 @@ from ..notation.ast import Reduce, accesses, free_indices, walk
 from ..notation.infer import infer_shapes
 from ..trace import Trace
 from .coo_segments import flatten_segments
-from .sequences import Level, SequenceError, Universe
+from .sequences import SequenceError
 from ..format import Format, dense
 from ..stand_in import conversion_cost, format_text, output_conversion_note
 from .seqderive import ShapedFormat, copy_fill, input_fills, seq_lower
@@ -74,9 +77,10 @@ from .seqworkspace import sums_under_operators, workspace_note
 from .seqoutput import output_kind
 from .seqparts import walked_whole
 from .seqrewind import SplitOrder
-from .seqstride import searched
+from .seqstride import jumps, searched
 from .seqscatter import scatter_note, scatters
 from .seqgroupsort import group_sort_note, sorts_groups, swapped
+from .seqcolmajor import column_major
 from .seqsumscatter import bucketed
 from .seqsumrows import unbucketed
 from .seqcfir import same_value
@@ -206,7 +210,13 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
                 # natural order: another, stored otherwise, is read converted, a CSC beside a CSR)
                 t = next((x for x in read if x not in converted and not _natural(formats[x])), None)
                 if t is None:
-                    raise StrategyError(f"{e}{unbucketed(program, out_format)}; {LOOPLETS}") from None
+                    # (a column-major flatten of a row-major matrix: its collapse undone, the loops in the
+                    # inputs' order, the entries sorted by the flat coordinate: compiler.lattice.seqcolmajor)
+                    other = column_major(program, inputs, out_format, fill, getattr(e, "walk", str(e)))
+                    if other is None:
+                        raise StrategyError(f"{e}{unbucketed(program, out_format)}; {LOOPLETS}") from None
+                    low = adopted(*other)
+                    continue
             # (the sequences walk every level under its parent: a CSC collapsed row-major is read
             # as a CSR, its copy converted before each call, as the lattice reads any discordant input)
             convert_to(t, Format(formats[t].root, tuple(range(len(formats[t].mode_order)))), str(e))
@@ -268,7 +278,8 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
             trace.record(stage, before=fn, after=after, artifacts=[ir_artifact(after)], note=note)
             fn = after
     fill = np.asarray(0 if fill is None else fill).astype(np.dtype(out_format.dtype)).item()
-    return Lowered(fn, out, out_format, tuple(int(n) for n in low.shape), fill, (), "fill", kernel_helpers(fn, low),
+    shape = (math.prod(low.shape),) if low.flattened else tuple(int(n) for n in low.shape)
+    return Lowered(fn, out, out_format, shape, fill, (), "fill", kernel_helpers(fn, low),
                    shapes=tuple((t, tuple(shapes[t])) for t in read),
                    conversions=tuple(converted.items()) + (() if built is None else ((out, out_format),)))
 
@@ -285,13 +296,6 @@ def _natural(fmt) -> bool:
 #: at most this many loops are tried in every order (5! orders, each refused in about half a millisecond) for one
 #: that walks the inputs as stored
 MOST_LOOPS = 5
-
-
-def jumps(s) -> bool:
-    """Whether the :class:`~compiler.lattice.sequences.Stride` ``s`` steps a counter straight to each
-    coordinate of its class (a Dense level or a universe), searching nothing: a sorted output's two
-    passes would not beat it."""
-    return isinstance(s.a, Universe) or isinstance(s.a, Level) and s.a.dense
 
 
 def reordered(program, inputs: dict, out_format, fill, why: str, scatter_only: bool = False,

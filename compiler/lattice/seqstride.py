@@ -38,7 +38,7 @@ from dataclasses import fields, is_dataclass
 from ..imperative import ir
 from ..imperative.ir import BinOp, Const, Declare, Var, and_
 from .seqcfir import Forall, Stmt
-from .sequences import Level, Seq, Stride, Union, walk
+from .sequences import Level, Seq, Stride, Union, Universe, walk
 
 
 def _c(n: int) -> Const:
@@ -89,6 +89,18 @@ def stride_next(em, s: Stride, absent: dict) -> list:
     if em.jumps(s):
         return [ir.CompoundAssign("+", em.code(s.a).p, _c(s.J))]
     return em.next(s.a, absent) + seek(em, s.a, s, absent)
+
+
+def jumps(s) -> bool:
+    """Whether the :class:`~compiler.lattice.sequences.Stride` ``s`` steps a counter straight to each
+    coordinate of its class (a Dense level or a universe), searching nothing: a sorted output's two
+    passes would not beat it.
+
+    >>> dense, listed = Level("a", 0, "dense", 6, "l"), Level("a", 0, "compressed", 6, "l")
+    >>> jumps(Stride(dense, 3, "k")), jumps(Stride(listed, 3, "k"))
+    (True, False)
+    """
+    return isinstance(s.a, Universe) or isinstance(s.a, Level) and s.a.dense
 
 
 def searched(stmt) -> list:

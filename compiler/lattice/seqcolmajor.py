@@ -1,0 +1,173 @@
+"""A column-major flatten of a row-major stored matrix under the sequence lowering (issue 30): numpy's
+``a.T.reshape(-1)``, the paper's ``vec(X)``, one kernel.
+
+``c[m] = collapse(A[i, j], (j, i) -> m)`` of a CSR ``A`` iterates ``j_A × i_A``: the product's left
+operand is ``A``'s level 1, which the loops would reach before its parent (§13 of the note: a
+discordant order). No other order of the output's one loop exists, and ``A`` is stored in its natural
+order, so no conversion makes it concordant but a transpose of its whole structure. Instead the collapse
+is undone (:func:`unflattened`): ``c[j, i] = A[i, j]``, whose loops run ``i, j``, the inputs' order, each
+entry at ``m = j·I + i`` of ``c``. A dense output takes it at random. A sparse one needs its entries in
+``m``'s order, which is ``j``'s, then ``i``'s: they are sorted before it appends them by a counting sort
+keyed by ``j`` (:class:`~compiler.lattice.seqgroupsort.SortedOutput`: phase 1 counts each ``j``'s
+entries, a prefix sum gives each ``j``'s start, phase 2 places each entry at its ``j``'s next slot; the
+loops reach ``i`` in increasing order, so each ``j``'s entries stay in ``i``'s order and no bucket is
+sorted). Elementwise operators and scalars around the collapse fuse in, and so do several such
+collapses of one extent (``a.T.reshape(-1) + b.T.reshape(-1)``): they become one statement over
+``(j, i)`` and go through one count and one placement; a dense vector read at ``m`` is split back
+into ``(j, i)``, its entries a column apart stepped to (a sparse one would be searched for each: refused).
+
+>>> from compiler.notation import parse
+>>> p = parse("c[m] = collapse(A[i, j], (j, i) -> m) * 2.0 + collapse(B[k, l], (l, k) -> m)")
+>>> print(unflattened(p, {"A": (2, 3), "B": (2, 3)}))
+c[j, i] = A[i, j] * 2.0 + B[i, j]
+>>> from compiler.format import parse_format
+>>> from compiler.names import FreshNames
+>>> from compiler.imperative.ir import Var
+>>> out = column_major_output("c", parse_format("dense", ndim=1), ("j", "i"), (3, 2), "float64",
+...                           FreshNames({"i", "j"}), "m")
+>>> print("\\n".join(str(s) for s in out.store(("j", "i"), Var("v"))))
+int64 m = j * 2 + i;
+c_val[m] = v;
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..errors import ShapeError, StrategyError
+from ..imperative.ir import BinOp, Const, Declare, Var
+from ..notation.ast import Access, Call, Literal, Reduce, free_indices
+from ..notation.ast import walk as walk_notation
+from ..notation.infer import infer_shapes
+from ..notation.shape import Collapse, Split, distinct_bindings, rename_index
+from ..trace import Trace
+from .seqassembly import sequence_output
+from .seqderive import seq_lower
+from .seqgroupsort import SortedOutput
+from .seqoutput import output_kind
+from .sequences import SequenceError
+from .seqstride import jumps, searched
+
+I64 = "int64"
+
+
+def unflattened(program, shapes: dict):
+    """``out[j, i] = X`` for ``program`` ``out[m] = collapse(X, (j, i) -> m)``: each read of ``m`` a
+    collapse into it, under elementwise operators, beside literals and scalars, the collapses of equal
+    extents (each one's indices renamed to the first's); else None. ``shapes``: each tensor's extents.
+
+    >>> from compiler.notation import parse
+    >>> print(unflattened(parse("c[m] = collapse(A[i, j], (j, i) -> m) + s[]"), {"A": (2, 3), "s": ()}))
+    c[j, i] = A[i, j] + s[]
+    >>> print(unflattened(parse("c[m] = collapse(A[i, j], (j, i) -> m) + b[m]"), {"A": (2, 3), "b": (6,)}))
+    c[j, i] = A[i, j] + split(b[m], m -> (j:3, i:2))
+    >>> unflattened(parse("c[m] = sum[k](collapse(A[i, j, k], (j, i) -> m))"), {"A": (2, 3, 2)}) is None
+    True
+    """
+    if len(program.lhs.indices) != 1 or any(isinstance(n, Reduce) for n in walk_notation(program.rhs)):
+        return None
+    m = program.lhs.indices[0]
+    # (each index bound once: a later collapse's are renamed to the first's, which nothing inside it binds)
+    rhs = distinct_bindings(program.rhs, {str(m), program.lhs.tensor})
+    pair = next((n.indices for n in walk_notation(rhs) if isinstance(n, Collapse) and n.result == m), None)
+    if pair is None:
+        return None
+    try:
+        extents = infer_shapes(program, shapes).extents
+    except ShapeError:
+        return None
+    sizes = tuple(extents[i] for i in pair)
+
+    def visit(e):
+        if m not in free_indices(e):
+            return e if isinstance(e, (Literal, Access)) else None
+        if isinstance(e, Call):
+            args = [visit(a) for a in e.args]
+            return None if any(a is None for a in args) else replace(e, args=tuple(args))
+        if isinstance(e, Access) and e.indices == (m,):
+            # (a vector read at m: split back into the pair, each group of it read a column apart)
+            return Split(e, m, pair, sizes)
+        if not isinstance(e, Collapse) or e.result != m:
+            return None
+        out = e.operand
+        for old, new in zip(e.indices, pair):
+            out = rename_index(out, old, new)
+        return out
+
+    body = visit(rhs)
+    if body is None:
+        return None
+    flat = replace(program, lhs=replace(program.lhs, indices=tuple(pair)), rhs=body)
+    try:
+        infer_shapes(flat, shapes)      # (the collapses' extents agree)
+    except ShapeError:
+        return None
+    return flat
+
+
+def column_major(program, inputs: dict, out_format, fill, why: str):
+    """``(lowering, note, data)``: ``program``, a column-major flatten (:func:`unflattened`) whose loop
+    in the output's order walks an input against its storage order (``why``), lowered as ``out[j, i] =
+    X`` with its loops ``i, j``; None where it is no such flatten or those loops do not walk its inputs
+    as stored either. ``inputs``: each tensor's :class:`~compiler.lattice.seqderive.ShapedFormat`;
+    ``out_format``: the output's (None: dense)."""
+    flat = unflattened(program, {t: f.shape for t, f in inputs.items()})
+    if flat is None:
+        return None
+    try:
+        low = seq_lower(flat, trace=Trace(), loop_order=(1, 0), result_fill=fill, **inputs)
+    except (StrategyError, SequenceError):
+        return None
+    if not all(jumps(s) for s in searched(low.cin)):
+        return None     # (a split vector's groups searched for a minor coordinate: no walk as stored)
+    major, minor = map(str, flat.lhs.indices)
+    (m,) = map(str, program.lhs.indices)
+    out = program.lhs.tensor
+    note = (f"{program} flattens column-major, and the loop over {m} walks an input against its storage order "
+            f"({why}): the collapse undone, {flat}, its loops run {minor}, {major}, the inputs' order, each entry "
+            f"at {m} = {major}·|{minor}| + {minor} of {out}, ")
+    if out_format is None or output_kind(out_format) == "dense":
+        note += f"written at random into the dense {out}"
+    else:
+        note += (f"the entries sorted by {m} before {out} appends them: phase 1 counts each {major}'s entries, a "
+                 f"prefix sum gives each {major}'s start, phase 2 places each entry at its {major}'s next slot (the "
+                 f"loops reach {minor} in increasing order: a counting sort)")
+    return replace(low, assembly="column-major", flattened=m), note, {"order": [1, 0], "program": str(flat)}
+
+
+class ColumnMajorOutput:
+    """The one-mode output ``inner`` (a :class:`~compiler.lattice.seqoutput.SeqOutput` or
+    :class:`~compiler.lattice.seqassembly.SeqAssembly`) written by stores at ``(j, i)``
+    (``indices``, of extents ``shape``): each at ``at = j·|i| + i``, a local of that name."""
+
+    def __init__(self, inner, indices: tuple, shape: tuple, at: str):
+        self.inner, self.indices, self.minors, self.at = inner, tuple(indices), int(shape[1]), at
+
+    def __getattr__(self, name):
+        # (its kind, parameters, first and last statements, the code around the loops: the one-mode output's)
+        return getattr(self.inner, name)
+
+    def case(self, index: str, stmts: list) -> list:
+        return stmts        # (the output's one loop is none of the (j, i) loops: see store)
+
+    def store(self, idxs: tuple, value) -> list:
+        major, minor = (Var(x) for x in idxs)
+        flat = BinOp("+", BinOp("*", major, Const(self.minors, I64)), minor)
+        # (one entry is one iteration of the loop over the output's index: its level's code around it)
+        return self.inner.case(self.at, [Declare(Var(self.at), I64, flat), *self.inner.store((self.at,), value)])
+
+
+def column_major_output(name: str, fmt, indices: tuple, shape: tuple, dtype: str, fresh, at: str):
+    """Output ``name`` of one mode, of ``fmt``, written by the loops of ``out[j, i] = X``
+    (``indices``, of extents ``shape``) running ``i, j``: at random where dense, else its entries
+    sorted by ``j`` first (:class:`~compiler.lattice.seqgroupsort.SortedOutput`); ``at`` names the
+    flat coordinate (a fresh name from it)."""
+    at = fresh(at)
+    inner = sequence_output(name, fmt, (at,), (int(shape[0]) * int(shape[1]),), dtype, fresh)
+    out = ColumnMajorOutput(inner, indices, shape, at)
+    if out.kind == "dense":
+        return out
+    return SortedOutput(out, indices, tuple(reversed(indices)), shape, dtype, fresh)
+
+
+__all__ = ["ColumnMajorOutput", "column_major", "column_major_output", "unflattened"]
