@@ -22,37 +22,18 @@ coordinate twice, or sort and append each visit's half on its own. Those are ref
 
 from __future__ import annotations
 
-from dataclasses import fields, is_dataclass
-
 from ..stand_in import fiber_word, format_text
-from .seqcfir import Forall, Stmt
+from .seqgroupsort import foralls
 from .seqlattice import boundaries
 from .seqoutput import output_kind
 from .sequences import Project, walk
-
-
-def _foralls(stmt) -> list:
-    """The foralls of the CIN ``stmt``, outermost first."""
-    out = []
-
-    def visit(s) -> None:
-        if isinstance(s, Forall):
-            out.append(s)
-        for f in fields(s) if is_dataclass(s) else ():
-            value = getattr(s, f.name)
-            for x in value if isinstance(value, tuple) else (value,):
-                if isinstance(x, Stmt):
-                    visit(x)
-
-    visit(stmt)
-    return out
 
 
 def straddled_groups(stmt) -> list:
     """``(major, minor, position, J)`` for each split in the CIN ``stmt`` whose groups of ``J`` straddle
     ``position``, where a concatenation's loops move on to its next part: ``major`` loops over the
     split's ``π0``, ``minor`` over its ``π1`` (None where no loop does)."""
-    loops = _foralls(stmt)
+    loops = foralls(stmt)
     found = []
     for f in loops:
         for node in walk(f.seq):

@@ -112,7 +112,8 @@ def test_dense_levels_over_one_list_stored_across_the_group_are_scattered(fill):
     program = PROGRAM.format(I=3, K=2)
     want = ss.evaluate(program, A=A, B=B)[0]
     k = ss.lower(program, strategy="lattice", A=A, B=B, c=Format(Dense(Dense(SparseList(Element(fill))))))
-    assert "straddle position 3" in k.trace.find("loop-order")[0].note and "scatter" in k.trace.find("loop-order")[0].note
+    note = k.trace.find("loop-order")[0].note
+    assert "straddle position 3" in note and "built by a scatter" in note
     got = k(A=A, B=B)
     got.validate()
     np.testing.assert_array_equal(got.to_numpy(), want)
