@@ -84,6 +84,23 @@ def sorts_groups(fmt) -> bool:
     return fmt.ndim >= 2 and output_kind(fmt) != "dense" and not scatters(fmt)
 
 
+def foralls(stmt) -> list:
+    """The foralls of the CIN ``stmt``, outermost first (a block's in order, a reduction's loops too)."""
+    out = []
+
+    def visit(s) -> None:
+        if isinstance(s, Forall):
+            out.append(s)
+        for f in fields(s) if is_dataclass(s) else ():
+            value = getattr(s, f.name)
+            for x in value if isinstance(value, tuple) else (value,):
+                if isinstance(x, Stmt):
+                    visit(x)
+
+    visit(stmt)
+    return out
+
+
 def loop_order(stmt) -> tuple:
     """The indices of the foralls of the CIN ``stmt``, outermost first (each once).
 
@@ -92,19 +109,7 @@ def loop_order(stmt) -> tuple:
     >>> loop_order(Forall("i", Universe(2, "i"), Forall("k", Universe(3, "k"), Block(()))))
     ('i', 'k')
     """
-    out = []
-
-    def visit(s) -> None:
-        if isinstance(s, Forall) and s.index not in out:
-            out.append(s.index)
-        for f in fields(s) if is_dataclass(s) else ():
-            value = getattr(s, f.name)
-            for x in value if isinstance(value, tuple) else (value,):
-                if isinstance(x, Stmt):
-                    visit(x)
-
-    visit(stmt)
-    return tuple(out)
+    return tuple(dict.fromkeys(f.index for f in foralls(stmt)))
 
 
 def group_sort_note(out: str, fmt, order: tuple, why: str) -> str:
@@ -316,4 +321,5 @@ def group_sorted(inner, indices: tuple, low, dtype: str, fresh) -> SortedOutput:
     return kind(inner, indices, order, low.shape, dtype, fresh)
 
 
-__all__ = ["GroupSortedOutput", "SortedOutput", "group_sort_note", "group_sorted", "loop_order", "sorts_groups", "swapped"]
+__all__ = ["GroupSortedOutput", "SortedOutput", "foralls", "group_sort_note", "group_sorted", "loop_order", "sorts_groups",
+           "swapped"]

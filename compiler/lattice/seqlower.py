@@ -81,6 +81,7 @@ from .seqstride import jumps, searched
 from .seqscatter import scatter_note, scatters
 from .seqgroupsort import group_sort_note, sorts_groups, swapped
 from .seqcolmajor import column_major
+from .seqstraddle import straddle_refusal, straddle_scatter_note
 from .seqsumscatter import bucketed
 from .seqsumrows import unbucketed
 from .seqcfir import same_value
@@ -178,6 +179,16 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
                 if other is not None:
                     low = adopted(*other)
                     continue
+            refused = straddle_refusal(program, low, out_format)
+            if refused and not low.assembly:
+                # (a scatter takes each part's half of a straddling group in turn: its fibers fill in the loops' order)
+                other = reordered(program, inputs, out_format, fill, refused, scatter_only=True)
+                if other is not None:
+                    low = adopted(other[0], straddle_scatter_note(out, out_format, refused, other[2]["order"]),
+                                  other[2])
+                    continue
+            if refused:
+                raise StrategyError(refused)
             notes = []
             fn = emit_function(low, formats, name or f"lattice_{out}", out_format, dtype, notes)
             trace.steps += steps.steps
