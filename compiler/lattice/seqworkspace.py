@@ -114,8 +114,11 @@ def split_sums(program, extents: dict, fills: dict | None = None, rows: tuple | 
             k += 1
             name = f"w{k}"
         taken.add(name)
-        idxs = tuple(sorted((str(i) for i in free_indices(s)), key=order.index))
-        kept = rows is not None and len(idxs) == len(order) == 2
+        # (the output's indices in its order; a sum under a shape operator has its own, `k` of
+        # slice(sum[l](A[k, l] * B[l, j]), k -> i): after them, as the sum has them)
+        own = [str(i) for i in free_indices(s)]
+        idxs = tuple(sorted(own, key=lambda x: order.index(x) if x in order else len(order) + own.index(x)))
+        kept = rows is not None and len(idxs) == len(order) == 2 and set(idxs) == set(order)
         if kept:
             idxs = tuple(order[m] for m in rows)
         by_name = {str(i): i for i in free_indices(s)}
