@@ -345,7 +345,7 @@ def test_any_sum_of_3d_parts_into_a_sparse_matrix(case):
 SLICED_PRODUCT = "c[i, j] = slice(sum[l](A[k, l] * B[l, j]), k -> i, (1, 5, 2))"
 
 
-@pytest.mark.parametrize("out", [None, "csr", "coo"])
+@pytest.mark.parametrize("out", [None, "dense", "csr", "coo"])
 @pytest.mark.parametrize("fills", [(0.0, 0.0), (nan, 1.0)])
 def test_a_sum_under_a_slice_is_summed_into_a_workspace_over_its_own_indices(out, fills):
     rng = np.random.default_rng(5)
