@@ -107,8 +107,13 @@ def nest_names(index: str, taken) -> tuple[str, str]:
     return fresh(f"{index}_row"), fresh(f"{index}_col")
 
 
-def _held(stmt) -> list:
-    """The statements ``stmt`` (CIN or CFIR) holds: a loop's body, a block's, a switch's cases'."""
+def held(stmt) -> list:
+    """The statements ``stmt`` (CIN or CFIR) holds: a loop's body, a block's, a switch's cases'.
+
+    >>> from compiler.lattice.seqcfir import Assign, Block, Lit, Skip
+    >>> held(Block((Skip(), Assign("c", (), Lit(1.0)))))
+    [Skip(), Assign(out='c', idxs=(), value=Lit(value=1.0))]
+    """
     out = []
     for f in fields(stmt) if is_dataclass(stmt) else ():
         if f.name in ("body", "stmts", "cases"):
@@ -127,7 +132,7 @@ def index_names(stmt) -> set:
     """
     out = {getattr(stmt, f, None) for f in ("index", "outer", "inner")} - {None}
     out |= set(getattr(stmt, "idxs", ()))
-    return out.union(*(index_names(x) for x in _held(stmt)))
+    return out.union(*(index_names(x) for x in held(stmt)))
 
 
 def writes_at(stmt, index: str) -> bool:
@@ -138,7 +143,7 @@ def writes_at(stmt, index: str) -> bool:
     >>> writes_at(Block((Reduce("t", (), Lit(1.0)),)), "m"), writes_at(Assign("c", ("m",), Lit(1.0)), "m")
     (False, True)
     """
-    return index in getattr(stmt, "idxs", ()) or any(writes_at(x, index) for x in _held(stmt))
+    return index in getattr(stmt, "idxs", ()) or any(writes_at(x, index) for x in held(stmt))
 
 
-__all__ = ["nests", "factored", "nest_names", "index_names", "writes_at"]
+__all__ = ["nests", "factored", "nest_names", "held", "index_names", "writes_at"]
