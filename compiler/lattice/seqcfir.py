@@ -58,7 +58,7 @@ from ..algebra import NOVALUE, Operator, lookup
 from ..trace import Artifact, Rewrite, Trace
 from .seqlattice import build_seq_lattice, drop_fill_points, live_keys, loop_tag, simplify
 from .seqlocate import at_coordinate, locatable, once_each, remove_locators, replaced
-from .seqproductnest import index_names, nest_names, nests, writes_at
+from .seqproductnest import factored, index_names, nest_names, nests, writes_at
 from .seqrewind import rewound, walked_below
 from .seqvalues import NAN_PROPAGATING
 from .sequences import (EMPTIES, Concat, Empty, Intersect, Level, Product, Project, Seq, Union,
@@ -670,6 +670,10 @@ class Compiler:
         if isinstance(live, EMPTIES):
             self.rewrites.append(Rewrite("empty-loop", str(f.seq), "skip"))
             return Skip()
+        merged = None if nests(live) else factored(live)
+        if merged is not None:
+            self.rewrites.append(Rewrite("product-factored", str(live), str(merged)))
+            live = simplify(merged, seen, self.rewrites)
         if nests(live):
             # (what only the part of a concatenation the loops are not at reads is not walked: the rows of
             # stack([A, B]).reshape(2, -1) walk A's in the first part, B's in the second)

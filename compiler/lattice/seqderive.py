@@ -317,7 +317,7 @@ class Deriver:
         """The collapse of ``x`` over ``(j, k)`` where ``x`` does not vary with one of them (or
         either): that index's universe in its place, ``U_j × k_b`` for ``b[k]``."""
         a, b = sub(x, j), sub(x, k)
-        return grouped_product(x, Universe(self.size(j), str(j)) if a is None else a,
+        return grouped_product(Universe(self.size(j), str(j)) if a is None else a,
                                Universe(self.size(k), str(k)) if b is None else b)
 
     def _seq(self, e, i: Index, log, d):
@@ -414,7 +414,7 @@ class Deriver:
                     u = Universe(a.J, str(j))
                     return (f"line 9: collapse into {i} is ×, of a split's minor index first: its universe, "
                             f"each group searched for its coordinate", Product(u, Stride(b.a, a.J, str(j), u)))
-                return f"line 9: collapse into {i} is ×", grouped_product(e, a, b)
+                return f"line 9: collapse into {i} is ×", grouped_product(a, b)
             if i in e.indices:
                 return "consumed here", None
             return "line 10: collapse into another index", sub(e.operand)

@@ -80,7 +80,8 @@ from .seqgroupsort import group_sorted
 from .seqcolmajor import column_major_output
 from .seqwalk import LeafCode, LeafWalks
 from .seqsumrows import emit_producers, workspace_codes
-from .seqrewind import cursor_vars, declare_starts, product_rewinds, restarted, rewind_stmts, save_stmts
+from .seqrewind import (cursor_vars, declare_starts, loop_repeats, product_rewinds, restarted, rewind_stmts, save_stmts,
+                        walked_again)
 from .seqstride import seek, stride_next, stride_start, unstride
 from .sequences import (EMPTIES, Concat, Intersect, Level, Offset, Pad, Product, Project, Seq, Slice, Stride,
                         Union, Universe, walk)
@@ -410,8 +411,15 @@ class SeqEmitter(LeafWalks):
             pre, x = self.bound(self.eval(s))
             return pre + self.advance(s, x, absent)
         if isinstance(s, Product):
-            pre, x = self.bound(self.eval(s.a), "outer") if s.a.iters() & s.b.iters() else ([], None)
+            # (the left operand repeats the group the right one walks: back to its start where the right one runs
+            # out, so the left operand is where it was; else a cursor they share may have moved it on)
+            back = walked_again(s)
+            shared = s.a.iters() & s.b.iters() - {leaf for p in back for leaf in p.a.iters()}
+            pre, x = self.bound(self.eval(s.a), "outer") if shared else ([], None)
             out = pre + self.next(s.b, absent)
+            if back:
+                out.append(If(not_(self.valid(s.b)), [y for p in back for y in rewind_stmts(self, p)]
+                              + self.next(s.a, absent) + self.restart(s, absent)))
             if x is not None:
                 # the inner operand shares the outer one's cursor (π0(X, J) × π1(X, J)) and moved it on
                 out.append(If(and_(self.valid(s.a), not_(self.valid(s.b)), self.eval(s.a).ne(x)),
@@ -600,6 +608,8 @@ class SeqEmitter(LeafWalks):
             # (a loop over an output index closes the segment of the output level it indexes)
             inner += self.out.case(w.index, self.stmt(w.body))
             self.known = outside
+            # (a group the loop repeats, walked by a π1 loop inside: back to its start for the next coordinate)
+            inner += [y for p in loop_repeats(w.seq, w.body) for y in rewind_stmts(self, p)]
             switched = w.body.body if isinstance(w.body, cf.Bind) else w.body
             if isinstance(switched, cf.Switch) or isinstance(w.seq, (Union, Intersect)) or _moved_inside(w):
                 return inner + self.advance(w.seq, x, {})
@@ -712,9 +722,10 @@ def emit_function(low, formats: dict, name: str, out_format=None, dtype: str | N
         | {p.name for p in params} | {p.name for w, fmt in work.items() for p in input_params(w, fmt)}
     em = SeqEmitter({**formats, **work}, names, dtype, taken)
     em.workspaces = workspace_codes(low, work, em.fresh)
-    em.rewinding = frozenset(p.group_key for w in _whiles(low.cfir.cfir) for p in w.rewind) | frozenset(
-        p.group_key for w in _whiles(low.cfir.cfir) for s in (w.seq, *(x for pair in w.locs for x in pair))
-        for n in walk(s) if isinstance(n, Product) for p in product_rewinds(n))
+    whiles = list(_whiles(low.cfir.cfir))
+    em.rewinding = frozenset(p.group_key for w in whiles for p in w.rewind + loop_repeats(w.seq, w.body)) \
+        | frozenset(p.group_key for w in whiles for s in (w.seq, *(x for pair in w.locs for x in pair))
+                    for n in walk(s) if isinstance(n, Product) for p in product_rewinds(n) + walked_again(n))
     if low.assembly == "accumulate":
         em.out = accumulated_output(out, out_format, low.shape, dtype, em.fresh, zero=not plain_zero(low.fill),
                                     indices=tuple(str(i) for i in program.lhs.indices), cin=low.cin)

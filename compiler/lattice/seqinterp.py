@@ -22,7 +22,7 @@ from .seqcfir import (Add, Alloc, Assign, Bind, Block, Cat, Fold, Lit, Mul, Op, 
                       Temp, While)
 from .seqiter import Cursors, advance, enter, equals, eval_, init, locate, resume, valid
 from .seqlattice import edges
-from .seqrewind import rewind
+from .seqrewind import loop_repeats, rewind
 from .sequences import SequenceError, at_index
 
 
@@ -129,6 +129,8 @@ def interpret(cf, data: Mapping, env: Mapping | None = None) -> Run:
         if not all(valid(e, st) for e in edges(w.seq)):
             return      # an edge of this loop ran out before: not the state the loops reached
         resume(w.seq, st)
+        # (a group the loop repeats, walked by a π1 loop inside: back to its start after each coordinate)
+        repeats = loop_repeats(w.seq, w.body)
         while valid(w.seq, st):
             budget[0] -= 1
             if budget[0] < 0:
@@ -142,6 +144,8 @@ def interpret(cf, data: Mapping, env: Mapping | None = None) -> Run:
                 if valid(iterated, st):
                     locate(located, st, eval_(iterated, st))
             run_stmt(w.body)
+            for p in repeats:
+                rewind(p, st)
             advance(w.seq, st, x)
 
     run_stmt(stmt)

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from .seqrewind import product_rewinds, restarted, rewind, save_start
+from .seqrewind import product_rewinds, restarted, rewind, save_start, walked_again
 from .sequences import (ABSENT, EMPTIES, LEAVES, Concat, Intersect, Offset, Pad, Product, Project, Seq,
                         SequenceError, Slice, Stride, Union, leaf_fiber, lower_bound, stride_at, walk)
 
@@ -340,7 +340,15 @@ def next_(s: Seq, st: Cursors) -> None:
     elif isinstance(s, Product):
         x = eval_(s.a, st)
         next_(s.b, st)
-        if valid(s.a, st) and not valid(s.b, st) and eval_(s.a, st) != x:
+        back = walked_again(s)
+        if back and not valid(s.b, st):
+            # (the left operand repeats the group the right one walked: back to its start, where the left
+            # operand's next coordinate is, seqrewind; the right one restarts there)
+            for p in back:
+                rewind(p, st)
+            next_(s.a, st)
+            _restart(s, st)
+        elif valid(s.a, st) and not valid(s.b, st) and eval_(s.a, st) != x:
             # the inner operand shares the outer one's cursor (π0(X, J) × π1(X, J)) and moved it
             # to the next group already: start there, do not step past it
             _restart(s, st)

@@ -584,10 +584,11 @@ def unsupported(seq: Seq, straddle: bool = False) -> str | None:
     * a union or concatenation inside a product's right operand (unless its left operand is a
       concatenation, which :func:`simplify` distributes the product over, or the right operand is a
       concatenation of parts reading their own tensors, which it makes a union of one product per
-      part; a product that is a loop's whole sequence never comes here: the CFIR nests its operands'
-      loops, :mod:`compiler.lattice.seqproductnest`): edges come only from the left
-      operand (Fig. 13), so the right one's operands running out separately is no state of the
-      lattice, and the drop-out loop would skip the other operand's rest of the fiber;
+      part; a product that is a loop's whole sequence, or is merged with its other operands into one
+      first, never comes here: the CFIR nests its operands' loops, :mod:`compiler.lattice.seqproductnest`):
+      edges come only from the left operand (Fig. 13), so the right one's operands running out
+      separately is no state of the lattice, and the drop-out loop would skip the other operand's rest
+      of the fiber;
     * a projection ``π0(a ⊔ b, J)`` with ``J`` not dividing ``|a|``: a group straddles the two
       fissioned loops and is visited by both, each over its own part of the group: right where
       the loop's body writes the group's entries one by one (``straddle``: the caller found no

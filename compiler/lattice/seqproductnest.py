@@ -37,19 +37,62 @@ while m_row <- i_B with i_C = i_B
     c(m) = C(i_C, j_C)
 >>> nests(seq), nests(Product(iB, jB)), nest_names("m", {"m", "m_row"})
 (True, False, ('m_row1', 'm_col'))
+
+Such a product merged with another operand, ``collapse(A * (B + C)) + w[m]``, iterating ``((i_A ∩ (i_B
+∪ i_C)) × (j_A ∩ (j_B ∪ j_C))) ∪ m_w``, is one loop over a union whose product has no iterator of its
+own to merge with ``m_w``'s. :func:`factored` makes it one product first, ``(i_A ∩ (i_B ∪ i_C) ∪
+π0(m_w, 4)) × (j_A ∩ (j_B ∪ j_C) ∪ π1(m_w, 4))``: the other operand split into the product's rows
+and columns (its rows merged with the left operand's, each row's columns with the right operand's, as
+the split of a vector is walked), then nested as above.
 """
 
 from __future__ import annotations
 
 from dataclasses import fields, is_dataclass
 
-from .sequences import Concat, Product, Seq, Union, walk
+from .sequences import Concat, Intersect, Product, Project, Seq, Union, walk
 
 
 def nests(s: Seq) -> bool:
     """Whether the loop over ``s`` nests its operands' loops: ``s`` a product whose right operand
     holds a union or a concatenation (which one loop over the product cannot walk: see above)."""
     return isinstance(s, Product) and any(isinstance(n, (Union, Concat)) for n in walk(s.b))
+
+
+def factored(s: Seq) -> Product | None:
+    """``s``, a union or intersection of a product that :func:`nests` with other operands, as one
+    product that nests: ``(a × b) ∪ x`` is ``(a ∪ π0(x, |b|)) × (b ∪ π1(x, |b|))`` (the same
+    coordinates: row ``r`` of ``x`` is at ``r·|b|`` + its columns, and a π1 walks only the group its π0
+    is at), ``(a × b) ∪ (c × d)`` of ``|d| = |b|`` is ``(a ∪ c) × (b ∪ d)``, and ``∩`` alike; None
+    where no such product is in ``s`` (or two of other row lengths).
+
+    >>> from compiler.lattice.sequences import Level
+    >>> (iA, jA), (iB, jB) = ((Level(t, 0, "dense", 2, "i"), Level(t, 1, "compressed", 3, "j")) for t in "AB")
+    >>> w = Level("w", 0, "compressed", 6, "m")
+    >>> print(factored(Union(Product(iA, Union(jA, jB)), w)))
+    (i_A ∪ π0(m_w, 3)) × ((j_A ∪ j_B) ∪ π1(m_w, 3))
+    >>> print(factored(Intersect(w, Product(iA, Union(jA, jB)))), factored(Union(Product(iA, jA), w)))
+    (π0(m_w, 3) ∩ i_A) × (π1(m_w, 3) ∩ (j_A ∪ j_B)) None
+    """
+    if nests(s):
+        return s
+    if not isinstance(s, (Union, Intersect)):
+        return None
+    sides = (factored(s.a), factored(s.b))
+    J = next((f.b.size() for f in sides if f is not None), None)
+    if J is None or any(f is not None and f.b.size() != J for f in sides):
+        return None
+    rows, cols = [], []
+    for x, f in zip((s.a, s.b), sides):
+        x = f if f is not None else x
+        if isinstance(x, Product) and x.b.size() == J:
+            rows.append(x.a)
+            cols.append(x.b)
+        else:
+            rows.append(Project(0, x, J))
+            cols.append(Project(1, x, J))
+    op = type(s)
+    return Product(op(*rows), op(*cols))
 
 
 def nest_names(index: str, taken) -> tuple[str, str]:
@@ -64,8 +107,13 @@ def nest_names(index: str, taken) -> tuple[str, str]:
     return fresh(f"{index}_row"), fresh(f"{index}_col")
 
 
-def _held(stmt) -> list:
-    """The statements ``stmt`` (CIN or CFIR) holds: a loop's body, a block's, a switch's cases'."""
+def held(stmt) -> list:
+    """The statements ``stmt`` (CIN or CFIR) holds: a loop's body, a block's, a switch's cases'.
+
+    >>> from compiler.lattice.seqcfir import Assign, Block, Lit, Skip
+    >>> held(Block((Skip(), Assign("c", (), Lit(1.0)))))
+    [Skip(), Assign(out='c', idxs=(), value=Lit(value=1.0))]
+    """
     out = []
     for f in fields(stmt) if is_dataclass(stmt) else ():
         if f.name in ("body", "stmts", "cases"):
@@ -84,7 +132,7 @@ def index_names(stmt) -> set:
     """
     out = {getattr(stmt, f, None) for f in ("index", "outer", "inner")} - {None}
     out |= set(getattr(stmt, "idxs", ()))
-    return out.union(*(index_names(x) for x in _held(stmt)))
+    return out.union(*(index_names(x) for x in held(stmt)))
 
 
 def writes_at(stmt, index: str) -> bool:
@@ -95,7 +143,7 @@ def writes_at(stmt, index: str) -> bool:
     >>> writes_at(Block((Reduce("t", (), Lit(1.0)),)), "m"), writes_at(Assign("c", ("m",), Lit(1.0)), "m")
     (False, True)
     """
-    return index in getattr(stmt, "idxs", ()) or any(writes_at(x, index) for x in _held(stmt))
+    return index in getattr(stmt, "idxs", ()) or any(writes_at(x, index) for x in held(stmt))
 
 
-__all__ = ["nests", "nest_names", "index_names", "writes_at"]
+__all__ = ["nests", "factored", "nest_names", "held", "index_names", "writes_at"]

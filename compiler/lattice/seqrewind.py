@@ -25,6 +25,7 @@ from __future__ import annotations
 from ..errors import StrategyError
 from ..imperative import ir
 from ..imperative.ir import Declare, Var
+from .seqproductnest import held
 from .sequences import Level, Product, Project, Seq, walk
 
 
@@ -122,6 +123,68 @@ def product_rewinds(p: Product) -> tuple:
     return tuple(out)
 
 
+def repeated(s: Seq) -> tuple:
+    """The π0s in the products of ``s`` that their product comes back to, whose π1 it does not walk
+    itself: in its left operand over its right one's coordinates (``π0(l_a, 3) × U_n``, np.repeat of a
+    reshape's rows: each coordinate of ``U_n`` in the same group again), in its right operand for each of
+    its left one's (``U_n × π0(l_a, 3)``, np.tile of them). A π1 walking such a group elsewhere moves the
+    cursor they share on (to the next group, or past the last), where the product is still at the group.
+
+    >>> from compiler.lattice.sequences import Level, Slice, Universe
+    >>> a = Level("a", 0, "compressed", 6, "l"); p0, p1 = Project(0, a, 3), Project(1, a, 3)
+    >>> [str(x) for x in repeated(Slice(Product(p0, Universe(2, "n")), 1, 3))], repeated(Product(p0, p1))
+    (['π0(l_a, 3)'], ())
+    >>> [str(x) for x in repeated(Product(Universe(2, "n"), p0))], repeated(Product(Universe(2, "n"), Product(p0, p1)))
+    (['π0(l_a, 3)'], ())
+    """
+    out = []
+    for p in walk(s):
+        if isinstance(p, Product):
+            walked = {n.group_key for n in walk(p) if isinstance(n, Project) and n.k == 1}
+            out += [n for n in walk(p) if isinstance(n, Project) and n.k == 0 and n.group_key not in walked
+                    and n not in out]
+    return tuple(out)
+
+
+def walked_again(p: Product) -> tuple:
+    """The π0s :func:`repeated` in ``p``'s left operand whose group a π1 of its right operand walks:
+    where the right operand runs out, ``p`` puts their cursors back at the group's start, where the left
+    operand's next coordinate is (``(π0(l_a, 3) × U_n)[1:5] × π1(l_a, 3)``, a repeat of a reshape's rows
+    sliced, raveled): the π1 moved the cursor they share past the group, and the left operand would have
+    left the group, its repeats not walked.
+
+    >>> from compiler.lattice.sequences import Level, Slice, Universe
+    >>> a = Level("a", 0, "compressed", 6, "l"); p0, p1 = Project(0, a, 3), Project(1, a, 3)
+    >>> [str(x) for x in walked_again(Product(Slice(Product(p0, Universe(2, "n")), 1, 3), p1))]
+    ['π0(l_a, 3)']
+    """
+    keys = {n.group_key for n in walk(p.b) if isinstance(n, Project) and n.k == 1}
+    return tuple(n for n in repeated(p.a) if n.group_key in keys)
+
+
+def loop_repeats(seq: Seq, body) -> tuple:
+    """The π0s :func:`repeated` in ``seq``, a loop's sequence, whose group a π1 of a loop in its ``body``
+    (CFIR) walks (none ``seq`` walks itself: :func:`walked_again`): after each coordinate the loop puts
+    their cursors back at the group's start (``collapse(broadcast(n, split(a)), (i, n) -> k)`` looped
+    ``k, l``: the loop over ``l``, ``π1(l_a, 3)``, moved the cursor past the group, and the loop over ``k``
+    would take the next group at its next coordinate, still in this one).
+
+    >>> from compiler.lattice.seqcfir import Assign, Lit, While
+    >>> from compiler.lattice.sequences import Level, Universe
+    >>> a = Level("a", 0, "compressed", 6, "l"); p0, p1 = Project(0, a, 3), Project(1, a, 3)
+    >>> [str(x) for x in loop_repeats(Product(p0, Universe(2, "n")), While("l", p1, (), Assign("c", (), Lit(1.0))))]
+    ['π0(l_a, 3)']
+    """
+    own = {n.group_key for n in walk(seq) if isinstance(n, Project) and n.k == 1}
+    inside, stack = set(), [body]
+    while stack:
+        x = stack.pop()
+        if hasattr(x, "seq"):
+            inside |= {n.group_key for n in walk(x.seq) if isinstance(n, Project) and n.k == 1}
+        stack += held(x)
+    return tuple(n for n in repeated(seq) if n.group_key in inside - own)
+
+
 def restarted(s: Seq) -> frozenset:
     """The group keys of the π0s in the left operand of a product in ``s``: that product saves where
     such a group starts as it moves the π0 into it (its restart), not the loop over ``s`` at each of
@@ -136,18 +199,19 @@ def restarted(s: Seq) -> frozenset:
                      if isinstance(n, Project) and n.k == 0)
 
 
-def grouped_product(e, a: Seq, b: Seq) -> Product:
-    """``a × b`` (the collapse ``e``), with a product in ``a`` that repeats the group of a π1 of ``b`` over
+def grouped_product(a: Seq, b: Seq) -> Product:
+    """``a × b`` (a collapse), with a product in ``a`` that repeats the group of a π1 of ``b`` over
     its right operand taken into ``b`` instead: ``(π0(l_a, 3) × U_n) × π1(l_a, 3)`` (each group of a
     split repeated over ``n``, np.repeat of a reshape's rows, then collapsed with its minor index) is
     ``π0(l_a, 3) × (U_n × π1(l_a, 3))``, the same coordinates (a product is associative), where the
     inner product restarts the π1 at its group's start for each ``n`` (:func:`product_rewinds`): in the
     first form the π1 moved the cursor it shares with the π0 past the group, and the π0 took the next
-    one. A product repeating it deeper (under a slice) is refused, saying why.
+    one. A product repeating it deeper (under a slice: ``(π0(l_a, 3) × U_n)[1:5] × π1(l_a, 3)``) is kept: the
+    outer product puts the π0's cursor back at the group's start when the π1 runs out (:func:`walked_again`).
 
     >>> from compiler.lattice.sequences import Level, Universe
     >>> a = Level("a", 0, "compressed", 6, "l")
-    >>> print(grouped_product("e", Product(Project(0, a, 3), Universe(2, "n")), Project(1, a, 3)))
+    >>> print(grouped_product(Product(Project(0, a, 3), Universe(2, "n")), Project(1, a, 3)))
     π0(l_a, 3) × (U_n × π1(l_a, 3))
     """
     for key in {n.group_key for n in walk(b) if isinstance(n, Project) and n.k == 1}:
@@ -155,10 +219,7 @@ def grouped_product(e, a: Seq, b: Seq) -> Product:
         # (a product with the π0 on its left repeats each group over its right operand's coordinates)
         if any(isinstance(n, Product) and n.b.size() > 1 and any(x in inside for x in walk(n.a)) for n in walk(a)):
             if isinstance(a, Product):
-                return grouped_product(e, a.a, grouped_product(e, a.b, b))
-            raise StrategyError(f"{e}: the product repeats each group of a split's major index over another "
-                                f"index inside {a} and restarts its minor index (π1) there, past which the π1 "
-                                f"moved their shared cursor; the looplets strategy lowers it")
+                return grouped_product(a.a, grouped_product(a.b, b))
     return Product(a, b)
 
 
@@ -279,5 +340,6 @@ def rewind_stmts(em, p1: Project) -> list:
     return [ir.Assign(v, s) for leaf in sorted(p1.a.iters(), key=str) for v, s in saved.get(leaf.key, ())]
 
 
-__all__ = ["SplitOrder", "unopened", "between", "rewound", "product_rewinds", "restarted", "grouped_product",
+__all__ = ["SplitOrder", "unopened", "between", "rewound", "product_rewinds", "repeated", "walked_again",
+           "loop_repeats", "restarted", "grouped_product",
            "check_between", "save_start", "rewind", "cursor_vars", "declare_starts", "save_stmts", "rewind_stmts"]

@@ -25,9 +25,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import compiler as ss
 from compiler import Tensor, array as xp
-from compiler.errors import StrategyError
 from compiler.lattice.seqcfir import Assign, Forall, Lit, build_cfir
 from compiler.lattice.seqcheck import check_seq_lattice, random_data
 from compiler.lattice.seqinterp import interpret
@@ -147,13 +145,12 @@ def test_products_with_a_union_or_concatenation_on_the_right(case):
                    **operands(TIMES_SUM, ("csc", "csc", "csc")))
 
 
-def test_a_product_walked_beside_another_operand_stays_refused_naming_looplets():
-    # (a union around the product: one loop walks it beside w, so its operands' loops cannot nest)
+def test_a_product_walked_beside_another_operand_is_factored_into_one_product():
+    # (a union around the product, refused before: w split into its rows and columns, one product that nests,
+    # tests/compiler/lattice/test_seq_product_unions.py)
     t = {**operands(TIMES_SUM, ("csr",) * 3), "w": tensor((12,), "sparse_vector", 9)}
-    program = "c[m] = collapse(A[i, j] * (B[i, j] + C[i, j]), (i, j) -> m) + w[m]"
-    with pytest.raises(StrategyError, match=r"in the right operand of a product is not supported.*looplets"):
-        ss.lower(program, strategy="lattice", **t)
-    np.testing.assert_array_equal(ss.lower(program, **t)(**t).to_numpy(), ss.evaluate(program, **t)[0])
+    k, _ = one_kernel("c[m] = collapse(A[i, j] * (B[i, j] + C[i, j]), (i, j) -> m) + w[m]", **t)
+    assert "while m_row <- i_A ∪ π0(m_w, 4)" in k.trace.find("cfir")[0].after_text
 
 
 # -- a split's group repeated over another index -----------------------------------------------------------

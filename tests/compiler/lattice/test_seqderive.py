@@ -291,10 +291,12 @@ def test_refusals_name_the_node():
     np.testing.assert_array_equal(
         seq_evaluate("c[m] = collapse(A[i, j] * (A[i, j] + v[i]), (i, j) -> m)", A=A, v=np.arange(3.0)),
         (np.eye(3) * (np.eye(3) + np.arange(3.0)[:, None])).ravel())
-    # ... but not a product under a union, whose loop walks it beside another operand
-    with pytest.raises(SequenceError, match=r"in the right operand of a product is not supported"):
+    # ... and a product under a union, whose loop walks it beside another operand: factored into one product
+    # that nests, w split into its rows and columns (before, refused)
+    np.testing.assert_array_equal(
         seq_evaluate("c[m] = collapse(A[i, j] * (A[i, j] + v[i]), (i, j) -> m) + w[m]", A=A, v=np.arange(3.0),
-                     w=stored(np.arange(9.0), "sparse"))
+                     w=stored(np.arange(9.0), "sparse")),
+        (np.eye(3) * (np.eye(3) + np.arange(3.0)[:, None])).ravel() + np.arange(9.0))
     np.testing.assert_array_equal(seq_evaluate("c[m] = collapse(A[i, j] + v[i], (i, j) -> m)", A=A, v=np.arange(3.0)),
                                   (np.eye(3) + np.arange(3.0)[:, None]).ravel())
     np.testing.assert_array_equal(seq_evaluate("c[m] = collapse(A[i, j] + B[i, j], (i, j) -> m)", A=A, B=A),
