@@ -4,7 +4,10 @@ A sorted sparse output level (SparseList, SparseCOO, RunList, ...) is appended: 
 opened once, its coordinates written in increasing order, and closed. So the loops around a
 write must be the loops of its indices in storage order, one loop nest must write each fiber,
 and two loops writing one fiber must write it one after the other (a concatenation through
-windows: ``C[:n][i] = A[i]`` then ``C[n:][i] = B[i]``). :func:`check_sparse_writes` refuses
+windows: ``C[:n][i] = A[i]`` then ``C[n:][i] = B[i]``); two statements in one iteration must write
+entries each after the one before and before the next iteration's (an interleave, ``y[t + o * 2]``
+then ``y[t + 1 + o * 2]`` under a one-step ``t``; not ``y[j]`` then ``y[j + 1]``, which the next
+iteration writes again). :func:`check_sparse_writes` refuses
 what can never be in order and returns what only a call can tell: the outputs whose every call
 must validate that the second loop's coordinates follow the first's.
 
@@ -35,7 +38,7 @@ from ..imperative.ir import BinOp, Const, Select, Var
 from . import extents as X
 from .errors import ProgramError
 from .modifiers import Offset
-from .program import Assign, Block, Call, Define, Index, IndexModifier, Loop, Sieve, TensorRef, walk
+from .program import Assign, Block, Call, Define, Index, IndexModifier, Loop, Sieve, TensorRef, show_expr, walk
 
 _ELSEWHERE = "or store {t} in SparseHash or SparseByteMap, which accept writes in any order"
 
@@ -54,6 +57,7 @@ class _Append:
     own: tuple = ()      # ... and per loop of the level's modes, the mode's that loop walks last
                          # (None for a collapse's outer loop: j + o * M's o)
     at: tuple = ()       # the write's index expressions of the level's modes
+    write: object = None   # the write's left side, ``y[j + 1]``
 
 
 def _base(x):
@@ -232,6 +236,30 @@ def _disjoint(earlier: list, here: _Append) -> bool:
     return True
 
 
+def _interleaved(p: _Append, here: _Append, m0: int) -> bool:
+    """Whether ``here``, written after ``p`` in one iteration of the same loops, provably appends after
+    ``p`` and before ``p``'s entry of the next iteration: both in one parent fiber, their coordinates
+    the same but the last, a collapse's row ``t + c + o * M`` of a one-step loop ``t`` whose ``c``'s
+    are increasing within ``[0, M)`` (``y[t + o * 2]`` then ``y[t + 1 + o * 2]``: an interleave)."""
+    d = len(p.loops) - 1
+    if len(here.loops) != len(p.loops) or d < 0 or p.write.idxs[:m0] != here.write.idxs[:m0] \
+            or p.own[:d] != here.own[:d] or p.at[:-1] != here.at[:-1]:
+        return False
+    last = p.loops[d]
+    one_step = last.ext is not None and (last.ext.start, last.ext.stop) == (Const(0, "int64"), Const(1, "int64"))
+    return one_step and _after_at(p, here, d)
+
+
+def _written_at(write) -> str:
+    """Where a write lands, in the program's terms: ``y[j + 1]`` (a window's ``y[4:8][j]``: ``y[j + 4]``)."""
+    def text(x):
+        if isinstance(x, Offset):
+            delta = show_expr(x.delta)
+            return f"{text(x.index)} - {delta[1:]}" if delta.startswith("-") else f"{text(x.index)} + {delta}"
+        return text(x.index) if isinstance(x, IndexModifier) else show_expr(x)
+    return f"{write.tns.name}[{', '.join(text(x) for x in write.idxs)}]"
+
+
 def _after(p: _Append, here: _Append) -> bool:
     """Whether ``here``'s coordinates provably follow ``p``'s in the fiber they share: at their first
     differing loop, ``p`` writes below some bound at which ``here`` starts (``for j: C[j]``, then
@@ -403,6 +431,7 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1, skip=()) -> di
     nests: dict = {}   # per output, the nests appending fibers of their own, in order
     appended: dict = {}   # per output, the loops appending one fiber one after another
     rows: dict = {}    # per nested output, the first write's row nest
+    iterations: dict = {}   # per output, the writes in one iteration of the first write's loops
 
     def line(n: int) -> int:
         return n + first_line - 1
@@ -478,7 +507,7 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1, skip=()) -> di
                     for c in ([None] + [x] * (len(w) - 1) if len(w) > 1 else [x]))
         here = _Append(nest[:n0], nest[n0:len(want)], tuple(isinstance(x, Index) for x in own),
                        s.line, tuple(s.lhs.idxs[:m0]) if n0 - len(_strides(nest[:n0], s.lhs.idxs[:m0])) == m0
-                       else (), own, tuple(s.lhs.idxs[m0:m0 + lvl.nmodes]))
+                       else (), own, tuple(s.lhs.idxs[m0:m0 + lvl.nmodes]), s.lhs)
         seen = first.setdefault(t, here)
         if any(a is not b for a, b in zip(seen.parents, here.parents)) and _disjoint(nests.get(t, []), here):
             nests[t].append(here)
@@ -495,14 +524,34 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1, skip=()) -> di
                 f"nest, {_ELSEWHERE.format(t=t)}", s.line)
         d = next((d for d, (a, b) in enumerate(zip(seen.loops, here.loops)) if a is not b), None)
         if d is None:
-            if seen is not here and len(seen.loops) == len(here.loops) and seen.own == here.own:
+            if seen is here:
+                return
+            loops_of = ", ".join(i.name for i in want)
+            if len(seen.loops) == len(here.loops) and seen.write.idxs == here.write.idxs:
                 # (each write opens the entry: the second would append it again, or reset what the first
                 # wrote there; the looplets append an entry from one statement)
                 raise ProgramError(
                     f"output {t} is written by two statements (lines {line(seen.line)} and {line(s.line)}) at one "
                     f"entry of its {lvl.name} level (storage level {k}) in one iteration of the loops over "
-                    f"{', '.join(i.name for i in want)}: each would append that entry. Compute the entry into a "
+                    f"{loops_of}: each would append that entry. Compute the entry into a "
                     f"Scalar and write it once, {_ELSEWHERE.format(t=t)}", s.line)
+            # (two entries in one iteration: in order only if the second lies after the first, and before
+            # the first's of the next iteration, as in an interleave's rows; else the fiber gets a
+            # duplicate or goes back, which only SPARSESCOPE_VALIDATE_OUTPUTS would have noticed)
+            together = iterations.setdefault(t, [seen])
+            p = next((p for p in together if lvl.appends_runs or not _interleaved(p, here, m0)), None)
+            if p is not None:
+                why = (f"its {lvl.name} level (storage level {k}) appends runs, from one statement per iteration"
+                       if lvl.appends_runs else
+                       f"its {lvl.name} level (storage level {k}) is appended in increasing coordinate order, each "
+                       f"coordinate once, and the second entry does not provably lie after the first's and before "
+                       f"the first's of the next iteration (it would repeat or go back)")
+                raise ProgramError(
+                    f"output {t} is written by two statements (lines {line(p.line)} and {line(s.line)}) at "
+                    f"{_written_at(p.write)} and {_written_at(here.write)} in one iteration of the loops over "
+                    f"{loops_of}: {why}. Write {t} in one statement per iteration, {_ELSEWHERE.format(t=t)}", s.line)
+            together.append(here)
+            appended.setdefault(t, [seen]).append(here)   # (later loops over the fiber follow both)
             return
         first_loop, i = seen.loops[d], want[n0 + d].name
         walked = [[lp for lp in a.loops if lp.idx not in _strides(a.loops, [c for c in a.own if c is not None])]
