@@ -404,3 +404,17 @@ def test_drop_unused_locals_drops_what_the_walk_everything_version_drops(stmts):
 def test_drop_dead_assignments_drops_what_the_walk_everything_version_drops(stmts):
     from compiler.imperative.cleanup import drop_dead_assignments
     assert drop_dead_assignments(stmts) == _reference_drop_dead_assignments(stmts)
+
+
+def test_a_concatenations_first_loop_leaves_no_dead_end_of_the_fiber():
+    # (before: C0_pos[1] = C0_nnz; after each of the two loops appending C's one fiber)
+    from compiler.looplets import compile_program
+    from compiler.looplets.gallery import concat
+    a, b = np.array([0, 2.0, 2, 0, 3]), np.array([3.0, 3, 0, 0])
+    A, B = Tensor.from_numpy(a, "sparse"), Tensor.from_numpy(b, "sparse")
+    k = compile_program(concat, C=Tensor.from_numpy(np.zeros(9), "sparse"), A=A, B=B)
+    assert k.c_source.count("C0_pos[1] = C0_nnz;") == 1
+    got = k(A=A, B=B)
+    got.validate()
+    np.testing.assert_array_equal(got.to_numpy(), np.r_[a, b])
+    np.testing.assert_array_equal(k.interpret(A=A, B=B).to_numpy(), np.r_[a, b])
