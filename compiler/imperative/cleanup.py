@@ -46,6 +46,7 @@ idx[0] = 3;
 from __future__ import annotations
 
 import itertools
+import re
 from collections import Counter
 from dataclasses import replace
 
@@ -339,29 +340,40 @@ def _without_overwritten(stmts: list) -> list:
     flat = untagged(stmts)
     if sum(isinstance(s, Store) for s in flat) < 2:
         return stmts
-    dead = set()
+    dead, touched = set(), {}
     for k, s in enumerate(flat):
         if not isinstance(s, Store) or not pure(s.value):
             continue
         index_vars = var_names(s.index)
-        for t in flat[k + 1:]:
-            if _overwrites(s, t):
+        for m in range(k + 1, len(flat)):
+            if _overwrites(s, flat[m]):
                 dead.add(k)
                 break
-            if _blocks_overwrite(t, s.buffer, index_vars):
+            if m not in touched:   # (each statement walked once, however many stores look past it)
+                touched[m] = _touches(flat[m])
+            arrays, assigned, breaks = touched[m]
+            if breaks or s.buffer in arrays or index_vars & assigned:
                 break
     return _without_positions(stmts, dead) if dead else stmts
 
 
-def _blocks_overwrite(t, buffer: str, index_vars) -> bool:
+def _touches(t) -> tuple[set, set, bool]:
+    """``(arrays, assigned, breaks)`` of ``t`` and everything in it: the arrays it mentions (a load,
+    a store, a growth, a view, a pragma's words, a name), the locals it declares or assigns (a
+    loop's index too), and whether a ``break`` is in it."""
+    arrays, assigned, breaks = set(), set(), False
     for n in walk(t):
-        if isinstance(n, Break) or buffer in (getattr(n, "buffer", None), getattr(n, "of", None)) or \
-                isinstance(n, Pragma) and buffer in n.text or isinstance(n, Var) and n.name == buffer:
-            return True
-        if isinstance(n, (Assign, CompoundAssign)) and n.target.name in index_vars or \
-                isinstance(n, Declare) and n.var.name in index_vars or isinstance(n, For) and n.var.name in index_vars:
-            return True
-    return False
+        arrays |= {x for x in (getattr(n, "buffer", None), getattr(n, "of", None)) if isinstance(x, str)}
+        if isinstance(n, Pragma):
+            arrays |= set(re.findall(r"[A-Za-z_]\w*", n.text))
+        elif isinstance(n, Var):
+            arrays.add(n.name)   # (an array passed by name)
+        elif isinstance(n, (Assign, CompoundAssign)):
+            assigned.add(n.target.name)
+        elif isinstance(n, (Declare, For)):
+            assigned.add(n.var.name)
+        breaks = breaks or isinstance(n, Break)
+    return arrays, assigned, breaks
 
 
 def _first_of_tags(s):
