@@ -46,6 +46,7 @@ idx[0] = 3;
 from __future__ import annotations
 
 import itertools
+import re
 from collections import Counter
 from dataclasses import replace
 
@@ -295,7 +296,17 @@ def fold_flags(stmts) -> list:
 
 
 def drop_overwritten_stores(stmts) -> list:
-    """``stmts`` without a store that the next statement overwrites before anything reads it."""
+    """``stmts`` without a store that a later statement of the same block overwrites before anything
+    reads it: the next statement, or one after statements that neither mention the array nor change
+    the store's index nor leave the block (a ``break``): a fiber's end ``C0_pos[1] = C0_nnz;`` stored
+    after each of two loops appending the fiber (a concatenation), of which the last counts.
+
+    >>> from compiler.imperative.ir import Var, Store, Assign, For
+    >>> n = Var("nnz")
+    >>> body = [Store("pos", 1, n), For(Var("p"), 0, 4, [Assign(n, n + 1)]), Store("pos", 1, n)]
+    >>> [str(s).strip().splitlines()[0] for s in drop_overwritten_stores(body)]
+    ['for (int64 p = 0; p < 4; p++) {', 'pos[1] = nnz;']
+    """
     out = []
     for s in stmts:
         if isinstance(s, If):
@@ -308,15 +319,61 @@ def drop_overwritten_stores(stmts) -> list:
             s = Block(tuple(drop_overwritten_stores(s.body)))
         # (the next statement may be a store in a provenance tag: the statement computing the
         # expression, tagged with its nodes, overwrites the fill an output's append put there)
-        first = _first_of_tags(s)
-        if (out and isinstance(first, Store) and first.op is None and isinstance(out[-1], Store)
-                and out[-1].buffer == first.buffer and out[-1].index == first.index
-                and not any(isinstance(n, Load) and n.buffer == first.buffer for n in walk(first.value))
-                and not any(isinstance(n, Load) and n.buffer == first.buffer for n in walk(first.index))):
+        if out and _overwrites(out[-1], _first_of_tags(s)):
             out[-1] = s
             continue
         out.append(s)
-    return out
+    return _without_overwritten(out)
+
+
+def _overwrites(earlier, s) -> bool:
+    """Whether ``s`` stores ``earlier``'s slot (a store) without reading its array."""
+    return (isinstance(earlier, Store) and isinstance(s, Store) and s.op is None and earlier.buffer == s.buffer
+            and earlier.index == s.index and not any(isinstance(n, Load) and n.buffer == s.buffer
+                                                     for n in walk((s.value, s.index))))
+
+
+def _without_overwritten(stmts: list) -> list:
+    """``stmts`` without each store a later one of their scope overwrites (provenance tags spliced
+    out: each loop's tag holds its fiber's end), the statements between neither mentioning its
+    array (a load, a growth, a view, a pragma), nor assigning what its index reads, nor breaking out."""
+    flat = untagged(stmts)
+    if sum(isinstance(s, Store) for s in flat) < 2:
+        return stmts
+    dead, touched = set(), {}
+    for k, s in enumerate(flat):
+        if not isinstance(s, Store) or not pure(s.value):
+            continue
+        index_vars = var_names(s.index)
+        for m in range(k + 1, len(flat)):
+            if _overwrites(s, flat[m]):
+                dead.add(k)
+                break
+            if m not in touched:   # (each statement walked once, however many stores look past it)
+                touched[m] = _touches(flat[m])
+            arrays, assigned, breaks = touched[m]
+            if breaks or s.buffer in arrays or index_vars & assigned:
+                break
+    return _without_positions(stmts, dead) if dead else stmts
+
+
+def _touches(t) -> tuple[set, set, bool]:
+    """``(arrays, assigned, breaks)`` of ``t`` and everything in it: the arrays it mentions (a load,
+    a store, a growth, a view, a pragma's words, a name), the locals it declares or assigns (a
+    loop's index too), and whether a ``break`` is in it."""
+    arrays, assigned, breaks = set(), set(), False
+    for n in walk(t):
+        arrays |= {x for x in (getattr(n, "buffer", None), getattr(n, "of", None)) if isinstance(x, str)}
+        if isinstance(n, Pragma):
+            arrays |= set(re.findall(r"[A-Za-z_]\w*", n.text))
+        elif isinstance(n, Var):
+            arrays.add(n.name)   # (an array passed by name)
+        elif isinstance(n, (Assign, CompoundAssign)):
+            assigned.add(n.target.name)
+        elif isinstance(n, (Declare, For)):
+            assigned.add(n.var.name)
+        breaks = breaks or isinstance(n, Break)
+    return arrays, assigned, breaks
 
 
 def _first_of_tags(s):

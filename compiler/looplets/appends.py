@@ -7,10 +7,13 @@ and two loops writing one fiber must write it one after the other (a concatenati
 windows: ``C[:n][i] = A[i]`` then ``C[n:][i] = B[i]``). Two statements in one iteration of the
 loops of a sorted level's entry that has levels below it (a row of a DCSR: ``for i: for j: D[i, j]
 = A[i, j]``, then ``for k: D[i, k + n] = B[i, k]``) append that entry once, together: the looplets
-share it, and its fiber is written by each statement in turn, its order checked as any fiber's.
-:func:`check_sparse_writes` refuses what can never be in order (a second loop starting where the
-first does, or writing only coordinates before the first's) and returns what only a call can tell:
-the outputs whose every call must validate that the second loop's coordinates follow the first's.
+share it, and its fiber is written by each statement in turn, its order checked as any fiber's. Two
+statements in one iteration writing two entries must write each after the one before and before the next
+iteration's (an interleave, ``y[t + o * 2]`` then ``y[t + 1 + o * 2]`` under a one-step ``t``; not ``y[j]``
+then ``y[j + 1]``, which the next iteration writes again). :func:`check_sparse_writes` refuses what can
+never be in order (a second loop starting where the first does, or writing only coordinates before the
+first's) and returns what only a call can tell: the outputs whose every call must validate that the second
+loop's coordinates follow the first's.
 
 >>> from compiler.looplets import loop_program
 >>> from compiler.looplets.compile import compile_program
@@ -39,7 +42,7 @@ from ..imperative.ir import BinOp, Const, Select, Var
 from . import extents as X
 from .errors import ProgramError
 from .modifiers import Offset
-from .program import Assign, Block, Call, Define, Index, IndexModifier, Loop, Sieve, TensorRef, walk
+from .program import Assign, Block, Call, Define, Index, IndexModifier, Loop, Sieve, TensorRef, show_expr, walk
 
 _ELSEWHERE = "or store {t} in SparseHash or SparseByteMap, which accept writes in any order"
 
@@ -58,6 +61,7 @@ class _Append:
     own: tuple = ()      # ... and per loop of the level's modes, the mode's that loop walks last
                          # (None for a collapse's outer loop: j + o * M's o)
     at: tuple = ()       # the write's index expressions of the level's modes
+    write: object = None   # the write's left side, ``y[j + 1]``
 
 
 def _base(x):
@@ -234,6 +238,30 @@ def _disjoint(earlier: list, here: _Append) -> bool:
         else:
             return False
     return True
+
+
+def _interleaved(p: _Append, here: _Append, m0: int) -> bool:
+    """Whether ``here``, written after ``p`` in one iteration of the same loops, provably appends after
+    ``p`` and before ``p``'s entry of the next iteration: both in one parent fiber, their coordinates
+    the same but the last, a collapse's row ``t + c + o * M`` of a one-step loop ``t`` whose ``c``'s
+    are increasing within ``[0, M)`` (``y[t + o * 2]`` then ``y[t + 1 + o * 2]``: an interleave)."""
+    d = len(p.loops) - 1
+    if len(here.loops) != len(p.loops) or d < 0 or p.write.idxs[:m0] != here.write.idxs[:m0] \
+            or p.own[:d] != here.own[:d] or p.at[:-1] != here.at[:-1]:
+        return False
+    last = p.loops[d]
+    one_step = last.ext is not None and (last.ext.start, last.ext.stop) == (Const(0, "int64"), Const(1, "int64"))
+    return one_step and _after_at(p, here, d)
+
+
+def _written_at(write) -> str:
+    """Where a write lands, in the program's terms: ``y[j + 1]`` (a window's ``y[4:8][j]``: ``y[j + 4]``)."""
+    def text(x):
+        if isinstance(x, Offset):
+            delta = show_expr(x.delta)
+            return f"{text(x.index)} - {delta[1:]}" if delta.startswith("-") else f"{text(x.index)} + {delta}"
+        return text(x.index) if isinstance(x, IndexModifier) else show_expr(x)
+    return f"{write.tns.name}[{', '.join(text(x) for x in write.idxs)}]"
 
 
 def _after(p: _Append, here: _Append) -> bool:
@@ -418,6 +446,7 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1, skip=()) -> di
     appended: dict = {}   # per output, the loops appending one fiber one after another
     rows: dict = {}    # per nested output, the first write's row nest
     seen_stmt: dict = {}   # per output, the first write
+    iterations: dict = {}   # per output, the writes in one iteration of the first write's loops
 
     def line(n: int) -> int:
         return n + first_line - 1
@@ -494,7 +523,7 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1, skip=()) -> di
                     for c in ([None] + [x] * (len(w) - 1) if len(w) > 1 else [x]))
         here = _Append(nest[:n0], nest[n0:len(want)], tuple(isinstance(x, Index) for x in own),
                        s.line, tuple(s.lhs.idxs[:m0]) if n0 - len(_strides(nest[:n0], s.lhs.idxs[:m0])) == m0
-                       else (), own, tuple(s.lhs.idxs[m0:m0 + lvl.nmodes]))
+                       else (), own, tuple(s.lhs.idxs[m0:m0 + lvl.nmodes]), s.lhs)
         seen = first.setdefault(t, here)
         seen_stmt.setdefault(t, s)
         if any(a is not b for a, b in zip(seen.parents, here.parents)) and _disjoint(nests.get(t, []), here):
@@ -512,15 +541,37 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1, skip=()) -> di
                 f"nest, {_ELSEWHERE.format(t=t)}", s.line)
         d = next((d for d, (a, b) in enumerate(zip(seen.loops, here.loops)) if a is not b), None)
         if d is None:
-            if seen is not here and len(seen.loops) == len(here.loops) and seen.own == here.own and \
-                    not (k < len(info.levels) - 1 and _one_entry(info, k, seen_stmt[t], s, m0 + lvl.nmodes)):
+            if seen is here:
+                return
+            loops_of = ", ".join(i.name for i in want)
+            # (the same fiber and coordinate: one entry of this level)
+            if len(seen.loops) == len(here.loops) and seen.write.idxs[:m0 + lvl.nmodes] == here.write.idxs[:m0 + lvl.nmodes]:
+                if k < len(info.levels) - 1 and _one_entry(info, k, seen_stmt[t], s, m0 + lvl.nmodes):
+                    return   # (one entry of a level with levels below, appended once by both together)
                 # (each write opens the entry: the second would append it again, or reset what the first
                 # wrote there; the looplets append an entry from one statement)
                 raise ProgramError(
                     f"output {t} is written by two statements (lines {line(seen.line)} and {line(s.line)}) at one "
                     f"entry of its {lvl.name} level (storage level {k}) in one iteration of the loops over "
-                    f"{', '.join(i.name for i in want)}: each would append that entry. Compute the entry into a "
+                    f"{loops_of}: each would append that entry. Compute the entry into a "
                     f"Scalar and write it once, {_ELSEWHERE.format(t=t)}", s.line)
+            # (two entries in one iteration: in order only if the second lies after the first, and before
+            # the first's of the next iteration, as in an interleave's rows; else the fiber gets a
+            # duplicate or goes back, which only SPARSESCOPE_VALIDATE_OUTPUTS would have noticed)
+            together = iterations.setdefault(t, [seen])
+            p = next((p for p in together if lvl.appends_runs or not _interleaved(p, here, m0)), None)
+            if p is not None:
+                why = (f"its {lvl.name} level (storage level {k}) appends runs, from one statement per iteration"
+                       if lvl.appends_runs else
+                       f"its {lvl.name} level (storage level {k}) is appended in increasing coordinate order, each "
+                       f"coordinate once, and the second entry does not provably lie after the first's and before "
+                       f"the first's of the next iteration (it would repeat or go back)")
+                raise ProgramError(
+                    f"output {t} is written by two statements (lines {line(p.line)} and {line(s.line)}) at "
+                    f"{_written_at(p.write)} and {_written_at(here.write)} in one iteration of the loops over "
+                    f"{loops_of}: {why}. Write {t} in one statement per iteration, {_ELSEWHERE.format(t=t)}", s.line)
+            together.append(here)
+            appended.setdefault(t, [seen]).append(here)   # (later loops over the fiber follow both)
             return
         first_loop, i = seen.loops[d], want[n0 + d].name
         walked = [[lp for lp in a.loops if lp.idx not in _strides(a.loops, [c for c in a.own if c is not None])]

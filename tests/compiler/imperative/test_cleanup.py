@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 from compiler import Tensor
 from compiler.imperative import Buffer, Function, Scalar, interpret
 from compiler.imperative.cleanup import cleanup, drop_overwritten_stores, fold_flags
-from compiler.imperative.ir import (Assign, CompoundAssign, Const, Declare, For, If, Load, Store, Tagged, UnOp, Var,
-                                    While)
+from compiler.imperative.ir import (Assign, Break, CompoundAssign, Const, Declare, For, Grow, If, Load, Store, Tagged,
+                                    UnOp, Var, While)
 from compiler.imperative.traverse import walk
 
 d, i, n = Var("dirty"), Var("i"), Var("n")
@@ -57,7 +57,7 @@ def test_a_flag_still_read_keeps_its_assignments():
     assert "if (dirty)" not in out
 
 
-def test_only_adjacent_overwrites_are_dropped():
+def test_only_overwrites_nothing_reads_before_are_dropped():
     v = Const(0.0, "float64")
     assert text(drop_overwritten_stores([Store("c", i, v), Store("c", i, Load("w", i))])) == "c[i] = w[i];"
     kept = [Store("c", i, v), Store("c", i, Load("c", i) + 1.0)]          # the second reads the first
@@ -66,8 +66,23 @@ def test_only_adjacent_overwrites_are_dropped():
     assert drop_overwritten_stores(kept) == kept
     kept = [Store("c", i, v), Store("c", i + 1, Load("w", i))]               # another slot
     assert drop_overwritten_stores(kept) == kept
-    kept = [Store("c", i, v), CompoundAssign("+", n, 1), Store("c", i, Load("w", i))]   # not adjacent
+    kept = [Store("c", i, v), CompoundAssign("+", i, 1), Store("c", i, Load("w", i))]   # the index moved on
     assert drop_overwritten_stores(kept) == kept
+
+
+def test_a_store_overwritten_after_statements_that_do_not_touch_it_is_dropped():
+    """A fiber's end ``C0_pos[1] = C0_nnz;`` stored after each of two loops appending one fiber (a
+    concatenation, each loop in its provenance tag): the first is dead, the second counts."""
+    nnz, p = Var("nnz"), Var("p")
+    first, last = Store("pos", 1, nnz), Store("pos", 1, nnz)
+    loop = For(p, 0, n, [Store("idx", nnz, p), CompoundAssign("+", nnz, 1)])
+    body = [Tagged("A", [loop, first]), Tagged("B", [loop, last])]
+    assert drop_overwritten_stores(body) == [Tagged("A", [loop]), Tagged("B", [loop, last])]
+    # kept: what comes between reads the array, grows it, breaks out, or moves the index
+    for between in ([Store("w", 0, Load("pos", 1))], [Grow("pos", n)], [If(Load("go", 0), [Break()])],
+                    [Assign(i, n)], [For(i, 0, n, [])]):
+        kept = [Store("pos", i, nnz), *between, Store("pos", i, nnz)]
+        assert drop_overwritten_stores(kept) == kept, between
 
 
 def test_a_store_overwritten_first_thing_in_a_tag_is_dropped():
@@ -389,3 +404,17 @@ def test_drop_unused_locals_drops_what_the_walk_everything_version_drops(stmts):
 def test_drop_dead_assignments_drops_what_the_walk_everything_version_drops(stmts):
     from compiler.imperative.cleanup import drop_dead_assignments
     assert drop_dead_assignments(stmts) == _reference_drop_dead_assignments(stmts)
+
+
+def test_a_concatenations_first_loop_leaves_no_dead_end_of_the_fiber():
+    # (before: C0_pos[1] = C0_nnz; after each of the two loops appending C's one fiber)
+    from compiler.looplets import compile_program
+    from compiler.looplets.gallery import concat
+    a, b = np.array([0, 2.0, 2, 0, 3]), np.array([3.0, 3, 0, 0])
+    A, B = Tensor.from_numpy(a, "sparse"), Tensor.from_numpy(b, "sparse")
+    k = compile_program(concat, C=Tensor.from_numpy(np.zeros(9), "sparse"), A=A, B=B)
+    assert k.c_source.count("C0_pos[1] = C0_nnz;") == 1
+    got = k(A=A, B=B)
+    got.validate()
+    np.testing.assert_array_equal(got.to_numpy(), np.r_[a, b])
+    np.testing.assert_array_equal(k.interpret(A=A, B=B).to_numpy(), np.r_[a, b])
