@@ -545,7 +545,8 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1, skip=()) -> di
                 return
             loops_of = ", ".join(i.name for i in want)
             # (the same fiber and coordinate: one entry of this level)
-            if len(seen.loops) == len(here.loops) and seen.write.idxs[:m0 + lvl.nmodes] == here.write.idxs[:m0 + lvl.nmodes]:
+            m = m0 + lvl.nmodes
+            if len(seen.loops) == len(here.loops) and seen.write.idxs[:m] == here.write.idxs[:m]:
                 if k < len(info.levels) - 1 and _one_entry(info, k, seen_stmt[t], s, m0 + lvl.nmodes):
                     return   # (one entry of a level with levels below, appended once by both together)
                 # (each write opens the entry: the second would append it again, or reset what the first
