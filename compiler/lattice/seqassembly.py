@@ -76,8 +76,8 @@ class OutputTarget:
 
 
 class SeqAssembly(OutputAssembly, BlockAssembly, RunAssembly, RangeAssembly):
-    """Output ``name`` of ``fmt`` at ``indices`` (names, in the program's order) of extents ``shape``,
-    assembled in one pass as the lattice emission assembles it; names from ``fresh``."""
+    """Output ``name`` of ``fmt`` at ``indices`` (names, in the program's order) of extents ``shape`` (in
+    that order too), assembled in one pass as the lattice emission assembles it; names from ``fresh``."""
 
     kind = "assembled"
 
@@ -108,7 +108,10 @@ class SeqAssembly(OutputAssembly, BlockAssembly, RunAssembly, RangeAssembly):
         """The output's extents (the kernel's, as locals) and its first statements; ``inputs``
         (name -> Format), read by the kernel, bound its entries where one is appended per entry
         (:func:`~compiler.lattice.seqoutput.reserve_room`)."""
-        sizes = [Declare(Var(p.name), "int64", Const(int(self.shape[m]), "int64"))
+        # (the sizes are of the storage modes, the shape in the program's order: one stored i, k, j
+        # took k's extent for j's)
+        order = self.setup.output_format.mode_order
+        sizes = [Declare(Var(p.name), "int64", Const(int(self.shape[order[m]]), "int64"))
                  for m, p in enumerate(self.out_sizes)]
         last = self.levels_info[-1]
         one_each = self.block is None and last.slots is None and last.runs is None and last.ranged is None
