@@ -76,7 +76,7 @@ from .sequences import Concat as SeqConcat
 from .sequences import (Intersect, Level, Product, Project, Seq, SequenceError, Stride, Union, Universe, rebuild,
                         reverse)
 from .sequences import Slice as SeqSlice
-from .seqparts import part_keys, tie, walked_whole, with_fill
+from .seqparts import other_fills, part_keys, tie, walked_whole, with_fill
 from .seqvalues import (algebra_sequence, call_kind, call_sequence, expr_fill, fills_zero, nonfinite_factors,
                         product_sequence, stated_algebra, union_terms)
 
@@ -256,9 +256,9 @@ class Deriver:
         return expr_fill(e, self.fills, self.extents)
 
     def filled_parts(self, e: Concat) -> list:
-        """``(operand, fill)`` of each part of ``e`` whose fill is not the result's (its first operand's)."""
-        f = self.fill(e)
-        return [(x, g) for x in e.operands[1:] if not cin.same_value(g := self.fill(x), f)]
+        """``(operand, fill, result's fill)`` of each part of ``e`` whose fill is not the result's (its first
+        operand's): :func:`~compiler.lattice.seqparts.other_fills`."""
+        return other_fills(e, self.fills, self.extents)
 
     def walks_whole(self, x) -> bool:
         """Whether the part ``x`` of a concatenation holds every coordinate of its own: it reads tensors
@@ -269,7 +269,7 @@ class Deriver:
     def concat_parts(self, e: Concat) -> list:
         """Each part's sequence along its concatenated index, walking every coordinate where its fill
         is not the result's (:func:`~compiler.lattice.seqparts.with_fill`)."""
-        filled = dict(self.filled_parts(e))
+        filled = {x for x, *_ in self.filled_parts(e)}
         out = []
         for x, j in zip(e.operands, e.indices):
             s = self.seq(x, j)
@@ -420,8 +420,8 @@ class Deriver:
             return "line 10: collapse into another index", sub(e.operand)
         if isinstance(e, Concat):
             filled = self.filled_parts(e)
-            why = "".join(f"; {x} has fill {f}, not the result's {self.fill(e)}: its part walks every coordinate "
-                          f"(U), writing its fill where it stores nothing" for x, f in filled)
+            why = "".join(f"; {x} has fill {f}, not the result's {r}: its part walks every coordinate "
+                          f"(U), writing its fill where it stores nothing" for x, f, r in filled)
             if e.result == i:
                 for x, j in zip(e.operands, e.indices):
                     sub(x, j)     # (each part's derivation, logged)
@@ -439,7 +439,7 @@ class Deriver:
                 s = sub(x)
                 if s is None:
                     s = Universe(self.size(i), str(i))
-                elif x in dict(filled) and not self.walks_whole(x):
+                elif x in {p for p, *_ in filled} and not self.walks_whole(x):
                     s = with_fill(s, str(i))
                 sides.append(tie(s, p, parts))
             out = sides[0]
@@ -812,9 +812,9 @@ def seq_lower(program, trace: Trace | None = None, loop_order=None, result_fill=
         # (a hoisted sum's loops nest in one another, the sum's among the output's: any may come between)
         check_split_nesting(loops, None if hoisted is not None else {str(x) for x in lhs.indices})
     t = trace if trace is not None else Trace()
-    filled = [f"{x} has fill {f}, not the {deriver.fill(n)} of {n} (its first operand's): its part walks every "
+    filled = [f"{x} has fill {f}, not the {r} of {n} (its first operand's): its part walks every "
               f"coordinate, writing {f} where {x} stores nothing"
-              for n in walk_notation(program.rhs) if isinstance(n, Concat) for x, f in deriver.filled_parts(n)]
+              for n in walk_notation(program.rhs) if isinstance(n, Concat) for x, f, r in deriver.filled_parts(n)]
     t.record("seq-derive", before=program, after=body, note="; ".join(filled),
              artifacts=[Artifact("seq-derivation", f"Seq(..., {dv.index})", dv.text(), dv.dot(),
                                  data={"node_tags": dv.node_tags(), "line_spans": dv.line_spans()})

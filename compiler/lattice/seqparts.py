@@ -3,9 +3,9 @@ result's, and parts holding a constant or a broadcast.
 
 The result of ``concat((A[k, j], A1[l, j]), (k, l) -> i)`` has its first operand's fill, as
 :func:`compiler.reference.evaluate`'s. A part whose fill differs from it is not at the result's fill
-where it stores nothing, so its part walks every coordinate (:func:`with_fill`: a universe beside
-its levels, ``l_A1 ∪ U_l``) and writes its fill there: into a dense output (initialized to the
-result's fill) over the rest of that part, into a sparse one as explicit entries (as the looplets'
+where it stores nothing (:func:`other_fills`), so its part walks every coordinate (:func:`with_fill`: a
+universe beside its levels, ``l_A1 ∪ U_l``) and writes its fill there: into a dense output (initialized to
+the result's fill) over the rest of that part, into a sparse one as explicit entries (as the looplets'
 kernels store them).
 
 A universe along another index that one part holds (that fill's, a constant's in ``B[l, j] + 1``, a
@@ -84,6 +84,30 @@ def tie(s: Seq, part: Seq, parts: list) -> Seq:
     return rebuild(s, tuple(tie(c, part, parts) for c in kids)) if kids else s
 
 
+def other_fills(e: ConcatOp, fills: dict, extents: dict | None = None) -> list:
+    """``(operand, fill, result's fill)`` of each part of the concatenation ``e`` whose value where it stores
+    nothing is not the result's, its first operand's (``fills``: each tensor's): the fill the loops skip, which
+    a sum around folds in (:func:`~compiler.lattice.seqvalues.expr_fill`), or else the value itself, which the
+    output holds (``exact``). ``A[j] + 0.5`` of an ``A`` of fill 0 skips nothing (its ``U_j``), fill 0, yet is
+    0.5 where ``A`` stores nothing: a part ``B[j]`` of fill 0 after it would leave the output's 0.5 where it skips.
+
+    >>> from compiler.notation import parse_expr
+    >>> e = parse_expr("concat((broadcast(k:1, A[j] + 0.5), broadcast(l:1, B[j])), (k, l) -> i)")
+    >>> [(str(x), g, f) for x, g, f in other_fills(e, {"A": 0.0, "B": 0.0})]
+    [('broadcast(l:1, B[j])', 0.0, 0.5)]
+    >>> [(g, f) for _, g, f in other_fills(e, {"A": 0.0, "B": 0.5})], other_fills(e, {"A": 0.5, "B": 1.0})
+    ([(0.5, 0.0)], [])
+    """
+    out = []
+    for x in e.operands[1:]:
+        for exact in (False, True):
+            f, g = expr_fill(e.operands[0], fills, extents, exact), expr_fill(x, fills, extents, exact)
+            if not same_value(g, f):
+                out.append((x, g, f))
+                break
+    return out
+
+
 def walked_whole(program, fills: dict, extents: dict | None = None) -> list:
     """The tensors read by a part of a concatenation whose fill is not the result's under a collapse or a
     split (``fills``: each tensor's). Such a part walks every coordinate of its own (:func:`with_fill`),
@@ -102,10 +126,8 @@ def walked_whole(program, fills: dict, extents: dict | None = None) -> list:
             continue
         for c in walk_notation(n.operand):
             if isinstance(c, ConcatOp):
-                f = expr_fill(c.operands[0], fills, extents)
-                out += [a.tensor for x in c.operands[1:] if not same_value(expr_fill(x, fills, extents), f)
-                        for a in accesses(x)]
+                out += [a.tensor for x, *_ in other_fills(c, fills, extents) for a in accesses(x)]
     return list(dict.fromkeys(out))
 
 
-__all__ = ["covers", "with_fill", "part_keys", "label", "tie", "walked_whole"]
+__all__ = ["covers", "with_fill", "other_fills", "part_keys", "label", "tie", "walked_whole"]
