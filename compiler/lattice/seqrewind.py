@@ -208,6 +208,8 @@ def grouped_product(a: Seq, b: Seq) -> Product:
     first form the π1 moved the cursor it shares with the π0 past the group, and the π0 took the next
     one. A product repeating it deeper (under a slice: ``(π0(l_a, 3) × U_n)[1:5] × π1(l_a, 3)``) is kept: the
     outer product puts the π0's cursor back at the group's start when the π1 runs out (:func:`walked_again`).
+    One walking the splits of a π1 of more than one group (``v.reshape(2, 2, 2)`` collapsed back) is refused,
+    saying why.
 
     >>> from compiler.lattice.sequences import Level, Universe
     >>> a = Level("a", 0, "compressed", 6, "l")
@@ -216,11 +218,24 @@ def grouped_product(a: Seq, b: Seq) -> Product:
     """
     for key in {n.group_key for n in walk(b) if isinstance(n, Project) and n.k == 1}:
         inside = [n for n in walk(a) if isinstance(n, Project) and n.k == 0 and n.group_key == key]
-        # (a product with the π0 on its left repeats each group over its right operand's coordinates)
-        if any(isinstance(n, Product) and n.b.size() > 1 and any(x in inside for x in walk(n.a)) for n in walk(a)):
+        if any(isinstance(n, Product) and _walks_group(n.b, key) and any(x in inside and x.size() > 1
+                                                                            for x in walk(n.a)) for n in walk(a)):
+            # (the product walks a group of a split's π1 split again, more than one group of it: the minor
+            # walk of the second group starts where the first one's left the cursor, not at its group)
+            raise StrategyError(f"{Product(a, b)}: the collapse walks the splits of a split's minor index in more "
+                                f"than one group of it; the looplets strategy lowers it")
+        # (a product with the π0 on its left repeats each group over its right operand's coordinates,
+        # unless that operand walks into the group itself: the major index of a split of its π1)
+        if any(isinstance(n, Product) and n.b.size() > 1 and any(x in inside for x in walk(n.a))
+               and not _walks_group(n.b, key) for n in walk(a)):
             if isinstance(a, Product):
                 return grouped_product(a.a, grouped_product(a.b, b))
     return Product(a, b)
+
+
+def _walks_group(s: Seq, key) -> bool:
+    """Whether ``s`` walks into the group ``key`` (a π1 of it, under a further split's π0)."""
+    return any(isinstance(n, Project) and n.k == 1 and n.group_key == key for n in walk(s))
 
 
 def check_between(loops: list, p1: Project) -> None:
