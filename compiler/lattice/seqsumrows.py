@@ -43,7 +43,7 @@ from . import seqcfir as cf
 from ..stand_in import format_text
 from .seqhoist import hoistable
 from .seqoutput import output_kind
-from .seqsumscatter import BucketedSums, bucketed
+from .seqsumscatter import BucketedSums, bucketed, row_starts
 from .seqworkspace import WorkspaceCode, sums_under_operators
 
 I64 = "int64"
@@ -81,16 +81,10 @@ class RowBuckets(BucketedSums):
         """The sum's loops (``emit()``) twice, counting then placing each term in its row's bucket, each row then
         summed and written back in order; ``rest()``: the code after them (the statement's loops) while the
         workspace lives."""
-        first = emit()
-        self.phase = "place"
-        second = emit()
+        first, second = self.twice(emit)
         q, total, r, p = Var(self.names("q")), Var(self.names("n_terms")), Var(self.row), Var(self.names("p"))
         lo, hi = Var(self.names("lo")), Var(self.names("hi"))
-        prefix = [Declare(total, I64, _c(0)),
-                  For(q, 0, _c(self.rows), [Store(self.starts, q, total),
-                                            CompoundAssign("+", total, Load(self.next, q)),
-                                            Store(self.next, q, Load(self.starts, q))]),
-                  Store(self.starts, _c(self.rows), total)]
+        prefix = row_starts(self.next, self.starts, self.rows, q, total)
         # (a row's sums are at most its terms: written from where the row before ended, at or before its bucket)
         rows = [Declare(self.kept, I64, _c(0)), Declare(lo, I64, _c(0)),
                 For(r, 0, _c(self.rows), [
@@ -108,13 +102,13 @@ class RowBuckets(BucketedSums):
                 *first,
                 Comment("the rows' starts (the counts summed), each row's next slot at its start"),
                 *prefix,
-                Allocate(self.terms_idx, I64, total, None, [Allocate(self.terms_val, self.dtype, total, None, [
+                *self.room(total, [
                     Comment(f"phase 2, place: each term's {self.col} and value at its row's next slot"),
                     *second,
                     Comment(f"each row's terms added into a row workspace, its sums written back in order from where "
                             f"the row before ended: {self.tensor}'s rows"),
                     *self.row_workspace(rows),
-                    *rest()])])]
+                    *rest()])]
         return [Allocate(self.next, I64, _c(self.rows), _c(0), [Allocate(self.starts, I64, _c(self.rows + 1), None,
                                                                           body)])]
 

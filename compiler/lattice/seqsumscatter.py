@@ -73,6 +73,25 @@ def accumulated_output(name: str, fmt, shape: tuple, dtype: str, fresh, zero: bo
     return AccumulatedOutput(name, fmt, shape, dtype, fresh, zero=zero)
 
 
+
+def row_starts(next_: str, starts: str, rows: int, q: Var, total: Var) -> list:
+    """The prefix sum of the rows' counts in ``next_`` into ``starts`` (``rows + 1`` of them, the last the
+    ``total``), each row's next slot in ``next_`` at its start.
+
+    >>> print("\\n".join(str(s) for s in row_starts("n", "st", 2, Var("q"), Var("t"))))
+    int64 t = 0;
+    for (int64 q = 0; q < 2; q++) {
+        st[q] = t;
+        t += n[q];
+        n[q] = st[q];
+    }
+    st[2] = t;
+    """
+    return [Declare(total, I64, _c(0)),
+            For(q, 0, _c(rows), [Store(starts, q, total), CompoundAssign("+", total, Load(next_, q)),
+                                 Store(next_, q, Load(starts, q))]),
+            Store(starts, _c(rows), total)]
+
 class BucketedSums(TwoPhaseScatter, SeqOutput):
     """A sparse matrix output of a hoisted sum (of a format :func:`bucketed` takes), ``indices`` its index
     names. Where the sum's loops (its ``cin``) run the row index outermost, each row's terms come together:
@@ -145,10 +164,7 @@ class BucketedSums(TwoPhaseScatter, SeqOutput):
         """The rows' starts (in ``starts``, kept for the rows' sums), each row's next slot at its start."""
         q, total = Var(self.names("q")), Var(self.names("n_terms"))
         self.starts = self.names(f"{self.tensor}_starts")
-        return [Declare(total, I64, _c(0)),
-                For(q, 0, _c(self.rows), [Store(self.starts, q, total), CompoundAssign("+", total, Load(self.next, q)),
-                                          Store(self.next, q, Load(self.starts, q))]),
-                Store(self.starts, _c(self.rows), total)], total
+        return row_starts(self.next, self.starts, self.rows, q, total), total
 
     def room(self, total, body: list) -> list:
         return [Allocate(self.terms_idx, I64, total, None, [Allocate(self.terms_val, self.dtype, total, None, body)])]
@@ -195,4 +211,4 @@ class BucketedSums(TwoPhaseScatter, SeqOutput):
         return body
 
 
-__all__ = ["BucketedSums", "accumulated_output", "bucketed"]
+__all__ = ["row_starts", "BucketedSums", "accumulated_output", "bucketed"]
