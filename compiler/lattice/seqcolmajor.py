@@ -14,7 +14,11 @@ loops reach ``i`` in increasing order, so each ``j``'s entries stay in ``i``'s o
 sorted). Elementwise operators and scalars around the collapse fuse in, and so do several such
 collapses of one extent (``a.T.reshape(-1) + b.T.reshape(-1)``): they become one statement over
 ``(j, i)`` and go through one count and one placement; a dense vector read at ``m`` is split back
-into ``(j, i)``, its entries a column apart stepped to (a sparse one would be searched for each: refused).
+into ``(j, i)``, its entries a column apart stepped to. A sparse one (a SparseList or COO ``x``) would be
+searched for each ``i`` in every group ``j``: its entries are re-sorted by ``i`` first (:func:`resorted_reads`),
+counted per ``i``, prefix-summed and placed, ``O(nnz(x) + I)``, into sparse rows ``w[i, j]`` that the loops then
+walk beside ``A``'s as stored (a union for ``+``, an intersection for ``*``;
+:class:`~compiler.lattice.seqsumrows.RowBuckets`, whose rows come out in order: no row is summed or sorted).
 
 >>> from compiler.notation import parse
 >>> p = parse("c[m] = collapse(A[i, j], (j, i) -> m) * 2.0 + collapse(B[k, l], (l, k) -> m)")
@@ -34,6 +38,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ..algebra import lookup
 from ..errors import ShapeError, StrategyError
 from ..imperative.ir import BinOp, Const, Declare, Var
 from ..notation.ast import Access, Call, Literal, Reduce, free_indices
@@ -45,7 +50,8 @@ from .seqassembly import sequence_output
 from .seqderive import seq_lower
 from .seqgroupsort import SortedOutput
 from .seqoutput import output_kind
-from .sequences import SequenceError
+from .sequences import Level, SequenceError
+from .sequences import walk as walk_seq
 from .seqstride import jumps, searched
 
 I64 = "int64"
@@ -114,25 +120,62 @@ def column_major(program, inputs: dict, out_format, fill, why: str):
     flat = unflattened(program, {t: f.shape for t, f in inputs.items()})
     if flat is None:
         return None
+    major, minor = map(str, flat.lhs.indices)
     try:
         low = seq_lower(flat, trace=Trace(), loop_order=(1, 0), result_fill=fill, **inputs)
+        sparse = {lv.tensor.rstrip("'") for s in searched(low.cin) if not jumps(s) for lv in walk_seq(s)
+                  if isinstance(lv, Level)}
+        if sparse:
+            # (a sparse vector read at m, split back into (j, i), would be searched for each i in every group j:
+            # its entries are re-sorted by i into sparse rows first, which the loops then walk beside A's)
+            low = seq_lower(resorted_reads(flat, sparse), trace=Trace(), loop_order=(1, 0), result_fill=fill,
+                            hoisted=(major, minor), sparse_rows=True, **inputs)
     except (StrategyError, SequenceError):
         return None
     if not all(jumps(s) for s in searched(low.cin)):
-        return None     # (a split vector's groups searched for a minor coordinate: no walk as stored)
-    major, minor = map(str, flat.lhs.indices)
+        return None     # (a split's groups still searched for a minor coordinate: no walk as stored)
     (m,) = map(str, program.lhs.indices)
     out = program.lhs.tensor
     note = (f"{program} flattens column-major, and the loop over {m} walks an input against its storage order "
             f"({why}): the collapse undone, {flat}, its loops run {minor}, {major}, the inputs' order, each entry "
             f"at {m} = {major}·|{minor}| + {minor} of {out}, ")
+    for w in low.workspaces:
+        (x,) = {a.tensor for a in walk_notation(w.total) if isinstance(a, Access)}
+        note += (f"{x}'s entries (in {major}, {minor} order) re-sorted by {minor} into the sparse rows of {w.name}"
+                 f"[{minor}, {major}] first (a counting sort: phase 1 counts each {minor}'s entries, a prefix sum "
+                 f"gives each {minor}'s start, phase 2 places each entry), which the loops walk beside the others "
+                 f"as stored, ")
     if out_format is None or output_kind(out_format) == "dense":
         note += f"written at random into the dense {out}"
     else:
         note += (f"the entries sorted by {m} before {out} appends them: phase 1 counts each {major}'s entries, a "
                  f"prefix sum gives each {major}'s start, phase 2 places each entry at its {major}'s next slot (the "
                  f"loops reach {minor} in increasing order: a counting sort)")
-    return replace(low, assembly="column-major", flattened=m), note, {"order": [1, 0], "program": str(flat)}
+    data = {"order": [1, 0], "program": str(flat), **({"resorted": [w.name for w in low.workspaces]}
+                                                        if low.workspaces else {})}
+    return replace(low, assembly="column-major", flattened=m), note, data
+
+
+def resorted_reads(flat, tensors: set):
+    """``flat`` (:func:`unflattened`) with each split read of a vector of ``tensors`` a sum over no index
+    (printed ``sum[]``, which no text spells: the lowering's own device): the value itself, which the sequence
+    lowering computes into a workspace first, in the vector's order
+    (:mod:`compiler.lattice.seqworkspace`), kept in sparse rows by the statement's outer loop
+    (:mod:`compiler.lattice.seqsumrows`).
+
+    >>> from compiler.notation import parse
+    >>> flat = unflattened(parse("c[m] = collapse(A[i, j], (j, i) -> m) * x[m]"), {"A": (2, 3), "x": (6,)})
+    >>> print(resorted_reads(flat, {"x"}))
+    c[j, i] = A[i, j] * sum[](split(x[m], m -> (j:3, i:2)))
+    """
+    def visit(e):
+        if isinstance(e, Split) and isinstance(e.operand, Access) and e.operand.tensor in tensors:
+            return Reduce(lookup("add"), (), e)
+        if isinstance(e, Call):
+            return replace(e, args=tuple(visit(a) for a in e.args))
+        return e
+
+    return replace(flat, rhs=visit(flat.rhs))
 
 
 class ColumnMajorOutput:
@@ -170,4 +213,4 @@ def column_major_output(name: str, fmt, indices: tuple, shape: tuple, dtype: str
     return SortedOutput(out, indices, tuple(reversed(indices)), shape, dtype, fresh)
 
 
-__all__ = ["ColumnMajorOutput", "column_major", "column_major_output", "unflattened"]
+__all__ = ["ColumnMajorOutput", "column_major", "column_major_output", "resorted_reads", "unflattened"]

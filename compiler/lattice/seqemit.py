@@ -740,7 +740,7 @@ def emit_function(low, formats: dict, name: str, out_format=None, dtype: str | N
         if low.assembly == "group-sort":
             em.out = group_sorted(em.out, indices, low, dtype, em.fresh)
     # (a workspace kept in sparse rows lives from its sum's loops through the statement's: seqsumrows)
-    loops = em.out.around(lambda: emit_producers(em, low.cfir.cfir))
+    loops = emit_producers(em, low.cfir.cfir, em.out.around)
     for code in em.workspaces.values():
         loops = code.wrap(loops)
     body = em.out.start({t: formats[t] for t in inputs}, program.rhs) + loops + em.out.end()

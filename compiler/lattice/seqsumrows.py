@@ -65,6 +65,9 @@ class RowBuckets(BucketedSums):
         # (the buckets are the workspace's own arrays, named by its levels: its rows' starts, then its entries)
         self.starts, (self.terms_idx,), self.terms_val = self.pos, self.idx, self.val
         self.kept = Var(fresh("kept"))
+        # (a sum over no index is its summand: a read re-sorted into rows (seqcolmajor), each coordinate placed
+        # once, each row's columns in order as the loops run them outermost; the buckets are its CSR already)
+        self.once = not work.total.indices
 
     def store(self, idxs: tuple, value) -> list:
         """The row's next entry (column and sum) written back at the workspace's next position: every
@@ -97,17 +100,22 @@ class RowBuckets(BucketedSums):
                     Assign(lo, hi)]),
                 Store(self.starts, _c(self.rows), self.kept)]
         row = self.row
-        body = [Comment(f"phase 1, count: each term of the sum counts in {self.next}[{row}], its row's (the rows of "
+        summed = [] if self.once else [
+            Comment(f"each row's terms added into a row workspace, its sums written back in order from where the row "
+                    f"before ended: {self.tensor}'s rows"),
+            *self.row_workspace(rows)]
+        term = "entry" if self.once else "term of the sum"
+        body = [Comment(f"phase 1, count: each {term} counts in {self.next}[{row}], its row's (the rows of "
                         f"{self.tensor}, a CSR over {', '.join(self.indices)})"),
                 *first,
                 Comment("the rows' starts (the counts summed), each row's next slot at its start"),
                 *prefix,
                 *self.room(total, [
-                    Comment(f"phase 2, place: each term's {self.col} and value at its row's next slot"),
+                    Comment(f"phase 2, place: each {term.split()[0]}'s {self.col} and value at its row's next slot"
+                            + (f" ({self.col} increasing in each row: {self.tensor}'s rows, in order)"
+                               if self.once else "")),
                     *second,
-                    Comment(f"each row's terms added into a row workspace, its sums written back in order from where "
-                            f"the row before ended: {self.tensor}'s rows"),
-                    *self.row_workspace(rows),
+                    *summed,
                     *rest()])]
         return [Allocate(self.next, I64, _c(self.rows), _c(0), [Allocate(self.starts, I64, _c(self.rows + 1), None,
                                                                           body)])]
@@ -130,10 +138,11 @@ def workspace_codes(low, work: dict, fresh) -> dict:
     return out
 
 
-def emit_producers(em, s) -> list:
+def emit_producers(em, s, consume=lambda emit: emit()) -> list:
     """The code of the CFIR ``s`` by the emitter ``em``: the loops of a sum kept in sparse rows (those
     adding into it and folding its fill in) through its :meth:`RowBuckets.around`, the statements after them
-    inside it."""
+    inside it, through ``consume`` (the output's code around the loops writing it: a sorted output's two
+    passes run those, not the producers', twice)."""
     stmts = list(s.stmts) if isinstance(s, cf.Block) else [s]
     for k, x in enumerate(stmts):
         code = em.workspaces.get(_into(x))
@@ -143,8 +152,8 @@ def emit_producers(em, s) -> list:
                 end += 1
             before = [y for z in stmts[:k] for y in em.stmt(z)]
             return before + code.around(lambda: [y for z in stmts[k:end] for y in em.stmt(z)],
-                                        lambda: emit_producers(em, cf.Block(tuple(stmts[end:]))))
-    return [y for z in stmts for y in em.stmt(z)]
+                                        lambda: emit_producers(em, cf.Block(tuple(stmts[end:])), consume))
+    return consume(lambda: [y for z in stmts for y in em.stmt(z)])
 
 
 def _into(s) -> str | None:

@@ -154,12 +154,12 @@ def test_a_dense_vector_beside_it_is_read_a_column_apart(fill, op, out):
 
 
 def test_what_it_cannot_flatten_stays_refused_naming_looplets():
-    # (a sparse vector beside it would be searched for each coordinate of a column)
+    # (a sum beside it: no flatten to undo, its loops would reach A's columns first)
     a, A = matrix((3, 4), "csr", 7)
-    b = Tensor.from_numpy(np.arange(12.0), "sparse")
-    program = "c[m] = collapse(A[i, j], (j, i) -> m) + b[m]"
+    B = Tensor.from_numpy(np.ones((12, 2)), "csr")
+    program = "c[m] = collapse(A[i, j], (j, i) -> m) + sum[k](B[m, k])"
     with pytest.raises(StrategyError, match=r"the loops reach its level 1 \(j\) before level 0.*strategy='looplets'"):
-        ss.lower(program, strategy="lattice", A=A, b=b)
+        ss.lower(program, strategy="lattice", A=A, B=B)
 
 
 def test_looplets_refuse_it_naming_the_lattice_which_lower_picks():

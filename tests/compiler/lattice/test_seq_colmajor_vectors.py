@@ -1,0 +1,132 @@
+"""A sparse vector beside a column-major flatten (issue 30): ``a.T.reshape(-1) * x`` and ``+ x`` with ``x`` a
+SparseList or COO vector, ``c[m] = collapse(A[i, j], (j, i) -> m) * x[m]``. The loops run ``A``'s order ``(i,
+j)``; ``x`` read at ``m = j·I + i`` would be searched for each ``i`` in every group ``j``, refused on main. Its
+entries are re-sorted by ``i`` into sparse rows first (a counting sort: :mod:`compiler.lattice.seqcolmajor`,
+:class:`~compiler.lattice.seqsumrows.RowBuckets`), which the loops walk beside ``A``'s rows as stored.
+
+Each case against the dense oracle (``compiler.evaluate``), numpy, the IR interpreter and the CFIR interpreter of
+the statement with its collapse undone (which searches ``x``): CSR/COO/DCSR/dense ``A``, dense and sparse
+outputs, fills 0/1/NaN, NaN/±inf stored, empty and all-fill vectors, by a property; the array form with no
+``retry``, ``materialize`` or ``convert`` step.
+"""
+
+import numpy as np
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+import compiler as ss
+from compiler import Tensor, array as xp, evaluate
+from tests.compiler.lattice.split_kernels import one_lattice_kernel, operand
+from tests.compiler.lattice.test_seq_colmajor import lowered, matrix
+
+nan, inf = np.nan, np.inf
+
+
+def vector(n, fmt, seed, fill=0.0, density=0.5, odd=()):
+    x = operand(n, "dense", seed, density=density, fill=fill, odd=odd)[0]
+    return x, Tensor.from_numpy(x, fmt, fill=fill)
+
+
+def resorted(program, A, X, out, fill):
+    """``program`` over ``A`` and ``X`` lowered as one kernel that re-sorted ``X`` into rows, checked by
+    :func:`~tests.compiler.lattice.test_seq_colmajor.lowered`; its kernel and result."""
+    k, got = lowered(program, {"A": A, "x": X}, out, fill=fill)
+    (step,) = k.trace.find("loop-order")
+    assert step.data["resorted"] == ["w"] and "re-sorted by i into the sparse rows of w[i, j]" in step.note
+    return k, got
+
+
+@pytest.mark.parametrize("xfmt", ["sparse", "coo"])
+@pytest.mark.parametrize("afmt", ["csr", "coo", "dcsr", "dense"])
+@pytest.mark.parametrize("op", ["*", "+"])
+@pytest.mark.parametrize("out", [None, "sparse"])
+def test_a_sparse_vector_beside_it_is_re_sorted_into_rows(xfmt, afmt, op, out):
+    a, A = matrix((4, 5), afmt, 1, odd=(nan, inf, -inf))
+    x, X = vector(20, xfmt, 2, odd=(-inf, 0.0, nan))
+    program = f"c[m] = collapse(A[i, j], (j, i) -> m) {op} x[m]"
+    with np.errstate(invalid="ignore"):
+        want = a.T.reshape(-1) * x if op == "*" else a.T.reshape(-1) + x
+    k, got = resorted(program, A, X, out, 0.0)
+    np.testing.assert_array_equal(got, want)
+    # (x counted per row i, placed, then walked row by row beside A: no search of x's groups, no row sort)
+    assert "w_next[i] += 1;" in k.c_source and "seek(" not in k.c_source and "w_row" not in k.c_source, k.c_source
+
+
+@pytest.mark.parametrize("fill", [0.0, 1.0, nan])
+@pytest.mark.parametrize("density", [0.0, 0.4, 1.0])
+@pytest.mark.parametrize("op", ["*", "+"])
+@pytest.mark.parametrize("out", [None, "sparse"])
+def test_fills_and_empty_or_full_vectors(fill, density, op, out):
+    # (a vector of the fill only, one storing every entry; the result's fill what the oracle says)
+    a, A = matrix((3, 4), "csr", 3, fill=fill, odd=(nan, -inf))
+    x, X = vector(12, "sparse", 4, fill=fill, density=density, odd=(inf, nan) if density else ())
+    program = f"c[m] = collapse(A[i, j], (j, i) -> m) {op} x[m]"
+    with np.errstate(invalid="ignore"):
+        want = evaluate(program, A=A, x=X)
+    got = resorted(program, A, X, out, float(want[1]))[1]
+    np.testing.assert_array_equal(got, want[0])
+
+
+def test_beside_a_dense_vector_and_another_flatten():
+    # (the dense vector stepped a column apart, the sparse one re-sorted, the second flatten walked as stored)
+    a, A = matrix((3, 4), "csr", 5, odd=(inf,))
+    b, B = matrix((3, 4), "coo", 6)
+    x, X = vector(12, "sparse", 7, odd=(nan,))
+    d = np.arange(12.0)
+    program = "c[m] = (collapse(A[i, j], (j, i) -> m) + collapse(B[k, l], (l, k) -> m)) * x[m] + d[m]"
+    tensors = {"A": A, "B": B, "x": X, "d": Tensor.from_numpy(d, "dense")}
+    for out in (None, "sparse"):
+        k, got = lowered(program, tensors, out)
+        np.testing.assert_array_equal(got, ((a + b).T.reshape(-1) * x) + d)
+        assert k.trace.find("loop-order")[0].data["resorted"] == ["w"]
+
+
+@pytest.mark.parametrize("shape", [(3, 0), (1, 1), (4, 1)])
+def test_empty_extents(shape):
+    # (no rows, (0, 3), is refused: the sequences split no vector into groups of 0)
+    a = np.ones(shape)
+    x = np.ones(a.size)
+    got = resorted("c[m] = collapse(A[i, j], (j, i) -> m) * x[m]", Tensor.from_numpy(a, "csr"),
+                   Tensor.from_numpy(x, "sparse"), "sparse", 0.0)[1]
+    np.testing.assert_array_equal(got, a.T.reshape(-1) * x)
+
+
+@pytest.mark.parametrize("case", ["times", "plus"])
+@pytest.mark.parametrize("xfmt", ["sparse", "coo"])
+def test_the_array_form_is_one_lattice_kernel(case, xfmt):
+    a, A = operand((4, 3), "csr", 8, odd=(nan, inf))
+    x, X = operand(12, xfmt, 9, odd=(-inf,))
+    with np.errstate(invalid="ignore"):     # (inf * 0: NaN, as numpy says)
+        expr, want = (A.T.reshape(-1) * X, a.T.reshape(-1) * x) if case == "times" else \
+            (A.T.reshape(-1) + X, a.T.reshape(-1) + x)
+    for out in (None, "dense"):
+        kernel = one_lattice_kernel(expr, want, out)
+        stages = kernel.trace.stages()
+        assert not {"retry", "materialize", "convert"} & set(stages), stages
+        assert any("re-sorted by" in s.note for s in kernel.trace.find("loop-order"))
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.sampled_from(["csr", "coo", "dcsr", "dense"]), st.sampled_from(["sparse", "coo"]),
+       st.sampled_from([0.0, 0.0, 1.0, nan]), st.sampled_from([0.0, 0.4, 1.0]), st.sampled_from([0.0, 0.3, 1.0]),
+       st.sampled_from([(), (nan,), (inf, -inf)]), st.sampled_from([(1, 4), (4, 1), (2, 3), (3, 3)]),
+       st.sampled_from([None, "sparse", "coo"]), st.sampled_from(["*", "+", "-"]), st.integers(0, 2**16))
+@example("dcsr", "coo", nan, 0.4, 1.0, (inf, -inf), (3, 3), "coo", "+", 1)
+@example("dense", "sparse", 1.0, 1.0, 0.0, (nan,), (1, 4), "sparse", "*", 2)
+def test_sparse_vectors_beside_column_major_flattens_by_property(afmt, xfmt, fill, adensity, xdensity, odd, shape,
+                                                                 out, op, seed):
+    a, A = matrix(shape, afmt, seed, fill=fill, density=adensity, odd=odd)
+    x, X = vector(a.size, xfmt, seed + 1, fill=fill, density=xdensity, odd=odd[::-1])
+    program = f"c[m] = collapse(A[i, j], (j, i) -> m) {op} x[m]"
+    with np.errstate(invalid="ignore"):
+        want = evaluate(program, A=A, x=X)
+    resorted(program, A, X, out, float(want[1]))
+
+
+def test_given_no_strategy_the_lattice_lowers_it():
+    a, A = matrix((3, 4), "csr", 10)
+    x, X = vector(12, "sparse", 11)
+    k = ss.lower("c[m] = collapse(A[i, j], (j, i) -> m) * x[m]", A=A, x=X)
+    assert k.strategy == "lattice"
+    np.testing.assert_array_equal(k(A=A, x=X).to_numpy(), a.T.reshape(-1) * x)
