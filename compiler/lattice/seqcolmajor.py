@@ -20,6 +20,13 @@ counted per ``i``, prefix-summed and placed, ``O(nnz(x) + I)``, into sparse rows
 walk beside ``A``'s as stored (a union for ``+``, an intersection for ``*``;
 :class:`~compiler.lattice.seqsumrows.RowBuckets`, whose rows come out in order: no row is summed or sorted).
 
+Collapses nested in one another flatten more modes the same way: ``xp.permute_dims(a3, (2, 1, 0)).reshape(-1)``,
+``c[m] = collapse(collapse(A[i, j, k], (k, j) -> l), (l, i) -> m)``, is ``c[k, j, i] = A[i, j, k]`` with its loops
+in ``A``'s storage order (:func:`storage_order`: a CSF, a COO or Dense(Dense(SparseList)) stored ``i, j, k``), each
+entry at ``m = (k·|j| + j)·|i| + i``. A sparse output's entries are sorted by the flat coordinate of all its
+indices but the last (:class:`FlatKeyedOutput`: ``|k|·|j|`` counts): the loops, in whatever order, reach the last
+in increasing order among one key's entries, so that counting sort, stable, leaves them in ``m``'s order.
+
 >>> from compiler.notation import parse
 >>> p = parse("c[m] = collapse(A[i, j], (j, i) -> m) * 2.0 + collapse(B[k, l], (l, k) -> m)")
 >>> print(unflattened(p, {"A": (2, 3), "B": (2, 3)}))
@@ -36,6 +43,7 @@ c_val[m] = v;
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 from ..algebra import lookup
@@ -61,12 +69,16 @@ def unflattened(program, shapes: dict):
     """``out[j, i] = X`` for ``program`` ``out[m] = collapse(X, (j, i) -> m)``: each read of ``m`` a
     collapse into it, under elementwise operators, beside literals and scalars, the collapses of equal
     extents (each one's indices renamed to the first's); else None. ``shapes``: each tensor's extents.
+    Collapses nested directly in one another flatten more modes: ``collapse(collapse(A[i, j, k], (k, j) ->
+    l), (l, i) -> m)`` is ``out[k, j, i] = A[i, j, k]``.
 
     >>> from compiler.notation import parse
     >>> print(unflattened(parse("c[m] = collapse(A[i, j], (j, i) -> m) + s[]"), {"A": (2, 3), "s": ()}))
     c[j, i] = A[i, j] + s[]
     >>> print(unflattened(parse("c[m] = collapse(A[i, j], (j, i) -> m) + b[m]"), {"A": (2, 3), "b": (6,)}))
     c[j, i] = A[i, j] + split(b[m], m -> (j:3, i:2))
+    >>> print(unflattened(parse("c[m] = collapse(collapse(A[i, j, k], (k, j) -> l), (l, i) -> m)"), {"A": (2, 3, 4)}))
+    c[k, j, i] = A[i, j, k]
     >>> unflattened(parse("c[m] = sum[k](collapse(A[i, j, k], (j, i) -> m))"), {"A": (2, 3, 2)}) is None
     True
     """
@@ -75,9 +87,10 @@ def unflattened(program, shapes: dict):
     m = program.lhs.indices[0]
     # (each index bound once: a later collapse's are renamed to the first's, which nothing inside it binds)
     rhs = distinct_bindings(program.rhs, {str(m), program.lhs.tensor})
-    pair = next((n.indices for n in walk_notation(rhs) if isinstance(n, Collapse) and n.result == m), None)
-    if pair is None:
+    first = next((n for n in walk_notation(rhs) if isinstance(n, Collapse) and n.result == m), None)
+    if first is None:
         return None
+    pair = collapsed(first)[1]
     try:
         extents = infer_shapes(program, shapes).extents
     except ShapeError:
@@ -90,13 +103,15 @@ def unflattened(program, shapes: dict):
         if isinstance(e, Call):
             args = [visit(a) for a in e.args]
             return None if any(a is None for a in args) else replace(e, args=tuple(args))
-        if isinstance(e, Access) and e.indices == (m,):
+        if isinstance(e, Access) and e.indices == (m,) and len(pair) == 2:
             # (a vector read at m: split back into the pair, each group of it read a column apart)
             return Split(e, m, pair, sizes)
         if not isinstance(e, Collapse) or e.result != m:
             return None
-        out = e.operand
-        for old, new in zip(e.indices, pair):
+        out, indices = collapsed(e)
+        if len(indices) != len(pair):
+            return None
+        for old, new in zip(indices, pair):
             out = rename_index(out, old, new)
         return out
 
@@ -111,34 +126,76 @@ def unflattened(program, shapes: dict):
     return flat
 
 
+def collapsed(e: Collapse) -> tuple:
+    """``(operand, indices)``: what the collapse ``e`` and those nested directly in it flatten, and the indices
+    they do, the major first.
+
+    >>> from compiler.notation import parse_expr
+    >>> operand, indices = collapsed(parse_expr("collapse(collapse(A[i, j, k], (k, j) -> l), (l, i) -> m)"))
+    >>> print(operand, *indices)
+    A[i, j, k] k j i
+    """
+    inner, operand = {}, e.operand
+    while isinstance(operand, Collapse):
+        inner[operand.result] = operand.indices
+        operand = operand.operand
+
+    def expand(x):
+        return tuple(y for z in inner.pop(x) for y in expand(z)) if x in inner else (x,)
+
+    indices = expand(e.indices[0]) + expand(e.indices[1])
+    # (a nested collapse whose result the outer ones do not consume: no flatten of the operand's modes)
+    return (operand, indices) if not inner else (e.operand, e.indices)
+
+
+def storage_order(flat, inputs: dict) -> tuple:
+    """The loops of ``flat`` (:func:`unflattened`) in the storage order of the first tensor it reads at
+    all its output's indices, as its format (in ``inputs``) stores its modes, or the output's reversed:
+    positions among the output's indices.
+
+    >>> from compiler.notation import parse
+    >>> from compiler.format import csf
+    >>> storage_order(parse("c[k, j, i] = A[i, j, k]"), {"A": csf(3)}), storage_order(parse("c[j, i] = 2.0"), {})
+    ((2, 1, 0), (1, 0))
+    """
+    names = tuple(flat.lhs.indices)
+    read = next((a for a in walk_notation(flat.rhs) if isinstance(a, Access) and set(a.indices) == set(names)), None)
+    if read is None:
+        return tuple(reversed(range(len(names))))
+    return tuple(names.index(read.indices[mode]) for mode in inputs[read.tensor].mode_order)
+
+
 def column_major(program, inputs: dict, out_format, fill, why: str):
     """``(lowering, note, data)``: ``program``, a column-major flatten (:func:`unflattened`) whose loop
     in the output's order walks an input against its storage order (``why``), lowered as ``out[j, i] =
-    X`` with its loops ``i, j``; None where it is no such flatten or those loops do not walk its inputs
+    X`` with its loops ``i, j`` (those of more modes in the storage order of the tensor they flatten:
+    :func:`storage_order`); None where it is no such flatten or those loops do not walk its inputs
     as stored either. ``inputs``: each tensor's :class:`~compiler.lattice.seqderive.ShapedFormat`;
     ``out_format``: the output's (None: dense)."""
     flat = unflattened(program, {t: f.shape for t, f in inputs.items()})
     if flat is None:
         return None
-    major, minor = map(str, flat.lhs.indices)
+    names = tuple(map(str, flat.lhs.indices))
+    order = storage_order(flat, inputs)
     try:
-        low = seq_lower(flat, trace=Trace(), loop_order=(1, 0), result_fill=fill, **inputs)
+        low = seq_lower(flat, trace=Trace(), loop_order=order, result_fill=fill, **inputs)
         sparse = {lv.tensor.rstrip("'") for s in searched(low.cin) if not jumps(s) for lv in walk_seq(s)
                   if isinstance(lv, Level)}
         if sparse:
             # (a sparse vector read at m, split back into (j, i), would be searched for each i in every group j:
             # its entries are re-sorted by i into sparse rows first, which the loops then walk beside A's)
-            low = seq_lower(resorted_reads(flat, sparse), trace=Trace(), loop_order=(1, 0), result_fill=fill,
-                            hoisted=(major, minor), sparse_rows=True, **inputs)
+            low = seq_lower(resorted_reads(flat, sparse), trace=Trace(), loop_order=order, result_fill=fill,
+                            hoisted=names, sparse_rows=True, **inputs)
     except (StrategyError, SequenceError):
         return None
     if not all(jumps(s) for s in searched(low.cin)):
         return None     # (a split's groups still searched for a minor coordinate: no walk as stored)
     (m,) = map(str, program.lhs.indices)
     out = program.lhs.tensor
+    major, minor = names[0] if len(names) == 2 else f"({', '.join(names[:-1])})", names[-1]
     note = (f"{program} flattens column-major, and the loop over {m} walks an input against its storage order "
-            f"({why}): the collapse undone, {flat}, its loops run {minor}, {major}, the inputs' order, each entry "
-            f"at {m} = {major}·|{minor}| + {minor} of {out}, ")
+            f"({why}): the collapse undone, {flat}, its loops run {', '.join(names[k] for k in order)}, the inputs' "
+            f"order, each entry at {m} = {flat_text(names)} of {out}, ")
     for w in low.workspaces:
         (x,) = {a.tensor for a in walk_notation(w.total) if isinstance(a, Access)}
         note += (f"{x}'s entries (in {major}, {minor} order) re-sorted by {minor} into the sparse rows of {w.name}"
@@ -151,9 +208,21 @@ def column_major(program, inputs: dict, out_format, fill, why: str):
         note += (f"the entries sorted by {m} before {out} appends them: phase 1 counts each {major}'s entries, a "
                  f"prefix sum gives each {major}'s start, phase 2 places each entry at its {major}'s next slot (the "
                  f"loops reach {minor} in increasing order: a counting sort)")
-    data = {"order": [1, 0], "program": str(flat), **({"resorted": [w.name for w in low.workspaces]}
-                                                        if low.workspaces else {})}
+    data = {"order": list(order), "program": str(flat), **({"resorted": [w.name for w in low.workspaces]}
+                                                            if low.workspaces else {})}
     return replace(low, assembly="column-major", flattened=m), note, data
+
+
+def flat_text(names: tuple) -> str:
+    """The flat coordinate of ``names`` (the major first), as the trace writes it.
+
+    >>> flat_text(("j", "i")), flat_text(("k", "j", "i"))
+    ('j·|i| + i', '(k·|j| + j)·|i| + i')
+    """
+    out = names[0]
+    for k, x in enumerate(names[1:]):
+        out = f"{out if k == 0 else f'({out})'}·|{x}| + {x}"
+    return out
 
 
 def resorted_reads(flat, tensors: set):
@@ -178,39 +247,82 @@ def resorted_reads(flat, tensors: set):
     return replace(flat, rhs=visit(flat.rhs))
 
 
+def flat_at(idxs: tuple, shape: tuple):
+    """The flat coordinate of the indices ``idxs`` (the major first) of extents ``shape``.
+
+    >>> print(flat_at(("k", "j", "i"), (4, 3, 2)))
+    (k * 3 + j) * 2 + i
+    """
+    out = Var(idxs[0])
+    for x, n in zip(idxs[1:], shape[1:]):
+        out = BinOp("+", BinOp("*", out, Const(int(n), I64)), Var(x))
+    return out
+
+
 class ColumnMajorOutput:
     """The one-mode output ``inner`` (a :class:`~compiler.lattice.seqoutput.SeqOutput` or
-    :class:`~compiler.lattice.seqassembly.SeqAssembly`) written by stores at ``(j, i)``
-    (``indices``, of extents ``shape``): each at ``at = j·|i| + i``, a local of that name."""
+    :class:`~compiler.lattice.seqassembly.SeqAssembly`) written by stores at ``(j, i)`` (indices of
+    extents ``shape``, the major first): each at ``at = j·|i| + i``, a local of that name. The rest of
+    what the emitter or a :class:`~compiler.lattice.seqgroupsort.SortedOutput` asks of an output (its
+    name, kind, notes, parameters, first and last statements, the code around the loops) is the one-mode
+    output's."""
 
-    def __init__(self, inner, indices: tuple, shape: tuple, at: str):
-        self.inner, self.indices, self.minors, self.at = inner, tuple(indices), int(shape[1]), at
+    def __init__(self, inner, shape: tuple, at: str):
+        self.inner, self.shape, self.at = inner, tuple(int(n) for n in shape), at
+        self.tensor, self.kind, self.notes = inner.tensor, inner.kind, inner.notes
 
-    def __getattr__(self, name):
-        # (its kind, parameters, first and last statements, the code around the loops: the one-mode output's)
-        return getattr(self.inner, name)
+    def params(self) -> list:
+        return self.inner.params()
+
+    def start(self, inputs=None, rhs=None) -> list:
+        return self.inner.start(inputs, rhs)
+
+    def around(self, emit) -> list:
+        return self.inner.around(emit)
+
+    def end(self) -> list:
+        return self.inner.end()
 
     def case(self, index: str, stmts: list) -> list:
         return stmts        # (the output's one loop is none of the (j, i) loops: see store)
 
     def store(self, idxs: tuple, value) -> list:
-        major, minor = (Var(x) for x in idxs)
-        flat = BinOp("+", BinOp("*", major, Const(self.minors, I64)), minor)
         # (one entry is one iteration of the loop over the output's index: its level's code around it)
-        return self.inner.case(self.at, [Declare(Var(self.at), I64, flat), *self.inner.store((self.at,), value)])
+        return self.inner.case(self.at, [Declare(Var(self.at), I64, flat_at(idxs, self.shape)),
+                                         *self.inner.store((self.at,), value)])
+
+
+class FlatKeyedOutput(SortedOutput):
+    """A :class:`ColumnMajorOutput` of more than two indices (``indices``, of extents ``shape``, the major
+    first) whose entries come in another order: sorted by the flat coordinate of all its indices but the
+    last (``key``, a local of that name; a counting sort, stable), which the loops reach in increasing
+    order among the entries of one key, whatever order they run in."""
+
+    def __init__(self, inner, indices: tuple, shape: tuple, dtype: str, fresh, key: str):
+        *lead, minor = indices
+        super().__init__(inner, (key, minor), (minor, key), (math.prod(shape[:-1]), shape[-1]), dtype, fresh)
+        self.lead, self.lead_shape = tuple(lead), tuple(shape[:-1])
+
+    def store(self, idxs: tuple, value) -> list:
+        return [Declare(Var(self.key), I64, flat_at(self.lead, self.lead_shape)), *super().store(idxs, value)]
 
 
 def column_major_output(name: str, fmt, indices: tuple, shape: tuple, dtype: str, fresh, at: str):
     """Output ``name`` of one mode, of ``fmt``, written by the loops of ``out[j, i] = X``
     (``indices``, of extents ``shape``) running ``i, j``: at random where dense, else its entries
-    sorted by ``j`` first (:class:`~compiler.lattice.seqgroupsort.SortedOutput`); ``at`` names the
-    flat coordinate (a fresh name from it)."""
+    sorted by ``j`` first (:class:`~compiler.lattice.seqgroupsort.SortedOutput`; by all indices but the last,
+    :class:`FlatKeyedOutput`, where there are more); ``at`` names the flat coordinate (a fresh name from it)."""
     at = fresh(at)
-    inner = sequence_output(name, fmt, (at,), (int(shape[0]) * int(shape[1]),), dtype, fresh)
-    out = ColumnMajorOutput(inner, indices, shape, at)
-    if out.kind == "dense":
-        return out
-    return SortedOutput(out, indices, tuple(reversed(indices)), shape, dtype, fresh)
+    shape = tuple(int(n) for n in shape)
+    inner = sequence_output(name, fmt, (at,), (math.prod(shape),), dtype, fresh)
+    if inner.kind == "dense":
+        return ColumnMajorOutput(inner, shape, at)
+    if len(indices) == 2:
+        return SortedOutput(ColumnMajorOutput(inner, shape, at), indices, tuple(reversed(indices)), shape, dtype, fresh)
+    key = fresh("".join(indices[:-1]))
+    out = ColumnMajorOutput(inner, (math.prod(shape[:-1]), shape[-1]), at)
+    return FlatKeyedOutput(out, indices, shape, dtype, fresh, key)
 
 
-__all__ = ["ColumnMajorOutput", "column_major", "column_major_output", "resorted_reads", "unflattened"]
+__all__ = ["ColumnMajorOutput", "FlatKeyedOutput", "collapsed", "column_major", "column_major_output", "flat_at",
+           "flat_text", "resorted_reads", "storage_order", "unflattened"]

@@ -29,14 +29,15 @@ FLAT = "c[m] = collapse(A[i, j], (j, i) -> m)"
 SUM = "c[m] = collapse(A[i, j], (j, i) -> m) + collapse(B[k, l], (l, k) -> m)"
 
 
-def lowered(program, tensors, out=None, fill=0.0):
+def lowered(program, tensors, out=None, fill=0.0, order=(1, 0)):
     """``program`` compiled by the lattice into ``out`` (a format name, None: dense) of ``fill``, as one
-    kernel that undid its collapse, against the dense oracle, the IR interpreter and the CFIR interpreter
-    of the statement it lowered; its kernel and result (dense)."""
+    kernel that undid its collapse, its loops in ``order`` (of the output's undone indices), against the
+    dense oracle, the IR interpreter and the CFIR interpreter of the statement it lowered; its kernel and
+    result (dense)."""
     given_ = {} if out is None else {"c": ss.parse_format(out, ndim=1, fill=fill)}
     k = ss.lower(program, strategy="lattice", **tensors, **given_)
     (step,) = k.trace.find("loop-order")
-    assert step.data["order"] == [1, 0] and "flattens column-major" in step.note, step.note
+    assert step.data["order"] == list(order) and "flattens column-major" in step.note, step.note
     assert k.trace.find("convert") == []
     result = k(**tensors)
     result.validate()
