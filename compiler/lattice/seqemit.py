@@ -78,6 +78,7 @@ from .seqoutput import SeqOutput
 from .seqscatter import ScatteredOutput
 from .seqgroupsort import group_sorted
 from .seqcolmajor import column_major_output
+from .seqwhiles import inner_sequences, whiles
 from .seqwalk import LeafCode, LeafWalks
 from .seqsumrows import emit_producers, workspace_codes
 from .seqrewind import (cursor_vars, declare_starts, loop_repeats, product_rewinds, restarted, rewind_stmts, save_stmts,
@@ -609,7 +610,7 @@ class SeqEmitter(LeafWalks):
             inner += self.out.case(w.index, self.stmt(w.body))
             self.known = outside
             # (a group the loop repeats, walked by a π1 loop inside: back to its start for the next coordinate)
-            inner += [y for p in loop_repeats(w.seq, w.body) for y in rewind_stmts(self, p)]
+            inner += [y for p in loop_repeats(w.seq, inner_sequences(w)) for y in rewind_stmts(self, p)]
             switched = w.body.body if isinstance(w.body, cf.Bind) else w.body
             if isinstance(switched, cf.Switch) or isinstance(w.seq, (Union, Intersect)) or _moved_inside(w):
                 return inner + self.advance(w.seq, x, {})
@@ -718,13 +719,14 @@ def emit_function(low, formats: dict, name: str, out_format=None, dtype: str | N
                            dtype=dtype)
     params = [p for t in inputs for p in input_params(t, formats[t])]
     # (and the loops a product's nesting added: compiler.lattice.seqproductnest; and a workspace's parameters)
-    taken = {str(i) for i in program.lhs.indices} | indices | {w.index for w in _whiles(low.cfir.cfir)} \
+    cfir_loops = list(whiles(low.cfir.cfir))
+    taken = {str(i) for i in program.lhs.indices} | indices | {w.index for w in cfir_loops} \
         | {p.name for p in params} | {p.name for w, fmt in work.items() for p in input_params(w, fmt)}
     em = SeqEmitter({**formats, **work}, names, dtype, taken)
     em.workspaces = workspace_codes(low, work, em.fresh)
-    whiles = list(_whiles(low.cfir.cfir))
-    em.rewinding = frozenset(p.group_key for w in whiles for p in w.rewind + loop_repeats(w.seq, w.body)) \
-        | frozenset(p.group_key for w in whiles for s in (w.seq, *(x for pair in w.locs for x in pair))
+    em.rewinding = frozenset(p.group_key for w in cfir_loops
+                             for p in w.rewind + loop_repeats(w.seq, inner_sequences(w))) \
+        | frozenset(p.group_key for w in cfir_loops for s in (w.seq, *(x for pair in w.locs for x in pair))
                     for n in walk(s) if isinstance(n, Product) for p in product_rewinds(n) + walked_again(n))
     if low.assembly == "accumulate":
         em.out = accumulated_output(out, out_format, low.shape, dtype, em.fresh, zero=not plain_zero(low.fill),
@@ -761,21 +763,6 @@ def kernel_helpers(fn: ir.Function, low) -> tuple:
             ops.setdefault(v.op.name, v.op)
     return tuple((h.name, python_helper(op, h.name)) for h in fn.helpers for op in ops.values()
                  if h.name.startswith(f"ss_{op.name}_"))
-
-
-def _whiles(s):
-    """Every ``while`` of the CFIR ``s``."""
-    if isinstance(s, cf.While):
-        yield s
-        yield from _whiles(s.body)
-    elif isinstance(s, cf.Bind):
-        yield from _whiles(s.body)
-    elif isinstance(s, cf.Block):
-        for x in s.stmts:
-            yield from _whiles(x)
-    elif isinstance(s, cf.Switch):
-        for _, body in s.cases:
-            yield from _whiles(body)
 
 
 def _values(s):

@@ -24,6 +24,7 @@ from .seqiter import Cursors, advance, enter, equals, eval_, init, locate, resum
 from .seqlattice import edges
 from .seqrewind import loop_repeats, rewind
 from .sequences import SequenceError, at_index
+from .seqwhiles import inner_sequences
 
 
 @dataclass
@@ -130,7 +131,7 @@ def interpret(cf, data: Mapping, env: Mapping | None = None) -> Run:
             return      # an edge of this loop ran out before: not the state the loops reached
         resume(w.seq, st)
         # (a group the loop repeats, walked by a π1 loop inside: back to its start after each coordinate)
-        repeats = loop_repeats(w.seq, w.body)
+        repeats = loop_repeats(w.seq, inner_sequences(w))
         while valid(w.seq, st):
             budget[0] -= 1
             if budget[0] < 0:

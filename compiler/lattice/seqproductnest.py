@@ -36,7 +36,7 @@ while m_row <- i_B with i_C = i_B
     m = m_row·3 + m_col
     c(m) = C(i_C, j_C)
 >>> nests(seq), nests(Product(iB, jB)), nest_names("m", {"m", "m_row"})
-(True, False, ('m_row1', 'm_col'))
+(True, False, ('m_row_2', 'm_col'))
 
 Such a product merged with another operand, ``collapse(A * (B + C)) + w[m]``, iterating ``((i_A ∩ (i_B
 ∪ i_C)) × (j_A ∩ (j_B ∪ j_C))) ∪ m_w``, is one loop over a union whose product has no iterator of its
@@ -50,6 +50,7 @@ from __future__ import annotations
 
 from dataclasses import fields, is_dataclass
 
+from ..names import FreshNames
 from .sequences import Concat, Intersect, Product, Project, Seq, Union, walk
 
 
@@ -98,12 +99,7 @@ def factored(s: Seq) -> Product | None:
 def nest_names(index: str, taken) -> tuple[str, str]:
     """The names of the loops over the left and the right operand of the product ``index`` walks,
     none of ``taken``."""
-    def fresh(base: str) -> str:
-        name, n = base, 0
-        while name in taken:
-            n += 1
-            name = f"{base}{n}"
-        return name
+    fresh = FreshNames(taken)
     return fresh(f"{index}_row"), fresh(f"{index}_col")
 
 

@@ -25,7 +25,6 @@ from __future__ import annotations
 from ..errors import StrategyError
 from ..imperative import ir
 from ..imperative.ir import Declare, Var
-from .seqproductnest import held
 from .sequences import Level, Product, Project, Seq, walk
 
 
@@ -162,27 +161,22 @@ def walked_again(p: Product) -> tuple:
     return tuple(n for n in repeated(p.a) if n.group_key in keys)
 
 
-def loop_repeats(seq: Seq, body) -> tuple:
-    """The π0s :func:`repeated` in ``seq``, a loop's sequence, whose group a π1 of a loop in its ``body``
-    (CFIR) walks (none ``seq`` walks itself: :func:`walked_again`): after each coordinate the loop puts
-    their cursors back at the group's start (``collapse(broadcast(n, split(a)), (i, n) -> k)`` looped
-    ``k, l``: the loop over ``l``, ``π1(l_a, 3)``, moved the cursor past the group, and the loop over ``k``
-    would take the next group at its next coordinate, still in this one).
+def loop_repeats(seq: Seq, inside: tuple) -> tuple:
+    """The π0s :func:`repeated` in ``seq``, a loop's sequence, whose group a π1 of a loop in its body (of those
+    loops' sequences, ``inside``: :func:`~compiler.lattice.seqwhiles.inner_sequences`) walks (none ``seq`` walks
+    itself: :func:`walked_again`): after each coordinate the loop puts their cursors back at the group's start
+    (``collapse(broadcast(n, split(a)), (i, n) -> k)`` looped ``k, l``: the loop over ``l``, ``π1(l_a, 3)``,
+    moved the cursor past the group, and the loop over ``k`` would take the next group at its next coordinate,
+    still in this one).
 
-    >>> from compiler.lattice.seqcfir import Assign, Lit, While
     >>> from compiler.lattice.sequences import Level, Universe
     >>> a = Level("a", 0, "compressed", 6, "l"); p0, p1 = Project(0, a, 3), Project(1, a, 3)
-    >>> [str(x) for x in loop_repeats(Product(p0, Universe(2, "n")), While("l", p1, (), Assign("c", (), Lit(1.0))))]
+    >>> [str(x) for x in loop_repeats(Product(p0, Universe(2, "n")), (p1,))]
     ['π0(l_a, 3)']
     """
     own = {n.group_key for n in walk(seq) if isinstance(n, Project) and n.k == 1}
-    inside, stack = set(), [body]
-    while stack:
-        x = stack.pop()
-        if hasattr(x, "seq"):
-            inside |= {n.group_key for n in walk(x.seq) if isinstance(n, Project) and n.k == 1}
-        stack += held(x)
-    return tuple(n for n in repeated(seq) if n.group_key in inside - own)
+    walked = {n.group_key for s in inside for n in walk(s) if isinstance(n, Project) and n.k == 1}
+    return tuple(n for n in repeated(seq) if n.group_key in walked - own)
 
 
 def restarted(s: Seq) -> frozenset:
