@@ -508,7 +508,7 @@ class SeqLowering:
     #: the workspaces of sums under operators (:class:`~compiler.lattice.seqworkspace.SumWorkspace`)
     workspaces: tuple = ()
     #: a column-major flatten undone (``column-major``, :mod:`compiler.lattice.seqcolmajor`): the output's one
-    #: index, which the program's two are stored at
+    #: index, which the program's two or more are stored at
     flattened: str = ""
 
 

@@ -28,8 +28,9 @@ no input could be read converted instead, a sum's loops around the output's (:mo
 a sparse matrix's terms bucketed by row, :mod:`compiler.lattice.seqsumscatter`), a sum under an operator into a
 workspace the output's loops read after (:mod:`compiler.lattice.seqworkspace`; kept in sparse rows over both
 indices of a sparse matrix output, :mod:`compiler.lattice.seqsumrows`) or a dense output's loops in any
-order; a column-major flatten of a matrix stored row-major (``a.T.reshape(-1)``) with its collapse undone, its
-loops in the matrix's order, each entry at its flat coordinate (:mod:`compiler.lattice.seqcolmajor`). Else an
+order; a column-major flatten of a matrix stored row-major (``a.T.reshape(-1)``, beside a sparse vector re-sorted
+into rows first) or of a 3-D tensor (``permute_dims(a3, (2, 1, 0)).reshape(-1)``) with its collapses undone, its
+loops in the tensor's order, each entry at its flat coordinate (:mod:`compiler.lattice.seqcolmajor`). Else an
 input the loops walk against its storage order (a CSC collapsed row-major) is read row-major, a
 copy converted before
 each call (a ``convert`` step; lower() choosing the strategy passes ``convert=False`` first,
