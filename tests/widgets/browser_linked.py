@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pathlib
 
-from browser_measure import FILL_CONTRAST_JS, assert_click_keeps_node_and_shows_line, screenshot
+from browser_measure import FILL_CONTRAST_JS, assert_click_keeps_node_and_shows_line, patient, screenshot
 
 # The linked nodes of the drawings of one kind: each node's first tag and its shape's fill.
 LINKED_NODES_JS = """([root, kind]) => [...root.querySelectorAll(`.artifact[data-kind="${kind}"] svg g.node[data-tags]`)]
@@ -80,7 +80,7 @@ def linked_steps_outline_their_c(page, notebook: pathlib.Path, scope: str, theme
         assert not step.evaluate(OUTLINED_C_JS), (name, "outlined before any click")
         node.click()
         page.wait_for_function("s => s.querySelector('.c-section span.ln.ss-linked')", arg=step.element_handle(),
-                               timeout=10_000)
+                               timeout=patient(10_000))
         outlined = step.evaluate(OUTLINED_C_JS)
         expected = c.data["provenance"][tag]
         assert [x["line"] for x in outlined] == expected, (name, theme, tag, outlined[:3], expected)
@@ -105,7 +105,7 @@ def linked_steps_outline_their_c(page, notebook: pathlib.Path, scope: str, theme
         # a click on nothing tagged lets go
         step.locator(".step-header").first.click()
         page.wait_for_function("s => !s.querySelector('.c-section span.ln.ss-linked')", arg=step.element_handle(),
-                               timeout=10_000)
+                               timeout=patient(10_000))
         assert node.evaluate(shape_fill) == color_for(tag), (name, theme, "not restored")
     # the two statements of one line are drawn, each node in its tag's colour
     nodes = page.evaluate(LINKED_NODES_JS, [linked.element_handle(), "notation-tree"])

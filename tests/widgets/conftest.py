@@ -26,6 +26,7 @@ import urllib.request
 import nbformat
 import pytest
 from nbformat.sign import NotebookNotary
+from browser_measure import patient
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -69,8 +70,21 @@ def browser(chromium):
     playwright_api = pytest.importorskip("playwright.sync_api")
     with playwright_api.sync_playwright() as p:
         b = p.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
-        yield b
+        yield PatientBrowser(b)
         b.close()
+
+
+class PatientBrowser:
+    """The browser, whose pages' waits without a bound of their own stretch with the machine's load
+    (``browser_measure.patient``), as the tests' explicit bounds do."""
+
+    def __init__(self, browser):
+        self.browser = browser
+
+    def new_page(self, **options):
+        page = self.browser.new_page(**options)
+        page.set_default_timeout(patient(30_000))
+        return page
 
 
 @pytest.fixture(scope="session")
@@ -126,7 +140,7 @@ def serve(cmd: list[str], root: pathlib.Path, port: int, token: str, what: str):
     proc = subprocess.Popen(cmd, cwd=root, stdout=log, stderr=subprocess.STDOUT, env=env)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.time() + 120
+        deadline = time.time() + patient(120_000) / 1000
         while True:
             try:
                 with urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2) as r:

@@ -9,26 +9,26 @@ import time
 from browser_linked import OUTLINED_C_JS, linked_steps_outline_their_c
 from browser_measure import (MISSING_GLYPHS_JS, SAVED_STATE_JS, SCROLL_END_JS, SHOWN, SHOWN_NOTEBOOK, TIMING_JS,
                              assert_columns_line_up, assert_readable, assert_timings_read, measure, pane_html,
-                             screenshot, set_theme)
+                             patient, screenshot, set_theme)
 
 
 def test_explorer_notebook_steps_in_jupyterlab(browser, lab, artifacts):
     url, token, root = lab
     page = browser.new_page(viewport={"width": 1500, "height": 1100})
-    page.goto(f"{url}/lab/tree/explorer.ipynb?reset&token={token}", timeout=120_000)
-    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
+    page.goto(f"{url}/lab/tree/explorer.ipynb?reset&token={token}", timeout=patient(120_000))
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=patient(120_000))
     try:
         # the kernel is connected once the status bar says so; then Run > Run All Cells
-        page.get_by_text("Python 3 (ipykernel) | Idle").first.wait_for(timeout=120_000)
+        page.get_by_text("Python 3 (ipykernel) | Idle").first.wait_for(timeout=patient(120_000))
         page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
         page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
         explorer = page.locator(SHOWN).first
         # attached, not visible: JupyterLab hides cells scrolled out of view
-        explorer.wait_for(state="attached", timeout=180_000)
+        explorer.wait_for(state="attached", timeout=patient(180_000))
         explorer.scroll_into_view_if_needed()
-        explorer.wait_for(state="visible", timeout=30_000)
+        explorer.wait_for(state="visible", timeout=patient(30_000))
         # clicks are handled by the kernel: let the remaining cells finish first
-        page.get_by_text("Python 3 (ipykernel) | Idle").first.wait_for(timeout=180_000)
+        page.get_by_text("Python 3 (ipykernel) | Idle").first.wait_for(timeout=patient(180_000))
     except Exception:
         page.screenshot(path=str(artifacts / "explorer-failure.png"))
         raise
@@ -44,7 +44,7 @@ def test_explorer_notebook_steps_in_jupyterlab(browser, lab, artifacts):
         next_button.click()
         page.wait_for_function(
             "([sel, old]) => document.querySelector(sel).innerHTML !== old",
-            arg=[f"{SHOWN} .ss-header", header0], timeout=30_000)
+            arg=[f"{SHOWN} .ss-header", header0], timeout=patient(30_000))
         header0 = pane_html(page, "ss-header")
         changed_program = changed_program or pane_html(page, "ss-program") != program0
         changed_drawing = changed_drawing or pane_html(page, "ss-drawing") != drawing0
@@ -67,16 +67,16 @@ def test_tour_steps_both_strategies(browser, lab, artifacts):
     the C, and the timing against scipy."""
     url, token, root = lab
     page = browser.new_page(viewport={"width": 1500, "height": 1100})
-    page.goto(f"{url}/lab/tree/tour.ipynb?reset&token={token}", timeout=120_000)
-    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
+    page.goto(f"{url}/lab/tree/tour.ipynb?reset&token={token}", timeout=patient(120_000))
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=patient(120_000))
     try:
-        page.get_by_text("Python 3 (ipykernel) | Idle").first.wait_for(timeout=120_000)
+        page.get_by_text("Python 3 (ipykernel) | Idle").first.wait_for(timeout=patient(120_000))
         page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
         page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
         explorers = page.locator(SHOWN)
-        explorers.nth(1).wait_for(state="attached", timeout=240_000)
-        page.get_by_text("Python 3 (ipykernel) | Idle").first.wait_for(timeout=240_000)
-        page.locator("table.timing").first.wait_for(state="attached", timeout=60_000)
+        explorers.nth(1).wait_for(state="attached", timeout=patient(240_000))
+        page.get_by_text("Python 3 (ipykernel) | Idle").first.wait_for(timeout=patient(240_000))
+        page.locator("table.timing").first.wait_for(state="attached", timeout=patient(60_000))
     except Exception:
         page.screenshot(path=str(artifacts / "tour-failure.png"))
         raise
@@ -92,7 +92,7 @@ def test_tour_steps_both_strategies(browser, lab, artifacts):
             try:
                 page.wait_for_function("([el, old]) => el.innerHTML !== old",
                                        arg=[explorer.locator(".ss-header").first.element_handle(), header],
-                                       timeout=15_000)
+                                       timeout=patient(15_000))
             except Exception:
                 return needle in drawing.inner_html()  # the last step: nothing changes any more
         return False
@@ -119,7 +119,7 @@ def test_tour_steps_both_strategies(browser, lab, artifacts):
         t0 = time.perf_counter()
         lattice.locator(".ss-prev").first.click()
         page.wait_for_function("([el, old]) => el.innerHTML !== old", arg=[header.element_handle(), old],
-                               timeout=15_000)
+                               timeout=patient(15_000))
         times.append(time.perf_counter() - t0)
     print("tour: redrawing a step in the browser took " + ", ".join(f"{t:.3f}" for t in times) + " s")
     assert step_until(looplets, 'data-kind="looplet-nest"'), "no looplet nest drawn while stepping"
@@ -144,15 +144,15 @@ def test_tour_steps_both_strategies(browser, lab, artifacts):
             # C's redraw may just have replaced (that read as "does not scroll" under CI)
             try:
                 page.wait_for_function(SCROLL_END_JS, arg=looplets.locator(".ss-c").first.element_handle(),
-                                       timeout=15_000)
+                                       timeout=patient(15_000))
             except Exception:
                 raise AssertionError("the C pane does not scroll") from None
         looplets.locator(button).first.click()
         page.wait_for_function("([el, old]) => el.innerHTML !== old", arg=[header.element_handle(), old],
-                               timeout=15_000)
+                               timeout=patient(15_000))
     at_focus = [looplets.element_handle(), FOCUS_COLOR]
     page.wait_for_function("arg => { const m = (FOCUS_JS)(arg); return m && m.inView; }"
-                           .replace("FOCUS_JS", FOCUS_JS.strip()), arg=at_focus, timeout=10_000)
+                           .replace("FOCUS_JS", FOCUS_JS.strip()), arg=at_focus, timeout=patient(10_000))
     focus = page.evaluate(FOCUS_JS, at_focus)
     assert focus["lines"] and focus["filled"], f"the lowered looplet and its C are not marked together: {focus}"
     screenshot(page, artifacts / "tour-lower-step-focus.png", full_page=False)
@@ -167,10 +167,10 @@ def test_tour_steps_both_strategies(browser, lab, artifacts):
     tags = part.get_attribute("data-tags").split()
     part.scroll_into_view_if_needed()
     part.click()
-    page.wait_for_function("el => el.value !== 'all'", arg=select.element_handle(), timeout=30_000)
+    page.wait_for_function("el => el.value !== 'all'", arg=select.element_handle(), timeout=patient(30_000))
     assert select.input_value().split(" (")[0] == tags[0]   # "looplet:Stepper:4 (A on j)"
     page.wait_for_function("([el, old]) => el.innerHTML !== old",
-                           arg=[program.element_handle(), program_all], timeout=30_000)
+                           arg=[program.element_handle(), program_all], timeout=patient(30_000))
     screenshot(page, artifacts / "tour-provenance-picked.png", full_page=False)
     timing = page.locator("table.timing").first.inner_html()
     assert "scipy" in timing
@@ -184,14 +184,14 @@ def test_tour_steps_both_strategies(browser, lab, artifacts):
     t0 = time.perf_counter()
     playground.locator(".ss-preset-A select").first.select_option(label="csr")
     page.wait_for_function("([el, old]) => el.innerHTML !== old",
-                           arg=[c_pane.element_handle(), before], timeout=60_000)
+                           arg=[c_pane.element_handle(), before], timeout=patient(60_000))
     relower = [time.perf_counter() - t0]
     csr_c = c_pane.inner_html()
     assert "A0_pos" not in csr_c and "A1_pos" in csr_c
     t0 = time.perf_counter()
     playground.locator(".ss-level-A-0 select").first.select_option(label="SparseList")  # DCSR
     page.wait_for_function("([el, old]) => el.innerHTML !== old",
-                           arg=[c_pane.element_handle(), csr_c], timeout=60_000)
+                           arg=[c_pane.element_handle(), csr_c], timeout=patient(60_000))
     relower.append(time.perf_counter() - t0)
     print("tour: re-lowering after a format change (dcsr -> csr, csr -> dcsr), in the browser, took "
           + ", ".join(f"{t:.3f}" for t in relower) + " s (the kernels were compiled before, so cached)")
@@ -240,11 +240,11 @@ def test_tour_shows_its_widgets_before_any_cell_runs(browser, lab, artifacts):
     widget output was only the text "Loading widget..." until the cells ran)."""
     url, token, root = lab
     page = browser.new_page(viewport={"width": 1500, "height": 1100})
-    page.goto(f"{url}/lab/tree/tour-saved.ipynb?reset&token={token}", timeout=120_000)
-    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
+    page.goto(f"{url}/lab/tree/tour-saved.ipynb?reset&token={token}", timeout=patient(120_000))
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=patient(120_000))
     try:
         compare = page.locator(f"{SHOWN_NOTEBOOK} .sparsescope-compare").first
-        compare.wait_for(state="attached", timeout=60_000)
+        compare.wait_for(state="attached", timeout=patient(60_000))
         explorer = page.locator(SHOWN).first
         c_pane = explorer.locator(".ss-c").first
         c_pane.scroll_into_view_if_needed()
@@ -257,7 +257,7 @@ def test_tour_shows_its_widgets_before_any_cell_runs(browser, lab, artifacts):
         # (the views are drawn one by one: a loaded machine had drawn 3 of 5 when they were counted)
         page.wait_for_function("sel => document.querySelectorAll(sel).length >= 5",
                                arg=f"{SHOWN_NOTEBOOK} .sparsescope-explorer, {SHOWN_NOTEBOOK} .sparsescope-compare",
-                               timeout=60_000)
+                               timeout=patient(60_000))
         state = page.evaluate(SAVED_STATE_JS, page.locator(f"{SHOWN_NOTEBOOK} .jp-Notebook").first.element_handle())
         assert state["marked"] > 0 and state["views"] >= 5, f"the tour's views are not drawn from saved state: {state}"
         assert state["icons"] == 0, f"ipywidgets' disconnected icons show in the saved views: {state}"
@@ -314,13 +314,13 @@ def saved_course_notebook_reads(page, url: str, token: str, name: str, views: in
     outputs: row names cut at the plot's left edge, the checks' green of contrast 3.7; 09's seven
     decades drew "10 ms" into "100 ms")."""
     for attempt in range(2):
-        page.goto(f"{url}/lab/tree/{name}?reset&token={token}", timeout=120_000)
-        page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
+        page.goto(f"{url}/lab/tree/{name}?reset&token={token}", timeout=patient(120_000))
+        page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=patient(120_000))
         notebook = page.locator(f"{SHOWN_NOTEBOOK} .jp-Notebook").first
         # (every view drawn, or one that cannot be: then the check below says so)
         page.wait_for_function("([nb, n]) => nb.querySelectorAll('.ss-saved-note').length >= n"
                                " || nb.innerText.includes('Error displaying widget')",
-                               arg=[notebook.element_handle(), views], timeout=60_000)
+                               arg=[notebook.element_handle(), views], timeout=patient(60_000))
         # (once more: on a loaded machine the kernel, connecting while the stored views are drawn,
         # can leave one "model not found" although the notebook stores it; ipywidgets' race)
         if "Error displaying widget" not in notebook.inner_text():
@@ -348,11 +348,11 @@ def saved_notebook_reads(page, url: str, token: str, name: str, theme: str, arti
     timings read: no character drawn as a box, no row name cut at the plot's left edge (10's "unfused (stack, then SpMV)"
     read "ed (stack, then SpMV)"), every text of contrast >= 4.5 (the checks' green was 3.7 on the
     dark theme)."""
-    page.goto(f"{url}/lab/tree/{name}?reset&token={token}", timeout=120_000)
-    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
+    page.goto(f"{url}/lab/tree/{name}?reset&token={token}", timeout=patient(120_000))
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=patient(120_000))
     notebook = page.locator(f"{SHOWN_NOTEBOOK} .jp-Notebook").first
-    page.locator(SHOWN).nth(1).wait_for(state="attached", timeout=60_000)
-    page.locator(f"{SHOWN_NOTEBOOK} .ss-saved-note").nth(1).wait_for(state="attached", timeout=60_000)
+    page.locator(SHOWN).nth(1).wait_for(state="attached", timeout=patient(60_000))
+    page.locator(f"{SHOWN_NOTEBOOK} .ss-saved-note").nth(1).wait_for(state="attached", timeout=patient(60_000))
     assert "Error displaying widget" not in notebook.inner_text(), f"{name}: a widget is not drawn"
     state = page.evaluate(SAVED_STATE_JS, notebook.element_handle())
     assert state["views"] == 2 and state["notes"] == 2 and state["icons"] == 0, (name, state)
@@ -371,7 +371,7 @@ def saved_notebook_reads(page, url: str, token: str, name: str, theme: str, arti
         page.mouse.move(0, 0)
         star.click()
         page.wait_for_function("s => s.querySelector('.c-section span.ln.ss-linked')", arg=step.element_handle(),
-                               timeout=10_000)
+                               timeout=patient(10_000))
         outlined = step.evaluate(OUTLINED_C_JS)
         assert outlined and all("A_val[" in x["code"] for x in outlined), (name, outlined)
         step.locator(".step-header").first.click()
@@ -390,14 +390,14 @@ def test_linked_steps_outline_their_c_in_the_classic_notebook(browser, classic, 
     of the views notebook's linked steps."""
     url, token, root = classic
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    page.goto(f"{url}/notebooks/linked.ipynb?token={token}", timeout=120_000)
+    page.goto(f"{url}/notebooks/linked.ipynb?token={token}", timeout=patient(120_000))
     try:
-        page.locator("#kernel_indicator_icon.kernel_idle_icon").wait_for(state="attached", timeout=120_000)
+        page.locator("#kernel_indicator_icon.kernel_idle_icon").wait_for(state="attached", timeout=patient(120_000))
         page.locator("#celllink").click()   # Cell > Run All
         page.locator("#run_all_cells a").click()
-        page.locator("#notebook .views-linked").first.wait_for(state="attached", timeout=240_000)
-        page.locator("#kernel_indicator_icon.kernel_idle_icon").wait_for(state="attached", timeout=240_000)
-        page.locator("#notebook .views-seq").first.wait_for(state="attached", timeout=30_000)
+        page.locator("#notebook .views-linked").first.wait_for(state="attached", timeout=patient(240_000))
+        page.locator("#kernel_indicator_icon.kernel_idle_icon").wait_for(state="attached", timeout=patient(240_000))
+        page.locator("#notebook .views-seq").first.wait_for(state="attached", timeout=patient(30_000))
     except Exception:
         page.screenshot(path=str(artifacts / "classic-failure.png"))
         raise

@@ -12,20 +12,20 @@ from browser_linked import LINKED_NODES_JS, linked_steps_outline_their_c
 from browser_measure import (CELLS_JS, DRAWING_PANES_JS, FILL_CONTRAST_JS, LINK_JS, PANE_CONTENT_JS, SAVED_STATE_JS,
                              SCROLL_END_JS, SHOWN, SHOWN_NOTEBOOK, ZOOM_JS, assert_click_keeps_node_and_shows_line,
                              assert_columns_line_up, assert_drawing_panes_fit, assert_panes_fit_content,
-                             assert_readable, measure, screenshot, set_theme)
+                             assert_readable, measure, patient, screenshot, set_theme)
 
 
 def open_and_run(page, url: str, token: str, name: str, artifacts: pathlib.Path) -> None:
     """Open notebook ``name`` in JupyterLab, run all its cells, wait until the kernel is idle."""
-    page.goto(f"{url}/lab/tree/{name}?reset&token={token}", timeout=120_000)
-    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
+    page.goto(f"{url}/lab/tree/{name}?reset&token={token}", timeout=patient(120_000))
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=patient(120_000))
     try:
-        page.get_by_text("Python 3 (ipykernel) | Idle").first.wait_for(timeout=120_000)
+        page.get_by_text("Python 3 (ipykernel) | Idle").first.wait_for(timeout=patient(120_000))
         page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
         page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
-        page.locator(f"{SHOWN_NOTEBOOK} .sparsescope-compare").first.wait_for(state="attached", timeout=240_000)
-        page.get_by_text("Python 3 (ipykernel) | Idle").first.wait_for(timeout=240_000)
-        page.locator(f"{SHOWN_NOTEBOOK} .views-fibers").first.wait_for(state="attached", timeout=60_000)
+        page.locator(f"{SHOWN_NOTEBOOK} .sparsescope-compare").first.wait_for(state="attached", timeout=patient(240_000))
+        page.get_by_text("Python 3 (ipykernel) | Idle").first.wait_for(timeout=patient(240_000))
+        page.locator(f"{SHOWN_NOTEBOOK} .views-fibers").first.wait_for(state="attached", timeout=patient(60_000))
     except Exception:
         page.screenshot(path=str(artifacts / f"{name}-failure.png"))
         raise
@@ -53,7 +53,7 @@ def test_views_fit_and_read_in_both_themes(browser, lab, artifacts):
         handle.focus()
         handle.press("Home")
         page.wait_for_function("els => els.every(e => /step 0 of \\d+: parse/.test(e.innerText))",
-                               arg=[e.element_handle() for e in steps], timeout=30_000)
+                               arg=[e.element_handle() for e in steps], timeout=patient(30_000))
         c_panes_fit_their_program(page, compare, "parse", artifacts)
         for k in range(2):   # (no lattice nor looplet nest yet: the parse step's expression tree)
             tree = compare.locator(".ss-drawing").nth(k)
@@ -66,10 +66,10 @@ def test_views_fit_and_read_in_both_themes(browser, lab, artifacts):
             old = compare.locator(".ss-stage").first.inner_html()
             handle.press("ArrowRight")
             page.wait_for_function("([el, old]) => el.innerHTML !== old",
-                                   arg=[compare.locator(".ss-stage").first.element_handle(), old], timeout=30_000)
+                                   arg=[compare.locator(".ss-stage").first.element_handle(), old], timeout=patient(30_000))
         assert "index j" in compare.locator(".ss-stage").first.inner_text()
         page.wait_for_function("els => /lattice/.test(els[0].innerText) && /unfurl/.test(els[1].innerText)",
-                               arg=[e.element_handle() for e in steps], timeout=30_000)
+                               arg=[e.element_handle() for e in steps], timeout=patient(30_000))
         assert "forall j" in compare.locator(".ss-drawing").nth(0).inner_text()
         c_panes_fit_their_program(page, compare, "index-j", artifacts)
         screenshot(page, artifacts / "views-compare-index-j.png", full_page=False)
@@ -183,25 +183,25 @@ def link_both_ways_in_the_notebook(page, explorer, artifacts: pathlib.Path) -> N
     explorer.locator(".ss-drawing svg").first.evaluate("svg => { svg.ssOld = true; }")
     lines.nth(k).click()
     stroked = "([root, tag, color]) => (LINK_JS)([root, tag]).stroke === color".replace("LINK_JS", LINK_JS.strip())
-    page.wait_for_function(stroked, arg=[root, tag, LINK_COLOR], timeout=10_000)
+    page.wait_for_function(stroked, arg=[root, tag, LINK_COLOR], timeout=patient(10_000))
     # the kernel's answer (the tag chosen, the drawing drawn again) keeps the point stroked
-    page.wait_for_function("el => el.value !== 'all'", arg=select.element_handle(), timeout=30_000)
+    page.wait_for_function("el => el.value !== 'all'", arg=select.element_handle(), timeout=patient(30_000))
     assert select.input_value().split(" (")[0] == tag
-    page.wait_for_function("root => !root.querySelector('.ss-drawing svg').ssOld", arg=root, timeout=30_000)
-    page.wait_for_function(stroked, arg=[root, tag, LINK_COLOR], timeout=10_000)
+    page.wait_for_function("root => !root.querySelector('.ss-drawing svg').ssOld", arg=root, timeout=patient(30_000))
+    page.wait_for_function(stroked, arg=[root, tag, LINK_COLOR], timeout=patient(10_000))
     screenshot(page, artifacts / "views-linked-from-c.png", full_page=False)
 
     # the reverse: a point, clicked with the C pane scrolled to its end, outlines its C lines
     # and scrolls the pane to the first (after going back to every tag's colours)
     select.select_option(label="all")
     page.wait_for_function("root => root.querySelectorAll('.ss-drawing svg g.node[data-tags]').length > 1",
-                           arg=root, timeout=30_000)
+                           arg=root, timeout=patient(30_000))
     nodes = explorer.locator(".ss-drawing svg g.node[data-tags]")
     node_firsts = nodes.evaluate_all("gs => gs.map(g => g.getAttribute('data-tags').split(' ')[0])")
     k, other = next((k, t) for k, t in enumerate(node_firsts) if t != tag and t in firsts)
     # the C pane is redrawn after the drawing (its own widget message): poll the pane, which stays
     try:
-        page.wait_for_function(SCROLL_END_JS, arg=explorer.locator(".ss-c").first.element_handle(), timeout=15_000)
+        page.wait_for_function(SCROLL_END_JS, arg=explorer.locator(".ss-c").first.element_handle(), timeout=patient(15_000))
     except Exception:
         raise AssertionError("the C pane does not scroll") from None
     start = page.evaluate(LINK_JS, [root, other])
@@ -210,14 +210,14 @@ def link_both_ways_in_the_notebook(page, explorer, artifacts: pathlib.Path) -> N
     nodes.nth(k).click()
     shown = ("([root, tag]) => { const m = (LINK_JS)([root, tag]); return m.inView && m.outlined; }"
              .replace("LINK_JS", LINK_JS.strip()))
-    page.wait_for_function(shown, arg=[root, other], timeout=30_000)
+    page.wait_for_function(shown, arg=[root, other], timeout=patient(30_000))
     end = page.evaluate(LINK_JS, [root, other])
     assert end["scrollTop"] < start["scrollTop"], (start, end)
     # once the kernel has answered (the tag chosen, the panes drawn again), the clicked node is
     # still in view and the C pane still shows its first line
     page.wait_for_function("([el, tag]) => el.value.split(' (')[0] === tag", arg=[select.element_handle(), other],
-                           timeout=30_000)
-    page.wait_for_function(shown, arg=[root, other], timeout=30_000)
+                           timeout=patient(30_000))
+    page.wait_for_function(shown, arg=[root, other], timeout=patient(30_000))
     node = explorer.locator(f'.ss-drawing svg g.node[data-tags~="{other}"]').first
     line = explorer.locator(f'.ss-c span.ln[data-tags~="{other}"]').first
     assert_click_keeps_node_and_shows_line(page, node.element_handle(), line.element_handle(),
@@ -278,10 +278,10 @@ def drawing_panes_fit_their_drawings(page, compare, theme: str, artifacts: pathl
             handle.focus()
             handle.press(key)
             page.wait_for_function("([el, old]) => el.innerHTML !== old",
-                                   arg=[compare.locator(".ss-stage").first.element_handle(), old], timeout=30_000)
+                                   arg=[compare.locator(".ss-stage").first.element_handle(), old], timeout=patient(30_000))
         where = "parse" if key == "Home" else "the last step"
         if key == "Home":
-            page.wait_for_function(at_parse, arg=[e.element_handle() for e in steps], timeout=30_000)
+            page.wait_for_function(at_parse, arg=[e.element_handle() for e in steps], timeout=patient(30_000))
             compare.locator(".ss-drawing").first.scroll_into_view_if_needed()
             screenshot(page, artifacts / f"views-compare-drawings-parse-{theme}.png", full_page=False)
         panes = compare.evaluate(DRAWING_PANES_JS)
@@ -373,7 +373,7 @@ def link_compare_columns_apart(page, compare, artifacts: pathlib.Path) -> None:
     handle.focus()
     handle.press("End")   # the last station: C in both columns
     page.wait_for_function("([el, old]) => el.innerHTML !== old",
-                           arg=[compare.locator(".ss-stage").first.element_handle(), old], timeout=30_000)
+                           arg=[compare.locator(".ss-stage").first.element_handle(), old], timeout=patient(30_000))
     notebook = page.locator(f"{SHOWN_NOTEBOOK} .jp-Notebook").first.element_handle()
     stroked = "([root, tag, color]) => (LINK_JS)([root, tag]).stroke === color".replace("LINK_JS", LINK_JS.strip())
     outside = ("([nb, col, tag]) => [...nb.querySelectorAll('.ss-linked')]"
@@ -390,7 +390,7 @@ def link_compare_columns_apart(page, compare, artifacts: pathlib.Path) -> None:
         assert page.evaluate(LINK_JS, [column, tag])["stroke"] != LINK_COLOR
         lines.nth(n).scroll_into_view_if_needed()
         lines.nth(n).click()
-        page.wait_for_function(stroked, arg=[column, tag, LINK_COLOR], timeout=10_000)
+        page.wait_for_function(stroked, arg=[column, tag, LINK_COLOR], timeout=patient(10_000))
         assert page.evaluate(outside, [notebook, column, tag]) == 0, f"column {k}: {tag} linked outside it"
         chosen.append((column, tag))
         screenshot(page, artifacts / f"views-compare-linked-{'ab'[k]}.png", full_page=False)
@@ -418,7 +418,7 @@ def tree_nodes_link_their_c_lines(page, compare, artifacts: pathlib.Path) -> Non
     kind.select_option("notation-tree")
     page.wait_for_function("c => [...c.querySelectorAll('.ss-drawing')].every(d => "
                            "d.querySelector('.artifact[data-kind=\"notation-tree\"] svg g.node[data-tags]'))",
-                           arg=compare.element_handle(), timeout=30_000)
+                           arg=compare.element_handle(), timeout=patient(30_000))
     for k, strategy in enumerate(("lattice", "looplets")):
         kernel = ss.lower("y[i] = A[i, j] * x[j]", strategy, A="csr", x="dense")
         c = [a for s in kernel.trace.steps for a in s.artifacts if a.kind == "c"][-1]
@@ -432,7 +432,7 @@ def tree_nodes_link_their_c_lines(page, compare, artifacts: pathlib.Path) -> Non
             tag = node.get_attribute("data-tags").split()[0]
             node.scroll_into_view_if_needed()
             node.click()
-            page.wait_for_function("col => col.querySelector('.ss-c span.ln.ss-linked')", arg=column, timeout=10_000)
+            page.wait_for_function("col => col.querySelector('.ss-c span.ln.ss-linked')", arg=column, timeout=patient(10_000))
             linked = [x for x in page.evaluate(C_LINES_JS, column) if x["linked"]]
             expected = c.data["provenance"].get(tag, [])
             assert expected and [x["line"] for x in linked] == expected, (strategy, label, tag, linked, expected)
@@ -441,7 +441,7 @@ def tree_nodes_link_their_c_lines(page, compare, artifacts: pathlib.Path) -> Non
                        full_page=False)
     kind.select_option(before)
     page.wait_for_function("c => !c.querySelector('.ss-drawing .artifact[data-kind=\"notation-tree\"]')",
-                           arg=compare.element_handle(), timeout=30_000)
+                           arg=compare.element_handle(), timeout=patient(30_000))
 
 
 # Every marked part of a view: its text, its tags, its background as shown and its width.
@@ -507,9 +507,9 @@ def tree_box_linked_and_zoomed(page, explorer, theme: str, artifacts: pathlib.Pa
             break
         explorer.locator(".ss-next").first.click()
         page.wait_for_function("([el, old]) => el.innerHTML !== old",
-                               arg=[explorer.locator(".ss-header").first.element_handle(), header], timeout=15_000)
+                               arg=[explorer.locator(".ss-header").first.element_handle(), header], timeout=patient(15_000))
     tree = explorer.locator(cfir).first
-    tree.wait_for(state="attached", timeout=30_000)
+    tree.wait_for(state="attached", timeout=patient(30_000))
     lines = explorer.locator(".ss-c span.ln[data-tags]")
     firsts = lines.evaluate_all("ls => ls.map(l => l.getAttribute('data-tags').split(' ')[0])")
     k, tag = next(((k, t) for k, t in enumerate(firsts) if tree.locator(f'svg g.node[data-tags~="{t}"]').count()),
@@ -520,7 +520,7 @@ def tree_box_linked_and_zoomed(page, explorer, theme: str, artifacts: pathlib.Pa
     fill = ("([root, sel, color]) => { const g = root.querySelector(sel); "
             "return !!g && g.querySelector('polygon, ellipse, path, rect').getAttribute('fill') === color; }")
     page.wait_for_function(fill, arg=[explorer.element_handle(), f'{cfir} svg g.node[data-tags~="{tag}"]', LINK_COLOR],
-                           timeout=30_000)
+                           timeout=patient(30_000))
     # (the kernel redraws the pane with the tag chosen: measure the box drawn last)
     page.wait_for_timeout(500)
     node = explorer.locator(f'{cfir} svg g.node[data-tags~="{tag}"]').first
@@ -537,9 +537,9 @@ def tree_box_linked_and_zoomed(page, explorer, theme: str, artifacts: pathlib.Pa
         header = explorer.locator(".ss-header").first.inner_html()
         explorer.locator(button).first.click()
         page.wait_for_function("([el, old]) => el.innerHTML !== old",
-                               arg=[explorer.locator(".ss-header").first.element_handle(), header], timeout=15_000)
+                               arg=[explorer.locator(".ss-header").first.element_handle(), header], timeout=patient(15_000))
     page.wait_for_function("a => a.querySelector('.ss-zoom-level').textContent === '110%'",
-                           arg=explorer.locator(cfir).first.element_handle(), timeout=15_000)
+                           arg=explorer.locator(cfir).first.element_handle(), timeout=patient(15_000))
     m = explorer.locator(cfir).first.evaluate(ZOOM_JS)
     assert abs(m["width"] - 1.1 * m["own"]) < 1, m
     # back to fit for the measures that follow
@@ -553,15 +553,15 @@ def test_playground_relowers_on_typing_and_switching_strategy(browser, lab, arti
     TACO commands; the looplets' privatize, for loop programs only: disabled here), measured as rendered."""
     url, token, root = lab
     page = browser.new_page(viewport={"width": 1440, "height": 1000})
-    page.goto(f"{url}/lab/tree/playground.ipynb?reset&token={token}", timeout=120_000)
-    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
+    page.goto(f"{url}/lab/tree/playground.ipynb?reset&token={token}", timeout=patient(120_000))
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=patient(120_000))
     play = page.locator(f"{SHOWN_NOTEBOOK} .sparsescope-playground").first
     try:
-        page.get_by_text("Python 3 (ipykernel) | Idle").first.wait_for(timeout=120_000)
+        page.get_by_text("Python 3 (ipykernel) | Idle").first.wait_for(timeout=patient(120_000))
         page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
         page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
-        play.wait_for(state="attached", timeout=180_000)
-        page.get_by_text("Python 3 (ipykernel) | Idle").first.wait_for(timeout=180_000)
+        play.wait_for(state="attached", timeout=patient(180_000))
+        page.get_by_text("Python 3 (ipykernel) | Idle").first.wait_for(timeout=patient(180_000))
     except Exception:
         page.screenshot(path=str(artifacts / "playground-failure.png"))
         raise
@@ -571,7 +571,7 @@ def test_playground_relowers_on_typing_and_switching_strategy(browser, lab, arti
 
     def wait_for_c(word: str) -> dict:
         page.wait_for_function("([el, w]) => el.innerText.includes(w)", arg=[c.element_handle(), word],
-                               timeout=60_000)
+                               timeout=patient(60_000))
         return c.evaluate(shown)
 
     first = c.evaluate(shown)
@@ -598,7 +598,7 @@ def test_playground_relowers_on_typing_and_switching_strategy(browser, lab, arti
     box.fill("y[i] = A[i, j] * * x[j]")
     box.press("Enter")
     error = play.locator(".ss-parse-error").first
-    error.wait_for(state="visible", timeout=30_000)
+    error.wait_for(state="visible", timeout=patient(30_000))
     assert "unexpected '*'" in error.inner_text() and "^" in error.inner_text()
     assert "Traceback" not in error.inner_text() and c.evaluate(shown)["text"] == first["text"]
 
