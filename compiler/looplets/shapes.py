@@ -218,6 +218,16 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
     one_step: set = set()  # the loops of one step (a strided slice's)
     split_steps: dict = {}  # a strided slice split by the loops -> the one-step loop after the split's inner one
 
+    def drop_steps(sc: _Scope, loops: list, replaced: tuple) -> None:
+        """Forget the one-step loops of strided slices planned after the loops ``replaced`` (a collapse
+        walked after the slice takes their place: the slice is then read at the index the collapse makes,
+        refused or gathered where it is converted, not a KeyError over a loop that is gone)."""
+        for result, (t, name) in list(sc.steps.items()):
+            if name in replaced:
+                del sc.steps[result]
+                loops.remove(t)
+                one_step.discard(t)
+
     def plan(indices, names, body, outer: _Scope, top_level: bool = False):
         """The loops over ``indices`` (named ``names``) as the shape operators in ``body`` that make
         them ask: a collapsed index becomes two loops, a strided slice's gets a one-step loop after
@@ -241,6 +251,7 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
                 (i, j), k = n.operand.indices, n.operand.result
                 p, q = n.results
                 ii, jj = fresh(i.name), fresh(j.name)
+                drop_steps(sc, loops, (var[p], var[q]))
                 at = loops.index(var[p])
                 loops[at:at + 2] = [ii, jj]
                 extent_of.update({ii: ext[i], jj: ext[j]})
@@ -258,6 +269,7 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
                 (i, j), k = n.indices, n.result
                 ii, jj = fresh(i.name), fresh(j.name)
                 sc.collapsed[k] = (ii, jj, ext[i], ext[j])
+                drop_steps(sc, loops, (var[k],))
                 at = loops.index(var[k])
                 loops[at:at + 1] = [ii, jj]
                 extent_of.update({ii: ext[i], jj: ext[j]})
