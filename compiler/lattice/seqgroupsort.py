@@ -282,9 +282,9 @@ class GroupSortedOutput(SortedOutput):
                 Store(self.work["val"], n, value), *self.met.meet(key), *counted(self.count, key),
                 CompoundAssign("+", n, _c(1))]
 
-    def sort(self) -> list:
-        """The group's entries, in the workspace in loop order, placed by their key (a counting sort
-        over the keys the group has, sorted first)."""
+    def sort(self, first=0) -> list:
+        """The group's entries, in the workspace in loop order (from ``first``), placed by their key (a
+        counting sort over the keys the group has, sorted first)."""
         key, q, t = Var(self.key), Var(self.fresh("q")), Var(self.fresh("t"))
         start, c, slot, at = (Var(self.fresh(x)) for x in ("start", "c", "slot", "at"))
         return [
@@ -294,7 +294,7 @@ class GroupSortedOutput(SortedOutput):
             *starts_in_place(self.count, key, start, c, listed=(self.list, self.listed, t)),
             Comment(f"each entry at its {self.key}'s next slot: by {self.key}, then {self.minor} (the loops "
                     f"reached {self.minor} in increasing order)"),
-            For(q, 0, self.n, [
+            For(q, first, self.n, [
                 Declare(at, I64, Load(self.work[self.key], q)),
                 *placed(self.count, at, slot, [Store(self.sorted[self.minor], slot, Load(self.work[self.minor], q)),
                                                Store(self.sorted["val"], slot, Load(self.work["val"], q))])])]
