@@ -17,9 +17,11 @@ own code. With two modes each group's entries need no sort: the output appends t
 
 Only the straddling groups need the buffer; every group goes through it, so one copy of the sort code
 serves every part, and a group the second part's loop never reaches (a sparse part skipping its rows)
-is appended all the same. The cost is a workspace of all the entries, where the group sort of one part
-holds the largest group's: ``benchmarks/bench_shape.py`` (``straddle``) times it against the looplets'
-kernel and scipy.
+is appended all the same (holding only the straddling group, a group the second part skips would need
+the sort's code again to append the held half). The cost is a workspace of all the entries, where the
+group sort of one part holds the largest group's, in cache: on 2000-column CSR parts of 2001 and 1999
+rows, 1% (``benchmarks/bench_straddle.py``), 2.7 ms into a COO where parts of 2000 rows each, sorted a
+group at a time, take 1.7 ms; scipy's vstack and lexsort 9.8 ms, the looplets' kernel 43 ms.
 
 >>> from compiler.format import coo
 >>> from compiler.names import FreshNames
