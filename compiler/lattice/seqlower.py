@@ -80,7 +80,7 @@ from .seqparts import walked_whole
 from .seqrewind import SplitOrder
 from .seqstride import jumps, searched
 from .seqscatter import scatter_note, scatters
-from .seqgroupsort import group_sort_note, sorts_groups, swapped
+from .seqgroupsort import group_sort_note, sorts_groups, swapped, unsorted
 from .seqcolmajor import column_major
 from .seqstraddle import straddle_refusal, straddle_scatter_note
 from .seqstraddlesort import straddle_sorting
@@ -231,8 +231,13 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
                     # (a column-major flatten of a row-major matrix: its collapse undone, the loops in the
                     # inputs' order, the entries sorted by the flat coordinate: compiler.lattice.seqcolmajor)
                     other = column_major(program, inputs, out_format, fill, getattr(e, "walk", str(e)))
+                    # (else the output sorted from the inputs' order: a concatenation into a COO or CSF stored with
+                    # its two innermost modes swapped, or into a COO or DCSR stored column-major)
+                    other = other or reordered(program, inputs, out_format, fill, getattr(e, "walk", str(e)),
+                                               sort_groups=True)
                     if other is None:
-                        raise StrategyError(f"{e}{unbucketed(program, out_format)}; {LOOPLETS}") from None
+                        raise StrategyError(f"{e}{unbucketed(program, out_format) or unsorted(program, out_format)}; "
+                                            f"{LOOPLETS}") from None
                     low = adopted(*other)
                     continue
             # (the sequences walk every level under its parent: a CSC collapsed row-major is read
