@@ -124,7 +124,7 @@ def straddle_sorted(inner, indices: tuple, fmt, low, dtype: str, fresh):
     :class:`~compiler.lattice.seqgroupsort.GroupSortedOutput` whose groups, of the index stored first, run
     around both parts' loops, each sorted by ``major``."""
     order = swapped(tuple(indices[m] for m in fmt.mode_order))
-    major = straddled_groups(low.cin)[0][0]
+    major = held_major(low, order)
     kind = SortedOutput if len(order) == 2 else SpanningGroupSortedOutput if order[0] == major else \
         GroupSortedOutput
     return kind(inner, indices, order, low.shape, dtype, fresh)
@@ -134,7 +134,8 @@ def straddle_sorting(program, low, fmt, why: str):
     """``(lowering, note)``: ``low`` (of ``program``, refused ``why`` by
     :func:`~compiler.lattice.seqstraddle.straddle_refusal`) writing its output of ``fmt`` through a group
     buffer spanning the concatenation's parts (``straddle-sort``), where it can: a sparse output of two or
-    three modes, appended (not scattered), the straddled groups' index stored outermost. Else None.
+    three modes, appended (not scattered), the straddled groups' index stored first (or second of three: the
+    loop over the first runs around both parts' loops). Else None.
 
     >>> import numpy as np, compiler as ss
     >>> A = ss.Tensor.from_numpy(np.arange(1.0, 7.0).reshape(3, 2), "csr")
@@ -149,21 +150,36 @@ def straddle_sorting(program, low, fmt, why: str):
     if len(stored) not in (2, 3) or output_kind(fmt) == "dense" or scatters(fmt) or \
             low.assembly not in ("", "group-sort"):
         return None
-    majors = {major for major, *_ in straddled_groups(low.cin)}
-    if len(majors) != 1 or stored.index(*majors) > len(stored) - 2:
+    major = held_major(low, stored)
+    if major is None or stored.index(major) > len(stored) - 2:
         return None
-    return replace(low, assembly="straddle-sort"), straddle_sorting_note(program.lhs.tensor, fmt, stored, why)
+    return replace(low, assembly="straddle-sort"), straddle_sorting_note(program.lhs.tensor, fmt, stored, major,
+                                                                         why)
 
 
-def straddle_sorting_note(out: str, fmt, stored: tuple, why: str) -> str:
+def held_major(low, stored):
+    """The major index of the splits in the lowering ``low`` whose groups straddle a concatenation's parts,
+    where the output stores both the major and the minor index (``stored``, its indices); None where there are
+    none, or several."""
+    majors = {major for major, minor, *_ in straddled_groups(low.cin) if major in stored and minor in stored}
+    return next(iter(majors)) if len(majors) == 1 else None
+
+
+def straddle_sorting_note(out: str, fmt, stored: tuple, major: str, why: str) -> str:
     """What the trace's ``straddle`` step says of output ``out`` of ``fmt``, stored ``stored``, whose groups
-    are held across a concatenation's parts (``why``: the refusal it answers).
+    of ``major`` are held across a concatenation's parts (``why``: the refusal it answers).
 
     >>> from compiler.format import csf
-    >>> print(straddle_sorting_note("out", csf(), ("i", "j", "k"), "(why)"))
+    >>> print(straddle_sorting_note("out", csf(), ("j", "i", "k"), "i", "(why)"))
+    (why); out, csf, sorts each group of j, whose loop runs around both parts' loops, by i, then k, before out appends it (a first pass counts each group's entries, the workspace's room)
+    >>> print(straddle_sorting_note("out", csf(), ("i", "j", "k"), "i", "(why)"))
     (why); out, csf, holds each group of i across the parts: phase 1 counts each i's entries, a prefix sum gives each i's first slot in one workspace, phase 2 places each entry at its i's next slot (the first part's half of a straddling group before the second's), then each group is sorted by j, then k, and appended
     """
     group, *rest = stored
+    if group != major:
+        return (f"{why}; {out}, {format_text(fmt)}, sorts each group of {group}, whose loop runs around both parts' "
+                f"loops, by {major}, then {rest[1]}, before {out} appends it (a first pass counts each group's "
+                f"entries, the workspace's room)")
     then = f"each group is sorted by {rest[0]}, then {rest[1]}, and appended" if len(rest) == 2 else \
         f"{out} appends each group's entries, in order of {rest[0]}"
     return (f"{why}; {out}, {format_text(fmt)}, holds each group of {group} across the parts: phase 1 counts each "
@@ -172,4 +188,5 @@ def straddle_sorting_note(out: str, fmt, stored: tuple, why: str) -> str:
             f"then {then}")
 
 
-__all__ = ["SpanningGroupSortedOutput", "straddle_sorted", "straddle_sorting", "straddle_sorting_note"]
+__all__ = ["SpanningGroupSortedOutput", "held_major", "straddle_sorted", "straddle_sorting",
+           "straddle_sorting_note"]
