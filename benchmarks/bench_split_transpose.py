@@ -90,14 +90,19 @@ def main(argv=None) -> None:
         if args.n // K <= 2000:
             columns["scipy groups"] = lambda: per_group(A, K)
         columns.update({name: (lambda k=k: k(A=t)) for name, k in kernels.items()})
-        want = lexsorted(A, K)
-        for name in kernels:
-            got = columns[name]()
-            if got.nnz != len(want[3]) or not np.array_equal(np.asarray(got.vals)[:got.nnz], want[3]):
-                raise SystemExit(f"K={K}: {name} differs from numpy")
-        best = timed(columns, args.rounds, clock)
-        cells = "  ".join(f"{col} {best[col] * 1e3:8.2f} ms" for col in columns)
+        cells = checked_times(columns, kernels, lexsorted(A, K), args.rounds, clock, f"K={K}: {{}} differs from numpy")
         print(f"K={K:<4d} {cells}", flush=True)
+
+
+def checked_times(columns: dict, kernels: dict, want: tuple, rounds: int, clock, differs: str) -> str:
+    """Each column's minimum time over ``rounds`` (ms, as a line's cells), after checking each kernel's result
+    against ``want`` (``lexsorted``'s arrays; ``differs``: the message, the kernel's name in its braces)."""
+    for name in kernels:
+        got = columns[name]()
+        if got.nnz != len(want[3]) or not np.array_equal(np.asarray(got.vals)[:got.nnz], want[3]):
+            raise SystemExit(differs.format(name))
+    best = timed(columns, rounds, clock)
+    return "  ".join(f"{col} {best[col] * 1e3:8.2f} ms" for col in columns)
 
 
 if __name__ == "__main__":

@@ -77,6 +77,7 @@ from .seqsumscatter import accumulated_output
 from .seqoutput import SeqOutput
 from .seqscatter import ScatteredOutput
 from .seqgroupsort import group_sorted
+from .seqstraddlesort import straddle_sorted
 from .seqcolmajor import column_major_output
 from .seqwhiles import inner_sequences, whiles
 from .seqwalk import LeafCode, LeafWalks
@@ -741,6 +742,8 @@ def emit_function(low, formats: dict, name: str, out_format=None, dtype: str | N
         em.out = sequence_output(out, out_format, indices, low.shape, dtype, em.fresh)
         if low.assembly == "group-sort":
             em.out = group_sorted(em.out, indices, low, dtype, em.fresh)
+        elif low.assembly == "straddle-sort":
+            em.out = straddle_sorted(em.out, indices, out_format, low, dtype, em.fresh)
     # (a workspace kept in sparse rows lives from its sum's loops through the statement's: seqsumrows)
     loops = emit_producers(em, low.cfir.cfir, em.out.around)
     for code in em.workspaces.values():

@@ -282,9 +282,9 @@ class GroupSortedOutput(SortedOutput):
                 Store(self.work["val"], n, value), *self.met.meet(key), *counted(self.count, key),
                 CompoundAssign("+", n, _c(1))]
 
-    def sort(self) -> list:
-        """The group's entries, in the workspace in loop order, placed by their key (a counting sort
-        over the keys the group has, sorted first)."""
+    def sort(self, first=0) -> list:
+        """The group's entries, in the workspace in loop order (from ``first``), placed by their key (a
+        counting sort over the keys the group has, sorted first)."""
         key, q, t = Var(self.key), Var(self.fresh("q")), Var(self.fresh("t"))
         start, c, slot, at = (Var(self.fresh(x)) for x in ("start", "c", "slot", "at"))
         return [
@@ -294,7 +294,7 @@ class GroupSortedOutput(SortedOutput):
             *starts_in_place(self.count, key, start, c, listed=(self.list, self.listed, t)),
             Comment(f"each entry at its {self.key}'s next slot: by {self.key}, then {self.minor} (the loops "
                     f"reached {self.minor} in increasing order)"),
-            For(q, 0, self.n, [
+            For(q, first, self.n, [
                 Declare(at, I64, Load(self.work[self.key], q)),
                 *placed(self.count, at, slot, [Store(self.sorted[self.minor], slot, Load(self.work[self.minor], q)),
                                                Store(self.sorted["val"], slot, Load(self.work["val"], q))])])]
@@ -312,6 +312,28 @@ class GroupSortedOutput(SortedOutput):
                     Store(self.count, key, _c(0)), self.met.unmark(key)])]
 
 
+def unsorted(program, out_format) -> str:
+    """Why no sparse output of ``out_format`` written by ``program``'s loops takes the loops in another order
+    than its mode order (the inputs' order, which its own walks an input against): ``""`` where it is dense,
+    scattered (:mod:`compiler.lattice.seqscatter`) or in its natural mode order.
+
+    >>> from compiler.format import Format, coo
+    >>> from compiler.notation import parse
+    >>> print(unsorted(parse("c[l, j, k] = A[l, j, k]"), Format(coo(3).root, (2, 0, 1))))
+     (c is coo in mode order 2, 0, 1: its loops run k, l, j; a sort of c's entries swaps only its two innermost loops, or, of 2 modes, sorts them all; k, l, j in another order would need a sort of every entry by k, then l, j: scattered, Dense levels over one SparseList take any order)
+    """
+    if out_format is None or output_kind(out_format) == "dense" or scatters(out_format) or \
+            tuple(out_format.mode_order) == tuple(range(out_format.ndim)):
+        return ""
+    out = program.lhs.tensor
+    names = [str(i) for i in program.lhs.indices]
+    mine = [names[m] for m in out_format.mode_order]
+    return (f" ({out} is {format_text(out_format)}: its loops run {', '.join(mine)}; a sort of {out}'s entries swaps "
+            f"only its two innermost loops, or, of 2 modes, sorts them all; {', '.join(mine)} in another order would "
+            f"need a sort of every entry by {mine[0]}, then {', '.join(mine[1:])}: scattered, Dense levels over one "
+            f"SparseList take any order)")
+
+
 def group_sorted(inner, indices: tuple, low, dtype: str, fresh) -> SortedOutput:
     """The output ``inner`` for the lowering ``low`` (a :class:`~compiler.lattice.seqderive.SeqLowering`
     whose output loops run swapped innermost): its groups sorted (:class:`GroupSortedOutput`), or, with
@@ -322,4 +344,4 @@ def group_sorted(inner, indices: tuple, low, dtype: str, fresh) -> SortedOutput:
 
 
 __all__ = ["GroupSortedOutput", "SortedOutput", "foralls", "group_sort_note", "group_sorted", "loop_order", "sorts_groups",
-           "swapped"]
+           "swapped", "unsorted"]

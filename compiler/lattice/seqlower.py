@@ -23,7 +23,8 @@ sliced with any step (a negative one walks the levels from their ends) and index
 output's order walk an input against its storage order, they run in another order where the
 output allows it (a ``loop-order`` step, :func:`reordered`): a CSC written by a scatter
 (:mod:`compiler.lattice.seqscatter`), any other sparse output with its two innermost loops swapped, its
-entries or each group of them sorted before it appends them (:mod:`compiler.lattice.seqgroupsort`), and, where
+entries or each group of them sorted before it appends them (:mod:`compiler.lattice.seqgroupsort`; a split's
+groups straddling a concatenation's parts held across them first, :mod:`compiler.lattice.seqstraddlesort`), and, where
 no input could be read converted instead, a sum's loops around the output's (:mod:`compiler.lattice.seqhoist`;
 a sparse matrix's terms bucketed by row, :mod:`compiler.lattice.seqsumscatter`), a sum under an operator into a
 workspace the output's loops read after (:mod:`compiler.lattice.seqworkspace`; kept in sparse rows over both
@@ -80,9 +81,10 @@ from .seqparts import walked_whole
 from .seqrewind import SplitOrder
 from .seqstride import jumps, searched
 from .seqscatter import scatter_note, scatters
-from .seqgroupsort import group_sort_note, sorts_groups, swapped
+from .seqgroupsort import group_sort_note, sorts_groups, swapped, unsorted
 from .seqcolmajor import column_major
 from .seqstraddle import straddle_refusal, straddle_scatter_note
+from .seqstraddlesort import straddle_sorting
 from .seqsumscatter import bucketed
 from .seqsumrows import unbucketed
 from .seqcfir import same_value
@@ -188,7 +190,12 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
                     low = adopted(other[0], straddle_scatter_note(out, out_format, refused, other[2]["order"]),
                                   other[2])
                     continue
-            if refused:
+            spanned = straddle_sorting(program, low, out_format, refused) if refused else None
+            if spanned is not None:
+                # (each group held across the parts, then sorted and appended: compiler.lattice.seqstraddlesort)
+                low, note = spanned
+                steps.record("straddle", before=program, after=low.cin, note=note)
+            elif refused:
                 raise StrategyError(refused)
             notes = []
             fn = emit_function(low, formats, name or f"lattice_{out}", out_format, dtype, notes)
@@ -225,8 +232,13 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
                     # (a column-major flatten of a row-major matrix: its collapse undone, the loops in the
                     # inputs' order, the entries sorted by the flat coordinate: compiler.lattice.seqcolmajor)
                     other = column_major(program, inputs, out_format, fill, getattr(e, "walk", str(e)))
+                    # (else the output sorted from the inputs' order: a concatenation into a COO or CSF stored with
+                    # its two innermost modes swapped, or into a COO or DCSR stored column-major)
+                    other = other or reordered(program, inputs, out_format, fill, getattr(e, "walk", str(e)),
+                                               sort_groups=True)
                     if other is None:
-                        raise StrategyError(f"{e}{unbucketed(program, out_format)}; {LOOPLETS}") from None
+                        raise StrategyError(f"{e}{unbucketed(program, out_format) or unsorted(program, out_format)}; "
+                                            f"{LOOPLETS}") from None
                     low = adopted(*other)
                     continue
             # (the sequences walk every level under its parent: a CSC collapsed row-major is read

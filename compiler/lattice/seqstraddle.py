@@ -10,7 +10,9 @@ loops' order takes it only where the group's minor index is stored right after i
 stored ``(i, j, k)``, A's part brings ``(1, j, 0)`` for every ``j`` before B's ``(1, 0, 1)``, out of order;
 an output whose levels the lattice emission assembles (:mod:`compiler.lattice.seqassembly`: DCSR, CSF,
 hashes) or whose groups are sorted (:mod:`compiler.lattice.seqgroupsort`) would append the group's
-coordinate twice, or sort and append each visit's half on its own. Those are refused.
+coordinate twice, or sort and append each visit's half on its own. :func:`straddle_refusal` says why;
+such an output of two or three modes storing the split's major index first or second holds each group
+across the parts instead (:mod:`compiler.lattice.seqstraddlesort`); any other is refused.
 
 >>> from compiler.lattice.sequences import Level, Concat, Project
 >>> from compiler.lattice.seqcfir import Forall, Block
@@ -23,7 +25,7 @@ coordinate twice, or sort and append each visit's half on its own. Those are ref
 from __future__ import annotations
 
 from ..stand_in import fiber_word, format_text
-from .seqgroupsort import foralls
+from .seqgroupsort import foralls, loop_order
 from .seqlattice import boundaries
 from .seqoutput import output_kind
 from .sequences import Project, walk
@@ -49,14 +51,12 @@ def straddle_refusal(program, low, fmt) -> str | None:
     """Why the output of ``fmt`` cannot take the entries the lowering ``low`` of ``program`` writes of a
     group straddling a concatenation's parts (each part's loop writes its own part of it), or None.
 
-    >>> import numpy as np, compiler as ss
-    >>> A = ss.Tensor.from_numpy(np.ones((3, 2)), "dense")
-    >>> prog = "out[i, j, k] = split(concat((A[m, j], B[n, j]), (m, n) -> l), l -> (i:3, k:2))"
-    >>> coo = ss.parse_format("coo", ndim=3, fill=0.0)
-    >>> try:
-    ...     ss.lower(prog, strategy="lattice", A=A, B=A, out=coo)
-    ... except ss.StrategyError as e:
-    ...     print(str(e).split("; ")[1][:66])
+    >>> from compiler import parse, parse_format
+    >>> from compiler.lattice.seqderive import ShapedFormat, seq_lower
+    >>> prog = parse("out[i, j, k] = split(concat((A[m, j], B[n, j]), (m, n) -> l), l -> (i:3, k:2))")
+    >>> A = ShapedFormat(parse_format("dense", ndim=2), (3, 2))
+    >>> coo = parse_format("coo", ndim=3, fill=0.0)
+    >>> print(straddle_refusal(prog, seq_lower(prog, A=A, B=A), coo).split("; ")[1][:66])
     out is coo, and stored i, j, k, the first part's loop would append
     """
     if fmt is None or output_kind(fmt) == "dense" or low.assembly not in ("", "group-sort"):
@@ -66,6 +66,11 @@ def straddle_refusal(program, low, fmt) -> str | None:
     out = program.lhs.tensor
     for major, minor, at, J in straddled_groups(low.cin):
         if major not in stored or minor not in stored:
+            continue
+        order = [i for i in loop_order(low.cin) if i in stored]
+        if low.assembly == "group-sort" and (len(order) == 2 or order.index(order[-3]) < order.index(major)):
+            # (no loop around the two: all the entries are sorted at once, SortedOutput; or the group's loop
+            # runs around both parts' loops)
             continue
         if low.assembly == "group-sort":
             how = "its groups sorted, each part's loop would sort and append its own half of the group"
@@ -81,8 +86,9 @@ def straddle_refusal(program, low, fmt) -> str | None:
                    f"every {', '.join(between)} before the second part's")
         return (f"{program}: the groups of {J} of {major}'s split straddle position {at}, where the "
                 f"concatenation moves on to its next part, whose loop writes the rest of the group; {out} is "
-                f"{format_text(fmt)}, and {how} (a dense output, or {minor} stored right after {major} in a "
-                f"CSR, CSC or COO-like output, takes it)")
+                f"{format_text(fmt)}, and {how} (a dense output, {minor} stored right after {major} in a "
+                f"CSR, CSC or COO-like output, or a sparse output of two or three modes storing {major} first or "
+                f"second takes it)")
     return None
 
 

@@ -51,10 +51,11 @@ def placed(next_: str, key: Expr, slot: Var, payload: list) -> list:
     return [Declare(slot, I64, Load(next_, key)), *payload, Store(next_, key, BinOp("+", slot, _c(1)))]
 
 
-def starts_in_place(next_: str, key: Var, start: Var, c: Var, keys=None, listed=None) -> list:
+def starts_in_place(next_: str, key: Var, start: Var, c: Var, keys=None, listed=None, also=()) -> list:
     """The prefix sum turning each key's count in ``next_`` into its first slot, in place; ``start``
     ends as the total. The keys run ``0 .. keys``, or, with ``listed`` (a list buffer, its length and
-    the loop's Var: the keys in order), the listed ones, ``key`` declared from the list.
+    the loop's Var: the keys in order), the listed ones, ``key`` declared from the list; ``also``: statements
+    after each key's (its count in ``c``).
 
     >>> print("\\n".join(str(s) for s in starts_in_place("n", Var("k"), Var("s"), Var("c"), keys=_c(3))))
     int64 s = 0;
@@ -64,7 +65,7 @@ def starts_in_place(next_: str, key: Var, start: Var, c: Var, keys=None, listed=
         s += c;
     }
     """
-    step = [Declare(c, I64, Load(next_, key)), Store(next_, key, start), CompoundAssign("+", start, c)]
+    step = [Declare(c, I64, Load(next_, key)), Store(next_, key, start), CompoundAssign("+", start, c), *also]
     if listed is None:
         loop = For(key, 0, keys, step)
     else:

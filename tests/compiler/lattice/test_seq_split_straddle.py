@@ -4,10 +4,10 @@ stored right after its major one (compiler/lattice/seqstraddle.py; issue 30, fou
 ``out[i, j, k] = split(concat((A[m, j], B[n, j]), (m, n) -> l), l -> (i:3, k:2))`` of two 3-row parts: group
 ``i = 1`` holds A's row 2 and B's row 0. The loops over the concatenation run once per part, so A's loop wrote
 ``(1, j, 0)`` for every ``j`` before B's ``(1, j, 1)``: a COO out of order, a CSF with the fiber of ``i = 1``
-appended twice, on main. Such an output is refused by the lattice now (the default lowering takes the looplets');
-a dense output, a scatter and a COO or CSR stored ``i, k, ...`` still take the straddling group, each kernel checked
-against evaluate, the sequence CFIR's interpreter and the IR interpreter (one_kernel); the array front end's
-against numpy."""
+appended twice, once. Such an output holds each group across the parts now (compiler/lattice/seqstraddlesort.py,
+tests/compiler/lattice/test_seq_split_straddle_sort.py); a dense output, a scatter and a COO or CSR stored
+``i, k, ...`` take the straddling group as the loops write it, each kernel checked against evaluate, the sequence
+CFIR's interpreter and the IR interpreter (one_kernel); the array front end's against numpy."""
 
 import numpy as np
 import pytest
@@ -41,50 +41,46 @@ def part(rows, cols, name, fill, seed, odd=()):
 
 
 def check(program, out, **tensors):
-    """``program`` into ``out`` (a format name of the result's fill; None: dense): the lattice's kernel right
-    (one_kernel) where it takes it, else refused as a straddling group and the default lowering right."""
-    with np.errstate(invalid="ignore"):
-        want, fill = ss.evaluate(program, **tensors)
-    try:
-        return one_kernel(program, out, **tensors)[0]
-    except ss.StrategyError as e:
-        assert "straddle" in str(e) and "strategy='looplets'" in str(e), str(e)
-    given = {} if out is None else {"c": ss.parse_format(out, ndim=want.ndim, fill=fill)}
-    got = ss.lower(program, **tensors, **given)(**tensors)
-    got.validate()
-    np.testing.assert_array_equal(got.to_numpy(), want)
-    return None
+    """``program`` into ``out`` (a format name of the result's fill; None: dense): the lattice's kernel, right
+    (one_kernel)."""
+    return one_kernel(program, out, **tensors)[0]
 
 
-def test_the_issue_is_refused_by_the_lattice_and_right_by_default():
+def issue_parts():
+    """The issue's two 3 x 5 parts, dense of fill 1, and the result numpy gives."""
     Da = np.full((3, 5), 1.0)
     Da[2, 2], Da[0, 1] = 2.0, 3.0
     Db = np.full((3, 5), 1.0)
     Db[0, 1], Db[1, 1], Db[2, 0] = 2.0, -3.0, 0.5
     fmt = Format(Dense(Dense(Element(1.0))))
-    A, B = Tensor.from_numpy(Da, fmt), Tensor.from_numpy(Db, fmt)
-    want = np.transpose(np.concatenate([Da, Db]).reshape(-1, 2, 5), (0, 2, 1))
+    return Tensor.from_numpy(Da, fmt), Tensor.from_numpy(Db, fmt), \
+        np.transpose(np.concatenate([Da, Db]).reshape(-1, 2, 5), (0, 2, 1))
+
+
+def test_the_issue_is_the_lattices_and_the_default_lowerings():
+    A, B, want = issue_parts()
     program = PROGRAM.format(I=3, K=2)
     for out in ("coo", "csf"):
         c = ss.parse_format(out, ndim=3, fill=1.0)
-        with pytest.raises(ss.StrategyError, match="groups of 2 of i's split straddle position 3"):
-            ss.lower(program, strategy="lattice", A=A, B=B, c=c)
-        got = ss.lower(program, A=A, B=B, c=c)(A=A, B=B)
+        k = ss.lower(program, A=A, B=B, c=c)
+        assert k.strategy == "lattice" and "groups of 2 of i's split straddle position 3" in \
+            k.trace.find("straddle")[0].note
+        got = k(A=A, B=B)
         got.validate()
         np.testing.assert_array_equal(got.to_numpy(), want)
 
 
-def test_a_dcsr_of_a_straddling_split_is_refused_a_csr_and_coo_take_it():
-    # (no index between: the DCSR appended row 1 twice, once per part; the CSR's rows and the COO's entries
-    # come in order)
+def test_a_dcsr_of_a_straddling_split_holds_the_group_a_csr_and_coo_take_it_as_written():
+    # (no index between: the DCSR appended row 1 twice, once per part, where it did not hold the group; the CSR's
+    # rows and the COO's entries come in order)
     program = "c[i, k] = split(concat((a[m], b[n]), (m, n) -> l), l -> (i:3, k:2))"
     a = Tensor.from_numpy(np.array([0.0, 2.0, 3.0]), "dense")
     b = Tensor.from_numpy(np.array([4.0, 0.0, 5.0]), "dense")
-    with pytest.raises(ss.StrategyError, match="append the group's coordinate i anew"):
-        ss.lower(program, strategy="lattice", a=a, b=b, c=ss.parse_format("dcsr", ndim=2))
+    k = ss.lower(program, strategy="lattice", a=a, b=b, c=ss.parse_format("dcsr", ndim=2))
+    assert "append the group's coordinate i anew" in k.trace.find("straddle")[0].note
     check(program, "dcsr", a=a, b=b)
     for out in ("csr", "coo", None):
-        assert check(program, out, a=a, b=b) is not None
+        assert "straddle" not in check(program, out, a=a, b=b).trace.stages()
 
 
 def test_the_group_stored_right_after_its_major_index_is_taken():
@@ -129,8 +125,7 @@ def test_group_sizes_straddling_or_not(K, rows, out, fill):
     B = part(rows[1], 3, "dense", fill, rows[1], odd=(inf,))
     program = PROGRAM.format(I=sum(rows) // K, K=K)
     kernel = check(program, out, A=A, B=B)
-    if out is not None and rows[0] % K == 0:
-        assert kernel is not None, "a split whose groups do not straddle the parts is the lattice's"
+    assert ("straddle" in kernel.trace.stages()) == (out is not None and rows[0] % K != 0)
 
 
 @pytest.mark.parametrize("fills", [(0.0, 0.0), (1.0, 1.0), (nan, nan), (nan, 1.0), (0.0, 1.0)])
