@@ -16,7 +16,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import compiler as ss
-from compiler import Tensor, array as xp, evaluate
+from compiler import Tensor, evaluate
 from tests.compiler.lattice.split_kernels import one_lattice_kernel, operand
 from tests.compiler.lattice.test_seq_colmajor import lowered, matrix
 
