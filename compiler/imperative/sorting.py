@@ -20,7 +20,7 @@ Everything is plain IR, so the interpreter runs it and the C is readable.
 from __future__ import annotations
 
 from .ir import (Allocate, Assign, BinOp, Break, Call, Cast, Comment, CompoundAssign, Const, Declare, For, If, Load,
-                 Select, Store, UnOp, While, and_, or_)
+                 Select, Store, While, and_, or_)
 
 
 #: lists of at most this many coordinates are rank-sorted (:func:`rank_sort_ir`)
@@ -241,12 +241,13 @@ def merge_runs_ir(buf: str, tmp: str, n, fresh) -> list:
 
 
 def merge_sort_pairs_ir(keys: str, vals: str, tmp_keys: str, tmp_vals: str, lo, hi, fresh) -> list:
-    """IR sorting ``keys[lo:hi]`` (int64, repeats allowed) with ``vals[lo:hi]`` moved along,
-    stably: equal keys keep their order, so their values are added in the order they came.
+    """IR sorting ``keys[lo:hi]`` (int64, repeats allowed) with ``vals[lo:hi]`` moved along, stably: equal keys
+    keep their order, so their values are added in the order they came.
 
-    Bottom-up merge sort: runs of width 1, 2, 4, ... merged pairwise into ``tmp_keys`` / ``tmp_vals``
-    (scratch over the same positions), copied back after each pass; a slice already in order (one
-    writer's keys) is left as it is after one scan. ``O(n log n)`` steps, ``O(n)`` scratch.
+    A natural merge sort: each pass merges the slice's ascending runs two by two (a sum's terms come in a run
+    per coordinate of the summed index), each pair merged into ``tmp_keys`` / ``tmp_vals`` (scratch over the
+    same positions) and copied back, until one run is left: ``O(n log runs)`` steps, a slice in order (one
+    writer's terms) scanned once.
 
     >>> import numpy as np
     >>> from compiler.imperative import Buffer, Function, interpret
@@ -254,35 +255,35 @@ def merge_sort_pairs_ir(keys: str, vals: str, tmp_keys: str, tmp_vals: str, lo, 
     >>> names = iter(range(100))
     >>> fresh = lambda base: Var(f"{base}_{next(names)}")
     >>> f = Function("p", tuple(Buffer(x, "int64" if x in "kt" else "float64", "inout") for x in "kvtu"),
-    ...              merge_sort_pairs_ir("k", "v", "t", "u", Const(1, "int64"), Const(6, "int64"), fresh))
-    >>> out = interpret(f, k=np.array([9, 5, 2, 5, 0, 2]), v=np.array([0., 1, 2, 3, 4, 5]), t=np.zeros(6, np.int64),
-    ...                 u=np.zeros(6))
+    ...              merge_sort_pairs_ir("k", "v", "t", "u", Const(1, "int64"), Const(7, "int64"), fresh))
+    >>> out = interpret(f, k=np.array([9, 5, 2, 5, 0, 2, 1]), v=np.array([0., 1, 2, 3, 4, 5, 6]),
+    ...                 t=np.zeros(7, np.int64), u=np.zeros(7))
     >>> out["k"].tolist(), out["v"].tolist()
-    ([9, 0, 2, 2, 5, 5], [0.0, 4.0, 2.0, 5.0, 1.0, 3.0])
+    ([9, 0, 1, 2, 2, 5, 5], [0.0, 4.0, 6.0, 2.0, 5.0, 1.0, 3.0])
     """
     one = Const(1, "int64")
-    p, ordered, width, a, mid, end, x, y, o, left = (fresh(v) for v in (
-        "s_p", "s_ordered", "s_width", "s_a", "s_mid", "s_end", "s_x", "s_y", "s_o", "s_left"))
-    least = lambda u, v: Select(BinOp("<", u, v), u, v)  # noqa: E731
-    moved = lambda src_k, src_v, at, to: [Store(tmp_keys, to, Load(src_k, at)),  # noqa: E731
-                                          Store(tmp_vals, to, Load(src_v, at))]
+    runs, a, mid, end, x, y, o, p, left = (fresh(v) for v in (
+        "s_runs", "s_a", "s_mid", "s_end", "s_x", "s_y", "s_o", "s_p", "s_left"))
+    ascending = lambda at: and_(BinOp("<", at, hi), BinOp("<=", Load(keys, BinOp("-", at, one)),  # noqa: E731
+                                                         Load(keys, at)))
+    moved = lambda at, to: [Store(tmp_keys, to, Load(keys, at)), Store(tmp_vals, to, Load(vals, at))]  # noqa: E731
     # (a left head equal to the right one goes first: the sort is stable)
     take_left = and_(BinOp("<", x, mid), or_(BinOp(">=", y, end), BinOp("<=", Load(keys, x), Load(keys, y))))
-    merge = [Declare(mid, "int64", least(BinOp("+", a, width), hi)),
-             Declare(end, "int64", least(BinOp("+", a, BinOp("*", width, 2)), hi)),
-             Declare(x, "int64", a), Declare(y, "int64", mid),
+    merge = [Declare(x, "int64", a), Declare(y, "int64", mid),
              For(o, a, end, [
                  Declare(left, "bool", take_left),
-                 If(left, [*moved(keys, vals, x, o), CompoundAssign("+", x, one)],
-                    [*moved(keys, vals, y, o), CompoundAssign("+", y, one)])]),
-             CompoundAssign("+", a, BinOp("*", width, 2))]
-    passes = [Declare(width, "int64", one),
-              While(BinOp("<", width, BinOp("-", hi, lo)), [
-                  Declare(a, "int64", lo),
-                  While(BinOp("<", a, hi), merge),
-                  For(p, lo, hi, [Store(keys, p, Load(tmp_keys, p)), Store(vals, p, Load(tmp_vals, p))]),
-                  CompoundAssign("*", width, Const(2, "int64"))])]
-    check = [Declare(ordered, "bool", Const(True, "bool")),
-             For(p, BinOp("+", lo, one), hi, [If(BinOp(">", Load(keys, BinOp("-", p, one)), Load(keys, p)),
-                                                 [Assign(ordered, Const(False, "bool"))])])]
-    return check + [If(UnOp("!", ordered), passes)]
+                 If(left, [*moved(x, o), CompoundAssign("+", x, one)], [*moved(y, o), CompoundAssign("+", y, one)])]),
+             For(p, a, end, [Store(keys, p, Load(tmp_keys, p)), Store(vals, p, Load(tmp_vals, p))])]
+    # (each pass: a run [a, mid), the next [mid, end), merged where there is a next; the runs halve)
+    one_pass = [Assign(runs, Const(0, "int64")), Declare(a, "int64", lo),
+                While(BinOp("<", a, hi), [
+                    Declare(mid, "int64", BinOp("+", a, one)),
+                    While(ascending(mid), [CompoundAssign("+", mid, one)]),
+                    Declare(end, "int64", mid),
+                    If(BinOp("<", end, hi), [
+                        CompoundAssign("+", end, one),
+                        While(ascending(end), [CompoundAssign("+", end, one)]),
+                        *merge]),
+                    CompoundAssign("+", runs, one),
+                    Assign(a, end)])]
+    return [Declare(runs, "int64", Const(2, "int64")), While(BinOp(">", runs, one), one_pass)]
