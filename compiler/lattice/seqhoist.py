@@ -8,7 +8,9 @@ as TACO does for ``y(j) = A(i, j)`` with ``y`` dense: ``forall i: forall j: y(j)
 dense output is that accumulator itself; a sparse vector's is a dense workspace of its extent,
 whose entries other than the fill are appended after the loops (the lattice strategy's dense
 workspace, :mod:`compiler.lattice.emit_workspaces`); a sparse matrix's terms are bucketed by row
-and each row summed in a row workspace (:mod:`compiler.lattice.seqsumscatter`). A summand of
+and each row summed in a row workspace (:mod:`compiler.lattice.seqsumscatter`); those of a sparse
+output of 3 or more modes are bucketed by its first mode, each bucket sorted by the other
+coordinates (:mod:`compiler.lattice.seqsumsort`). A summand of
 another fill than 0 counts the coordinates summed at each output coordinate and folds the fill in
 for the rest after the loops
 (:class:`~compiler.lattice.seqcfir.Fold` over every coordinate). The driver

@@ -316,9 +316,11 @@ def reordered(program, inputs: dict, out_format, fill, why: str, scatter_only: b
     mode order, which walked an input against its storage order (``why``), where the output allows
     it: a dense output (written at random), a sum's loops around the output's (its terms added into
     a dense output or a sparse vector's workspace: :mod:`compiler.lattice.seqhoist`; bucketed by row
-    into a sparse matrix: :mod:`compiler.lattice.seqsumscatter`), a sum under an operator into a
-    workspace over its free indices, the output's loops after (:mod:`compiler.lattice.seqworkspace`:
-    of a vector's extent, or a dense output's; a sparse matrix's in sparse rows, :mod:`compiler.lattice.seqsumrows`),
+    into a sparse matrix: :mod:`compiler.lattice.seqsumscatter`; bucketed by the first mode, each
+    bucket sorted, into a sparse output of 3 or more modes: :mod:`compiler.lattice.seqsumsort`), a sum under an
+    operator into a workspace over its free indices, the output's loops after (:mod:`compiler.lattice.seqworkspace`:
+    of a vector's extent, or a dense output's; a sparse matrix's in sparse rows, :mod:`compiler.lattice.seqsumrows`;
+    a sparse output's of 3 or more modes sorted by key, :mod:`compiler.lattice.seqsumsort`),
     or a sparse output built by a scatter
     (:mod:`compiler.lattice.seqscatter`); None where no order walks every
     input as stored. The first order that does is taken: the output's loops reordered alone first, then

@@ -77,13 +77,14 @@ def unsorted(out: str, fmt, shape: tuple) -> str:
     >>> unsorted("c", coo(3), (2, 3, 4))
     ''
     >>> print(unsorted("c", coo(3), (2, 2 ** 40, 2 ** 40)))
-    output c: a sum whose loops run around c's sorts each of its coo's buckets by the coordinates after the first, as one int64 key, but they span 1208925819614629174706176 keys
+    output c (coo): the sum's loops run around c's, so its terms are sorted by their coordinates after the first as one int64 key, but c's modes after its first span 1208925819614629174706176 coordinates, more than 2**62
     """
     span = math.prod(int(shape[m]) for m in fmt.mode_order[1:])
     if span <= LARGEST_KEY:
         return ""
-    return (f"output {out}: a sum whose loops run around {out}'s sorts each of its {format_text(fmt)}'s buckets by the "
-            f"coordinates after the first, as one int64 key, but they span {span} keys")
+    return (f"output {out} ({format_text(fmt)}): the sum's loops run around {out}'s, so its terms are sorted by their "
+            f"coordinates after the first as one int64 key, but {out}'s modes after its first span {span} "
+            f"coordinates, more than 2**62")
 
 
 def extents_declared(tensor: str, shape: tuple) -> list:
@@ -260,8 +261,9 @@ class SortedWorkspace(SortedTerms):
         self.shape = tuple(work.shape)
         self.depth = len(self.shape) - 1
         # (the workspace's own arrays, named by its levels; a counter per level below the first)
-        self.pos = [array_name(self.tensor, k, "pos") for k in range(1, self.depth + 1)]
-        self.idx = [array_name(self.tensor, k, "idx") for k in range(1, self.depth + 1)]
+        levels = [fmt.levels[k] for k in range(1, self.depth + 1)]
+        self.pos = [array_name(self.tensor, k, lvl.starts_array) for k, lvl in enumerate(levels, 1)]
+        self.idx = [array_name(self.tensor, k, lvl.crd_of(0)) for k, lvl in enumerate(levels, 1)]
         self.val = array_name(self.tensor, None, "val")
         self.at = [Var(fresh(f"p{self.tensor}{k}")) for k in range(1, self.depth + 1)]
         self.rest_code = []

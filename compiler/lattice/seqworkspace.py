@@ -12,7 +12,9 @@ each coordinate, as the hoist does): ``forall j ∈ j_w: c(j) = w(j_w) * 2``, in
 appended to any output the sequence lowering writes. Where the workspace holds nothing the
 consumer computes the operator of the sum's fill (``sum * 2 + 1`` writes 1 there: the result's
 fill, not stored in a sparse output). A workspace over both indices of a sparse matrix output is not dense (it
-would hold the matrix's every entry) but kept in sparse rows, a CSR (:mod:`compiler.lattice.seqsumrows`).
+would hold the matrix's every entry) but kept in sparse rows, a CSR (:mod:`compiler.lattice.seqsumrows`); one
+over every index of a sparse output of 3 or more modes is kept as a Dense level over SparseLists, its terms sorted
+by key (:mod:`compiler.lattice.seqsumsort`).
 
 >>> from compiler.notation import parse
 >>> p = parse("c[j] = sum[i](A[i, j]) * 2 + b[j]")

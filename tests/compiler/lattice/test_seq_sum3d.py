@@ -24,6 +24,7 @@ nan, inf = np.nan, np.inf
 STACK = "sum[i](concat((A[k, j, m, n], A1[l, j, m, n]), (k, l) -> i))"
 SLICED = "sum[i](slice(A[k, j, m, n], k -> i, (0, 3, 2)))"
 SPLIT = "sum[i](split(B[k, j, n], k -> (i:2, m:3)))"
+COLLAPSED = "sum[i](collapse(E[a, b, j, m, n], (a, b) -> i))"
 
 #: the output formats: shorthands, and levels whose leaf takes the result's fill ({fill})
 OUTPUTS = ["csf", "coo", "Dense(SparseList(SparseList(Element({fill}))))", "Dense(Dense(SparseList(Element({fill}))))"]
@@ -53,24 +54,29 @@ def parts(seed, shapes=((3, 2, 3, 4), (2, 2, 3, 4)), fmts=("csf", "coo"), fills=
 
 
 @pytest.mark.parametrize("out", OUTPUTS)
-@pytest.mark.parametrize("program", [f"c[j, m, n] = {STACK}", f"c[j, m, n] = {SLICED}", f"c[j, m, n] = {SPLIT}"])
+@pytest.mark.parametrize("program", [f"c[j, m, n] = {STACK}", f"c[j, m, n] = {SLICED}", f"c[j, m, n] = {SPLIT}",
+                                     f"c[j, m, n] = {COLLAPSED}"])
 def test_a_sum_around_a_3d_sparse_output(program, out):
     A, A1 = parts(10)
     B = tensor((6, 2, 4), "csf", 12, odd=(nan,))
-    reads = {"A": A, "A1": A1} if "A1" in program else {"B": B} if "B[" in program else {"A": A}
+    E = tensor((2, 2, 2, 3, 4), "coo", 13, odd=(-inf, nan))
+    reads = {"A": A, "A1": A1} if "A1" in program else {"B": B} if "B[" in program else \
+        {"E": E} if "E[" in program else {"A": A}
     k, _ = summed(program, out, **reads)
     assert "sorted by key, each run of equal keys summed" in k.trace.find("loop-order")[0].note
 
 
 @pytest.mark.parametrize("out", OUTPUTS)
 @pytest.mark.parametrize("program", [f"c[j, m, n] = {STACK} * 2 + 1", f"c[j, m, n] = {STACK} - D[j, m, n]",
-                                     f"c[j, m, n] = {SPLIT} * 3 - 1"])
+                                     f"c[j, m, n] = {SPLIT} * 3 - 1", f"c[j, m, n] = {COLLAPSED} / 2"])
 def test_a_sum_under_an_operator_into_a_3d_sparse_output(program, out):
     A, A1 = parts(20, fmts=("coo", "csf"))
     # (D stored as the output is, which the output's loops walk it in)
     D = tensor((2, 3, 4), "coo" if out == "coo" else "csf", 22, odd=(inf, nan))
     B = tensor((6, 2, 4), "coo", 23, odd=(-inf,))
-    reads = {"B": B} if "B[" in program else {"A": A, "A1": A1, **({"D": D} if "D[" in program else {})}
+    E = tensor((2, 2, 2, 3, 4), "csf", 24, fill=1.0, odd=(inf,))
+    reads = {"B": B} if "B[" in program else {"E": E} if "E[" in program else \
+        {"A": A, "A1": A1, **({"D": D} if "D[" in program else {})}
     k, _ = summed(program, out, **reads)
     assert "into sparse fibers first" in k.trace.find("loop-order")[0].note
 
@@ -115,7 +121,7 @@ def test_the_buckets_are_plain_c_and_hold_no_dense_block():
 
 def test_a_key_beyond_int64_is_refused_saying_why():
     from compiler.lattice.seqsumsort import unsorted
-    assert "as one int64 key, but they span" in unsorted("c", ss.coo(3), (2, 2 ** 32, 2 ** 31))
+    assert "as one int64 key, but c's modes after its first span" in unsorted("c", ss.coo(3), (2, 2 ** 32, 2 ** 31))
     assert unsorted("c", ss.coo(3), (2, 2 ** 31, 2 ** 31)) == ""
 
 
