@@ -36,6 +36,7 @@ C_next[j] = t + 1;
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 
 from ..binding import array_name
 from ..errors import StrategyError
@@ -96,7 +97,7 @@ def extents_declared(tensor: str, shape: tuple) -> list:
     return [Declare(Var(array_name(tensor, m, "size")), I64, _c(n)) for m, n in enumerate(shape)]
 
 
-class SortedTerms(TwoPhaseScatter):
+class SortedTerms(TwoPhaseScatter, ABC):
     """The terms of a hoisted sum (its CIN ``cin``) into ``name`` of ``fmt``, at ``indices`` (the program's, of
     extents ``shape``): the sum's loops emitted twice, ``phase`` ``count`` then ``place``, each term into its first
     mode's bucket with its key; each bucket then sorted and walked as nested runs of equal coordinates
@@ -211,9 +212,9 @@ class SortedTerms(TwoPhaseScatter):
         the first, the buckets' loop), with what the subclass writes around it."""
         return stmts
 
+    @abstractmethod
     def entry(self, v: Var) -> list:
         """The code keeping the summed entry ``v`` at the coordinates of the loops around."""
-        raise NotImplementedError
 
 
 class SortedSums(SortedTerms):
@@ -266,7 +267,7 @@ class SortedWorkspace(SortedTerms):
         self.idx = [array_name(self.tensor, k, lvl.crd_of(0)) for k, lvl in enumerate(levels, 1)]
         self.val = array_name(self.tensor, None, "val")
         self.at = [Var(fresh(f"p{self.tensor}{k}")) for k in range(1, self.depth + 1)]
-        self.rest_code = []
+        self.rest_code = lambda: []     # (the statement's loops: given by around)
 
     def wrap(self, body: list) -> list:
         """``body`` (the kernel's loops) after the workspace's extents (its arrays are allocated where the sum's
