@@ -20,7 +20,7 @@ Everything is plain IR, so the interpreter runs it and the C is readable.
 from __future__ import annotations
 
 from .ir import (Allocate, Assign, BinOp, Break, Call, Cast, Comment, CompoundAssign, Const, Declare, For, If, Load,
-                 Select, Store, While, and_)
+                 Select, Store, While, and_, or_)
 
 
 #: lists of at most this many coordinates are rank-sorted (:func:`rank_sort_ir`)
@@ -238,3 +238,52 @@ def merge_runs_ir(buf: str, tmp: str, n, fresh) -> list:
     count = [Declare(r, "int64", one),
              For(c, 1, n, [CompoundAssign("+", r, Cast("int64", BinOp(">", prev(c), Load(buf, c))))])]
     return count + [If(BinOp("<=", r, MERGE_MAX_RUNS), merge, heapsort_ir(buf, n, fresh))]
+
+
+def merge_sort_pairs_ir(keys: str, vals: str, tmp_keys: str, tmp_vals: str, lo, hi, fresh) -> list:
+    """IR sorting ``keys[lo:hi]`` (int64, repeats allowed) with ``vals[lo:hi]`` moved along, stably: equal keys
+    keep their order, so their values are added in the order they came.
+
+    A natural merge sort: each pass merges the slice's ascending runs two by two (a sum's terms come in a run
+    per coordinate of the summed index), each pair merged into ``tmp_keys`` / ``tmp_vals`` (scratch over the
+    same positions) and copied back, until one run is left: ``O(n log runs)`` steps, a slice in order (one
+    writer's terms) scanned once.
+
+    >>> import numpy as np
+    >>> from compiler.imperative import Buffer, Function, interpret
+    >>> from compiler.imperative.ir import Var
+    >>> names = iter(range(100))
+    >>> fresh = lambda base: Var(f"{base}_{next(names)}")
+    >>> f = Function("p", tuple(Buffer(x, "int64" if x in "kt" else "float64", "inout") for x in "kvtu"),
+    ...              merge_sort_pairs_ir("k", "v", "t", "u", Const(1, "int64"), Const(7, "int64"), fresh))
+    >>> out = interpret(f, k=np.array([9, 5, 2, 5, 0, 2, 1]), v=np.array([0., 1, 2, 3, 4, 5, 6]),
+    ...                 t=np.zeros(7, np.int64), u=np.zeros(7))
+    >>> out["k"].tolist(), out["v"].tolist()
+    ([9, 0, 1, 2, 2, 5, 5], [0.0, 4.0, 6.0, 2.0, 5.0, 1.0, 3.0])
+    """
+    one = Const(1, "int64")
+    runs, a, mid, end, x, y, o, p, left = (fresh(v) for v in (
+        "s_runs", "s_a", "s_mid", "s_end", "s_x", "s_y", "s_o", "s_p", "s_left"))
+    ascending = lambda at: and_(BinOp("<", at, hi), BinOp("<=", Load(keys, BinOp("-", at, one)),  # noqa: E731
+                                                         Load(keys, at)))
+    moved = lambda at, to: [Store(tmp_keys, to, Load(keys, at)), Store(tmp_vals, to, Load(vals, at))]  # noqa: E731
+    # (a left head equal to the right one goes first: the sort is stable)
+    take_left = and_(BinOp("<", x, mid), or_(BinOp(">=", y, end), BinOp("<=", Load(keys, x), Load(keys, y))))
+    merge = [Declare(x, "int64", a), Declare(y, "int64", mid),
+             For(o, a, end, [
+                 Declare(left, "bool", take_left),
+                 If(left, [*moved(x, o), CompoundAssign("+", x, one)], [*moved(y, o), CompoundAssign("+", y, one)])]),
+             For(p, a, end, [Store(keys, p, Load(tmp_keys, p)), Store(vals, p, Load(tmp_vals, p))])]
+    # (each pass: a run [a, mid), the next [mid, end), merged where there is a next; the runs halve)
+    one_pass = [Assign(runs, Const(0, "int64")), Declare(a, "int64", lo),
+                While(BinOp("<", a, hi), [
+                    Declare(mid, "int64", BinOp("+", a, one)),
+                    While(ascending(mid), [CompoundAssign("+", mid, one)]),
+                    Declare(end, "int64", mid),
+                    If(BinOp("<", end, hi), [
+                        CompoundAssign("+", end, one),
+                        While(ascending(end), [CompoundAssign("+", end, one)]),
+                        *merge]),
+                    CompoundAssign("+", runs, one),
+                    Assign(a, end)])]
+    return [Declare(runs, "int64", Const(2, "int64")), While(BinOp(">", runs, one), one_pass)]

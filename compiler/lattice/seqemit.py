@@ -73,7 +73,7 @@ from .seqlattice import edges
 from .seqassembly import SeqAssembly, sequence_output
 from .seqhoist import plain_zero
 from .seqiter import shifts_branches
-from .seqsumscatter import accumulated_output
+from .seqsumsort import summed_output
 from .seqoutput import SeqOutput
 from .seqscatter import ScatteredOutput
 from .seqgroupsort import group_sorted
@@ -730,8 +730,8 @@ def emit_function(low, formats: dict, name: str, out_format=None, dtype: str | N
         | frozenset(p.group_key for w in cfir_loops for s in (w.seq, *(x for pair in w.locs for x in pair))
                     for n in walk(s) if isinstance(n, Product) for p in product_rewinds(n) + walked_again(n))
     if low.assembly == "accumulate":
-        em.out = accumulated_output(out, out_format, low.shape, dtype, em.fresh, zero=not plain_zero(low.fill),
-                                    indices=tuple(str(i) for i in program.lhs.indices), cin=low.cin)
+        em.out = summed_output(out, out_format, tuple(str(i) for i in program.lhs.indices), low.shape, dtype,
+                               em.fresh, zero=not plain_zero(low.fill), cin=low.cin)
     elif low.assembly == "scatter":
         em.out = ScatteredOutput(out, out_format, low.shape, dtype, em.fresh)
     elif low.assembly == "column-major":

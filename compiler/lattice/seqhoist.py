@@ -8,7 +8,9 @@ as TACO does for ``y(j) = A(i, j)`` with ``y`` dense: ``forall i: forall j: y(j)
 dense output is that accumulator itself; a sparse vector's is a dense workspace of its extent,
 whose entries other than the fill are appended after the loops (the lattice strategy's dense
 workspace, :mod:`compiler.lattice.emit_workspaces`); a sparse matrix's terms are bucketed by row
-and each row summed in a row workspace (:mod:`compiler.lattice.seqsumscatter`). A summand of
+and each row summed in a row workspace (:mod:`compiler.lattice.seqsumscatter`); those of a sparse
+output of 3 or more modes are bucketed by its first mode, each bucket sorted by the other
+coordinates (:mod:`compiler.lattice.seqsumsort`). A summand of
 another fill than 0 counts the coordinates summed at each output coordinate and folds the fill in
 for the rest after the loops
 (:class:`~compiler.lattice.seqcfir.Fold` over every coordinate). The driver
@@ -82,7 +84,8 @@ def hoisted_body(builder, program, order: tuple) -> cin.Stmt:
 def order_note(out: str, order: tuple, default: tuple, how: str, why: str) -> str:
     """What the trace's ``loop-order`` step says of a sum hoisted around the output's loops, added
     ``how``: into a ``dense`` output, a sparse vector's ``workspace``, a sparse matrix's row ``buckets`` (or
-    its ``rows`` one at a time, the row index outermost), or a ``scalar`` (a 0-d output).
+    its ``rows`` one at a time, the row index outermost), a sparse output of 3 or more modes' buckets ``sorted`` by
+    key, or a ``scalar`` (a 0-d output).
 
     >>> print(order_note("y", ("i", "j"), ("j", "i"), "dense", "A[i, j]: ..."))
     the loops in the output's order, the sum's inside (j, i), walk an input against its storage order (A[i, j]: ...); they run i, j instead, the sum accumulated into y at each coordinate (a dense output written at random, as TACO does for y(j) = A(i, j) with y dense)
@@ -95,6 +98,11 @@ def order_note(out: str, order: tuple, default: tuple, how: str, why: str) -> st
                        f"place them, then each row's are added into a row workspace, their columns sorted and "
                        f"appended (compiler.lattice.seqsumscatter; a dense workspace of {out}'s every entry would "
                        f"hold the whole matrix)",
+            "sorted": f"into buckets, one per coordinate of {out}'s first mode: two passes of the loops count each "
+                      f"bucket's terms and place them with their other coordinates as one key, then each bucket is "
+                      f"sorted by key, each run of equal keys summed and appended level by level "
+                      f"(compiler.lattice.seqsumsort; a dense workspace of {out}'s every entry would hold the whole "
+                      f"tensor)",
             "rows": f"into a workspace of one row of {out} at a time (the row index outermost: each row's terms "
                     f"come together), its columns sorted and its entries appended after the row's loop "
                     f"(Gustavson's row workspace, compiler.lattice.seqsumscatter)",

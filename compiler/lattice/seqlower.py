@@ -87,6 +87,7 @@ from .seqstraddle import straddle_refusal, straddle_scatter_note
 from .seqstraddlesort import straddle_sorting
 from .seqsumscatter import bucketed
 from .seqsumrows import unbucketed
+from .seqsumsort import sorts_sums
 from .seqcfir import same_value
 from .exprs import names_used
 from .seqemit import emit_function, kernel_helpers
@@ -328,9 +329,11 @@ def reordered(program, inputs: dict, out_format, fill, why: str, scatter_only: b
     mode order, which walked an input against its storage order (``why``), where the output allows
     it: a dense output (written at random), a sum's loops around the output's (its terms added into
     a dense output or a sparse vector's workspace: :mod:`compiler.lattice.seqhoist`; bucketed by row
-    into a sparse matrix: :mod:`compiler.lattice.seqsumscatter`), a sum under an operator into a
-    workspace over its free indices, the output's loops after (:mod:`compiler.lattice.seqworkspace`:
-    of a vector's extent, or a dense output's; a sparse matrix's in sparse rows, :mod:`compiler.lattice.seqsumrows`),
+    into a sparse matrix: :mod:`compiler.lattice.seqsumscatter`; bucketed by the first mode, each
+    bucket sorted, into a sparse output of 3 or more modes: :mod:`compiler.lattice.seqsumsort`), a sum under an
+    operator into a workspace over its free indices, the output's loops after (:mod:`compiler.lattice.seqworkspace`:
+    of a vector's extent, or a dense output's; a sparse matrix's in sparse rows, :mod:`compiler.lattice.seqsumrows`;
+    a sparse output's of 3 or more modes sorted by key, :mod:`compiler.lattice.seqsumsort`),
     or a sparse output built by a scatter
     (:mod:`compiler.lattice.seqscatter`); None where no order walks every
     input as stored. The first order that does is taken: the output's loops reordered alone first, then
@@ -359,12 +362,16 @@ def reordered(program, inputs: dict, out_format, fill, why: str, scatter_only: b
         summed = tuple(dict.fromkeys(str(i) for s in under for i in s.indices))
         inside = tuple(x for x in mine if x in free) + summed
         # (a workspace over both indices of a sparse matrix output is kept in sparse rows: seqsumrows)
-        rows = bucketed(out) and len(free) == 2
+        # (of a sparse output of 3 or more modes, every index's sum kept sparse, sorted by key: seqsumsort; one
+        # over some of them would be dense over those)
+        rows = bucketed(out) and len(free) == 2 or sorts_sums(out) and len(free) == len(names) and all(
+            len(free_indices(s)) in (1, len(names)) for s in under)
         if not scatter_only and (kind == "dense" or len(free) == 1 or rows) and len(inside) <= MOST_LOOPS:
             tries += [(mine, order) for order in permutations(inside) if order != inside]
     elif (kind == "dense" and not scatter_only or scatters(out)) and len(mine) <= MOST_LOOPS:
         tries += [(order, None) for order in permutations(mine) if order != mine]
-    if summed and not under and not scatter_only and (kind == "dense" or len(names) == 1 or bucketed(out)) \
+    if summed and not under and not scatter_only and (kind == "dense" or len(names) == 1 or bucketed(out)
+                                                      or sorts_sums(out)) \
             and len(mine) + len(summed) <= MOST_LOOPS:
         tries += [(None, order) for order in permutations(mine + summed) if order != mine + summed]
     if sort_groups and not scatter_only and sorts_groups(out):
@@ -384,8 +391,8 @@ def reordered(program, inputs: dict, out_format, fill, why: str, scatter_only: b
                 {"hoisted": list(hoisted), "workspaces": [w.name for w in low.workspaces],
                                        **({"sparse_rows": True} if rows else {})}
         if hoisted is not None:
-            how = "scalar" if not names else "dense" if kind == "dense" else "workspace" if not bucketed(out) \
-                else "rows" if hoisted[0] == mine[0] else "buckets"
+            how = "scalar" if not names else "dense" if kind == "dense" else "sorted" if sorts_sums(out) \
+                else "workspace" if not bucketed(out) else "rows" if hoisted[0] == mine[0] else "buckets"
             return low, order_note(program.lhs.tensor, hoisted, mine + summed, how, why), {"hoisted": list(hoisted)}
         data = {"order": [names.index(i) for i in order]}
         if kind == "dense":

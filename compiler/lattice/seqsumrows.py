@@ -37,13 +37,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..binding import array_name
 from ..imperative.ir import Allocate, Assign, BinOp, Comment, CompoundAssign, Const, Declare, For, Load, Store, Var
 from . import seqcfir as cf
 from ..stand_in import format_text
 from .seqhoist import hoistable
 from .seqoutput import output_kind
 from .seqsumscatter import BucketedSums, bucketed, row_starts
+from .seqsumsort import SortedWorkspace, extents_declared, sorts_sums
 from .seqworkspace import WorkspaceCode, sums_under_operators
 
 I64 = "int64"
@@ -78,7 +78,7 @@ class RowBuckets(BucketedSums):
     def wrap(self, body: list) -> list:
         """``body`` (the kernel's loops) after the workspace's extents (its arrays are allocated where the sum's
         loops run: :meth:`around`)."""
-        return [Declare(Var(array_name(self.tensor, m, "size")), I64, _c(n)) for m, n in enumerate(self.shape)] + body
+        return extents_declared(self.tensor, self.shape) + body
 
     def around(self, emit, rest=lambda: []) -> list:
         """The sum's loops (``emit()``) twice, counting then placing each term in its row's bucket, each row then
@@ -134,7 +134,8 @@ def workspace_codes(low, work: dict, fresh) -> dict:
             out[w.name] = WorkspaceCode(w, fmt, dtype, fresh)
         else:
             # (the k-th part of the workspaces' CIN is the k-th one's producer: seqworkspace.workspace_body)
-            out[w.name] = RowBuckets(w, fmt, dtype, fresh, parts[k] if k < len(parts) else None)
+            kind = RowBuckets if len(w.shape) == 2 else SortedWorkspace
+            out[w.name] = kind(w, fmt, dtype, fresh, parts[k] if k < len(parts) else None)
     return out
 
 
@@ -146,7 +147,7 @@ def emit_producers(em, s, consume=lambda emit: emit()) -> list:
     stmts = list(s.stmts) if isinstance(s, cf.Block) else [s]
     for k, x in enumerate(stmts):
         code = em.workspaces.get(_into(x))
-        if isinstance(code, RowBuckets):
+        if isinstance(code, (RowBuckets, SortedWorkspace)):
             end = k + 1
             while end < len(stmts) and _into(stmts[end]) == code.tensor:
                 end += 1
@@ -174,28 +175,27 @@ def _into(s) -> str | None:
 def unbucketed(program, out_format) -> str:
     """Why the loops of ``program``'s sum (its right side, or one under an operator) cannot run around those
     of a sparse output of ``out_format``, which walk an input against its storage order: ``""`` where they may
-    (a dense output, a vector, a CSR, CSC or COO matrix) or there is no such sum.
+    (a dense output, a vector, a CSR, CSC or COO matrix, a sparse output of 3 or more modes the sequence emitter
+    appends to or assembles: :mod:`compiler.lattice.seqsumsort`) or there is no such sum.
 
-    >>> from compiler.format import csf, csr
+    >>> from compiler.format import csf, csr, dcsr
     >>> from compiler.notation import parse
     >>> unbucketed(parse("c[j, m] = sum[i](A[i, j, m]) * 2"), csr())
     ''
-    >>> print(unbucketed(parse("c[j, m, n] = sum[i](A[i, j, m, n])"), csf(3)))
-     (the sum's loops would run around c's, but its terms are bucketed by row into a CSR, CSC or COO matrix only, not into c's csf of 3 modes: buckets by its first 2 would count at each of their coordinates, as many as c's fibers if it were dense)
+    >>> unbucketed(parse("c[j, m, n] = sum[i](A[i, j, m, n])"), csf(3))
+    ''
+    >>> print(unbucketed(parse("c[j, m] = sum[i](A[i, j, m])"), dcsr()))
+     (the sum's loops would run around c's, but its terms are bucketed by row into a CSR, CSC or COO matrix, or sorted by key into a sparse output of 3 or more modes, not into c's dcsr: its levels are assembled otherwise, compiler.lattice.seqassembly)
     """
     names = program.lhs.indices
     if out_format is None or len(names) < 2 or output_kind(out_format) == "dense" or bucketed(out_format) \
-            or not (hoistable(program) or sums_under_operators(program)):
+            or sorts_sums(out_format) or not (hoistable(program) or sums_under_operators(program)):
         return ""
     out = program.lhs.tensor
-    # (a sparse output of 3 or more modes: a counter per coordinate of its leading modes, dense over them, or each
-    # row's terms sorted by their other coordinates; a DCSR or CSF is not appended in place: left to looplets, or to
-    # the array front end's retry)
-    n = len(names)
-    why = f"buckets by its first {n - 1} would count at each of their coordinates, as many as {out}'s fibers if " \
-          f"it were dense" if n > 2 else "its levels are assembled otherwise, compiler.lattice.seqassembly"
+    # (a DCSR is not appended in place: left to looplets, or to the array front end's retry)
     return (f" (the sum's loops would run around {out}'s, but its terms are bucketed by row into a CSR, CSC or COO "
-            f"matrix only, not into {out}'s {format_text(out_format)} of {n} modes: {why})")
+            f"matrix, or sorted by key into a sparse output of 3 or more modes, not into {out}'s "
+            f"{format_text(out_format)}: its levels are assembled otherwise, compiler.lattice.seqassembly)")
 
 
 __all__ = ["RowBuckets", "emit_producers", "unbucketed", "workspace_codes"]

@@ -92,6 +92,22 @@ def row_starts(next_: str, starts: str, rows: int, q: Var, total: Var) -> list:
                                  Store(next_, q, Load(starts, q))]),
             Store(starts, _c(rows), total)]
 
+def fold_missed(fold: Fold, v: Var, count, dtype: str) -> If:
+    """The summand's fill (``fold``'s) added into the sum ``v`` once for each term the loops did not reach at
+    its coordinate, ``count`` (an Expr) of them reached it.
+
+    >>> print(fold_missed(Fold("C", "n", 3, 2.0, ("j",), (4,)), Var("v"), Var("c"), "float64"))
+    if (c < 3) {
+        v += (float64)(3 - c) * 2.0;
+    }
+    """
+    missed = BinOp("-", _c(fold.extent), count)
+    missed = missed if dtype == I64 else Cast(dtype, missed)
+    if fold.fill != 1:
+        missed = BinOp("*", missed, Const(fold.fill, dtype))
+    return If(BinOp("<", count, _c(fold.extent)), [CompoundAssign("+", v, missed)])
+
+
 class BucketedSums(TwoPhaseScatter, SeqOutput):
     """A sparse matrix output of a hoisted sum (of a format :func:`bucketed` takes), ``indices`` its index
     names. Where the sum's loops (its ``cin``) run the row index outermost, each row's terms come together:
@@ -190,12 +206,7 @@ class BucketedSums(TwoPhaseScatter, SeqOutput):
         x, t, v = Var(self.col), Var(self.names("q")), Var(self.names("v"))
         value = [Declare(v, self.dtype, Load(self.w, x))]
         if self.fold is not None:
-            # (the summand's fill for each term the loops did not reach at this coordinate)
-            missed = BinOp("-", _c(self.fold.extent), Load(self.counts, x))
-            missed = missed if self.dtype == I64 else Cast(self.dtype, missed)
-            if self.fold.fill != 1:
-                missed = BinOp("*", missed, Const(self.fold.fill, self.dtype))
-            value.append(If(BinOp("<", Load(self.counts, x), _c(self.fold.extent)), [CompoundAssign("+", v, missed)]))
+            value.append(fold_missed(self.fold, v, Load(self.counts, x), self.dtype))
         reset = [Store(self.w, x, Const(0, self.dtype)), self.met.unmark(x)]
         reset += [Store(self.counts, x, _c(0))] if self.counts else []
         fresh = lambda base: Var(self.names(base))  # noqa: E731
@@ -211,4 +222,4 @@ class BucketedSums(TwoPhaseScatter, SeqOutput):
         return body
 
 
-__all__ = ["row_starts", "BucketedSums", "accumulated_output", "bucketed"]
+__all__ = ["row_starts", "BucketedSums", "accumulated_output", "bucketed", "fold_missed"]

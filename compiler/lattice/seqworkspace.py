@@ -12,7 +12,9 @@ each coordinate, as the hoist does): ``forall j ∈ j_w: c(j) = w(j_w) * 2``, in
 appended to any output the sequence lowering writes. Where the workspace holds nothing the
 consumer computes the operator of the sum's fill (``sum * 2 + 1`` writes 1 there: the result's
 fill, not stored in a sparse output). A workspace over both indices of a sparse matrix output is not dense (it
-would hold the matrix's every entry) but kept in sparse rows, a CSR (:mod:`compiler.lattice.seqsumrows`).
+would hold the matrix's every entry) but kept in sparse rows, a CSR (:mod:`compiler.lattice.seqsumrows`); one
+over every index of a sparse output of 3 or more modes is kept as a Dense level over SparseLists, its terms sorted
+by key (:mod:`compiler.lattice.seqsumsort`).
 
 >>> from compiler.notation import parse
 >>> p = parse("c[j] = sum[i](A[i, j]) * 2 + b[j]")
@@ -29,7 +31,8 @@ import math
 from dataclasses import dataclass, replace
 
 from ..binding import array_name
-from ..format import csr, dense
+from ..format import Format, csr, dense
+from ..levels import Dense, Element, SparseList
 from ..imperative import ir
 from ..imperative.ir import Const, Declare, Var
 from ..notation.ast import Access, Assign, Call, Reduce, accesses, free_indices, walk
@@ -43,7 +46,9 @@ class SumWorkspace:
     """A sum's workspace: ``name[indices]`` (the sum's free indices, in the output's order) of
     ``shape``, holding ``total`` (the sum) at each coordinate; ``fill``: the sum's where its loops
     add nothing (its summand's fill times the coordinates summed); ``rows``: kept in sparse rows, a CSR (both
-    indices of a sparse matrix output, in its storage order: :mod:`compiler.lattice.seqsumrows`), not dense."""
+    indices of a sparse matrix output, in its storage order: :mod:`compiler.lattice.seqsumrows`), or a Dense level
+    over SparseLists (every index of a sparse output of 3 or more modes: :mod:`compiler.lattice.seqsumsort`), not
+    dense."""
 
     name: str
     indices: tuple
@@ -59,8 +64,18 @@ class SumWorkspace:
         >>> total = parse("c[j, m] = sum[i](A[i, j, m])").rhs
         >>> print(SumWorkspace("w", ("j", "m"), (2, 3), total, rows=True).format())
         Dense(SparseList(Element(0.0)))
+        >>> print(SumWorkspace("w", ("j", "m", "n"), (2, 3, 4), total, rows=True).format())
+        Dense(SparseList(SparseList(Element(0.0))))
         """
-        return csr(fill=self.fill, dtype=dtype) if self.rows else dense(len(self.shape), fill=self.fill, dtype=dtype)
+        if not self.rows:
+            return dense(len(self.shape), fill=self.fill, dtype=dtype)
+        if len(self.shape) == 2:
+            return csr(fill=self.fill, dtype=dtype)
+        # (3 or more modes: its first dense, the others sparse, compiler.lattice.seqsumsort)
+        root = Element(self.fill, dtype=dtype)
+        for _ in self.shape[1:]:
+            root = SparseList(root)
+        return Format(Dense(root))
 
     def producer(self) -> Assign:
         """``name[indices] = total``: the hoisted sum (:func:`~compiler.lattice.seqhoist.hoisted_body`)."""
@@ -118,7 +133,7 @@ def split_sums(program, extents: dict, fills: dict | None = None, rows: tuple | 
         # slice(sum[l](A[k, l] * B[l, j]), k -> i): after them, as the sum has them)
         own = [str(i) for i in free_indices(s)]
         idxs = tuple(sorted(own, key=lambda x: order.index(x) if x in order else len(order) + own.index(x)))
-        kept = rows is not None and len(idxs) == len(order) == 2 and set(idxs) == set(order)
+        kept = rows is not None and len(idxs) == len(order) >= 2 and set(idxs) == set(order)
         if kept:
             idxs = tuple(order[m] for m in rows)
         by_name = {str(i): i for i in free_indices(s)}
@@ -187,9 +202,14 @@ def workspace_note(out: str, work: list, order: tuple, default: tuple, why: str)
                      if not w.rows)
     rows = "; ".join(f"{w.total} into {w.name}[{', '.join(w.indices)}], bucketed by {w.indices[0]}, each "
                      f"{w.indices[0]}'s terms then added into a row workspace and its sums kept in order (a "
-                     f"sparse matrix, compiler.lattice.seqsumrows)" for w in work if w.rows)
+                     f"sparse matrix, compiler.lattice.seqsumrows)" for w in work if w.rows and len(w.indices) == 2)
+    fibers = "; ".join(f"{w.total} into {w.name}[{', '.join(w.indices)}], bucketed by {w.indices[0]}, each "
+                       f"{w.indices[0]}'s terms then sorted by ({', '.join(w.indices[1:])}) and each run of equal ones "
+                       f"summed, kept as a Dense level over SparseLists (compiler.lattice.seqsumsort)"
+                       for w in work if w.rows and len(w.indices) > 2)
     into = " and ".join(x for x in (sums and f"a dense workspace first ({sums})",
-                                    rows and f"sparse rows first ({rows})") if x)
+                                    rows and f"sparse rows first ({rows})",
+                                    fibers and f"sparse fibers first ({fibers})") if x)
     return (f"the loops in the output's order, the sum's inside ({', '.join(default)}), walk an input against its "
             f"storage order ({why}); {each} under an operator is added into {into}, its "
             f"loops running {', '.join(order)}, then a loop over {out}'s coordinates applies the operator around it, "

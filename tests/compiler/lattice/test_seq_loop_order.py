@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 
 import compiler as ss
 from compiler import Tensor
-from compiler.errors import StrategyError
 from compiler.reference import evaluate
 from tests.compiler.lattice.test_seq_concat_fills import HSTACK, VSTACK, one_kernel, tensor
 
@@ -143,16 +142,16 @@ def test_what_no_order_walks_stays_refused_or_converted():
     _, step = lattice_kernel("c[j] = sum[i](concat((A[k, j], A1[l, j]), (k, l) -> i)) * 2", A=A, A1=A)
     assert "added into a dense workspace first" in step.note and "into w[j] of 4 entries" in step.note
     # (one over both indices of a sparse matrix is kept in sparse rows, not a dense workspace of its every entry:
-    # tests/compiler/lattice/test_seq_sum_rows.py; it was refused. Around a sparse output of 3 modes: refused)
+    # tests/compiler/lattice/test_seq_sum_rows.py; it was refused. Of a sparse output of 3 modes, in sparse fibers,
+    # each row's terms sorted by key: tests/compiler/lattice/test_seq_sum3d.py; it was refused)
     A3 = tensor((2, 3, 4), "csf", 14)
     _, step = lattice_kernel("c[j, m] = sum[i](concat((A[k, j, m], A1[l, j, m]), (k, l) -> i)) * 2", "csr",
                              A=A3, A1=A3)
     assert "into sparse rows first" in step.note
     A4 = tensor((2, 2, 3, 4), "csf", 14)
-    with pytest.raises(StrategyError, match=r"before level 0.*bucketed by row into a CSR, CSC or COO matrix only"
-                                            r".*strategy='looplets'"):
-        ss.lower("c[j, m, n] = sum[i](concat((A[k, j, m, n], A1[l, j, m, n]), (k, l) -> i)) * 2", strategy="lattice",
-                 A=A4, A1=A4, c=ss.parse_format("csf", ndim=3))
+    _, step = lattice_kernel("c[j, m, n] = sum[i](concat((A[k, j, m, n], A1[l, j, m, n]), (k, l) -> i)) * 2", "csf",
+                             A=A4, A1=A4)
+    assert "into sparse fibers first" in step.note
     # (a COO stored column-major is not scattered: it is appended in its order, each group of the split
     # searched for the column's coordinate, compiler.lattice.seqstride; it was refused)
     k, _ = lattice_kernel("c[i, j] = split(b[k], k -> (i, j:2))", ss.Format(ss.parse_format("coo", ndim=2).root, (1, 0)),

@@ -5,7 +5,7 @@ a row workspace and written back in place: a CSR workspace the output's loops re
 main each was refused ("the loops reach its level 1 (j) before level 0 (k) ... lower it with
 strategy='looplets'": a dense workspace of the matrix's every entry was not taken), and the array front end
 materialized the stack (a 'retry' and a 'materialize' step). A sum whose loops run around a sparse output of 3
-or more modes is refused saying why, and the array front end still computes it right (retried). Each kernel
+or more modes has its terms sorted by key instead: tests/compiler/lattice/test_seq_sum3d.py. Each kernel
 against the dense oracle (compiler.evaluate), the IR interpreter and the sequence CFIR's interpreter
 (one_kernel), the array expressions against numpy too."""
 
@@ -16,7 +16,6 @@ from hypothesis import strategies as st
 
 import compiler as ss
 from compiler import array as xp
-from compiler.errors import StrategyError
 from tests.compiler.lattice.split_kernels import one_lattice_kernel, operand
 from tests.compiler.lattice.test_seq_concat_fills import one_kernel, tensor
 
@@ -195,30 +194,3 @@ def test_any_sum_under_an_operator_into_a_sparse_matrix(case):
     if fill == fill and fill != 0 and out == "coo":
         out = "csr"     # (a COO output of another fill than 0 the lattice writes as evaluate does: CSR here)
     rows_kernel(program, out, **reads)
-
-
-# -- a sparse output of 3 or more modes: refused, saying why; the array front end retries ---------------------
-
-
-STACK_SUM_4D = "c[j, m, n] = sum[i](concat((A[k, j, m, n], A1[l, j, m, n]), (k, l) -> i))"
-
-
-@pytest.mark.parametrize("program", [STACK_SUM_4D, STACK_SUM_4D + " * 2"])
-@pytest.mark.parametrize("out", ["csf", "coo"])
-def test_a_sum_around_a_3d_sparse_output_is_refused_saying_why(out, program):
-    A, A1 = tensor((2, 2, 3, 4), "csf", 85), tensor((1, 2, 3, 4), "csf", 86)
-    with pytest.raises(StrategyError, match=r"bucketed by row into a CSR, CSC or COO matrix only, not into c's "
-                                            rf"{out} of 3 modes.*strategy='looplets'"):
-        ss.lower(program, strategy="lattice", A=A, A1=A1, c=ss.parse_format(out, ndim=3))
-
-
-@pytest.mark.parametrize("out", ["csf", "coo"])
-def test_the_array_sum_of_a_4d_stack_into_a_3d_sparse_output_is_retried_and_right(out):
-    a, A = operand((2, 2, 3, 4), "csf", 87, odd=(nan, inf))
-    b, B = operand((1, 2, 3, 4), "coo", 88, odd=(-inf,))
-    k = (xp.sum(xp.concat([A, B]), axis=0) * 2 + 1).lower(out, strategy="lattice")
-    assert k.trace.find("retry")
-    got = k()
-    got.validate()
-    with np.errstate(invalid="ignore"):
-        np.testing.assert_array_equal(got.to_numpy(), np.concatenate([a, b]).sum(axis=0) * 2 + 1)
