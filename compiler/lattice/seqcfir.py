@@ -331,6 +331,11 @@ class Bind(Stmt):
     size: int
     body: Stmt
 
+    @property
+    def made_of(self) -> tuple[str, str]:
+        """The loops ``index`` is made of: written at where ``index`` is (a product nested twice)."""
+        return (self.outer, self.inner)
+
 
 @serialize.node
 @dataclass(frozen=True)

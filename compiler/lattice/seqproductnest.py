@@ -133,13 +133,18 @@ def index_names(stmt) -> set:
 
 def writes_at(stmt, index: str) -> bool:
     """Whether ``stmt`` writes an output (or adds into one) at ``index``: a product's coordinate
-    nested away is bound only where it is (a sum over it reads none).
+    nested away is bound only where it is (a sum over it reads none), and a coordinate made of
+    ``index`` (the outer loop of a product nested again: ``i = i_row·|j| + i_col`` reads ``i_row``)
+    is written at it too.
 
-    >>> from compiler.lattice.seqcfir import Assign, Block, Lit, Reduce
+    >>> from compiler.lattice.seqcfir import Assign, Bind, Block, Lit, Reduce
     >>> writes_at(Block((Reduce("t", (), Lit(1.0)),)), "m"), writes_at(Assign("c", ("m",), Lit(1.0)), "m")
     (False, True)
+    >>> writes_at(Bind("i", "i_row", "i_col", 3, Assign("c", ("i",), Lit(1.0))), "i_row")
+    True
     """
-    return index in getattr(stmt, "idxs", ()) or any(writes_at(x, index) for x in held(stmt))
+    return index in getattr(stmt, "idxs", ()) or index in getattr(stmt, "made_of", ()) or \
+        any(writes_at(x, index) for x in held(stmt))
 
 
 __all__ = ["nests", "factored", "nest_names", "held", "index_names", "writes_at"]
