@@ -253,7 +253,8 @@ def build_cfir(stmt, setup: Setup, ctx: _Ctx | None = None, verify_lattices: boo
                                   for x in setup.iters[key][cursor + 1:last + 1])
         elif i in path:
             raise StrategyError(f"{acc} is stored in the order {', '.join(p.name for p in path)}, so "
-                                f"{path[cursor]} must be iterated before {i}")
+                                f"{path[cursor]} must be iterated before {i}; store {acc.tensor} in the loops' order, "
+                                f"or lower it with strategy='looplets', which reads it in its own")
         elif cursor < len(path):
             free.append(acc)
         else:
