@@ -522,8 +522,8 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
     held = None   # (a kernel into the operands' order that gathers: kept if the next form does no better)
     tried, done = [], set()   # (the forms lowered, in order; the strategies whose every form was refused)
     for n, (split, default_sparse, fuse, order, by_strategy) in enumerate(attempts):
-        if by_strategy in done:
-            continue
+        if by_strategy in done or by_strategy != strategy and strategy not in done:
+            continue   # (looplets' forms only once the lattice refused every one of its own)
         if held is not None and not fuse:
             return held
         tried.append(attempts[n])
