@@ -749,7 +749,7 @@ class Compiler:
                     cases = cases[:-1]
                 body = Switch(f.index, tuple(cases))
             else:
-                body = cases[0][1]
+                body = cases[0][1] if cases else Skip()   # (each case never at one coordinate: parts of extent 0)
             first = () if loops else (p.seq,) + tuple(a for a, _ in kept)
             loops.append(While(f.index, p.seq, point_locs, body, first, () if loops else rewind))
         if not loops:

@@ -46,7 +46,7 @@ from .program import (MISSING, Access, Assign, Block, Declare as PDeclare, Defin
 from .scalars import ScalarLowering
 from .scatter import lower_scattered, scatter_unfurl, scattered_block
 from .simplify import simplify
-from .wrappers import apply_modifiers, base_index, modifier_chain, protocol_of
+from .wrappers import FillFiber, apply_modifiers, base_index, modifier_chain, protocol_of, read_below
 
 
 def _bound_coordinate(x) -> bool:
@@ -196,7 +196,7 @@ class Lowerer(LoopletRules, ExpressionLowering, LifecycleLowering):
         own = [s.lhs, s.rhs] if isinstance(s, Assign) else [s.cond] if isinstance(s, Sieve) else [s.val]
         for part in own:
             for n in walk(part):
-                if isinstance(n, Access) and n.idxs and isinstance(n.tns, (SubFiber, Looplet)) \
+                if isinstance(n, Access) and n.idxs and isinstance(n.tns, (SubFiber, Looplet, FillFiber)) \
                         and (not isinstance(n.idxs[0], (Index, IndexModifier)) or _bound_coordinate(n.idxs[0])):
                     if isinstance(n.tns, SubFiber) and n.tns.is_leaf:
                         continue
@@ -356,6 +356,8 @@ class Lowerer(LoopletRules, ExpressionLowering, LifecycleLowering):
                     l = unfurl(n.tns, self.ctx, n.mode, protocol_of(n.idxs[0]))
                 else:
                     l = n.tns.unfurl(self.ctx, n.mode)
+                if n.mode == "read":   # (a permit on a later index reaches this level's fill regions)
+                    l = read_below(l, n.tns, n.idxs[1:])
                 l = apply_modifiers(n.idxs[0], l, n.tns, lambda e: self.expr(self.simplify(e), line)[0])
                 arts.append(Artifact("looplet-nest", f"{n.tns.label()}[{i.name}]", nest_text(l),
                                      nest_dot(l, n.tns.label()),

@@ -243,6 +243,9 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
         for i in indices:   # (an index bound again here is this scope's own)
             for table in (sc.collapsed, sc.steps, sc.fissions):
                 table.pop(i, None)
+        # (an index a collapse makes in one part of a concat and a concat in another is the collapse's
+        # two loops; the concat is read where that index falls in each of its parts)
+        collapsed = {n.result for n in _scope_walk(body, set(indices)) if isinstance(n, Collapse)}
         for n in _scope_walk(body, set(indices)):
             if top_level and walks_collapse(n, var, loops):
                 # (the output's loops p, q become the collapse's i, j, walking the operand in storage
@@ -285,7 +288,7 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
                 if sc.collapsed[n.result][2:] != (ext[n.indices[0]], ext[n.indices[1]]):
                     raise StrategyError(f"{n}: {n.result} is collapsed twice from indices of different extents; "
                                         f"the looplet strategy walks one pair of loops for it")
-            elif isinstance(n, Concat) and var.get(n.result) in loops:
+            elif isinstance(n, Concat) and var.get(n.result) in loops and n.result not in collapsed:
                 sizes = tuple(ext[j] for j in n.indices)
                 if n.result in sc.fissions:
                     if tuple(x for _, x in sc.fissions[n.result]) != sizes:

@@ -18,6 +18,11 @@ modifier (printed wrapper)    looplet transformation
 ``Protocol``                  chosen before (the level unfurls a Jumper for ``gallop``)
 ============================  ==============================================================
 
+A permit on a *later* index reaches the regions of one value of the level being unfurled
+(:func:`read_below`): where a DCSR ``B`` stores no row ``n``, ``B[n, ~l]`` is ``B``'s fill only for
+``l`` inside ``B``'s columns and ``missing`` past them, so such a region is no constant but a
+:class:`FillFiber`, unfurled on the later index as the fill, ``missing`` outside.
+
 Window bounds and constant offsets are *static*: integers and tensor sizes. They turn
 into IR here and in dimensionalization by the same folding (:func:`static_ir`), so the
 extent of a windowed loop and the shifted stops of its looplets are provably equal and
@@ -35,10 +40,13 @@ A0_size - 1
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+from typing import Any
+
 from ..algebra import Operator
 from ..imperative.ir import Const
 from . import extents as X
-from .looplets import Fill, Phase, Sequence, Shift
+from .looplets import Case, Fill, Jumper, Lookup, Phase, Run, Sequence, Shift, Spike, Stepper, Switch, Thunk
 from .modifiers import Offset, Permit, Protocol, Window
 from .program import MISSING, Call, IndexModifier, Literal, Size, Value
 
@@ -148,3 +156,73 @@ def apply_modifiers(idx, nest, fiber, to_ir):
         elif isinstance(m, Window) and permit:
             nest = _missing_outside(static_ir(m.lo), static_ir(m.hi), nest)
     return nest
+
+
+def permissive(x) -> bool:
+    """Whether access index ``x`` is read permissively (a ``~`` among its modifiers)."""
+    return any(isinstance(m, Permit) for m in modifier_chain(x)[0])
+
+
+@dataclass(frozen=True, eq=False)
+class FillFiber:
+    """The fiber under a region of one ``value`` of ``tensor``'s levels, from storage mode ``mode``
+    on, read at a permissive index: each mode unfurls to the value, padded with ``missing`` outside
+    the mode's extent by the permit (:func:`apply_modifiers`)."""
+
+    tensor: Any
+    mode: int
+    value: Any
+    is_leaf = False
+    seg = None
+
+    def extent(self):
+        """The extent of the storage mode this fiber unfurls (IR)."""
+        return self.tensor.size(self.mode)
+
+    def unfurl(self, ctx, mode):
+        return Fill(self.value)
+
+    def label(self):
+        return f"{self.tensor.name}.fill[mode {self.mode}]"
+
+    def __str__(self):
+        return self.label()
+
+
+def read_below(nest, fiber, rest):
+    """``nest`` (of ``fiber``, read at the later indices ``rest``) with each region of one value
+    below the level made a :class:`FillFiber` read on at ``rest`` where one of them is permissive
+    (the sub-tensor is that value inside its extents, ``missing`` outside them), else ``nest``.
+
+    >>> from compiler.format import dcsr
+    >>> from compiler.looplets.fibers import TensorInfo, UnfurlContext
+    >>> from compiler.looplets.levels import unfurl
+    >>> from compiler.looplets.looplets import nest_text
+    >>> from compiler.looplets.program import Index
+    >>> B = TensorInfo.from_format("B", dcsr()).root()
+    >>> nest = read_below(unfurl(B, UnfurlContext(), "read"), B, (Permit(Index("l")),))
+    >>> print(nest_text(nest).splitlines()[-1].strip())
+    Run(B.fill[mode 1])
+    """
+    if not any(permissive(x) for x in rest):
+        return nest
+    mode = fiber.tensor.ndim - len(rest)
+
+    def below(l):
+        if isinstance(l, (Fill, Run)):
+            v = l.value if isinstance(l, Fill) else l.body
+            return Run(FillFiber(fiber.tensor, mode, v)) if isinstance(v, (Literal, Value)) else l
+        if isinstance(l, Spike):
+            return Spike(below(l.body), below(l.tail))
+        if isinstance(l, Sequence):
+            return Sequence(tuple(Phase(p.stop, below(p.body)) for p in l.phases))
+        if isinstance(l, Switch):
+            return Switch(tuple(Case(c.cond, below(c.body)) for c in l.cases))
+        if isinstance(l, (Shift, Thunk)):
+            return replace(l, body=below(l.body))
+        if isinstance(l, Stepper):
+            return replace(l, chunk=below(l.chunk))
+        if isinstance(l, (Lookup, Jumper)):
+            return replace(l, body=lambda x, f=l.body: below(f(x)))
+        return l   # (a sub-fiber: read on by its own levels)
+    return below(nest)
