@@ -88,7 +88,7 @@ from .seqstraddlesort import straddle_sorting
 from .seqsumscatter import bucketed
 from .seqsumrows import unbucketed
 from .seqsumsort import sorts_sums
-from .seqcfir import same_value
+from .seqcfirvalues import same_value
 from .exprs import names_used
 from .seqemit import emit_function, kernel_helpers
 from .seqwalk import UnwalkableLevel, walkable_format

@@ -12,7 +12,7 @@ A universe along another index that one part holds (that fill's, a constant's in
 broadcast's) is tied to that part (:func:`tie`): the lattice drops it where the loops are at another
 part (the rewrite ``universe-of-another-part``, :meth:`~compiler.lattice.sequences.Universe.away`), and
 the CFIR takes a concatenation's side by which part's leaves the loops are at (the leaf keys a
-:class:`~compiler.lattice.seqcfir.Cat` holds, :func:`part_keys`), not by which reads are live.
+:class:`~compiler.lattice.seqcfirvalues.Cat` holds, :func:`part_keys`), not by which reads are live.
 
 >>> from compiler.lattice.sequences import Level
 >>> jA, lA1 = Level("A1", 1, "compressed", 4, "j"), Level("A1", 0, "compressed", 2, "l")

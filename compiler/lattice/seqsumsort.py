@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
+from typing import NamedTuple
 
 from ..binding import array_name
 from ..errors import StrategyError
@@ -52,6 +53,13 @@ from .seqtwophase import TwoPhaseScatter, counted, placed
 I64 = "int64"
 #: the largest span of a key (the product of the extents of the modes after the first) that an int64 holds
 LARGEST_KEY = 2 ** 62
+
+
+class Pairs(NamedTuple):
+    """The two arrays of the terms: each term's key (its coordinates after the first, linearized) and value."""
+
+    key: Var
+    val: Var
 
 
 def _c(n) -> Const:
@@ -118,8 +126,8 @@ class SortedTerms(TwoPhaseScatter, ABC):
         # (a summand of another fill than 0: the fill folded in for the terms a key did not get)
         self.fold = next((x for x in stmts if isinstance(x, Fold)), None)
         self.next, self.starts = fresh(f"{name}_next"), fresh(f"{name}_starts")
-        self.terms = {x: fresh(f"{name}_terms_{x}") for x in ("key", "val")}
-        self.scratch_terms = {x: fresh(f"{name}_sorted_{x}") for x in ("key", "val")}
+        self.terms = Pairs(fresh(f"{name}_terms_key"), fresh(f"{name}_terms_val"))
+        self.scratch_terms = Pairs(fresh(f"{name}_sorted_key"), fresh(f"{name}_sorted_val"))
         self.phase = "count"
 
     def key(self):
@@ -133,8 +141,8 @@ class SortedTerms(TwoPhaseScatter, ABC):
         if self.phase == "count":
             return counted(self.next, Var(self.row))
         slot = Var(self.fresh("t"))
-        return placed(self.next, Var(self.row), slot, [Store(self.terms["key"], slot, self.key()),
-                                                        Store(self.terms["val"], slot, value)])
+        return placed(self.next, Var(self.row), slot, [Store(self.terms.key, slot, self.key()),
+                                                        Store(self.terms.val, slot, value)])
 
     def fold_each(self, s) -> list:
         return []       # (folded in as each entry is summed: self.fold)
@@ -156,8 +164,7 @@ class SortedTerms(TwoPhaseScatter, ABC):
 
     def room(self, total, body: list) -> list:
         for part in (self.scratch_terms, self.terms):
-            for x in ("val", "key"):
-                body = [Allocate(part[x], self.dtype if x == "val" else I64, total, None, body)]
+            body = [Allocate(part.key, I64, total, None, [Allocate(part.val, self.dtype, total, None, body)])]
         return body
 
     def scratch(self, body: list) -> list:
@@ -168,8 +175,8 @@ class SortedTerms(TwoPhaseScatter, ABC):
         keys summed into one entry."""
         r, p, hi = Var(self.row), Var(self.fresh("p")), Var(self.fresh("hi"))
         fresh = lambda base: Var(self.fresh(base))  # noqa: E731
-        sort = merge_sort_pairs_ir(self.terms["key"], self.terms["val"], self.scratch_terms["key"],
-                                   self.scratch_terms["val"], p, hi, fresh)
+        sort = merge_sort_pairs_ir(self.terms.key, self.terms.val, self.scratch_terms.key,
+                                   self.scratch_terms.val, p, hi, fresh)
         bucket = [Declare(p, I64, Load(self.starts, r)), Declare(hi, I64, Load(self.starts, BinOp("+", r, _c(1)))),
                   *sort, *self.runs(0, p, hi, None)]
         return [Comment(f"each {self.row}'s terms sorted by key (stably: a key's terms keep their order), each run "
@@ -180,7 +187,7 @@ class SortedTerms(TwoPhaseScatter, ABC):
         """The loop over the runs of the bucket's ``d``-th coordinate after the first (from ``p``, before ``hi``),
         inside the run of ``outer`` (``(prefix, stride)``: the key's coordinates up to the one before, or None)."""
         x, n, stride = self.rest[d], self.extents[d], self.strides[d]
-        key = Load(self.terms["key"], p)
+        key = Load(self.terms.key, p)
         # (the first coordinate is the key's leading part itself; another is its part's last digit)
         prefix = Var(x) if d == 0 else Var(self.fresh(f"{x}_key"))
         within = BinOp("<", p, hi)
@@ -196,13 +203,13 @@ class SortedTerms(TwoPhaseScatter, ABC):
     def summed(self, p: Var, hi: Var, key: Var) -> list:
         """The run of terms of ``key`` (from ``p``) added up, the fill folded in for those it lacks, kept."""
         v = Var(self.fresh("v"))
-        step = [CompoundAssign("+", v, Load(self.terms["val"], p)), CompoundAssign("+", p, _c(1))]
+        step = [CompoundAssign("+", v, Load(self.terms.val, p)), CompoundAssign("+", p, _c(1))]
         out = [Declare(v, self.dtype, Const(0, self.dtype))]
         if self.fold is not None:
             got = Var(self.fresh("got"))
             out.append(Declare(got, I64, _c(0)))
             step.append(CompoundAssign("+", got, _c(1)))
-        out.append(While(and_(BinOp("<", p, hi), BinOp("==", Load(self.terms["key"], p), key)), step))
+        out.append(While(and_(BinOp("<", p, hi), BinOp("==", Load(self.terms.key, p), key)), step))
         if self.fold is not None:
             out.append(fold_missed(self.fold, v, got, self.dtype))
         return out + self.entry(v)

@@ -6,7 +6,7 @@ A sequence walks the coordinates where an operand is stored; elsewhere the opera
 fill. So an operator's result can differ from its own fill (the operator of the fills) only where
 an operand is stored: its sequence is the union of its operands' (a literal is its own fill
 everywhere and adds none), and each sub-point of the lattice computes the operator with the
-absent operands' fills in their place (:func:`compiler.lattice.seqcfir.specialize_value`): ``x - y``
+absent operands' fills in their place (:func:`compiler.lattice.seqcfirvalues.specialize_value`): ``x - y``
 where only ``y`` is stored is ``fill_x - y``; a sub-point whose value folds to the result's fill
 writes nothing (``x + y`` of NaN fills where only ``x`` is stored), and a lattice point whose every case
 writes nothing has no loop (:func:`~compiler.lattice.seqlattice.drop_fill_points`: ``x - y`` of a NaN-filled
@@ -316,7 +316,7 @@ def product_sequence(e, wild: list, seqs: list, size: int, index: str):
     the product differs from 0 where every factor is stored or where one that may be inf is (another
     absent: ``0 * inf`` is NaN), so the ∪ of the wild factors' sequences (one not varying with ``index``
     is there at every coordinate of it), the others walked beside them (located where dense, else in a
-    union: their cases alone are 0 and write nothing, :func:`~compiler.lattice.seqcfir.fold`).
+    union: their cases alone are 0 and write nothing, :func:`~compiler.lattice.seqcfirvalues.fold`).
 
     >>> from compiler.notation import parse_expr
     >>> from compiler.lattice.sequences import Level

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from compiler import Tensor, array as xp
 from compiler.format import Format, coo, csr, dcsr
-from compiler.levels import Dense, Element, SparseBand, SparseList
+from compiler.levels import Dense, Element, SparseBand
 from compiler.looplets import compile_program, loop_program
 
 nan, inf = np.nan, np.inf
