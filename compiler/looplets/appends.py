@@ -83,7 +83,7 @@ def _walk(x, ext_of: dict, loops: list) -> list:
     d = _outer_term(x.delta)
     ext = ext_of[x.index]
     if d is None and (ext.start, ext.stop) == (Const(0, "int64"), Const(1, "int64")):
-        terms = _call_terms(x.delta)
+        terms = summands(x.delta)
         inner = [t for t in terms if isinstance(t, Index) and t in loops and loops.index(t) < loops.index(x.index)]
         if len(inner) == 1 and inner[0] in ext_of:
             rest = [t for t in terms if t is not inner[0]]
@@ -100,7 +100,7 @@ def _walk(x, ext_of: dict, loops: list) -> list:
         # (a collapse of a concatenation's part: j + (o + |p|) * M grows with (o, j) as j + o * M does)
         nested = None if isinstance(outer, Index) else _collapsed_walk(outer, ext_of, loops)
         if nested is not None and scale is not None and ext.start == Const(0, "int64") and \
-                (ext.stop == scale or _below(ext.stop, scale)) and \
+                (ext.stop == scale or provably_below(ext.stop, scale)) and \
                 all(loops.index(o) < loops.index(x.index) for o in nested):
             # (a collapse of a collapse, l + (j + i * J) * L: the coordinate grows with (i, j, l))
             return [*nested, base]
@@ -109,7 +109,7 @@ def _walk(x, ext_of: dict, loops: list) -> list:
         return [base]
     if not (isinstance(outer, Index) and outer in loops and loops.index(outer) < loops.index(x.index)
             and scale is not None and ext.start == Const(0, "int64")
-            and (ext.stop == scale or _below(ext.stop, scale))):
+            and (ext.stop == scale or provably_below(ext.stop, scale))):
         return [base]
     return [outer, base]
 
@@ -117,7 +117,7 @@ def _walk(x, ext_of: dict, loops: list) -> list:
 def _collapsed_walk(e, ext_of: dict, loops: list):
     """The loops ``e`` grows with, outermost first, where ``e`` is itself a collapse's coordinate
     ``j + i * J`` of loops (the row of an outer collapse, ``l + (j + i * J) * L``), or None."""
-    terms = _call_terms(e)
+    terms = summands(e)
     inner = [t for t in terms if isinstance(t, Index) and t in ext_of and t in loops]
     if len(inner) != 1 or len(terms) < 2 or not (isinstance(e, Call) and isinstance(e.op, Operator)):
         return None
@@ -130,7 +130,7 @@ def _outer_term(d):
     """The one term of an offset ``d`` that is not static (``o`` or ``o * M`` of ``o + |j| + 2``: a
     strided part of a concatenation is written at ``t + (o + |j|)``), or None."""
     from .wrappers import static_ir
-    terms = _call_terms(d)
+    terms = summands(d)
     rest = [t for t in terms if static_ir(t) is None]
     return rest[0] if len(rest) == 1 else None
 
@@ -143,9 +143,15 @@ def _sum(terms: list, add):
     return out
 
 
-def _call_terms(d) -> list:
+def summands(d) -> list:
+    """The terms of a sum ``d`` (itself, if it is no sum).
+
+    >>> from compiler.algebra import lookup
+    >>> summands(Call(lookup("+"), (Index("j"), Call(lookup("+"), (Index("o"), Index("c"))))))
+    [Index(name='j'), Index(name='o'), Index(name='c')]
+    """
     if isinstance(d, Call) and isinstance(d.op, Operator) and d.op.name == "add":
-        return [t for a in d.args for t in _call_terms(a)]
+        return [t for a in d.args for t in summands(a)]
     return [d]
 
 
@@ -164,8 +170,13 @@ def _terms(e) -> list:
     return _terms(e.left) + _terms(e.right) if isinstance(e, BinOp) and e.op == "+" else [e]
 
 
-def _below(a, b) -> bool:
-    """Whether ``a <= b`` is provable, sizes being >= 0: ``b`` is ``a`` plus sizes and constants."""
+def provably_below(a, b) -> bool:
+    """Whether ``a <= b`` is provable, sizes being >= 0: ``b`` is ``a`` plus sizes and constants.
+
+    >>> n = Var("A1_size")
+    >>> provably_below(n, BinOp("+", n, Var("B1_size"))), provably_below(BinOp("+", n, Var("B1_size")), n)
+    (True, False)
+    """
     if X.prove_le(a, b):
         return True
     rest = _terms(b)
@@ -188,21 +199,27 @@ def _reach(x, loop, one_step=frozenset()):
     if isinstance(x, Offset) and x.index == loop.idx:
         d = static_ir(x.delta)
         return None if d is None else (d, X.add(d, loop.ext.stop))
-    if isinstance(x, Offset) and x.index in one_step and loop.idx in _call_terms(x.delta):
-        rest = [t for t in _call_terms(x.delta) if t != loop.idx]
+    if isinstance(x, Offset) and x.index in one_step and loop.idx in summands(x.delta):
+        rest = [t for t in summands(x.delta) if t != loop.idx]
         d = static_ir(_sum(rest, x.delta.op)) if rest else Const(0, "int64")
         return None if d is None else (d, X.add(d, loop.ext.stop))
     return None
 
 
-def _one_step(loops) -> frozenset:
-    """The indices of the loops of ``loops`` that run once (``for t = 0:1``)."""
+def one_step_loops(loops) -> frozenset:
+    """The indices of the loops of ``loops`` that run once (``for t = 0:1``).
+
+    >>> from compiler.looplets.program import Block, Extent
+    >>> t, j = Index("t"), Index("j")
+    >>> one_step_loops([Loop(t, Extent(Const(0, "int64"), Const(1, "int64")), Block()), Loop(j, None, Block())])
+    frozenset({Index(name='t')})
+    """
     return frozenset(lp.idx for lp in loops if lp.ext is not None and lp.ext.start == Const(0, "int64")
                      and lp.ext.stop == Const(1, "int64"))
 
 
 def _strides(loops, coords) -> frozenset:
-    """The one-step loops of ``loops`` (:func:`_one_step`) that walk no parent coordinate of their own:
+    """The one-step loops of ``loops`` (:func:`one_step_loops`) that walk no parent coordinate of their own:
     a strided part's ``t`` of ``t + (o + |j|)``, not a loop whose index is a coordinate by itself or at
     a static offset (a one-row part of a concatenation by rows, ``out[k, j]`` over ``k = 0:1``, then
     ``out[m + 1, j]``: ``roll(A, 1, axis=0)``)."""
@@ -210,7 +227,7 @@ def _strides(loops, coords) -> frozenset:
     own = {x for x in coords if isinstance(x, Index)}
     own |= {x.index for x in coords if isinstance(x, Offset) and isinstance(x.index, Index)
             and static_ir(x.delta) is not None}
-    return _one_step(loops) - own
+    return one_step_loops(loops) - own
 
 
 def _disjoint(earlier: list, here: _Append) -> bool:
@@ -232,7 +249,7 @@ def _disjoint(earlier: list, here: _Append) -> bool:
                 continue
             ra, rb = (_reach(x, a, _strides(seen.parents, seen.coords)),
                       _reach(y, b, _strides(here.parents, here.coords)))
-            if ra is None or rb is None or not _below(ra[1], rb[0]):
+            if ra is None or rb is None or not provably_below(ra[1], rb[0]):
                 return False
             break
         else:
@@ -286,24 +303,36 @@ def _follows(p: _Append, here: _Append) -> bool:
     d = next((d for d, (a, b) in enumerate(zip(p.loops, here.loops)) if a is not b), None)
     if d is None or len(p.at) != 1 or len(here.at) != 1:
         return False
-    spans = [_span(_index_terms(w.at[0]), w.loops[d:], _one_step(w.parents + w.loops)) for w in (p, here)]
-    return None not in spans and _below(spans[0][1], spans[1][0])
+    spans = [span_of(coordinate_terms(w.at[0]), w.loops[d:], one_step_loops(w.parents + w.loops)) for w in (p, here)]
+    return None not in spans and provably_below(spans[0][1], spans[1][0])
 
 
-def _index_terms(x):
+def coordinate_terms(x):
     """The summands of a write's coordinate (``l + k * M + c``'s ``l``, ``k * M``, ``c``), or None
-    for one through another modifier (a window, a permissive index)."""
+    for one through another modifier (a window, a permissive index).
+
+    >>> from compiler.looplets.program import Literal
+    >>> coordinate_terms(Offset(Index("j"), Literal(2)))
+    [Index(name='j'), Literal(value=2)]
+    """
     if isinstance(x, Offset):
-        inner = _index_terms(x.index)
-        return None if inner is None else inner + _call_terms(x.delta)
-    return None if isinstance(x, IndexModifier) else _call_terms(x)
+        inner = coordinate_terms(x.index)
+        return None if inner is None else inner + summands(x.delta)
+    return None if isinstance(x, IndexModifier) else summands(x)
 
 
-def _span(terms, loops, zero=frozenset()):
+def span_of(terms, loops, zero=frozenset()):
     """``(lo, hi)``: the sum of ``terms`` lies in ``[lo, hi)`` as ``loops`` run (any other loop's index
     in it: None). A sum is static terms plus a loop's index, or a collapse's ``j + o * M``, ``j``'s span
     within ``[0, M)``, ``o`` such a sum too (a collapse of a collapse); the index of a one-step loop
-    (of ``zero``) adds 0."""
+    (of ``zero``) adds 0.
+
+    >>> from compiler.looplets.program import Block, Extent, Literal
+    >>> j = Index("j")
+    >>> lo, hi = span_of([j, Literal(2)], [Loop(j, Extent(Const(0, "int64"), Var("A0_size")), Block())])
+    >>> print(lo, hi)
+    2 A0_size + 2
+    """
     from .wrappers import static_ir
     if terms is None:
         return None
@@ -327,10 +356,10 @@ def _span(terms, loops, zero=frozenset()):
         return None
     a, b = rows[0].args
     outer, scale = (a, static_ir(b)) if static_ir(b) is not None else (b, static_ir(a))
-    inner = _span(_call_terms(next(t for t in vary if t is not rows[0])), loops, zero)
-    row = _span(_call_terms(outer), loops, zero)
+    inner = span_of(summands(next(t for t in vary if t is not rows[0])), loops, zero)
+    row = span_of(summands(outer), loops, zero)
     if inner is None or row is None or not (_nonnegative(inner[0]) and _nonnegative(scale)
-                                            and _below(inner[1], scale)):
+                                            and provably_below(inner[1], scale)):
         return None
     return X.add(c, _product(row[0], scale)), X.add(c, _product(row[1], scale))
 
@@ -352,7 +381,7 @@ def _after_at(p: _Append, here: _Append, d: int) -> bool:
     if d >= len(p.own) or d >= len(here.own) or p.own[d] is None or here.own[d] is None:
         return False
     x, y = p.own[d], here.own[d]
-    rows = _row(x), _row(y)
+    rows = collapse_row(x), collapse_row(y)
     if rows[0] is not None or rows[1] is not None:
         if rows[0] is None or rows[1] is None or rows[0][0] != rows[1][0]:
             return False
@@ -360,32 +389,32 @@ def _after_at(p: _Append, here: _Append, d: int) -> bool:
         if not any(lp.idx == outer for lp in p.loops[:d]):   # (the row's loop must be one both share)
             return False
         x, y = rows[0][1], rows[1][1]
-    ra, rb = _reach(x, p.loops[d], _one_step(p.loops)), _reach(y, here.loops[d], _one_step(here.loops))
-    if ra is None or rb is None or not _below(ra[1], rb[0]):
+    ra, rb = _reach(x, p.loops[d], one_step_loops(p.loops)), _reach(y, here.loops[d], one_step_loops(here.loops))
+    if ra is None or rb is None or not provably_below(ra[1], rb[0]):
         return False
-    return rows[0] is None or (_nonnegative(ra[0]) and _below(rb[1], scale))
+    return rows[0] is None or (_nonnegative(ra[0]) and provably_below(rb[1], scale))
 
 
 def _rows_after(p: _Append, here: _Append, d: int) -> bool:
     """Whether ``here``'s rows provably follow ``p``'s, their loops the ``d``-th: each writes
     ``i + c + r * M`` with ``r`` its row loop at a static offset (a vstack's part ``p + |j|``) and
     ``i + c`` within ``[0, M)``, and ``p``'s rows end where ``here``'s start."""
-    a, b = _row(p.own[d + 1], any_row=True), _row(here.own[d + 1], any_row=True)
+    a, b = collapse_row(p.own[d + 1], any_row=True), collapse_row(here.own[d + 1], any_row=True)
     if a is None or b is None or a[0][1] != b[0][1]:
         return False
     (ra, rest_a), (rb, rest_b) = a, b
     scale = ra[1]
     rows = _reach(_as_offset(ra[0]), p.loops[d]), _reach(_as_offset(rb[0]), here.loops[d])
-    within = (_reach(rest_a, p.loops[d + 1], _one_step(p.loops)),
-              _reach(rest_b, here.loops[d + 1], _one_step(here.loops)))
-    return None not in rows and None not in within and _below(rows[0][1], rows[1][0]) and \
-        all(_nonnegative(lo) and _below(hi, scale) for lo, hi in within)
+    within = (_reach(rest_a, p.loops[d + 1], one_step_loops(p.loops)),
+              _reach(rest_b, here.loops[d + 1], one_step_loops(here.loops)))
+    return None not in rows and None not in within and provably_below(rows[0][1], rows[1][0]) and \
+        all(_nonnegative(lo) and provably_below(hi, scale) for lo, hi in within)
 
 
 def _as_offset(e):
     """``o + c`` (``c`` static terms) as the index ``o`` at offset ``c``, which :func:`_reach` reads."""
     from .wrappers import static_ir
-    terms = _call_terms(e)
+    terms = summands(e)
     loops = [t for t in terms if static_ir(t) is None]
     if len(loops) != 1 or not isinstance(loops[0], Index):
         return None
@@ -393,14 +422,21 @@ def _as_offset(e):
     return Offset(loops[0], _sum(rest, e.op)) if rest else loops[0]
 
 
-def _row(x, any_row=False):
+def collapse_row(x, any_row=False):
     """``((o, M), rest)`` for a collapse's write ``j + c + o * M`` (``o`` an index, or with ``any_row``
     any expression, ``M`` and ``c`` static): the row ``o`` it is in, of ``M`` coordinates, and where
-    in it (``j + c``), or None."""
+    in it (``j + c``), or None.
+
+    >>> from compiler.algebra import lookup
+    >>> from compiler.looplets.program import Literal
+    >>> (o, m), at = collapse_row(Offset(Index("j"), Call(lookup("*"), (Index("o"), Literal(4)))))
+    >>> o.name, m, at
+    ('o', Const(value=4, dtype='int64'), Index(name='j'))
+    """
     from .wrappers import static_ir
     if not isinstance(x, Offset):
         return None
-    terms = _call_terms(x.delta)
+    terms = summands(x.delta)
     rows = [t for t in terms if static_ir(t) is None and isinstance(t, Call) and isinstance(t.op, Operator)
             and t.op.name == "mul" and len(t.args) == 2]
     if len(rows) != 1:
@@ -468,7 +504,7 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1, skip=()) -> di
         # (a one-step loop the write's coordinates do not read, a strided slice's t of an operand read
         # at t + j * 2 under a collapse, runs once per step of the loop around it: it orders no write)
         used = {n for x in s.lhs.idxs for n in walk(x) if isinstance(n, Index)}
-        once = _one_step(nest) - used
+        once = one_step_loops(nest) - used
         if once:
             kept = [(i, lp) for i, lp in zip(loops, nest) if i not in once]
             loops, nest = [i for i, _ in kept], tuple(lp for _, lp in kept)
