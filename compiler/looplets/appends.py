@@ -10,7 +10,9 @@ loops of a sorted level's entry that has levels below it (a row of a DCSR: ``for
 share it, and its fiber is written by each statement in turn, its order checked as any fiber's. Two
 statements in one iteration writing two entries must write each after the one before and before the next
 iteration's (an interleave, ``y[t + o * 2]`` then ``y[t + 1 + o * 2]`` under a one-step ``t``; not ``y[j]``
-then ``y[j + 1]``, which the next iteration writes again). :func:`check_sparse_writes` refuses what can
+then ``y[j + 1]``, which the next iteration writes again); so must the rows of two loops each writing a
+row whole (``D[t + o * 2, j]`` over ``j``, then ``D[t + 1 + o * 2, k]`` over ``k``: an interleave of rows,
+into a CSR, a COO or a DCSR, whose row level it appends in order). :func:`check_sparse_writes` refuses what can
 never be in order (a second loop starting where the first does, or writing only coordinates before the
 first's) and returns what only a call can tell: the outputs whose every call must validate that the second
 loop's coordinates follow the first's.
@@ -470,6 +472,44 @@ def _one_entry(info, k, a, b, m) -> bool:
         all(l.nmodes == 1 for l in info.levels[:k + 1] if not l.random_write)
 
 
+def _record(s, loops, nest, info, k):
+    """``(write, want, n0, m0)``: assignment ``s``'s write to level ``k`` of output ``info`` (an
+    :class:`_Append`) under ``loops`` (the loop nodes ``nest``); the loops its coordinates walk down to
+    the level, outermost first (``want``), how many walk the parent fibers (``n0``), the level's first mode."""
+    lvl = info.levels[k]
+    m0 = sum(l.nmodes for l in info.levels[:k])   # the level's first mode (a SparseCOO stores several)
+    ext_of = {l.idx: l.ext for l in nest}
+    walks = [_walk(x, ext_of, loops) for x in s.lhs.idxs[:m0 + lvl.nmodes]]
+    want = [i for w in walks for i in w]
+    n0 = sum(len(w) for w in walks[:m0])   # (the loops of the parent fibers' coordinates)
+    # (per loop of the level's modes: a collapsed mode's outer loop walks no coordinate alone, its
+    # inner ones the write's, j + o * M, or a strided part's t + (q + o * M) as q then t)
+    own = tuple(c for w, x in zip(walks[m0:], s.lhs.idxs[m0:m0 + lvl.nmodes])
+                for c in ([None] + [x] * (len(w) - 1) if len(w) > 1 else [x]))
+    here = _Append(nest[:n0], nest[n0:len(want)], tuple(isinstance(x, Index) for x in own),
+                   s.line, tuple(s.lhs.idxs[:m0]) if n0 - len(_strides(nest[:n0], s.lhs.idxs[:m0])) == m0
+                   else (), own, tuple(s.lhs.idxs[m0:m0 + lvl.nmodes]), s.lhs)
+    return here, want, n0, m0
+
+
+def _rows_interleaved(p: _Append, here: _Append, m0: int):
+    """The loop of the rows, if ``here`` (written after ``p``, each by its own loops inside loops they share) writes a
+    row of its level that provably follows ``p``'s in one iteration of the shared loops and precedes
+    ``p``'s of the next: at a shared one-step loop's mode, a collapse's ``t + c + o * M``, the same row
+    ``o`` and ``here``'s ``c`` past ``p``'s, within ``[0, M)`` (``D[t + o * 2, j]`` then ``D[t + 1 + o *
+    2, k]``, each over its own loop: an interleave of rows), everything of ``p``'s after that mode
+    before ``here``'s; else None."""
+    if p.write.idxs[:m0] != here.write.idxs[:m0]:
+        return None
+    shared = next((d for d, (a, b) in enumerate(zip(p.loops, here.loops)) if a is not b),
+                  min(len(p.loops), len(here.loops)))
+    one_step = one_step_loops(p.loops[:shared])
+    for e in range(shared):
+        if p.own[e] != here.own[e]:
+            return p.loops[e] if p.loops[e].idx in one_step and _after_at(p, here, e) else None
+    return None
+
+
 def check_sparse_writes(prog, tensors: dict, first_line: int = 1, skip=()) -> dict:
     """Refuse writes that cannot append a sparse output's sorted level in order (a
     :class:`ProgramError` naming the output, the level and the lines); return
@@ -483,6 +523,7 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1, skip=()) -> di
     rows: dict = {}    # per nested output, the first write's row nest
     seen_stmt: dict = {}   # per output, the first write
     iterations: dict = {}   # per output, the writes in one iteration of the first write's loops
+    written: dict = {}   # per output, each write so far, its loops and their nodes
 
     def line(n: int) -> int:
         return n + first_line - 1
@@ -509,6 +550,23 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1, skip=()) -> di
             kept = [(i, lp) for i, lp in zip(loops, nest) if i not in once]
             loops, nest = [i for i, _ in kept], tuple(lp for _, lp in kept)
         info = tensors[s.lhs.tns.name]
+        earlier = list(written.get(s.lhs.tns.name, ()))
+        written.setdefault(s.lhs.tns.name, []).append((s, loops, nest))
+
+        def after_rows(w, nw, kk):
+            # (w's row of level kk before this write's, and after it w's next; the loops inside the rows'
+            # loop each write's own, at least one: one loop writing both rows would go back and forth
+            # between them, and entries of one level in one iteration are an interleave's, checked below)
+            here_kk, _, _, m0_kk = _record(s, loops, nest, info, kk)
+            row = _rows_interleaved(_record(w, [lp.idx for lp in nw], nw, info, kk)[0], here_kk, m0_kk)
+            inner = next((d for d, (a, b) in enumerate(zip(nw, nest)) if a is not b), min(len(nw), len(nest)))
+            return row is not None and any(lp is row for lp in nw) and inner < min(len(nw), len(nest)) and \
+                next(d for d, lp in enumerate(nw) if lp is row) + 1 == inner
+
+        def interleaved_rows(k):
+            # (an interleave of rows: each earlier write's rows of some level at or above k before this
+            # one's, and this one's before the earlier's next, each row appended whole in turn)
+            return bool(earlier) and any(all(after_rows(w, nw, kk) for w, _, nw in earlier) for kk in range(k + 1))
         # (the innermost sorted level: its writes' loops cover the levels above it too, so a
         # DCSR's rows appended twice are caught as its row fibers are)
         k = max((k for k, l in enumerate(info.levels) if not l.random_write), default=None)
@@ -522,7 +580,7 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1, skip=()) -> di
             mt = sum(l.nmodes for l in info.levels[:top + 1])
             other = rows.setdefault(t, (nest[:mt], s))
             if other[1] is not s and len(other[0]) == mt and all(a is b for a, b in zip(other[0], nest[:mt])) \
-                    and not _one_entry(info, top, other[1], s, mt):
+                    and not _one_entry(info, top, other[1], s, mt) and not interleaved_rows(top):
                 row = ", ".join(i.name for i in loops[:mt])
                 raise ProgramError(
                     f"output {t} is written by two statements (lines {line(other[1].line)} and {line(s.line)}) "
@@ -530,11 +588,7 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1, skip=()) -> di
                     f"would append that entry, and the looplet strategy appends it from one statement. Write "
                     f"{t}'s entries there in one statement, or store {t} with Dense levels above its last "
                     f"sparse one (CSR) or in SparseHash levels", s.line)
-        m0 = sum(l.nmodes for l in info.levels[:k])   # the level's first mode (a SparseCOO stores several)
-        ext_of = {l.idx: l.ext for l in nest}
-        walks = [_walk(x, ext_of, loops) for x in s.lhs.idxs[:m0 + lvl.nmodes]]
-        want = [i for w in walks for i in w]
-        n0 = sum(len(w) for w in walks[:m0])   # (the loops of the parent fibers' coordinates)
+        here, want, n0, m0 = _record(s, loops, nest, info, k)
         computed = [x for x in want if not isinstance(x, Index)]
         if computed:
             raise ProgramError(
@@ -553,13 +607,8 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1, skip=()) -> di
                 f"{', '.join(i.name for i in want)} (outermost first), but they are "
                 f"{', '.join(i.name for i in loops) or 'none'}. Reorder the loops, {_ELSEWHERE.format(t=t)}",
                 s.line)
-        # (per loop of the level's modes: a collapsed mode's outer loop walks no coordinate alone, its
-        # inner ones the write's, j + o * M, or a strided part's t + (q + o * M) as q then t)
-        own = tuple(c for w, x in zip(walks[m0:], s.lhs.idxs[m0:m0 + lvl.nmodes])
-                    for c in ([None] + [x] * (len(w) - 1) if len(w) > 1 else [x]))
-        here = _Append(nest[:n0], nest[n0:len(want)], tuple(isinstance(x, Index) for x in own),
-                       s.line, tuple(s.lhs.idxs[:m0]) if n0 - len(_strides(nest[:n0], s.lhs.idxs[:m0])) == m0
-                       else (), own, tuple(s.lhs.idxs[m0:m0 + lvl.nmodes]), s.lhs)
+        if t in first and interleaved_rows(k):
+            return   # (rows after each earlier write's, before their next: appended in order)
         seen = first.setdefault(t, here)
         seen_stmt.setdefault(t, s)
         if any(a is not b for a, b in zip(seen.parents, here.parents)) and _disjoint(nests.get(t, []), here):
