@@ -10,7 +10,9 @@ loops of a sorted level's entry that has levels below it (a row of a DCSR: ``for
 share it, and its fiber is written by each statement in turn, its order checked as any fiber's. Two
 statements in one iteration writing two entries must write each after the one before and before the next
 iteration's (an interleave, ``y[t + o * 2]`` then ``y[t + 1 + o * 2]`` under a one-step ``t``; not ``y[j]``
-then ``y[j + 1]``, which the next iteration writes again). :func:`check_sparse_writes` refuses what can
+then ``y[j + 1]``, which the next iteration writes again); so must the rows of two loops each writing a
+row whole (``D[t + o * 2, j]`` over ``j``, then ``D[t + 1 + o * 2, k]`` over ``k``: an interleave of rows,
+into a CSR, a COO or a DCSR, whose row level it appends in order). :func:`check_sparse_writes` refuses what can
 never be in order (a second loop starting where the first does, or writing only coordinates before the
 first's) and returns what only a call can tell: the outputs whose every call must validate that the second
 loop's coordinates follow the first's.
@@ -83,7 +85,7 @@ def _walk(x, ext_of: dict, loops: list) -> list:
     d = _outer_term(x.delta)
     ext = ext_of[x.index]
     if d is None and (ext.start, ext.stop) == (Const(0, "int64"), Const(1, "int64")):
-        terms = _call_terms(x.delta)
+        terms = summands(x.delta)
         inner = [t for t in terms if isinstance(t, Index) and t in loops and loops.index(t) < loops.index(x.index)]
         if len(inner) == 1 and inner[0] in ext_of:
             rest = [t for t in terms if t is not inner[0]]
@@ -100,7 +102,7 @@ def _walk(x, ext_of: dict, loops: list) -> list:
         # (a collapse of a concatenation's part: j + (o + |p|) * M grows with (o, j) as j + o * M does)
         nested = None if isinstance(outer, Index) else _collapsed_walk(outer, ext_of, loops)
         if nested is not None and scale is not None and ext.start == Const(0, "int64") and \
-                (ext.stop == scale or _below(ext.stop, scale)) and \
+                (ext.stop == scale or provably_below(ext.stop, scale)) and \
                 all(loops.index(o) < loops.index(x.index) for o in nested):
             # (a collapse of a collapse, l + (j + i * J) * L: the coordinate grows with (i, j, l))
             return [*nested, base]
@@ -109,7 +111,7 @@ def _walk(x, ext_of: dict, loops: list) -> list:
         return [base]
     if not (isinstance(outer, Index) and outer in loops and loops.index(outer) < loops.index(x.index)
             and scale is not None and ext.start == Const(0, "int64")
-            and (ext.stop == scale or _below(ext.stop, scale))):
+            and (ext.stop == scale or provably_below(ext.stop, scale))):
         return [base]
     return [outer, base]
 
@@ -117,7 +119,7 @@ def _walk(x, ext_of: dict, loops: list) -> list:
 def _collapsed_walk(e, ext_of: dict, loops: list):
     """The loops ``e`` grows with, outermost first, where ``e`` is itself a collapse's coordinate
     ``j + i * J`` of loops (the row of an outer collapse, ``l + (j + i * J) * L``), or None."""
-    terms = _call_terms(e)
+    terms = summands(e)
     inner = [t for t in terms if isinstance(t, Index) and t in ext_of and t in loops]
     if len(inner) != 1 or len(terms) < 2 or not (isinstance(e, Call) and isinstance(e.op, Operator)):
         return None
@@ -130,7 +132,7 @@ def _outer_term(d):
     """The one term of an offset ``d`` that is not static (``o`` or ``o * M`` of ``o + |j| + 2``: a
     strided part of a concatenation is written at ``t + (o + |j|)``), or None."""
     from .wrappers import static_ir
-    terms = _call_terms(d)
+    terms = summands(d)
     rest = [t for t in terms if static_ir(t) is None]
     return rest[0] if len(rest) == 1 else None
 
@@ -143,9 +145,15 @@ def _sum(terms: list, add):
     return out
 
 
-def _call_terms(d) -> list:
+def summands(d) -> list:
+    """The terms of a sum ``d`` (itself, if it is no sum).
+
+    >>> from compiler.algebra import lookup
+    >>> summands(Call(lookup("+"), (Index("j"), Call(lookup("+"), (Index("o"), Index("c"))))))
+    [Index(name='j'), Index(name='o'), Index(name='c')]
+    """
     if isinstance(d, Call) and isinstance(d.op, Operator) and d.op.name == "add":
-        return [t for a in d.args for t in _call_terms(a)]
+        return [t for a in d.args for t in summands(a)]
     return [d]
 
 
@@ -164,8 +172,13 @@ def _terms(e) -> list:
     return _terms(e.left) + _terms(e.right) if isinstance(e, BinOp) and e.op == "+" else [e]
 
 
-def _below(a, b) -> bool:
-    """Whether ``a <= b`` is provable, sizes being >= 0: ``b`` is ``a`` plus sizes and constants."""
+def provably_below(a, b) -> bool:
+    """Whether ``a <= b`` is provable, sizes being >= 0: ``b`` is ``a`` plus sizes and constants.
+
+    >>> n = Var("A1_size")
+    >>> provably_below(n, BinOp("+", n, Var("B1_size"))), provably_below(BinOp("+", n, Var("B1_size")), n)
+    (True, False)
+    """
     if X.prove_le(a, b):
         return True
     rest = _terms(b)
@@ -188,21 +201,27 @@ def _reach(x, loop, one_step=frozenset()):
     if isinstance(x, Offset) and x.index == loop.idx:
         d = static_ir(x.delta)
         return None if d is None else (d, X.add(d, loop.ext.stop))
-    if isinstance(x, Offset) and x.index in one_step and loop.idx in _call_terms(x.delta):
-        rest = [t for t in _call_terms(x.delta) if t != loop.idx]
+    if isinstance(x, Offset) and x.index in one_step and loop.idx in summands(x.delta):
+        rest = [t for t in summands(x.delta) if t != loop.idx]
         d = static_ir(_sum(rest, x.delta.op)) if rest else Const(0, "int64")
         return None if d is None else (d, X.add(d, loop.ext.stop))
     return None
 
 
-def _one_step(loops) -> frozenset:
-    """The indices of the loops of ``loops`` that run once (``for t = 0:1``)."""
+def one_step_loops(loops) -> frozenset:
+    """The indices of the loops of ``loops`` that run once (``for t = 0:1``).
+
+    >>> from compiler.looplets.program import Block, Extent
+    >>> t, j = Index("t"), Index("j")
+    >>> one_step_loops([Loop(t, Extent(Const(0, "int64"), Const(1, "int64")), Block()), Loop(j, None, Block())])
+    frozenset({Index(name='t')})
+    """
     return frozenset(lp.idx for lp in loops if lp.ext is not None and lp.ext.start == Const(0, "int64")
                      and lp.ext.stop == Const(1, "int64"))
 
 
 def _strides(loops, coords) -> frozenset:
-    """The one-step loops of ``loops`` (:func:`_one_step`) that walk no parent coordinate of their own:
+    """The one-step loops of ``loops`` (:func:`one_step_loops`) that walk no parent coordinate of their own:
     a strided part's ``t`` of ``t + (o + |j|)``, not a loop whose index is a coordinate by itself or at
     a static offset (a one-row part of a concatenation by rows, ``out[k, j]`` over ``k = 0:1``, then
     ``out[m + 1, j]``: ``roll(A, 1, axis=0)``)."""
@@ -210,7 +229,7 @@ def _strides(loops, coords) -> frozenset:
     own = {x for x in coords if isinstance(x, Index)}
     own |= {x.index for x in coords if isinstance(x, Offset) and isinstance(x.index, Index)
             and static_ir(x.delta) is not None}
-    return _one_step(loops) - own
+    return one_step_loops(loops) - own
 
 
 def _disjoint(earlier: list, here: _Append) -> bool:
@@ -232,7 +251,7 @@ def _disjoint(earlier: list, here: _Append) -> bool:
                 continue
             ra, rb = (_reach(x, a, _strides(seen.parents, seen.coords)),
                       _reach(y, b, _strides(here.parents, here.coords)))
-            if ra is None or rb is None or not _below(ra[1], rb[0]):
+            if ra is None or rb is None or not provably_below(ra[1], rb[0]):
                 return False
             break
         else:
@@ -286,24 +305,36 @@ def _follows(p: _Append, here: _Append) -> bool:
     d = next((d for d, (a, b) in enumerate(zip(p.loops, here.loops)) if a is not b), None)
     if d is None or len(p.at) != 1 or len(here.at) != 1:
         return False
-    spans = [_span(_index_terms(w.at[0]), w.loops[d:], _one_step(w.parents + w.loops)) for w in (p, here)]
-    return None not in spans and _below(spans[0][1], spans[1][0])
+    spans = [span_of(coordinate_terms(w.at[0]), w.loops[d:], one_step_loops(w.parents + w.loops)) for w in (p, here)]
+    return None not in spans and provably_below(spans[0][1], spans[1][0])
 
 
-def _index_terms(x):
+def coordinate_terms(x):
     """The summands of a write's coordinate (``l + k * M + c``'s ``l``, ``k * M``, ``c``), or None
-    for one through another modifier (a window, a permissive index)."""
+    for one through another modifier (a window, a permissive index).
+
+    >>> from compiler.looplets.program import Literal
+    >>> coordinate_terms(Offset(Index("j"), Literal(2)))
+    [Index(name='j'), Literal(value=2)]
+    """
     if isinstance(x, Offset):
-        inner = _index_terms(x.index)
-        return None if inner is None else inner + _call_terms(x.delta)
-    return None if isinstance(x, IndexModifier) else _call_terms(x)
+        inner = coordinate_terms(x.index)
+        return None if inner is None else inner + summands(x.delta)
+    return None if isinstance(x, IndexModifier) else summands(x)
 
 
-def _span(terms, loops, zero=frozenset()):
+def span_of(terms, loops, zero=frozenset()):
     """``(lo, hi)``: the sum of ``terms`` lies in ``[lo, hi)`` as ``loops`` run (any other loop's index
     in it: None). A sum is static terms plus a loop's index, or a collapse's ``j + o * M``, ``j``'s span
     within ``[0, M)``, ``o`` such a sum too (a collapse of a collapse); the index of a one-step loop
-    (of ``zero``) adds 0."""
+    (of ``zero``) adds 0.
+
+    >>> from compiler.looplets.program import Block, Extent, Literal
+    >>> j = Index("j")
+    >>> lo, hi = span_of([j, Literal(2)], [Loop(j, Extent(Const(0, "int64"), Var("A0_size")), Block())])
+    >>> print(lo, hi)
+    2 A0_size + 2
+    """
     from .wrappers import static_ir
     if terms is None:
         return None
@@ -327,10 +358,10 @@ def _span(terms, loops, zero=frozenset()):
         return None
     a, b = rows[0].args
     outer, scale = (a, static_ir(b)) if static_ir(b) is not None else (b, static_ir(a))
-    inner = _span(_call_terms(next(t for t in vary if t is not rows[0])), loops, zero)
-    row = _span(_call_terms(outer), loops, zero)
+    inner = span_of(summands(next(t for t in vary if t is not rows[0])), loops, zero)
+    row = span_of(summands(outer), loops, zero)
     if inner is None or row is None or not (_nonnegative(inner[0]) and _nonnegative(scale)
-                                            and _below(inner[1], scale)):
+                                            and provably_below(inner[1], scale)):
         return None
     return X.add(c, _product(row[0], scale)), X.add(c, _product(row[1], scale))
 
@@ -352,7 +383,7 @@ def _after_at(p: _Append, here: _Append, d: int) -> bool:
     if d >= len(p.own) or d >= len(here.own) or p.own[d] is None or here.own[d] is None:
         return False
     x, y = p.own[d], here.own[d]
-    rows = _row(x), _row(y)
+    rows = collapse_row(x), collapse_row(y)
     if rows[0] is not None or rows[1] is not None:
         if rows[0] is None or rows[1] is None or rows[0][0] != rows[1][0]:
             return False
@@ -360,32 +391,32 @@ def _after_at(p: _Append, here: _Append, d: int) -> bool:
         if not any(lp.idx == outer for lp in p.loops[:d]):   # (the row's loop must be one both share)
             return False
         x, y = rows[0][1], rows[1][1]
-    ra, rb = _reach(x, p.loops[d], _one_step(p.loops)), _reach(y, here.loops[d], _one_step(here.loops))
-    if ra is None or rb is None or not _below(ra[1], rb[0]):
+    ra, rb = _reach(x, p.loops[d], one_step_loops(p.loops)), _reach(y, here.loops[d], one_step_loops(here.loops))
+    if ra is None or rb is None or not provably_below(ra[1], rb[0]):
         return False
-    return rows[0] is None or (_nonnegative(ra[0]) and _below(rb[1], scale))
+    return rows[0] is None or (_nonnegative(ra[0]) and provably_below(rb[1], scale))
 
 
 def _rows_after(p: _Append, here: _Append, d: int) -> bool:
     """Whether ``here``'s rows provably follow ``p``'s, their loops the ``d``-th: each writes
     ``i + c + r * M`` with ``r`` its row loop at a static offset (a vstack's part ``p + |j|``) and
     ``i + c`` within ``[0, M)``, and ``p``'s rows end where ``here``'s start."""
-    a, b = _row(p.own[d + 1], any_row=True), _row(here.own[d + 1], any_row=True)
+    a, b = collapse_row(p.own[d + 1], any_row=True), collapse_row(here.own[d + 1], any_row=True)
     if a is None or b is None or a[0][1] != b[0][1]:
         return False
     (ra, rest_a), (rb, rest_b) = a, b
     scale = ra[1]
     rows = _reach(_as_offset(ra[0]), p.loops[d]), _reach(_as_offset(rb[0]), here.loops[d])
-    within = (_reach(rest_a, p.loops[d + 1], _one_step(p.loops)),
-              _reach(rest_b, here.loops[d + 1], _one_step(here.loops)))
-    return None not in rows and None not in within and _below(rows[0][1], rows[1][0]) and \
-        all(_nonnegative(lo) and _below(hi, scale) for lo, hi in within)
+    within = (_reach(rest_a, p.loops[d + 1], one_step_loops(p.loops)),
+              _reach(rest_b, here.loops[d + 1], one_step_loops(here.loops)))
+    return None not in rows and None not in within and provably_below(rows[0][1], rows[1][0]) and \
+        all(_nonnegative(lo) and provably_below(hi, scale) for lo, hi in within)
 
 
 def _as_offset(e):
     """``o + c`` (``c`` static terms) as the index ``o`` at offset ``c``, which :func:`_reach` reads."""
     from .wrappers import static_ir
-    terms = _call_terms(e)
+    terms = summands(e)
     loops = [t for t in terms if static_ir(t) is None]
     if len(loops) != 1 or not isinstance(loops[0], Index):
         return None
@@ -393,14 +424,21 @@ def _as_offset(e):
     return Offset(loops[0], _sum(rest, e.op)) if rest else loops[0]
 
 
-def _row(x, any_row=False):
+def collapse_row(x, any_row=False):
     """``((o, M), rest)`` for a collapse's write ``j + c + o * M`` (``o`` an index, or with ``any_row``
     any expression, ``M`` and ``c`` static): the row ``o`` it is in, of ``M`` coordinates, and where
-    in it (``j + c``), or None."""
+    in it (``j + c``), or None.
+
+    >>> from compiler.algebra import lookup
+    >>> from compiler.looplets.program import Literal
+    >>> (o, m), at = collapse_row(Offset(Index("j"), Call(lookup("*"), (Index("o"), Literal(4)))))
+    >>> o.name, m, at
+    ('o', Const(value=4, dtype='int64'), Index(name='j'))
+    """
     from .wrappers import static_ir
     if not isinstance(x, Offset):
         return None
-    terms = _call_terms(x.delta)
+    terms = summands(x.delta)
     rows = [t for t in terms if static_ir(t) is None and isinstance(t, Call) and isinstance(t.op, Operator)
             and t.op.name == "mul" and len(t.args) == 2]
     if len(rows) != 1:
@@ -434,6 +472,44 @@ def _one_entry(info, k, a, b, m) -> bool:
         all(l.nmodes == 1 for l in info.levels[:k + 1] if not l.random_write)
 
 
+def _record(s, loops, nest, info, k):
+    """``(write, want, n0, m0)``: assignment ``s``'s write to level ``k`` of output ``info`` (an
+    :class:`_Append`) under ``loops`` (the loop nodes ``nest``); the loops its coordinates walk down to
+    the level, outermost first (``want``), how many walk the parent fibers (``n0``), the level's first mode."""
+    lvl = info.levels[k]
+    m0 = sum(l.nmodes for l in info.levels[:k])   # the level's first mode (a SparseCOO stores several)
+    ext_of = {l.idx: l.ext for l in nest}
+    walks = [_walk(x, ext_of, loops) for x in s.lhs.idxs[:m0 + lvl.nmodes]]
+    want = [i for w in walks for i in w]
+    n0 = sum(len(w) for w in walks[:m0])   # (the loops of the parent fibers' coordinates)
+    # (per loop of the level's modes: a collapsed mode's outer loop walks no coordinate alone, its
+    # inner ones the write's, j + o * M, or a strided part's t + (q + o * M) as q then t)
+    own = tuple(c for w, x in zip(walks[m0:], s.lhs.idxs[m0:m0 + lvl.nmodes])
+                for c in ([None] + [x] * (len(w) - 1) if len(w) > 1 else [x]))
+    here = _Append(nest[:n0], nest[n0:len(want)], tuple(isinstance(x, Index) for x in own),
+                   s.line, tuple(s.lhs.idxs[:m0]) if n0 - len(_strides(nest[:n0], s.lhs.idxs[:m0])) == m0
+                   else (), own, tuple(s.lhs.idxs[m0:m0 + lvl.nmodes]), s.lhs)
+    return here, want, n0, m0
+
+
+def _rows_interleaved(p: _Append, here: _Append, m0: int):
+    """The loop of the rows, if ``here`` (written after ``p``, each by its own loops inside loops they share) writes a
+    row of its level that provably follows ``p``'s in one iteration of the shared loops and precedes
+    ``p``'s of the next: at a shared one-step loop's mode, a collapse's ``t + c + o * M``, the same row
+    ``o`` and ``here``'s ``c`` past ``p``'s, within ``[0, M)`` (``D[t + o * 2, j]`` then ``D[t + 1 + o *
+    2, k]``, each over its own loop: an interleave of rows), everything of ``p``'s after that mode
+    before ``here``'s; else None."""
+    if p.write.idxs[:m0] != here.write.idxs[:m0]:
+        return None
+    shared = next((d for d, (a, b) in enumerate(zip(p.loops, here.loops)) if a is not b),
+                  min(len(p.loops), len(here.loops)))
+    one_step = one_step_loops(p.loops[:shared])
+    for e in range(shared):
+        if p.own[e] != here.own[e]:
+            return p.loops[e] if p.loops[e].idx in one_step and _after_at(p, here, e) else None
+    return None
+
+
 def check_sparse_writes(prog, tensors: dict, first_line: int = 1, skip=()) -> dict:
     """Refuse writes that cannot append a sparse output's sorted level in order (a
     :class:`ProgramError` naming the output, the level and the lines); return
@@ -447,6 +523,7 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1, skip=()) -> di
     rows: dict = {}    # per nested output, the first write's row nest
     seen_stmt: dict = {}   # per output, the first write
     iterations: dict = {}   # per output, the writes in one iteration of the first write's loops
+    written: dict = {}   # per output, each write so far, its loops and their nodes
 
     def line(n: int) -> int:
         return n + first_line - 1
@@ -468,11 +545,28 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1, skip=()) -> di
         # (a one-step loop the write's coordinates do not read, a strided slice's t of an operand read
         # at t + j * 2 under a collapse, runs once per step of the loop around it: it orders no write)
         used = {n for x in s.lhs.idxs for n in walk(x) if isinstance(n, Index)}
-        once = _one_step(nest) - used
+        once = one_step_loops(nest) - used
         if once:
             kept = [(i, lp) for i, lp in zip(loops, nest) if i not in once]
             loops, nest = [i for i, _ in kept], tuple(lp for _, lp in kept)
         info = tensors[s.lhs.tns.name]
+        earlier = list(written.get(s.lhs.tns.name, ()))
+        written.setdefault(s.lhs.tns.name, []).append((s, loops, nest))
+
+        def after_rows(w, nw, kk):
+            # (w's row of level kk before this write's, and after it w's next; the loops inside the rows'
+            # loop each write's own, at least one: one loop writing both rows would go back and forth
+            # between them, and entries of one level in one iteration are an interleave's, checked below)
+            here_kk, _, _, m0_kk = _record(s, loops, nest, info, kk)
+            row = _rows_interleaved(_record(w, [lp.idx for lp in nw], nw, info, kk)[0], here_kk, m0_kk)
+            inner = next((d for d, (a, b) in enumerate(zip(nw, nest)) if a is not b), min(len(nw), len(nest)))
+            return row is not None and any(lp is row for lp in nw) and inner < min(len(nw), len(nest)) and \
+                next(d for d, lp in enumerate(nw) if lp is row) + 1 == inner
+
+        def interleaved_rows(k):
+            # (an interleave of rows: each earlier write's rows of some level at or above k before this
+            # one's, and this one's before the earlier's next, each row appended whole in turn)
+            return bool(earlier) and any(all(after_rows(w, nw, kk) for w, _, nw in earlier) for kk in range(k + 1))
         # (the innermost sorted level: its writes' loops cover the levels above it too, so a
         # DCSR's rows appended twice are caught as its row fibers are)
         k = max((k for k, l in enumerate(info.levels) if not l.random_write), default=None)
@@ -486,7 +580,7 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1, skip=()) -> di
             mt = sum(l.nmodes for l in info.levels[:top + 1])
             other = rows.setdefault(t, (nest[:mt], s))
             if other[1] is not s and len(other[0]) == mt and all(a is b for a, b in zip(other[0], nest[:mt])) \
-                    and not _one_entry(info, top, other[1], s, mt):
+                    and not _one_entry(info, top, other[1], s, mt) and not interleaved_rows(top):
                 row = ", ".join(i.name for i in loops[:mt])
                 raise ProgramError(
                     f"output {t} is written by two statements (lines {line(other[1].line)} and {line(s.line)}) "
@@ -494,11 +588,7 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1, skip=()) -> di
                     f"would append that entry, and the looplet strategy appends it from one statement. Write "
                     f"{t}'s entries there in one statement, or store {t} with Dense levels above its last "
                     f"sparse one (CSR) or in SparseHash levels", s.line)
-        m0 = sum(l.nmodes for l in info.levels[:k])   # the level's first mode (a SparseCOO stores several)
-        ext_of = {l.idx: l.ext for l in nest}
-        walks = [_walk(x, ext_of, loops) for x in s.lhs.idxs[:m0 + lvl.nmodes]]
-        want = [i for w in walks for i in w]
-        n0 = sum(len(w) for w in walks[:m0])   # (the loops of the parent fibers' coordinates)
+        here, want, n0, m0 = _record(s, loops, nest, info, k)
         computed = [x for x in want if not isinstance(x, Index)]
         if computed:
             raise ProgramError(
@@ -517,13 +607,8 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1, skip=()) -> di
                 f"{', '.join(i.name for i in want)} (outermost first), but they are "
                 f"{', '.join(i.name for i in loops) or 'none'}. Reorder the loops, {_ELSEWHERE.format(t=t)}",
                 s.line)
-        # (per loop of the level's modes: a collapsed mode's outer loop walks no coordinate alone, its
-        # inner ones the write's, j + o * M, or a strided part's t + (q + o * M) as q then t)
-        own = tuple(c for w, x in zip(walks[m0:], s.lhs.idxs[m0:m0 + lvl.nmodes])
-                    for c in ([None] + [x] * (len(w) - 1) if len(w) > 1 else [x]))
-        here = _Append(nest[:n0], nest[n0:len(want)], tuple(isinstance(x, Index) for x in own),
-                       s.line, tuple(s.lhs.idxs[:m0]) if n0 - len(_strides(nest[:n0], s.lhs.idxs[:m0])) == m0
-                       else (), own, tuple(s.lhs.idxs[m0:m0 + lvl.nmodes]), s.lhs)
+        if t in first and interleaved_rows(k):
+            return   # (rows after each earlier write's, before their next: appended in order)
         seen = first.setdefault(t, here)
         seen_stmt.setdefault(t, s)
         if any(a is not b for a, b in zip(seen.parents, here.parents)) and _disjoint(nests.get(t, []), here):

@@ -60,6 +60,7 @@ from .scalars import check_scalars
 from .schedule import LOOPLETS_COMMAND_KINDS, LOOPLETS_COMMANDS, privatize_one, privatizations
 from ..capabilities import program_kind
 from .appends import check_sparse_writes
+from .overwrites import mark_overwrites, overwriting
 from .output_build import building_output
 from .output_order import choose_output_order, loops_of
 from .scatter import scatter_note, scatter_program, scatter_updates, scatters_output
@@ -269,6 +270,12 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
     body = step
     normalized = body
     unordered = check_sparse_writes(body, infos, prog.first_line, skip=(scattered,))
+    step = mark_overwrites(body, infos, prog.first_line)
+    if step is not body:
+        trace.record("overwrites", **printed_step(body, step),
+                     note="; ".join(f"line {s.line + prog.first_line - 1}: {why}" for s, why in overwriting(step))
+                     + " (a fill written there replaces what was stored)")
+    body = step
     check_scalars(body, infos)
     outs = check_outputs(prog, body, infos, output)
     writes = {t: _write_bounds(t, infos[t], body) for t in outs}

@@ -104,6 +104,9 @@ class LevelWriter:
     counts_entries: bool = False
     #: an output of it is appended only in its coordinates' order: a write out of order is refused
     appends_in_order: bool = False
+    #: a write enters its entry (locates or inserts it before, keeps it after the writes): two writes of
+    #: one entry in one iteration share the entry's looplets, or each would insert it (a hash's key twice)
+    enters_entries: bool = False
 
     def params(self, info, k) -> tuple | None:
         """The kernel parameters after the output's sizes, or None when this writer cannot write
@@ -262,6 +265,8 @@ class RunWriter(LevelWriter):
 class HashWriter(LevelWriter):
     """SparseHash: keys ``parent * size + i`` inserted at random in a table, sorted at the freeze."""
 
+    enters_entries = True
+
     def params(self, info, k):
         if k != len(info.levels) - 1 or not isinstance(info.leaf, Element):
             return None
@@ -394,6 +399,13 @@ def appends_in_order(lvl) -> bool:
     """Whether an output level ``lvl`` is appended only in its coordinates' order (a SparseList)."""
     writer = writer_for(lvl)
     return writer is not None and writer.appends_in_order
+
+
+def enters_entries(lvl) -> bool:
+    """Whether a write of output level ``lvl`` enters its entry, which two writes of it in one
+    iteration share: a level appended in order (a SparseList) or keyed in a table (a SparseHash)."""
+    writer = writer_for(lvl)
+    return writer is not None and (writer.appends_in_order or writer.enters_entries)
 
 
 def marks_table(lvl) -> bool:

@@ -33,7 +33,7 @@ from .errors import ProgramError
 from .facts import OperandFacts
 from .fibers import SubFiber
 from .fill_write import FILL_WRITE
-from .level_writers import appends_in_order
+from .level_writers import appends_in_order, enters_entries
 from .levels import unfurl
 from .lifecycle_lowering import LifecycleLowering
 from .looplet_access import read_key
@@ -211,11 +211,11 @@ class Lowerer(LoopletRules, ExpressionLowering, LifecycleLowering):
         return None
 
     def _entry_key(self, n):
-        """What makes two writes append the same entry of an output level appended in order, one mode
-        per entry (the fiber and the coordinate), or None."""
+        """What makes two writes enter the same entry of an output level appended in order or keyed in a
+        table, one mode per entry (the fiber and the coordinate), or None."""
         t = n.tns
         if n.mode != "update" or not isinstance(t, SubFiber) or t.tensor.name in self.ctx.scattered or \
-                not appends_in_order(t.lvl) or t.lvl.nmodes != 1:
+                not enters_entries(t.lvl) or t.lvl.nmodes != 1:
             return None
         return ("update", id(t.tensor), t.level, repr(t.pos), repr(t.seg), repr(n.idxs[0]))
 
@@ -340,7 +340,8 @@ class Lowerer(LoopletRules, ExpressionLowering, LifecycleLowering):
         arts = []
         # identical reads share one looplet nest: `A[i, j] * A[i, j]` walks A's fiber once; so do the
         # writes of one entry of an output level appended in order (`D[i, j]` then `D[i, k + n]`, an
-        # hstack into a DCSR): the entry is appended once, its fiber written by each statement in turn
+        # hstack into a DCSR): the entry is appended once, its fiber written by each statement in turn;
+        # and of one key of a hash, which each write would otherwise insert (both probes before either insert)
         shared = {}
 
         def visit(n):

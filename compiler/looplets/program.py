@@ -340,13 +340,16 @@ class Thaw(Stmt):
 @dataclass(frozen=True)
 class Assign(Stmt):
     """``lhs <<op>>= rhs``; ``op`` None is an overwrite (``lhs = rhs``); ``line`` and ``column``:
-    where it starts in the program's source (two statements may share a line)."""
+    where it starts in the program's source (two statements may share a line); ``overwrites``: why
+    an earlier write may have stored at its coordinate, so a fill it writes is kept
+    (:mod:`compiler.looplets.overwrites`), or None."""
 
     lhs: Access
     op: Operator | None
     rhs: Expr
     line: int = field(default=0, compare=False)
     column: int = field(default=0, compare=False)
+    overwrites: str | None = field(default=None, compare=False)
 
 
 # --------------------------------------------------------------------------- printing
