@@ -108,6 +108,7 @@ class SeqEmitter(LeafWalks):
         self.groups: dict = {}        # π0 group key -> Var
         self.rewinding: frozenset = frozenset()   # the group keys a minor walk restarts (seqrewind)
         self.starts: dict = {}        # such a group key -> leaf key -> [(cursor variable, its start)]
+        self.closed: frozenset = frozenset()      # the group keys of π0s past their last group (no start)
         self.temps: dict = {}         # CFIR temporary -> C name
         self.summed: dict = {}        # CFIR temporary -> the tensors its sum's summand reads
         self.helpers: dict = {}       # C helper name -> (source, operator): user functions, integer pow
@@ -279,11 +280,19 @@ class SeqEmitter(LeafWalks):
         enter = self.enter(s.a)
         groups = [ir.Assign(self.group(n), _c(-1)) for n in walk(s.a) if isinstance(n, Project) and n.k == 0]
         # (a π1 of a group a loop around opened walks it again from its start: seqrewind)
-        again = [x for p in product_rewinds(s) for x in rewind_stmts(self, p)]
+        again = [x for p in product_rewinds(s) if p.group_key not in self.closed for x in rewind_stmts(self, p)]
         if not (pre or enter or groups or again):
             # (the inner operand starts the same whether the outer one is valid: its start tests its parent)
             return self.init(s.b, absent)
-        return [If(self.valid(s.a), pre + enter + again + self.init(s.b, inner), groups + self.init(s.b, absent))]
+        # (where the outer operand ran out, a product inside restarts no π1 of its groups: no start was saved
+        # for a group never entered, π0(l_A, 3) × (U_k × π1(l_A, 3)) of an empty A)
+        outside, self.closed = self.closed, self.closed | {n.group_key for n in walk(s.a)
+                                                           if isinstance(n, Project) and n.k == 0}
+        try:
+            past = groups + self.init(s.b, absent)
+        finally:
+            self.closed = outside
+        return [If(self.valid(s.a), pre + enter + again + self.init(s.b, inner), past)]
 
     def at(self, s: Seq, x) -> dict:
         """Per leaf key of ``s``, whether that leaf is at ``s``'s coordinate ``x`` (``at_leaves``)."""

@@ -137,12 +137,18 @@ def index_names(stmt) -> set:
 
 def writes_at(stmt, index: str) -> bool:
     """Whether ``stmt`` writes an output (or adds into one) at ``index``: a product's coordinate
-    nested away is bound only where it is (a sum over it reads none).
+    nested away is bound only where it is (a sum over it reads none). A coordinate bound from ``index``
+    where it is written counts: the left operand of a nested product nesting again (``m_row`` of ``m =
+    m_row·3 + m_col``, itself ``m_row_row·2 + m_row_col``).
 
-    >>> from compiler.lattice.seqcfir import Assign, Block, Lit, Reduce
+    >>> from compiler.lattice.seqcfir import Assign, Bind, Block, Lit, Reduce
     >>> writes_at(Block((Reduce("t", (), Lit(1.0)),)), "m"), writes_at(Assign("c", ("m",), Lit(1.0)), "m")
     (False, True)
+    >>> writes_at(Bind("m", "m_row", "m_col", 3, Assign("c", ("m",), Lit(1.0))), "m_row")
+    True
     """
+    if index in (getattr(stmt, "outer", None), getattr(stmt, "inner", None)) and writes_at(stmt.body, stmt.index):
+        return True
     return index in getattr(stmt, "idxs", ()) or any(writes_at(x, index) for x in held(stmt))
 
 
