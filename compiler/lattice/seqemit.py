@@ -72,7 +72,7 @@ from ..notation.node_provenance import computing
 from .seqlattice import edges
 from .seqassembly import SeqAssembly, sequence_output
 from .seqhoist import plain_zero
-from .seqiter import shifts_branches
+from .seqiter import shifts_branches, walked_inside
 from .seqsumscatter import accumulated_output
 from .seqoutput import SeqOutput
 from .seqscatter import ScatteredOutput
@@ -449,19 +449,21 @@ class SeqEmitter(LeafWalks):
             return self.next(s.a, absent)
         raise TypeError(f"cannot step {s!r}")
 
-    def advance(self, s: Seq, x, absent: dict) -> list:
-        """The conditional next: step only what is at ``x``."""
+    def advance(self, s: Seq, x, absent: dict, moved: frozenset = frozenset()) -> list:
+        """The conditional next: step only what is at ``x`` (``moved``: the leaves the loop's body walks)."""
         if isinstance(s, (Union, Intersect)):
             pre, x = self.bound(x)
-            out = pre + self.advance(s.a, x, absent) + self.advance(s.b, x, absent)
+            out = pre + self.advance(s.a, x, absent, moved) + self.advance(s.b, x, absent, moved)
             return out + (self.meet(s, absent) if isinstance(s, Intersect) else [])
-        if shifts_branches(s):
+        if shifts_branches(s, moved):
             # (each operand at x on its own: the body may have moved one away, seqiter.advance)
+            if isinstance(s, Project):
+                return self.advance(s.a, BinOp("+", BinOp("*", self.group(s), _c(s.J)), x), absent, moved)
             if isinstance(s, Slice):
                 at = x if s.step == 1 else BinOp("*", x, _c(s.step))
                 at = BinOp("+", at, _c(s.start)) if s.start else at
-                return self.advance(s.a, at, absent) + self.align(s.a, s, absent)
-            return self.advance(s.a, BinOp("-", x, _c(s.n)) if isinstance(s, Offset) else x, absent)
+                return self.advance(s.a, at, absent, moved) + self.align(s.a, s, absent)
+            return self.advance(s.a, BinOp("-", x, _c(s.n)) if isinstance(s, Offset) else x, absent, moved)
         return [If(and_(self.valid(s), self.eval(s).eq(x)), self.next(s, absent))]
 
     def locate(self, s: Seq, x, absent: dict) -> list:
@@ -621,7 +623,7 @@ class SeqEmitter(LeafWalks):
             inner += [y for p in loop_repeats(w.seq, w.body) for y in rewind_stmts(self, p)]
             switched = w.body.body if isinstance(w.body, cf.Bind) else w.body
             if isinstance(switched, cf.Switch) or isinstance(w.seq, (Union, Intersect)) or _moved_inside(w):
-                return inner + self.advance(w.seq, x, {})
+                return inner + self.advance(w.seq, x, {}, walked_inside(w.body))
             # (nothing in the body moved the loop's cursors: it is still at x)
             return inner + self.next(w.seq, {})
 
