@@ -72,7 +72,7 @@ from ..notation.node_provenance import computing
 from .seqlattice import edges
 from .seqassembly import SeqAssembly, sequence_output
 from .seqhoist import plain_zero
-from .seqiter import shifts_branches
+from .seqiter import shifts_branches, walked_inside
 from .seqsumsort import summed_output
 from .seqoutput import SeqOutput
 from .seqscatter import ScatteredOutput
@@ -110,6 +110,7 @@ class SeqEmitter(LeafWalks):
         self.groups: dict = {}        # π0 group key -> Var
         self.rewinding: frozenset = frozenset()   # the group keys a minor walk restarts (seqrewind)
         self.starts: dict = {}        # such a group key -> leaf key -> [(cursor variable, its start)]
+        self.closed: frozenset = frozenset()      # the group keys of π0s past their last group (no start)
         self.temps: dict = {}         # CFIR temporary -> C name
         self.summed: dict = {}        # CFIR temporary -> the tensors its sum's summand reads
         self.helpers: dict = {}       # C helper name -> (source, operator): user functions, integer pow
@@ -281,11 +282,19 @@ class SeqEmitter(LeafWalks):
         enter = self.enter(s.a)
         groups = [ir.Assign(self.group(n), _c(-1)) for n in walk(s.a) if isinstance(n, Project) and n.k == 0]
         # (a π1 of a group a loop around opened walks it again from its start: seqrewind)
-        again = [x for p in product_rewinds(s) for x in rewind_stmts(self, p)]
+        again = [x for p in product_rewinds(s) if p.group_key not in self.closed for x in rewind_stmts(self, p)]
         if not (pre or enter or groups or again):
             # (the inner operand starts the same whether the outer one is valid: its start tests its parent)
             return self.init(s.b, absent)
-        return [If(self.valid(s.a), pre + enter + again + self.init(s.b, inner), groups + self.init(s.b, absent))]
+        # (where the outer operand ran out, a product inside restarts no π1 of its groups: no start was saved
+        # for a group never entered, π0(l_A, 3) × (U_k × π1(l_A, 3)) of an empty A)
+        outside, self.closed = self.closed, self.closed | {n.group_key for n in walk(s.a)
+                                                           if isinstance(n, Project) and n.k == 0}
+        try:
+            past = groups + self.init(s.b, absent)
+        finally:
+            self.closed = outside
+        return [If(self.valid(s.a), pre + enter + again + self.init(s.b, inner), past)]
 
     def at(self, s: Seq, x) -> dict:
         """Per leaf key of ``s``, whether that leaf is at ``s``'s coordinate ``x`` (``at_leaves``)."""
@@ -442,19 +451,21 @@ class SeqEmitter(LeafWalks):
             return self.next(s.a, absent)
         raise TypeError(f"cannot step {s!r}")
 
-    def advance(self, s: Seq, x, absent: dict) -> list:
-        """The conditional next: step only what is at ``x``."""
+    def advance(self, s: Seq, x, absent: dict, moved: frozenset = frozenset()) -> list:
+        """The conditional next: step only what is at ``x`` (``moved``: the leaves the loop's body walks)."""
         if isinstance(s, (Union, Intersect)):
             pre, x = self.bound(x)
-            out = pre + self.advance(s.a, x, absent) + self.advance(s.b, x, absent)
+            out = pre + self.advance(s.a, x, absent, moved) + self.advance(s.b, x, absent, moved)
             return out + (self.meet(s, absent) if isinstance(s, Intersect) else [])
-        if shifts_branches(s):
+        if shifts_branches(s, moved):
             # (each operand at x on its own: the body may have moved one away, seqiter.advance)
+            if isinstance(s, Project):
+                return self.advance(s.a, BinOp("+", BinOp("*", self.group(s), _c(s.J)), x), absent, moved)
             if isinstance(s, Slice):
                 at = x if s.step == 1 else BinOp("*", x, _c(s.step))
                 at = BinOp("+", at, _c(s.start)) if s.start else at
-                return self.advance(s.a, at, absent) + self.align(s.a, s, absent)
-            return self.advance(s.a, BinOp("-", x, _c(s.n)) if isinstance(s, Offset) else x, absent)
+                return self.advance(s.a, at, absent, moved) + self.align(s.a, s, absent)
+            return self.advance(s.a, BinOp("-", x, _c(s.n)) if isinstance(s, Offset) else x, absent, moved)
         return [If(and_(self.valid(s), self.eval(s).eq(x)), self.next(s, absent))]
 
     def locate(self, s: Seq, x, absent: dict) -> list:
@@ -614,7 +625,7 @@ class SeqEmitter(LeafWalks):
             inner += [y for p in loop_repeats(w.seq, inner_sequences(w)) for y in rewind_stmts(self, p)]
             switched = w.body.body if isinstance(w.body, cf.Bind) else w.body
             if isinstance(switched, cf.Switch) or isinstance(w.seq, (Union, Intersect)) or _moved_inside(w):
-                return inner + self.advance(w.seq, x, {})
+                return inner + self.advance(w.seq, x, {}, walked_inside(w.body))
             # (nothing in the body moved the loop's cursors: it is still at x)
             return inner + self.next(w.seq, {})
 

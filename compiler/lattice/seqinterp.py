@@ -20,7 +20,7 @@ import numpy as np
 
 from .seqcfir import (Add, Alloc, Assign, Bind, Block, Cat, Fold, Lit, Mul, Op, Read, Reduce, SeqCFIR, Skip, Switch,
                       Temp, While)
-from .seqiter import Cursors, advance, enter, equals, eval_, init, locate, resume, valid
+from .seqiter import Cursors, advance, enter, equals, eval_, init, locate, resume, valid, walked_inside
 from .seqlattice import edges
 from .seqrewind import loop_repeats, rewind
 from .sequences import SequenceError, at_index
@@ -147,7 +147,7 @@ def interpret(cf, data: Mapping, env: Mapping | None = None) -> Run:
             run_stmt(w.body)
             for p in repeats:
                 rewind(p, st)
-            advance(w.seq, st, x)
+            advance(w.seq, st, x, walked_inside(w.body))
 
     run_stmt(stmt)
     return run

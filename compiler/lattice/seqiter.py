@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
+from .seqproductnest import held
 from .seqrewind import product_rewinds, restarted, rewind, save_start, walked_again
 from .sequences import (ABSENT, EMPTIES, LEAVES, Concat, Intersect, Offset, Pad, Product, Project, Seq,
                         SequenceError, Slice, Stride, Union, leaf_fiber, lower_bound, stride_at, walk)
@@ -370,7 +371,7 @@ def next_(s: Seq, st: Cursors) -> None:
         next_(s.a, st)
 
 
-def shifts_branches(s: Seq) -> bool:
+def shifts_branches(s: Seq, moved: frozenset = frozenset()) -> bool:
     """Whether ``s`` only maps the coordinates of a union or intersection one to one (an Offset, a Pad,
     a concatenation's first part, a slice: ``|π0(A, J)| + (π0(B, J) ∪ U_n)``): the conditional next
     then steps each of its operands at the mapped ``x`` on its own. Testing the whole at ``x`` would
@@ -378,29 +379,53 @@ def shifts_branches(s: Seq) -> bool:
     one of them (a π1 loop walked its group, to the end) while another is still at ``x``: that one
     would stay, and the lattice's next loop would visit ``x`` again.
 
+    A π1 of such a sequence does so where the body walks one of its leaves (``moved``, their keys:
+    ``π1(|π0(A, 3)| + (π0(B, 3) ∪ U_p), 2)`` over a loop walking ``π1(B, 3)``, a row of a split part of
+    another fill).
+
     >>> from compiler.lattice.sequences import Universe
     >>> u, v = Universe(2, "n"), Universe(2, "m")
     >>> shifts_branches(Offset(3, u)), shifts_branches(Slice(Offset(3, Union(u, v)), 1, 4, 1))
     (False, True)
+    >>> p1 = Project(1, Offset(3, Union(u, v)), 1)
+    >>> shifts_branches(p1), shifts_branches(p1, frozenset([u.key]))
+    (False, True)
     """
     if isinstance(s, (Offset, Pad, Concat, Slice)):
-        return isinstance(s.a, (Union, Intersect)) or shifts_branches(s.a)
+        return isinstance(s.a, (Union, Intersect)) or shifts_branches(s.a, moved)
+    if isinstance(s, Project) and s.k == 1:
+        return (isinstance(s.a, (Union, Intersect)) or shifts_branches(s.a, moved)) and any(
+            leaf.key in moved for leaf in s.a.iters())
     return False
 
 
-def advance(s: Seq, st: Cursors, x: int) -> None:
-    """The conditional next after a switch: step only the sub-iterators that are at ``x``."""
+def walked_inside(body) -> frozenset:
+    """The keys of the leaves the loops in ``body`` (CFIR) walk."""
+    out, stack = set(), [body]
+    while stack:
+        x = stack.pop()
+        if hasattr(x, "seq"):
+            out |= {leaf.key for leaf in x.seq.iters()}
+        stack += held(x)
+    return frozenset(out)
+
+
+def advance(s: Seq, st: Cursors, x: int, moved: frozenset = frozenset()) -> None:
+    """The conditional next after a switch: step only the sub-iterators that are at ``x`` (``moved``: the
+    leaves the loop's body walks, :func:`shifts_branches`)."""
     if isinstance(s, (Union, Intersect)):
-        advance(s.a, st, x)
-        advance(s.b, st, x)
+        advance(s.a, st, x, moved)
+        advance(s.b, st, x, moved)
         if isinstance(s, Intersect):
             _meet(s, st)
-    elif shifts_branches(s):
-        if isinstance(s, Slice):
-            advance(s.a, st, x * s.step + s.start)
+    elif shifts_branches(s, moved):
+        if isinstance(s, Project):
+            advance(s.a, st, st.group[s.group_key] * s.J + x, moved)
+        elif isinstance(s, Slice):
+            advance(s.a, st, x * s.step + s.start, moved)
             _align(s.a, s, st)
         else:
-            advance(s.a, st, x - s.n if isinstance(s, Offset) else x)
+            advance(s.a, st, x - s.n if isinstance(s, Offset) else x, moved)
     elif valid(s, st) and eval_(s, st) == x:
         next_(s, st)
 
@@ -483,4 +508,4 @@ class SeqIterator:
 
 
 __all__ = ["Cursors", "SeqIterator", "init", "reset", "valid", "eval_", "equals", "next_", "advance",
-           "shifts_branches", "locate", "enter", "resume", "at_leaves"]
+           "shifts_branches", "walked_inside", "locate", "enter", "resume", "at_leaves"]

@@ -125,19 +125,15 @@ def live_keys(s: Seq) -> frozenset:
     """
     def fixed(x: Seq) -> frozenset:
         if isinstance(x, Project) and x.k == 0:
-            return groups(x)
+            # (its own group only: the π0s in its operand are at one group each coordinate of its π1 walks, the
+            # loop inside, as that loop's case says: π0(π0(n_A, 3) ⊔ (π0(q_B, 3) ∪ U_p), 2) is at rows of B's
+            # part where only U_p is, where π1(q_B, 3) walks nothing)
+            return frozenset([x.group_key])
         if isinstance(x, LEAVES):
             return frozenset([x.key])
         # a concatenation's loop iterates its left side only: the right side's π0 is at no group
         kids = (x.a,) if isinstance(x, Concat) else x.children()
         return frozenset().union(*(fixed(c) for c in kids))
-
-    def groups(x: Seq) -> frozenset:
-        # (the π0s a π0 fixes, but none in a concatenation's right side: the loop over
-        # π0(π0(a) ⊔ π0(b), J) ends with a's part, the loop after it walks b's groups)
-        mine = frozenset([x.group_key]) if isinstance(x, Project) and x.k == 0 else frozenset()
-        kids = (x.a,) if isinstance(x, Concat) else x.children()
-        return mine.union(*(groups(c) for c in kids))
 
     return fixed(s)
 
@@ -599,9 +595,6 @@ def unsupported(seq: Seq, straddle: bool = False) -> str | None:
       likewise ``π0((a ∪ b) × c, J)``, whose group the loop after ``a`` runs out would visit again,
       and a straddling split in a union (``stack([A, B]).reshape(5, 8) + 1``), whose group the first
       part's loop writes whole;
-    * a split of a concatenation whose part is a split walking every coordinate, ``π0(π0(a) ⊔ (π0(b) ∪ U),
-      J)`` (a part of another fill than the result's): where only ``U`` is at a row, the loops found
-      ``b``'s next stored group and wrote it there (the caller reads such a part converted to a dense level);
 
     >>> from compiler.lattice.sequences import Level, Product, Union
     >>> a, b, c = (Level(t, 0, "compressed", 2) for t in "abc")
@@ -643,15 +636,6 @@ def unsupported(seq: Seq, straddle: bool = False) -> str | None:
                             f"whole group, and the union has moved past it when the second part's loop "
                             f"comes to the group)")
             for inner in walk(node.a):
-                split = next((part for part in inner.children() if any(
-                    isinstance(x, Project) and x.k == 0 for x in walk(part)) and any(
-                    isinstance(u, Universe) for u in walk(part))), None) if isinstance(inner, Concat) else None
-                if split is not None:
-                    # (the loops over such a part's rows find its group of stored rows where only the
-                    # universe is, and write that group's entries at the wrong rows)
-                    return (f"{node}: a split of a concatenation whose part is a split walking every "
-                            f"coordinate ({split}: a part of another fill than the result's, or holding a "
-                            f"constant) is not supported")
                 if isinstance(inner, Product) and any(isinstance(u, Union) for u in walk(inner.a)):
                     return (f"{node}: a split of a product over a union ({inner}) is not supported (a "
                             f"group would be left half drained when an operand of the union runs out)")

@@ -32,7 +32,7 @@ from ..notation.shape import Collapse, Split
 from ..notation.shape import Concat as ConcatOp
 from .algebra import same_value
 from .seqvalues import expr_fill
-from .sequences import Concat, Level, Seq, Slice, Union, Universe, rebuild, side_key, walk
+from .sequences import Concat, Level, Project, Seq, Slice, Union, Universe, rebuild, side_key, walk
 
 
 def covers(s: Seq) -> bool:
@@ -68,6 +68,12 @@ def part_keys(s: Seq) -> frozenset:
     return frozenset(side_key(leaf.key) for leaf in s.iters())
 
 
+def _marks(s: Seq) -> frozenset:
+    # (the groups of its π0s too: a loop over a π0 is at that part with no leaf of it live, π0(n_A, 4) ⊔
+    # π0(r_B, 4) walking A's groups, where a universe tied to B's part is not)
+    return part_keys(s) | {n.group_key for n in walk(s) if isinstance(n, Project) and n.k == 0}
+
+
 def label(s: Seq) -> str:
     """How a universe tied to the part of sequence ``s`` is told apart in print: its first level."""
     return str(next((x for x in walk(s) if isinstance(x, Level)), s)).replace(" ", "")
@@ -77,7 +83,7 @@ def tie(s: Seq, part: Seq, parts: list) -> Seq:
     """``s`` (a part's sequence along another index than the concatenated one) with each universe
     tied to that part: ``part`` is its sequence along the concatenated index, ``parts`` all parts'."""
     if isinstance(s, Universe):
-        mark = (part_keys(part), frozenset().union(*map(part_keys, parts)))
+        mark = (_marks(part), frozenset().union(*map(_marks, parts)))
         name = label(part)
         return replace(s, owner=f"{s.owner}.{name}" if s.owner else name, ties=s.ties + (mark,))
     kids = s.children()

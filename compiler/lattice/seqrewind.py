@@ -105,21 +105,41 @@ def product_rewinds(p: Product) -> tuple:
     it restarts that operand: their π0 is not in the left operand, a loop around opened the group, and
     the product walks it once per coordinate of its left operand (``U_k × π1(l_a, 3)``, np.tile of a
     row of a split vector). ``π0(l_a, 3) × π1(l_a, 3)`` (a split collapsed back) walks each group once,
-    from where the π0 entered it: nothing to restart.
+    from where the π0 entered it: nothing to restart; nor does a left operand walking the π1 itself, a
+    π0 of a split of it (``π0(π1(l_a, 6), 2) × π1(π1(l_a, 6), 2)``). A π1 of a π1 restarted puts its
+    operand's leaves back at the start of its own, inner, group: the outer π1 is not restarted too (at
+    its group's start, the first inner group's: ``U_n × π1(π1(l_a, 6), 2)`` in the second one).
 
     >>> from compiler.lattice.sequences import Level, Universe
     >>> a = Level("a", 0, "compressed", 6, "l"); p0, p1 = Project(0, a, 3), Project(1, a, 3)
     >>> [str(x) for x in product_rewinds(Product(Universe(2, "k"), p1))]
     ['π1(l_a, 3)']
-    >>> product_rewinds(Product(p0, p1))
-    ()
+    >>> product_rewinds(Product(p0, p1)), product_rewinds(Product(Project(0, p1, 3), Project(1, p1, 3)))
+    ((), ())
+    >>> [str(x) for x in product_rewinds(Product(Universe(2, "k"), Project(1, p1, 3)))]
+    ['π1(π1(l_a, 3), 3)']
     """
-    out = []
-    for n in walk(p.b):
-        if isinstance(n, Project) and n.k == 1 and n not in out and not any(
-                isinstance(x, Project) and x.k == 0 and x.group_key == n.group_key for x in walk(p.a)):
-            out.append(n)
-    return tuple(out)
+    left = list(walk(p.a))
+    return tuple(dict.fromkeys(minors(p.b, lambda n: n in left or any(
+        isinstance(x, Project) and x.k == 0 and x.group_key == n.group_key for x in left))))
+
+
+def minors(s: Seq, passed=lambda n: False):
+    """The π1s of ``s`` not in the operand of another one (but of one ``passed`` says to look into): a π1
+    of a π1 walks a group inside one of the outer π1's groups, not the whole of that one.
+
+    >>> from compiler.lattice.sequences import Level, Universe
+    >>> a = Level("a", 0, "compressed", 8, "l"); p1 = Project(1, a, 4)
+    >>> [str(x) for x in minors(Product(Project(0, p1, 2), Project(1, p1, 2)))]
+    ['π1(l_a, 4)', 'π1(π1(l_a, 4), 2)']
+    >>> [str(x) for x in minors(Project(1, p1, 2), lambda n: n.a != a)]
+    ['π1(l_a, 4)']
+    """
+    if isinstance(s, Project) and s.k == 1 and not passed(s):
+        yield s
+        return
+    for c in s.children():
+        yield from minors(c, passed)
 
 
 def repeated(s: Seq) -> tuple:
@@ -150,14 +170,16 @@ def walked_again(p: Product) -> tuple:
     where the right operand runs out, ``p`` puts their cursors back at the group's start, where the left
     operand's next coordinate is (``(π0(l_a, 3) × U_n)[1:5] × π1(l_a, 3)``, a repeat of a reshape's rows
     sliced, raveled): the π1 moved the cursor they share past the group, and the left operand would have
-    left the group, its repeats not walked.
+    left the group, its repeats not walked. Not the group of a π1 whose π1 the right operand walks: that
+    walks one of its inner groups, ``((U_k × π0(l_a, 4)) × π0(π1(l_a, 4), 2)) × π1(π1(l_a, 4), 2)``
+    (the start of the outer group is that of its first inner group, not of the one the left operand is at).
 
     >>> from compiler.lattice.sequences import Level, Slice, Universe
     >>> a = Level("a", 0, "compressed", 6, "l"); p0, p1 = Project(0, a, 3), Project(1, a, 3)
     >>> [str(x) for x in walked_again(Product(Slice(Product(p0, Universe(2, "n")), 1, 3), p1))]
     ['π0(l_a, 3)']
     """
-    keys = {n.group_key for n in walk(p.b) if isinstance(n, Project) and n.k == 1}
+    keys = {n.group_key for n in minors(p.b)}
     return tuple(n for n in repeated(p.a) if n.group_key in keys)
 
 
@@ -202,22 +224,20 @@ def grouped_product(a: Seq, b: Seq) -> Product:
     first form the π1 moved the cursor it shares with the π0 past the group, and the π0 took the next
     one. A product repeating it deeper (under a slice: ``(π0(l_a, 3) × U_n)[1:5] × π1(l_a, 3)``) is kept: the
     outer product puts the π0's cursor back at the group's start when the π1 runs out (:func:`walked_again`).
-    One walking the splits of a π1 of more than one group (``v.reshape(2, 2, 2)`` collapsed back) is refused,
-    saying why.
+    So is one walking the splits of a π1 (``v.reshape(2, 2, 2)`` collapsed back,
+    ``(π0(l_a, 4) × π0(π1(l_a, 4), 2)) × π1(π1(l_a, 4), 2)``): its groups are walked in order, each inner
+    group's minor walk from where the π0 of the split of the π1 entered it.
 
     >>> from compiler.lattice.sequences import Level, Universe
     >>> a = Level("a", 0, "compressed", 6, "l")
     >>> print(grouped_product(Product(Project(0, a, 3), Universe(2, "n")), Project(1, a, 3)))
     π0(l_a, 3) × (U_n × π1(l_a, 3))
+    >>> b = Project(1, Level("b", 0, "compressed", 8, "m"), 4)
+    >>> print(grouped_product(Product(Project(0, b.a, 4), Project(0, b, 2)), Project(1, b, 2)))
+    (π0(m_b, 4) × π0(π1(m_b, 4), 2)) × π1(π1(m_b, 4), 2)
     """
     for key in {n.group_key for n in walk(b) if isinstance(n, Project) and n.k == 1}:
         inside = [n for n in walk(a) if isinstance(n, Project) and n.k == 0 and n.group_key == key]
-        if any(isinstance(n, Product) and _walks_group(n.b, key) and any(x in inside and x.size() > 1
-                                                                            for x in walk(n.a)) for n in walk(a)):
-            # (the product walks a group of a split's π1 split again, more than one group of it: the minor
-            # walk of the second group starts where the first one's left the cursor, not at its group)
-            raise StrategyError(f"{Product(a, b)}: the collapse walks the splits of a split's minor index in more "
-                                f"than one group of it; the looplets strategy lowers it")
         # (a product with the π0 on its left repeats each group over its right operand's coordinates,
         # unless that operand walks into the group itself: the major index of a split of its π1)
         if any(isinstance(n, Product) and n.b.size() > 1 and any(x in inside for x in walk(n.a))
@@ -298,7 +318,9 @@ def save_start(p0: Project, st) -> None:
 
 
 def rewind(p1: Project, st) -> None:
-    """Put ``p1``'s leaves back where its group started."""
+    """Put ``p1``'s leaves back where its group started (none where its π0 ran out: no group to walk)."""
+    if st.group.get(p1.group_key) is None:
+        return
     saved = st.starts.get(p1.group_key, {})
     for leaf in p1.a.iters():
         if leaf.key in saved:
@@ -349,6 +371,6 @@ def rewind_stmts(em, p1: Project) -> list:
     return [ir.Assign(v, s) for leaf in sorted(p1.a.iters(), key=str) for v, s in saved.get(leaf.key, ())]
 
 
-__all__ = ["SplitOrder", "unopened", "between", "rewound", "product_rewinds", "repeated", "walked_again",
+__all__ = ["SplitOrder", "unopened", "between", "rewound", "product_rewinds", "minors", "repeated", "walked_again",
            "loop_repeats", "restarted", "grouped_product",
            "check_between", "save_start", "rewind", "cursor_vars", "declare_starts", "save_stmts", "rewind_stmts"]

@@ -9,9 +9,8 @@ checked, an output growing without bound unchecked) and the CFIR's interpreter n
 the dense oracle (compiler.evaluate), the sequence CFIR's interpreter and the IR interpreter (one_kernel); the
 array front end's against numpy.
 
-A split of a split whose outer split has more than one group, ``v.reshape(2, 1, 3)``, collapsed back is refused
-(its minor walk of the second group does not start at that group: wrong values, the CFIR's interpreter agreeing),
-naming the looplets strategy, which the default lowering falls back to."""
+A split of a split whose outer split has more than one group, ``v.reshape(2, 1, 3)``, collapsed back was refused,
+naming the looplets strategy; it is one kernel too (tests/compiler/lattice/test_seq_split_groups.py)."""
 
 import numpy as np
 import pytest
@@ -26,7 +25,7 @@ from tests.compiler.lattice.test_seq_split_of_concat_splits import vector
 nan, inf = np.nan, np.inf
 
 EXTENTS = [(1, 2, 3), (2, 3), (3, 2), (1, 6, 1), (1, 1, 6)]
-REFUSED = [(3, 1, 2), (2, 1, 3), (2, 3, 1), (2, 2, 2), (6, 1, 1)]
+MORE_GROUPS = [(3, 1, 2), (2, 1, 3), (2, 3, 1), (2, 2, 2), (6, 1, 1)]
 
 
 def reshaped(tensor: str, index: str, extents: tuple) -> str:
@@ -123,14 +122,12 @@ def test_the_array_front_end_against_numpy(extents, fill, fmts):
     np.testing.assert_array_equal(ss.lower(e, strategy="lattice", checked=True)().to_numpy(), want)
 
 
-@pytest.mark.parametrize("extents", REFUSED)
-def test_splits_of_more_than_one_group_split_again_are_refused(extents):
-    # (refused, not wrong: the lattice names the looplets strategy; the default lowering falls back to it for
-    # the reshape alone, and says it cannot lower the split of the concatenation of two)
+@pytest.mark.parametrize("extents", MORE_GROUPS)
+def test_splits_of_more_than_one_group_split_again(extents):
+    # (refused before, naming the looplets strategy: now one kernel, the reshape alone and the concatenation's)
     a = np.array([1.0, 0.0, 2.0, 0.0, -inf, 3.0, 0.0, 4.0])[:int(np.prod(extents))]
     A = Tensor.from_numpy(a, "sparse")
-    one = f"c[ap] = {reshaped('A', 'a', extents)}"
-    for statement, tensors in ((one, {"A": A}), (program(extents, rows=2), {"A": A, "B": A})):
-        with pytest.raises(ss.StrategyError, match="collapse walks the splits of a split's minor index.*looplets"):
-            ss.lower(statement, strategy="lattice", checked=True, **tensors)
-    np.testing.assert_array_equal(ss.lower(one, A=A, checked=True)(A=A).to_numpy(), a)
+    k, got = one_kernel(f"c[ap] = {reshaped('A', 'a', extents)}", A=A)
+    np.testing.assert_array_equal(got.to_numpy(), a)
+    k, _ = one_kernel(program(extents, rows=2), A=A, B=Tensor.from_numpy(a[::-1].copy(), "coo"))
+    assert not k.trace.find("convert")
