@@ -46,8 +46,9 @@ def test_a_matmul_by_a_concat_read_at_a_computed_index(strategy, out):
     Da, Db, Dc = np.zeros((4, 1)), np.array([[0.0]]), np.array([[inf]])
     a = xp.asarray(Tensor.from_numpy(Da, Format(Dense(Dense(Element(0.0))))))
     e = (a @ xp.concat([part(Db, "dcsr"), part(Dc, "band")], axis=1)).reshape(2, 4)
-    assert_same(e.compute(strategy=strategy, format=out, checked=True),
-                (Da @ np.concatenate([Db, Dc], 1)).reshape(2, 4))
+    with np.errstate(invalid="ignore"):
+        want = (Da @ np.concatenate([Db, Dc], 1)).reshape(2, 4)
+    assert_same(e.compute(strategy=strategy, format=out, checked=True), want)
 
 
 @pytest.mark.parametrize("first", ["dcsr", "coo"])
