@@ -158,7 +158,9 @@ def check_stride_concordant(e: Slice, env: dict, depth: dict, formats: dict, loo
     """Refuse a slice whose operand stores a mode looped inside the slice's loop (named ``loop``)
     before the sliced one: a strided slice's one-step loop follows the slice's, so that tensor
     would be walked out of order; a window (step 1) is refused so only where a level cannot be
-    located (a CSC's rows: the looplets found no loop to walk its row level by)."""
+    located (a CSC's rows: the looplets found no loop to walk its row level by). The statement's own
+    loops put such a mode's loop outside the slice's where the output allows it (``columns_outside``
+    in :func:`shape_program`: a dense or CSC output of a CSC's rows sliced)."""
     k = depth[loop]
     for acc in N.accesses(e.operand):
         if e.index not in acc.indices or acc.tensor not in formats:
@@ -335,6 +337,10 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
                 split_steps[n.operand] = t
                 loops.insert(loops.index(var[n.results[1]]) + 1, t)
                 extent_of[t] = 1
+        if top_level:
+            for n in _scope_walk(body, set(indices)):
+                if isinstance(n, Slice) and var.get(n.result) in loops:
+                    columns_outside(n, var, env, loops)
         for k, (t, name) in sc.steps.items():
             if k in var:
                 # (a write inside the one-step loop is at t + k, so a sparse output still sees its loops in order)
@@ -347,6 +353,32 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
             if part in depth:
                 depth.update({ii: depth[part], jj: depth[part] + 0.5})
         return loops, env, sc
+
+    def columns_outside(e, var, env, loops) -> None:
+        """Move outside the loop of the slice ``e``'s result the output's loops over the modes its
+        operand stores before the sliced one, where :func:`check_stride_concordant` would refuse
+        them inside (a CSC's rows sliced: each column's row level windowed, or strided by the slice's
+        one-step loop, inside the loop over its columns), when the output takes its writes in that
+        order: written at random (dense), or storing those modes first too (a CSC output)."""
+        lhs, out = list(stmt.lhs.indices), formats.get(stmt.lhs.tensor)
+        if e.result not in lhs:
+            return
+        for acc in N.accesses(e.operand):
+            fmt = formats.get(acc.tensor)
+            if fmt is None or e.index not in acc.indices or \
+                    e.step == 1 and all(lvl.locatable for lvl in fmt.levels):
+                continue
+            order = fmt.mode_order
+            for q in order[:order.index(acc.indices.index(e.index))]:
+                x = acc.indices[q]
+                if x not in lhs or env.get(x) != Index(var[x]) or var[x] not in loops or \
+                        loops.index(var[x]) < loops.index(var[e.result]):
+                    continue
+                if out is not None and not all(lvl.random_write for lvl in out.levels) and \
+                        out.mode_order.index(lhs.index(x)) > out.mode_order.index(lhs.index(e.result)):
+                    continue
+                loops.remove(var[x])
+                loops.insert(loops.index(var[e.result]), var[x])
 
     def loop_index(x, node, role):
         if not (isinstance(x, Index) and x.name in depth):
