@@ -69,16 +69,19 @@ def replace_looplets(body, i, fn, only=None):
     A replacement that is not a looplet ends the access's use of ``i``: the access
     becomes the value (a fill or a scalar), or the sub-fiber indexed by the rest.
     """
-    done = {}  # a looplet shared by several accesses is rewritten once
+    # a looplet shared by several accesses is rewritten once, and so is a shared Shift: each push
+    # makes new looplets, and the accesses of one entry (an offset output's) must keep one nest
+    done = {}
 
     def visit(n):
         if isinstance(n, Access) and n.idxs and n.idxs[0] == i and isinstance(n.tns, Looplet):
-            l = unshift(n.tns)
-            if only is not None and not isinstance(l, only):
-                return replace(n, tns=l) if l is not n.tns else None
-            if id(l) not in done:
-                done[id(l)] = (l, fn(l))  # keep l alive so its id is not reused
-            new = done[id(l)][1]
+            if id(n.tns) not in done:
+                l = unshift(n.tns)
+                skip = only is not None and not isinstance(l, only)
+                done[id(n.tns)] = (n.tns, l if skip else fn(l), skip)  # (n.tns kept alive: its id is not reused)
+            _, new, skip = done[id(n.tns)]
+            if skip:
+                return replace(n, tns=new) if new is not n.tns else None
             if isinstance(new, Looplet):
                 return replace(n, tns=new)
             return _consume(new, n)
