@@ -57,7 +57,9 @@ def test_a_transposed_product_into_csf():
     b = xp.asarray(Tensor.from_numpy(B, Format(Dense(SparseBand(Element(0.0))))))
     e = xp.permute_dims(T(A, "dds") @ b, (1, 2, 0))
     got = e.compute(format="csf", checked=True)
-    np.testing.assert_array_equal(np.asarray(got), np.transpose(A @ B, (1, 2, 0)))
+    with np.errstate(invalid="ignore"):
+        want = np.transpose(A @ B, (1, 2, 0))
+    np.testing.assert_array_equal(np.asarray(got), want)
     assert e.lower(format="csf").strategy == "looplets"
 
 
@@ -81,6 +83,7 @@ def test_reductions_of_reductions_on_any_axes(fmt, fill, ops, axes, density, see
     D = np.where(rng.random((2, 3, 2)) < density, rng.choice([2.0, -1.0, nan, inf, -inf], (2, 3, 2)), fill)
     inner, outer = REDUCE[ops[0]], REDUCE[ops[1]]
     e = outer[0](inner[0](T(D, fmt, fill), axis=axes[0]), axis=axes[1])
-    want = outer[1](inner[1](D, axis=axes[0]), axis=axes[1])
+    with np.errstate(invalid="ignore"):
+        want = outer[1](inner[1](D, axis=axes[0]), axis=axes[1])
     got = np.asarray(e.compute(format="dense"))
     np.testing.assert_allclose(got, want, rtol=1e-12, equal_nan=True)
