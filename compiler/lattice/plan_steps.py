@@ -287,7 +287,7 @@ def hoist_reductions(stmt, graph: IterationGraph, formats, dense_output: bool, d
         except StrategyError as e:
             why = (f"{acc} is stored in the order {', '.join(p.name for p in path)}, but it is reduced inside the "
                    f"loop over {loops}; computing that reduction first, into a workspace over {loops}, does not "
-                   f"apply either: {e}")
+                   f"apply either: {e}; lower it with strategy='looplets', which reads {acc.tensor} in its own order")
             # (a LoopOrderError stays one: converting an input's order may remove it)
             raise (LoopOrderError(why, e.conflicts) if isinstance(e, LoopOrderError) else StrategyError(why)) from None
         new = order_statement(new, graph, loop_chain(new)[0])

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from compiler import Tensor, array as xp
 from compiler.errors import StrategyError
 from compiler.format import Format
-from compiler.levels import Dense, Element, SparseBand, SparseList
+from compiler.levels import Dense, Element, SparseBand, SparseBlockList, SparseList
 
 nan, inf = np.nan, np.inf
 F3 = {"dds": lambda f: Format(Dense(Dense(SparseList(Element(f))))),
@@ -87,3 +87,19 @@ def test_reductions_of_reductions_on_any_axes(fmt, fill, ops, axes, density, see
         want = outer[1](inner[1](D, axis=axes[0]), axis=axes[1])
     got = np.asarray(e.compute(format="dense"))
     np.testing.assert_allclose(got, want, rtol=1e-12, equal_nan=True)
+
+
+def test_a_reduction_of_a_product_reduced_against_its_storage_order():
+    """A later probe's case: ``max(prod(A @ B, axis=0), axis=0)`` of a dense 3-D A and a
+    Dense(SparseBlockList) B (NaN and ±inf stored): the lattice cannot order B's loops nor precompute
+    the product, and says so naming looplets; the default computes it."""
+    A = np.array([[[-3.0, 0.0, 0.0], [nan, nan, 1.0]]])
+    B = np.array([[-inf, 0.0, 0.0, inf], [0.0, 2.0, 0.0, 0.0], [0.0, 0.0, -3.0, -inf]])
+    a = xp.asarray(Tensor.from_numpy(A, Format(Dense(Dense(Dense(Element(0.0)))))))
+    b = xp.asarray(Tensor.from_numpy(B, Format(Dense(SparseBlockList(Element(0.0))))))
+    e = xp.max(xp.prod(a @ b, axis=0), axis=0)
+    with pytest.raises(StrategyError, match="strategy='looplets'"):
+        e.compute(strategy="lattice", format="dense")
+    with np.errstate(invalid="ignore"):
+        want = np.max(np.prod(A @ B, axis=0), axis=0)
+    np.testing.assert_array_equal(np.asarray(e.compute(format="dense", checked=True)), want)
