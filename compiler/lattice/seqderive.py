@@ -70,7 +70,7 @@ from . import seqcfir as cin
 from .seqhoist import hoisted_body
 from .seqworkspace import split_sums, sums_under_operators, workspace_body
 from .seqinterp import interpret
-from .seqnesting import DiscordantWalk, LoopOrder, check_concordant, check_split_nesting, searchable
+from .seqnesting import DiscordantWalk, LoopOrder, check_concordant, check_split_nesting, nest_paths, searchable
 from .seqwalk import stored_entries
 from .sequences import Concat as SeqConcat
 from .sequences import (Intersect, Level, Product, Project, Seq, SequenceError, Stride, Union, Universe, rebuild,
@@ -809,8 +809,10 @@ def seq_lower(program, trace: Trace | None = None, loop_order=None, result_fill=
         derivations = sorted((dv.with_loops(built.lattices) for dv in b.derivations), key=lambda dv: order[dv.index])
         loops = list(reversed(b.loops))
         check_concordant(loops, access_levels)
-        # (a hoisted sum's loops nest in one another, the sum's among the output's: any may come between)
-        check_split_nesting(loops, None if hoisted is not None else {str(x) for x in lhs.indices})
+        # (the loops around each innermost one, a sum's among the output's: any may come between a
+        # split's π0 and π1, and two sums side by side are two such chains)
+        for path in nest_paths(body):
+            check_split_nesting(path)
     t = trace if trace is not None else Trace()
     filled = [f"{x} has fill {f}, not the {r} of {n} (its first operand's): its part walks every "
               f"coordinate, writing {f} where {x} stores nothing"

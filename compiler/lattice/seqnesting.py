@@ -8,6 +8,7 @@ answers with another loop order or a converted input.
 from __future__ import annotations
 
 from ..errors import StrategyError
+from .seqcfir import Block, Forall
 from .seqrewind import SplitOrder, check_between, unopened
 from .sequences import Intersect, Level, Project, Seq, Union, Universe, walk
 
@@ -107,4 +108,23 @@ def check_split_nesting(loops: list, outputs=None) -> None:
         opened |= {n.group_key for n in walk(s) if isinstance(n, Project) and n.k == 0}
 
 
-__all__ = ["DiscordantWalk", "LoopOrder", "check_concordant", "check_split_nesting", "searchable"]
+def nest_paths(s) -> list:
+    """The chains of loops of the sequence CIN ``s``, each ``(index, sequence)`` pairs from the
+    outermost loop to an innermost one: the loops that nest in one another (two sums side by side
+    are two chains).
+
+    >>> from compiler.lattice.seqcfir import Assign, Block, Forall, Read
+    >>> from compiler.lattice.sequences import Level
+    >>> a = Level("a", 0, "compressed", 4)
+    >>> r = Assign("c", ("i",), Read("a", (a,)))
+    >>> [[i for i, _ in p] for p in nest_paths(Forall("i", a, Block((Forall("j", a, r), Forall("k", a, r)))))]
+    [['i', 'j'], ['i', 'k']]
+    """
+    if isinstance(s, Forall):
+        return [[(s.index, s.seq)] + p for p in nest_paths(s.body)] or [[(s.index, s.seq)]]
+    if isinstance(s, Block):
+        return [p for x in s.stmts for p in nest_paths(x)]
+    return []
+
+
+__all__ = ["DiscordantWalk", "LoopOrder", "check_concordant", "check_split_nesting", "nest_paths", "searchable"]
