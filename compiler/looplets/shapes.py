@@ -16,6 +16,9 @@ operator                                   loop program
 ``slice(A[j], j -> k, (s, e, 1))``         ``A[window(k, s, e)]``
 ``slice(A[j], j -> k, (s, e, r))``         ``A[t + (s + r * k)]`` under a loop ``t`` of one
                                            step: an offset by ``k`` (``r < 0`` too)
+``slice(A[j, i], j -> k, (s, e, r))``      ``stride(A, 0, s:e:r)[k, i]`` inside the loop over
+of a CSC ``A`` (its columns looped         ``i``: each column's entries the stride keeps walked
+outside)                                   (:mod:`compiler.looplets.stepped`), no one-step loop
 ``concat((slice(A[j, i], j -> p, (s, e,``  the part's loop ``p`` gets its own one-step loop
 ``r)), B[k, i]), (p, k) -> l)``            ``t``: ``C[t + p, i] = A[t + (s + r * p), i]``,
                                            then ``C[k + |p|, i] = B[k, i]``
@@ -87,8 +90,9 @@ from ..notation.shape import Broadcast, Collapse, Concat, Slice, Split
 from . import extents as X
 from .language import LoopProgram
 from .program import (Access, Assign, Block, Call, Declare, Define, Extent, Index, Literal, Loop, Raveled, Size,
-                      TensorRef, Variable)
+                      Strided, TensorRef, Variable)
 from .raveled import ravels
+from .stepped import steps_through
 from .scalars import Scalar, ShortCircuitScalar
 
 _ADD, _MUL, _SUB, _DIV, _MOD = lookup("+"), lookup("*"), lookup("-"), lookup("//"), lookup("%")
@@ -219,6 +223,7 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
     depth: dict = {}       # loop name -> how deep it is nested (a reduction's inside the statement's)
     one_step: set = set()  # the loops of one step (a strided slice's)
     split_steps: dict = {}  # a strided slice split by the loops -> the one-step loop after the split's inner one
+    stepped: set = set()   # the strided slices walked in the entries they keep (no one-step loop)
 
     def drop_steps(sc: _Scope, loops: list, replaced: tuple) -> None:
         """Forget the one-step loops of strided slices planned after the loops ``replaced`` (a collapse
@@ -338,9 +343,17 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
                 loops.insert(loops.index(var[n.results[1]]) + 1, t)
                 extent_of[t] = 1
         if top_level:
-            for n in _scope_walk(body, set(indices)):
-                if isinstance(n, Slice) and var.get(n.result) in loops:
-                    columns_outside(n, var, env, loops)
+            slices = [n for n in _scope_walk(body, set(indices)) if isinstance(n, Slice)]
+            moved = {n.result for n in slices
+                     if var.get(n.result) in loops and columns_outside(n, var, env, loops)}
+            for k in moved & set(sc.steps):
+                # (each column's row level walked in the entries a strided slice keeps, where every
+                # slice making k can: no one-step loop, no seek per output row in every column)
+                if all(walks_stepped(n) for n in slices if n.result == k):
+                    t = sc.steps.pop(k)[0]
+                    loops.remove(t)
+                    one_step.discard(t)
+                    stepped.update(n for n in slices if n.result == k)
         for k, (t, name) in sc.steps.items():
             if k in var:
                 # (a write inside the one-step loop is at t + k, so a sparse output still sees its loops in order)
@@ -354,15 +367,17 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
                 depth.update({ii: depth[part], jj: depth[part] + 0.5})
         return loops, env, sc
 
-    def columns_outside(e, var, env, loops) -> None:
+    def columns_outside(e, var, env, loops) -> bool:
         """Move outside the loop of the slice ``e``'s result the output's loops over the modes its
         operand stores before the sliced one, where :func:`check_stride_concordant` would refuse
         them inside (a CSC's rows sliced: each column's row level windowed, or strided by the slice's
         one-step loop, inside the loop over its columns), when the output takes its writes in that
-        order: written at random (dense), or storing those modes first too (a CSC output)."""
+        order: written at random (dense), or storing those modes first too (a CSC output); whether
+        it moved one."""
         lhs, out = list(stmt.lhs.indices), formats.get(stmt.lhs.tensor)
         if e.result not in lhs:
-            return
+            return False
+        moved = False
         for acc in N.accesses(e.operand):
             fmt = formats.get(acc.tensor)
             if fmt is None or e.index not in acc.indices or \
@@ -379,6 +394,16 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
                     continue
                 loops.remove(var[x])
                 loops.insert(loops.index(var[e.result]), var[x])
+                moved = True
+        return moved
+
+    def walks_stepped(e) -> bool:
+        """Whether the strided slice ``e`` reads one access directly, at its index alone, whose level
+        storing the sliced mode walks the entries a slice keeps (:func:`~.stepped.steps_through`)."""
+        acc = e.operand
+        return e.step != 1 and isinstance(acc, N.Access) and acc.tensor in formats and \
+            list(acc.indices).count(e.index) == 1 and \
+            steps_through(formats[acc.tensor].levels[formats[acc.tensor].mode_order.index(acc.indices.index(e.index))])
 
     def loop_index(x, node, role):
         if not (isinstance(x, Index) and x.name in depth):
@@ -501,6 +526,14 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
                     at = stride_gather(e, at)
                 made.append(at)
                 return conv(e.operand, {**env, e.index: at}, top, sc, choice)
+            if e in stepped and env[e.result] == top[e.result]:
+                # (walked in the entries it keeps: its operand read at its loop, strided at unfurl)
+                xk = loop_index(env[e.result], e, f"the sliced index {e.result}")
+                check_stride_concordant(e, env, depth, formats, xk.name)
+                acc, mode = e.operand, e.operand.indices.index(e.index)
+                idxs = tuple(xk if m == mode else Literal(i) if isinstance(i, int) else env[i]
+                             for m, i in enumerate(acc.indices))
+                return Access(Strided(acc.tensor, mode, e.start, e.stop, e.step), idxs)
             xk = Index(step[1]) if step else loop_index(env[e.result], e, f"the sliced index {e.result}")
             if e.step != 1 and not step:
                 raise StrategyError(f"{e}: the looplet strategy lowers a strided slice where {e.result} is a loop "
@@ -692,7 +725,7 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
         top_indices = list(stmt.lhs.indices)
         taken.clear()
         taken.update({i.name for i in top_indices} | produced)
-        for made_by_plan in (depth, one_step, split_steps, reads):
+        for made_by_plan in (depth, one_step, split_steps, stepped, reads):
             made_by_plan.clear()
         loops, env, top_scope = plan(tuple(top_indices), [i.name for i in top_indices], rhs, _Scope.empty(), True)
     body = build(loops, top_scope, 0, env, {}, statement)
