@@ -158,30 +158,44 @@ def check_collapse_concordant(e: Collapse, formats: dict) -> None:
                 f"first, or collapse ({j}, {i}) -> {e.result}")
 
 
-def check_stride_concordant(e: Slice, env: dict, depth: dict, formats: dict, loop: str) -> None:
-    """Refuse a slice whose operand stores a mode looped inside the slice's loop (named ``loop``)
-    before the sliced one: a strided slice's one-step loop follows the slice's, so that tensor
-    would be walked out of order; a window (step 1) is refused so only where a level cannot be
-    located (a CSC's rows: the looplets found no loop to walk its row level by). The statement's own
-    loops put such a mode's loop outside the slice's where the output allows it (``columns_outside``
-    in :func:`shape_program`: a dense or CSC output of a CSC's rows sliced)."""
-    k = depth[loop]
+def stored_before(e: Slice, formats: dict):
+    """``(access, index)`` for each index an access of the slice ``e``'s operand stores before the
+    sliced one: the loops that must run outside the slice's (a CSC's columns, its rows sliced). A
+    strided slice's one-step loop follows the slice's, so every such mode's; a window's only where a
+    level cannot be located (a CSC's rows: no loop to walk its row level by otherwise). The planner
+    moves such loops outside (``columns_outside`` in :func:`shape_program`) and
+    :func:`check_stride_concordant` refuses those it could not: one list for both.
+
+    >>> from compiler.format import parse_format
+    >>> e = Slice(N.Access("A", (N.Index("j"), N.Index("i"))), N.Index("j"), N.Index("k"), 1, 9, 2)
+    >>> [(str(acc), str(x)) for acc, x in stored_before(e, {"A": parse_format("csc")})]
+    [('A[j, i]', 'i')]
+    >>> list(stored_before(e, {"A": parse_format("csr")}))
+    []
+    """
     for acc in N.accesses(e.operand):
-        if e.index not in acc.indices or acc.tensor not in formats:
+        fmt = formats.get(acc.tensor)
+        if fmt is None or e.index not in acc.indices or e.step == 1 and all(lvl.locatable for lvl in fmt.levels):
             continue
-        if e.step == 1 and all(lvl.locatable for lvl in formats[acc.tensor].levels):
-            continue
-        order = formats[acc.tensor].mode_order
-        at = order.index(acc.indices.index(e.index))
-        for q in order[:at]:
-            x = acc.indices[q]
-            loop = env.get(x) if isinstance(x, N.Index) else None
-            if isinstance(loop, Index) and depth.get(loop.name, -1) > k:
-                raise StrategyError(
-                    f"{e}: {acc} is stored with {x} before {e.index}, and the loop over {x} is inside the one over "
-                    f"{e.result}: the {'strided ' if e.step != 1 else ''}walk of {e.index} would be discordant; "
-                    f"store {acc.tensor} with {e.index} first (e.g. csr for rows)"
-                    + (", or slice with step 1" if e.step != 1 else ""))
+        order = fmt.mode_order
+        for q in order[:order.index(acc.indices.index(e.index))]:
+            yield acc, acc.indices[q]
+
+
+def check_stride_concordant(e: Slice, env: dict, depth: dict, formats: dict, loop: str) -> None:
+    """Refuse a slice with a mode :func:`stored_before` the sliced one looped inside the slice's loop
+    (named ``loop``): that tensor would be walked out of order. The statement's own loops put such a
+    mode's loop outside the slice's where the output allows it (``columns_outside`` in
+    :func:`shape_program`: a dense or CSC output of a CSC's rows sliced)."""
+    k = depth[loop]
+    for acc, x in stored_before(e, formats):
+        loop = env.get(x) if isinstance(x, N.Index) else None
+        if isinstance(loop, Index) and depth.get(loop.name, -1) > k:
+            raise StrategyError(
+                f"{e}: {acc} is stored with {x} before {e.index}, and the loop over {x} is inside the one over "
+                f"{e.result}: the {'strided ' if e.step != 1 else ''}walk of {e.index} would be discordant; "
+                f"store {acc.tensor} with {e.index} first (e.g. csr for rows)"
+                + (", or slice with step 1" if e.step != 1 else ""))
 
 
 def shape_program(stmt: N.Assign, formats: dict, dtype=None):
@@ -345,7 +359,7 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
         if top_level:
             slices = [n for n in _scope_walk(body, set(indices)) if isinstance(n, Slice)]
             moved = {n.result for n in slices
-                     if var.get(n.result) in loops and columns_outside(n, var, env, loops)}
+                     if var.get(n.result) in loops and columns_outside(n, var, env, loops, sc, slices)}
             for k in moved & set(sc.steps):
                 # (each column's row level walked in the entries a strided slice keeps, where every
                 # slice making k can: no one-step loop, no seek per output row in every column)
@@ -367,34 +381,38 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
                 depth.update({ii: depth[part], jj: depth[part] + 0.5})
         return loops, env, sc
 
-    def columns_outside(e, var, env, loops) -> bool:
-        """Move outside the loop of the slice ``e``'s result the output's loops over the modes its
+    def columns_outside(e, var, env, loops, sc, slices) -> bool:
+        """Move outside the loop of the slice ``e``'s result the statement's loops over the modes its
         operand stores before the sliced one, where :func:`check_stride_concordant` would refuse
         them inside (a CSC's rows sliced: each column's row level windowed, or strided by the slice's
         one-step loop, inside the loop over its columns), when the output takes its writes in that
-        order: written at random (dense), or storing those modes first too (a CSC output); whether
-        it moved one."""
+        order: written at random (dense, or a scalar), or storing those modes first too (a CSC
+        output). Such a mode's loop is its index's own, a reduced one's too (``sum(A_csc[1:9:2],
+        axis=1)``), or that of a slice of it in ``slices`` (``A_csc[1:9:2, ::2]``: the columns' slice,
+        moved with its one-step loop); whether it moved one."""
         lhs, out = list(stmt.lhs.indices), formats.get(stmt.lhs.tensor)
-        if e.result not in lhs:
+        anywhere = out is None or all(lvl.random_write for lvl in out.levels)
+        if e.result not in lhs and not anywhere:
             return False
         moved = False
-        for acc in N.accesses(e.operand):
-            fmt = formats.get(acc.tensor)
-            if fmt is None or e.index not in acc.indices or \
-                    e.step == 1 and all(lvl.locatable for lvl in fmt.levels):
+        for _, x in stored_before(e, formats):
+            if x not in var or env.get(x) != Index(var[x]):
+                # (a slice of that mode: its loop walks it; a strided slice of the rows into a dense
+                # output lowered before, each row located inside the columns' loop: left as it was)
+                x = next((s.result for s in slices if s.index == x and var.get(s.result) in loops), None)
+                if x is None or e.step != 1 and anywhere:
+                    continue
+            if var[x] not in loops or loops.index(var[x]) < loops.index(var[e.result]):
                 continue
-            order = fmt.mode_order
-            for q in order[:order.index(acc.indices.index(e.index))]:
-                x = acc.indices[q]
-                if x not in lhs or env.get(x) != Index(var[x]) or var[x] not in loops or \
-                        loops.index(var[x]) < loops.index(var[e.result]):
-                    continue
-                if out is not None and not all(lvl.random_write for lvl in out.levels) and \
-                        out.mode_order.index(lhs.index(x)) > out.mode_order.index(lhs.index(e.result)):
-                    continue
-                loops.remove(var[x])
-                loops.insert(loops.index(var[e.result]), var[x])
-                moved = True
+            if not anywhere and (x not in lhs or
+                                 out.mode_order.index(lhs.index(x)) > out.mode_order.index(lhs.index(e.result))):
+                continue
+            block = [var[x]] + ([sc.steps[x][0]] if x in sc.steps else [])
+            for name in block:
+                loops.remove(name)
+            at = loops.index(var[e.result])
+            loops[at:at] = block
+            moved = True
         return moved
 
     def walks_stepped(e) -> bool:
