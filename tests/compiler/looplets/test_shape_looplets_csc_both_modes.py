@@ -17,16 +17,10 @@ from compiler import array as xp
 from compiler.errors import StrategyError
 
 from tests.compiler.looplets.shape_checks import checked_kernel
-from tests.compiler.looplets.slice_cases import bounds
+from tests.compiler.looplets.slice_cases import bounds, matrix
 
-STORED = [1.0, -2.0, np.nan, np.inf, -np.inf]
 PAIRS = [(np.s_[1:9:2], np.s_[::2]), (np.s_[::-1], np.s_[3:1:-1]), (np.s_[2:7], np.s_[1:3]),
          (np.s_[::2], np.s_[1:3]), (np.s_[2:7], np.s_[::-1]), (np.s_[8:1:-3], np.s_[1:4])]
-
-
-def matrix(shape, density, fill, seed):
-    rng = np.random.default_rng(seed)
-    return np.where(rng.random(shape) < density, rng.choice(STORED, shape), fill)
 
 
 def sliced(n, key, index, result, operand):

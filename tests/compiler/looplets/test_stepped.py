@@ -20,20 +20,7 @@ from compiler.looplets.stepped import StridedFiber, steps_through
 from compiler.imperative.ir import Var
 
 from tests.compiler.looplets.shape_checks import checked_kernel
-from tests.compiler.looplets.slice_cases import bounds
-
-STORED = [1.0, -2.0, np.nan, np.inf, -np.inf]
-
-
-def matrix(shape, density, fill, seed):
-    rng = np.random.default_rng(seed)
-    return np.where(rng.random(shape) < density, rng.choice(STORED, shape), fill)
-
-
-def slice_program(n, key):
-    r = key.step or 1
-    start, stop = bounds(n, r, key.start, key.stop)
-    return f"S[k, i] = slice(A[j, i], j -> k, ({start}, {stop}, {r}))"
+from tests.compiler.looplets.slice_cases import matrix, slice_program
 
 
 def program_text(kernel):
