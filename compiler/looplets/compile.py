@@ -56,6 +56,7 @@ from .write_order import written_in_order
 from .statement_trees import statement_artifact, statement_trees
 from .promote import promote
 from .raveled import RaveledFiber
+from .stepped import StridedFiber
 from .scalars import check_scalars
 from .schedule import LOOPLETS_COMMAND_KINDS, LOOPLETS_COMMANDS, privatize_one, privatizations
 from ..capabilities import program_kind
@@ -75,7 +76,7 @@ from ..notation.shape import has_shape_operators
 from ..notation.shapedata import shape_data
 from . import extents as X
 from .modifiers import Offset, Permit, Protocol, Window
-from .program import (Access, Assign, Block, Declare, Define, Index, Loop, Raveled, Sieve, TensorRef, postmap,
+from .program import (Access, Assign, Block, Declare, Define, Index, Loop, Raveled, Sieve, Strided, TensorRef, postmap,
                       walk)
 
 
@@ -299,6 +300,10 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
         if isinstance(n, Access) and isinstance(n.tns, Raveled):
             return Access(RaveledFiber(infos[n.tns.name].root(n.mode)), n.idxs, n.mode, line=n.line,
                           source=n.tns.name)
+        if isinstance(n, Access) and isinstance(n.tns, Strided):
+            info, t = infos[n.tns.name], n.tns
+            return Access(StridedFiber(info.root(n.mode), info.format.mode_order.index(t.mode), t.start, t.stop,
+                                       t.step), n.idxs, n.mode, line=n.line, source=t.name)
         if isinstance(n, Access) and isinstance(n.tns, TensorRef):
             return Access(infos[n.tns.name].root(n.mode), n.idxs, n.mode, line=n.line, source=n.tns.name)
         return None

@@ -38,7 +38,7 @@ Switch
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 from ..imperative.ir import Const
@@ -265,6 +265,38 @@ def resolve(a: str, b: str) -> str:
     ('Spike', 'Sequence', 'Run')
     """
     return a if PRIORITY.index(a) <= PRIORITY.index(b) else b
+
+
+def map_nest(nest, fn):
+    """``nest`` with each part ``x`` for which ``fn(x)`` is not None replaced by it, tried outermost
+    first; the looplets' children (each value a :class:`Run` holds, spikes' bodies and tails, phases,
+    cases, the chunks of steppers, what lookups and jumpers give) are mapped in turn, the rest kept.
+
+    >>> print(nest_text(map_nest(Spike(Fill(0.0), "x"), lambda l: Fill(1.0) if l == "x" else None)))
+    Spike
+      body: Fill(0.0)
+      tail: Fill(1.0)
+    """
+    def m(l):
+        out = fn(l)
+        if out is not None:
+            return out
+        if isinstance(l, Run):
+            return Run(m(l.body))
+        if isinstance(l, Spike):
+            return Spike(m(l.body), m(l.tail))
+        if isinstance(l, Sequence):
+            return Sequence(tuple(Phase(p.stop, m(p.body)) for p in l.phases))
+        if isinstance(l, Switch):
+            return Switch(tuple(Case(c.cond, m(c.body)) for c in l.cases))
+        if isinstance(l, (Shift, Thunk)):
+            return replace(l, body=m(l.body))
+        if isinstance(l, Stepper):
+            return replace(l, chunk=m(l.chunk))
+        if isinstance(l, (Lookup, Jumper)):
+            return replace(l, body=lambda x, f=l.body: m(f(x)))
+        return l
+    return m(nest)
 
 
 # --------------------------------------------------------------------------- shift and truncate

@@ -28,7 +28,8 @@ from . import extents as X
 from .errors import ProgramError
 from .looplets import Lookup, Phase, Run, Sequence
 from .program import (Access, Assign, Block, Call, Declare, Define, Extent, Freeze, Index, IndexModifier,
-                      Literal, Loop, Raveled, Sieve, Size, Swizzle, TensorRef, Thaw, postmap, show_expr, walk)
+                      Literal, Loop, Raveled, Sieve, Size, Strided, Swizzle, TensorRef, Thaw, postmap, show_expr,
+                      walk)
 from .modifiers import PROTOCOLS, Offset, Permit, Protocol, Window
 from .wrappers import modifier_chain, static_ir, static_value
 
@@ -443,7 +444,9 @@ def dimensionalize(prog, tensors: dict, shapes: dict):
                 written = n.mode == "update" and info.role == "output"
                 for m, x in enumerate(n.idxs):
                     base = _base(x)
-                    if not isinstance(base, Index):
+                    # (a strided read's mode runs over the slice's length, its loop's own extent)
+                    if not isinstance(base, Index) or isinstance(n.tns, Strided) and \
+                            info.format.mode_order[m] == n.tns.mode:
                         continue
                     low = _write_low(x) if n.mode == "update" and info.role != "input" else None
                     if low is not None and base in scope:

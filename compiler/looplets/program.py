@@ -201,6 +201,24 @@ class Raveled(TensorRef):
     as one walk over the stored entries (:mod:`compiler.looplets.raveled`)."""
 
 
+@serialize.node
+@dataclass(frozen=True)
+class Strided(TensorRef):
+    """``stride(A, m, start:stop:step)``: ``A`` with its logical mode ``m`` read at ``start + step * k``
+    for ``k`` of its loop, the rows ``[start, stop)`` (``(stop, start]`` for a negative step) a
+    strided slice keeps (a CSC's rows sliced inside the loop over its columns); unfurled as a walk
+    over the stored entries the slice keeps, where the level can (:mod:`compiler.looplets.stepped`).
+
+    >>> print(show_expr(Access(Strided("A", 0, 8, -1, -2), (Index("k"), Index("i")))))
+    stride(A, 0, 8:-1:-2)[k, i]
+    """
+
+    mode: int = 0
+    start: int = 0
+    stop: int = 0
+    step: int = 1
+
+
 class IndexModifier(Expr):
     """Base of the index modifiers wrapperization introduces (``Offset``, ``Permit``,
     ``Window``, ``Protocol`` in :mod:`compiler.looplets.passes`).
@@ -381,6 +399,8 @@ def _tns_text(t) -> str:
         return f"swizzle({t.name}, {', '.join(str(a) for a in t.axes)})"
     if isinstance(t, Raveled):
         return f"ravel({t.name})"
+    if isinstance(t, Strided):
+        return f"stride({t.name}, {t.mode}, {t.start}:{t.stop}:{t.step})"
     if isinstance(t, TensorRef):
         return t.name
     label = getattr(t, "label", None)
@@ -671,7 +691,7 @@ def is_pass(s) -> bool:
 
 
 __all__ = ["MISSING", "Node", "Expr", "Stmt", "Literal", "folded", "Index", "Variable", "Value", "Size", "TensorRef",
-           "Swizzle", "Raveled", "IndexModifier",
+           "Swizzle", "Raveled", "Strided", "IndexModifier",
            "Access", "Call", "Extent", "Loop", "Sieve", "Define", "Block", "Declare", "Freeze",
            "Thaw", "Assign", "show_expr", "show_spans", "show_stmt", "walk", "postmap", "substitute", "uses",
            "block", "is_pass", "children", "fields"]

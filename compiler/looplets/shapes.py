@@ -16,6 +16,9 @@ operator                                   loop program
 ``slice(A[j], j -> k, (s, e, 1))``         ``A[window(k, s, e)]``
 ``slice(A[j], j -> k, (s, e, r))``         ``A[t + (s + r * k)]`` under a loop ``t`` of one
                                            step: an offset by ``k`` (``r < 0`` too)
+``slice(A[j, i], j -> k, (s, e, r))``      ``stride(A, 0, s:e:r)[k, i]`` inside the loop over
+of a CSC ``A`` (its columns looped         ``i``: each column's entries the stride keeps walked
+outside)                                   (:mod:`compiler.looplets.stepped`), no one-step loop
 ``concat((slice(A[j, i], j -> p, (s, e,``  the part's loop ``p`` gets its own one-step loop
 ``r)), B[k, i]), (p, k) -> l)``            ``t``: ``C[t + p, i] = A[t + (s + r * p), i]``,
                                            then ``C[k + |p|, i] = B[k, i]``
@@ -87,8 +90,9 @@ from ..notation.shape import Broadcast, Collapse, Concat, Slice, Split
 from . import extents as X
 from .language import LoopProgram
 from .program import (Access, Assign, Block, Call, Declare, Define, Extent, Index, Literal, Loop, Raveled, Size,
-                      TensorRef, Variable)
+                      Strided, TensorRef, Variable)
 from .raveled import ravels
+from .stepped import steps_through
 from .scalars import Scalar, ShortCircuitScalar
 
 _ADD, _MUL, _SUB, _DIV, _MOD = lookup("+"), lookup("*"), lookup("-"), lookup("//"), lookup("%")
@@ -154,30 +158,44 @@ def check_collapse_concordant(e: Collapse, formats: dict) -> None:
                 f"first, or collapse ({j}, {i}) -> {e.result}")
 
 
-def check_stride_concordant(e: Slice, env: dict, depth: dict, formats: dict, loop: str) -> None:
-    """Refuse a slice whose operand stores a mode looped inside the slice's loop (named ``loop``)
-    before the sliced one: a strided slice's one-step loop follows the slice's, so that tensor
-    would be walked out of order; a window (step 1) is refused so only where a level cannot be
-    located (a CSC's rows: the looplets found no loop to walk its row level by). The statement's own
-    loops put such a mode's loop outside the slice's where the output allows it (``columns_outside``
-    in :func:`shape_program`: a dense or CSC output of a CSC's rows sliced)."""
-    k = depth[loop]
+def stored_before(e: Slice, formats: dict):
+    """``(access, index)`` for each index an access of the slice ``e``'s operand stores before the
+    sliced one: the loops that must run outside the slice's (a CSC's columns, its rows sliced). A
+    strided slice's one-step loop follows the slice's, so every such mode's; a window's only where a
+    level cannot be located (a CSC's rows: no loop to walk its row level by otherwise). The planner
+    moves such loops outside (``columns_outside`` in :func:`shape_program`) and
+    :func:`check_stride_concordant` refuses those it could not: one list for both.
+
+    >>> from compiler.format import parse_format
+    >>> e = Slice(N.Access("A", (N.Index("j"), N.Index("i"))), N.Index("j"), N.Index("k"), 1, 9, 2)
+    >>> [(str(acc), str(x)) for acc, x in stored_before(e, {"A": parse_format("csc")})]
+    [('A[j, i]', 'i')]
+    >>> list(stored_before(e, {"A": parse_format("csr")}))
+    []
+    """
     for acc in N.accesses(e.operand):
-        if e.index not in acc.indices or acc.tensor not in formats:
+        fmt = formats.get(acc.tensor)
+        if fmt is None or e.index not in acc.indices or e.step == 1 and all(lvl.locatable for lvl in fmt.levels):
             continue
-        if e.step == 1 and all(lvl.locatable for lvl in formats[acc.tensor].levels):
-            continue
-        order = formats[acc.tensor].mode_order
-        at = order.index(acc.indices.index(e.index))
-        for q in order[:at]:
-            x = acc.indices[q]
-            loop = env.get(x) if isinstance(x, N.Index) else None
-            if isinstance(loop, Index) and depth.get(loop.name, -1) > k:
-                raise StrategyError(
-                    f"{e}: {acc} is stored with {x} before {e.index}, and the loop over {x} is inside the one over "
-                    f"{e.result}: the {'strided ' if e.step != 1 else ''}walk of {e.index} would be discordant; "
-                    f"store {acc.tensor} with {e.index} first (e.g. csr for rows)"
-                    + (", or slice with step 1" if e.step != 1 else ""))
+        order = fmt.mode_order
+        for q in order[:order.index(acc.indices.index(e.index))]:
+            yield acc, acc.indices[q]
+
+
+def check_stride_concordant(e: Slice, env: dict, depth: dict, formats: dict, loop: str) -> None:
+    """Refuse a slice with a mode :func:`stored_before` the sliced one looped inside the slice's loop
+    (named ``loop``): that tensor would be walked out of order. The statement's own loops put such a
+    mode's loop outside the slice's where the output allows it (``columns_outside`` in
+    :func:`shape_program`: a dense or CSC output of a CSC's rows sliced)."""
+    k = depth[loop]
+    for acc, x in stored_before(e, formats):
+        loop = env.get(x) if isinstance(x, N.Index) else None
+        if isinstance(loop, Index) and depth.get(loop.name, -1) > k:
+            raise StrategyError(
+                f"{e}: {acc} is stored with {x} before {e.index}, and the loop over {x} is inside the one over "
+                f"{e.result}: the {'strided ' if e.step != 1 else ''}walk of {e.index} would be discordant; "
+                f"store {acc.tensor} with {e.index} first (e.g. csr for rows)"
+                + (", or slice with step 1" if e.step != 1 else ""))
 
 
 def shape_program(stmt: N.Assign, formats: dict, dtype=None):
@@ -219,6 +237,7 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
     depth: dict = {}       # loop name -> how deep it is nested (a reduction's inside the statement's)
     one_step: set = set()  # the loops of one step (a strided slice's)
     split_steps: dict = {}  # a strided slice split by the loops -> the one-step loop after the split's inner one
+    stepped: set = set()   # the strided slices walked in the entries they keep (no one-step loop)
 
     def drop_steps(sc: _Scope, loops: list, replaced: tuple) -> None:
         """Forget the one-step loops of strided slices planned after the loops ``replaced`` (a collapse
@@ -338,9 +357,17 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
                 loops.insert(loops.index(var[n.results[1]]) + 1, t)
                 extent_of[t] = 1
         if top_level:
-            for n in _scope_walk(body, set(indices)):
-                if isinstance(n, Slice) and var.get(n.result) in loops:
-                    columns_outside(n, var, env, loops)
+            slices = [n for n in _scope_walk(body, set(indices)) if isinstance(n, Slice)]
+            moved = {n.result for n in slices
+                     if var.get(n.result) in loops and columns_outside(n, var, env, loops, sc, slices)}
+            for k in moved & set(sc.steps):
+                # (each column's row level walked in the entries a strided slice keeps, where every
+                # slice making k can: no one-step loop, no seek per output row in every column)
+                if all(walks_stepped(n) for n in slices if n.result == k):
+                    t = sc.steps.pop(k)[0]
+                    loops.remove(t)
+                    one_step.discard(t)
+                    stepped.update(n for n in slices if n.result == k)
         for k, (t, name) in sc.steps.items():
             if k in var:
                 # (a write inside the one-step loop is at t + k, so a sparse output still sees its loops in order)
@@ -354,31 +381,47 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
                 depth.update({ii: depth[part], jj: depth[part] + 0.5})
         return loops, env, sc
 
-    def columns_outside(e, var, env, loops) -> None:
-        """Move outside the loop of the slice ``e``'s result the output's loops over the modes its
+    def columns_outside(e, var, env, loops, sc, slices) -> bool:
+        """Move outside the loop of the slice ``e``'s result the statement's loops over the modes its
         operand stores before the sliced one, where :func:`check_stride_concordant` would refuse
         them inside (a CSC's rows sliced: each column's row level windowed, or strided by the slice's
         one-step loop, inside the loop over its columns), when the output takes its writes in that
-        order: written at random (dense), or storing those modes first too (a CSC output)."""
+        order: written at random (dense, or a scalar), or storing those modes first too (a CSC
+        output). Such a mode's loop is its index's own, a reduced one's too (``sum(A_csc[1:9:2],
+        axis=1)``), or that of a slice of it in ``slices`` (``A_csc[1:9:2, ::2]``: the columns' slice,
+        moved with its one-step loop); whether it moved one."""
         lhs, out = list(stmt.lhs.indices), formats.get(stmt.lhs.tensor)
-        if e.result not in lhs:
-            return
-        for acc in N.accesses(e.operand):
-            fmt = formats.get(acc.tensor)
-            if fmt is None or e.index not in acc.indices or \
-                    e.step == 1 and all(lvl.locatable for lvl in fmt.levels):
+        anywhere = out is None or all(lvl.random_write for lvl in out.levels)
+        if e.result not in lhs and not anywhere:
+            return False
+        moved = False
+        for _, x in stored_before(e, formats):
+            if x not in var or env.get(x) != Index(var[x]):
+                # (a slice of that mode: its loop walks it; a strided slice of the rows into a dense
+                # output lowered before, each row located inside the columns' loop: left as it was)
+                x = next((s.result for s in slices if s.index == x and var.get(s.result) in loops), None)
+                if x is None or e.step != 1 and anywhere:
+                    continue
+            if var[x] not in loops or loops.index(var[x]) < loops.index(var[e.result]):
                 continue
-            order = fmt.mode_order
-            for q in order[:order.index(acc.indices.index(e.index))]:
-                x = acc.indices[q]
-                if x not in lhs or env.get(x) != Index(var[x]) or var[x] not in loops or \
-                        loops.index(var[x]) < loops.index(var[e.result]):
-                    continue
-                if out is not None and not all(lvl.random_write for lvl in out.levels) and \
-                        out.mode_order.index(lhs.index(x)) > out.mode_order.index(lhs.index(e.result)):
-                    continue
-                loops.remove(var[x])
-                loops.insert(loops.index(var[e.result]), var[x])
+            if not anywhere and (x not in lhs or
+                                 out.mode_order.index(lhs.index(x)) > out.mode_order.index(lhs.index(e.result))):
+                continue
+            block = [var[x]] + ([sc.steps[x][0]] if x in sc.steps else [])
+            for name in block:
+                loops.remove(name)
+            at = loops.index(var[e.result])
+            loops[at:at] = block
+            moved = True
+        return moved
+
+    def walks_stepped(e) -> bool:
+        """Whether the strided slice ``e`` reads one access directly, at its index alone, whose level
+        storing the sliced mode walks the entries a slice keeps (:func:`~.stepped.steps_through`)."""
+        acc = e.operand
+        return e.step != 1 and isinstance(acc, N.Access) and acc.tensor in formats and \
+            list(acc.indices).count(e.index) == 1 and \
+            steps_through(formats[acc.tensor].levels[formats[acc.tensor].mode_order.index(acc.indices.index(e.index))])
 
     def loop_index(x, node, role):
         if not (isinstance(x, Index) and x.name in depth):
@@ -501,6 +544,14 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
                     at = stride_gather(e, at)
                 made.append(at)
                 return conv(e.operand, {**env, e.index: at}, top, sc, choice)
+            if e in stepped and env[e.result] == top[e.result]:
+                # (walked in the entries it keeps: its operand read at its loop, strided at unfurl)
+                xk = loop_index(env[e.result], e, f"the sliced index {e.result}")
+                check_stride_concordant(e, env, depth, formats, xk.name)
+                acc, mode = e.operand, e.operand.indices.index(e.index)
+                idxs = tuple(xk if m == mode else Literal(i) if isinstance(i, int) else env[i]
+                             for m, i in enumerate(acc.indices))
+                return Access(Strided(acc.tensor, mode, e.start, e.stop, e.step), idxs)
             xk = Index(step[1]) if step else loop_index(env[e.result], e, f"the sliced index {e.result}")
             if e.step != 1 and not step:
                 raise StrategyError(f"{e}: the looplet strategy lowers a strided slice where {e.result} is a loop "
@@ -692,7 +743,7 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
         top_indices = list(stmt.lhs.indices)
         taken.clear()
         taken.update({i.name for i in top_indices} | produced)
-        for made_by_plan in (depth, one_step, split_steps, reads):
+        for made_by_plan in (depth, one_step, split_steps, stepped, reads):
             made_by_plan.clear()
         loops, env, top_scope = plan(tuple(top_indices), [i.name for i in top_indices], rhs, _Scope.empty(), True)
     body = build(loops, top_scope, 0, env, {}, statement)

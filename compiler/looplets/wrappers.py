@@ -40,13 +40,13 @@ A0_size - 1
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from ..algebra import Operator
 from ..imperative.ir import Const
 from . import extents as X
-from .looplets import Case, Fill, Jumper, Lookup, Phase, Run, Sequence, Shift, Spike, Stepper, Switch, Thunk
+from .looplets import Fill, Looplet, Run, Sequence, Phase, Shift, map_nest
 from .modifiers import Offset, Permit, Protocol, Window
 from .program import MISSING, Call, IndexModifier, Literal, Size, Value
 
@@ -212,17 +212,5 @@ def read_below(nest, fiber, rest):
         if isinstance(l, (Fill, Run)):
             v = l.value if isinstance(l, Fill) else l.body
             return Run(FillFiber(fiber.tensor, mode, v)) if isinstance(v, (Literal, Value)) else l
-        if isinstance(l, Spike):
-            return Spike(below(l.body), below(l.tail))
-        if isinstance(l, Sequence):
-            return Sequence(tuple(Phase(p.stop, below(p.body)) for p in l.phases))
-        if isinstance(l, Switch):
-            return Switch(tuple(Case(c.cond, below(c.body)) for c in l.cases))
-        if isinstance(l, (Shift, Thunk)):
-            return replace(l, body=below(l.body))
-        if isinstance(l, Stepper):
-            return replace(l, chunk=below(l.chunk))
-        if isinstance(l, (Lookup, Jumper)):
-            return replace(l, body=lambda x, f=l.body: below(f(x)))
-        return l   # (a sub-fiber: read on by its own levels)
-    return below(nest)
+        return None if isinstance(l, Looplet) else l   # (a sub-fiber: read on by its own levels)
+    return map_nest(nest, below)

@@ -16,22 +16,9 @@ from compiler import array as xp
 from compiler.errors import StrategyError
 
 from tests.compiler.looplets.shape_checks import checked_kernel
-from tests.compiler.looplets.slice_cases import bounds
+from tests.compiler.looplets.slice_cases import matrix, slice_program
 
-STORED = [1.0, -2.0, np.nan, np.inf, -np.inf]
 KEYS = [np.s_[2:7], np.s_[1:9:2], np.s_[::-1], np.s_[8:1:-3], np.s_[-2:-9:-2], np.s_[3:3], np.s_[7:2]]
-
-
-def matrix(shape, density, fill, seed):
-    rng = np.random.default_rng(seed)
-    return np.where(rng.random(shape) < density, rng.choice(STORED, shape), fill)
-
-
-def slice_program(n, key):
-    """The notation's row slice of an ``n``-row ``A`` for numpy's ``key``."""
-    r = key.step or 1
-    start, stop = bounds(n, r, key.start, key.stop)
-    return f"S[k, i] = slice(A[j, i], j -> k, ({start}, {stop}, {r}))"
 
 
 def array_kernel(expr, out):

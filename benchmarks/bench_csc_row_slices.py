@@ -1,0 +1,104 @@
+"""Strided slices of a CSC's rows (issue 30), ``A_csc[::2]``, ``A_csc[::-1]``, ..., computed by the looplets
+strategy into a CSC, against scipy's ``A[key]`` on the csc_matrix in the same run.
+
+Rows: a 20000 x 2000 CSC (``--rows``, ``--cols``) at 1% and 10% density, sliced ``[::2]``, ``[1::3]``,
+``[::-1]``, ``[::-2]``. Columns: ``compute``, ``xp.asarray(A)[key].compute(strategy="looplets",
+format="csc")`` as a user calls it (the kernel from lower()'s cache, its arguments bound, the call, the
+result wrapped; a route that materializes the slice does so here); ``kernel``, the lowered kernel's call
+alone; ``scipy``, ``A[key]`` of the csc_matrix; and the ratios ``compute / scipy`` and ``kernel / scipy``.
+The stages column says how the array front end lowered it (``retry``/``materialize`` if it did).
+
+Each round times every column once, one after the other; each column keeps its minimum over the rounds.
+Results are checked against scipy's.
+
+    PYTHONPATH=. .venv/bin/python benchmarks/bench_csc_row_slices.py --clock cpu [--rounds 10]
+
+Run it with PYTHONPATH at another checkout (main) for that tree's route: the ratios to scipy, taken in the
+same run, compare across runs on a noisy machine.
+
+Results (``--clock cpu``, min of 5 rounds, ms; two runs of this change and of main (46a0056) alternating on
+a shared 2-core machine; ``before`` is one run of 2a48502^, whose looplets refused the slice and the array
+front end retried and materialized it; ``compute / scipy`` in the same run):
+
+    row          before  main (one-step loop)  stepped walk   scipy        stepped / scipy  main / scipy
+    1% A[::2]    15.9    31.6 / 31.0           3.04 / 2.92    3.21 / 2.80  0.95x / 1.04x    10.5x / 10.4x
+    1% A[1::3]   14.0    17.3 / 16.5           3.04 / 2.89    2.33 / 2.31  1.30x / 1.25x     7.3x /  7.0x
+    1% A[::-1]   23.1    48.4 / 50.8           2.67 / 2.44    1.58 / 1.55  1.69x / 1.57x    29.5x / 29.6x
+    1% A[::-2]   20.3    29.5 / 28.9           3.52 / 3.42    3.21 / 3.06  1.10x / 1.12x     9.2x /  9.6x
+    10% A[::2]   150     64.4 / 62.3           20.1 / 19.8    25.8 / 25.1  0.78x / 0.79x     2.4x /  2.5x
+    10% A[1::3]  132     48.1 / 46.1           19.6 / 18.8    21.3 / 20.3  0.92x / 0.93x     2.4x /  2.3x
+    10% A[::-1]  167     99.7 / 98.5           20.5 / 20.8    11.6 / 11.4  1.76x / 1.82x     8.8x /  8.7x
+    10% A[::-2]  176     78.4 / 78.0           22.1 / 22.1    25.4 / 25.7  0.87x / 0.86x     3.0x /  3.1x
+
+The one-step loop sought every output row in every column (rows x columns); the walk visits each column's
+stored entries once. Of the ``compute`` column about 1 ms is the call path (the kernel alone: 1.5-2.4 ms at
+1%). ``A[::-1]`` stays behind scipy's, which copies each column's arrays reversed without a filter.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import numpy as np  # noqa: E402
+import scipy.sparse as sp  # noqa: E402
+from bench_shape_order import CLOCK, timed  # noqa: E402
+
+KEYS = {"[::2]": np.s_[::2], "[1::3]": np.s_[1::3], "[::-1]": np.s_[::-1], "[::-2]": np.s_[::-2]}
+
+
+def columns(A, key) -> tuple[dict, str]:
+    """``({column: callable}, stages)`` for ``A[key]`` of the csc_matrix ``A``."""
+    import compiler as ss
+    from compiler import array as xp
+    expr = xp.asarray(ss.Tensor.from_scipy(A, name="A"))[key]
+    kernel = ss.lower(expr, strategy="looplets", format="csc")
+    stages = ",".join(s for s in ("retry", "materialize", "convert") if s in kernel.trace.stages()) or "one kernel"
+    return {"compute": lambda: expr.compute(strategy="looplets", format="csc"),
+            "kernel": lambda: kernel(**kernel.arguments),
+            "scipy": lambda: A[key]}, stages
+
+
+def check(name: str, cols: dict, want) -> None:
+    """Exit unless every column's result is scipy's."""
+    for col, f in cols.items():
+        got = f()
+        got = got if sp.issparse(got) else got.to_scipy()
+        if got.shape != want.shape or (got != want).nnz:
+            raise SystemExit(f"{name}: {col} differs from scipy")
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", type=int, default=20_000)
+    ap.add_argument("--cols", type=int, default=2_000)
+    ap.add_argument("--densities", type=float, nargs="+", default=[0.01, 0.1])
+    ap.add_argument("--rounds", type=int, default=10)
+    ap.add_argument("--clock", choices=sorted(CLOCK), default="wall")
+    args = ap.parse_args(argv)
+    clock = CLOCK[args.clock]
+    os.environ.setdefault("SPARSESCOPE_CACHE_DIR", tempfile.mkdtemp(prefix="sparsescope-bench-"))
+    print(f"{args.rows} x {args.cols} CSC, min of {args.rounds} rounds ({args.clock} clock), ms")
+    rng = np.random.default_rng(0)
+    for density in args.densities:
+        A = sp.random(args.rows, args.cols, density=density, format="csc", random_state=rng, dtype=np.float64)
+        A.sort_indices()
+        for text, key in KEYS.items():
+            name = f"{density:.0%} A{text}"
+            cols, stages = columns(A, key)
+            check(name, cols, A[key])
+            ms = {col: t * 1e3 for col, t in timed(cols, args.rounds, clock).items()}
+            print(f"{name:12s} " + "  ".join(f"{col} {ms[col]:7.2f}" for col in cols) +
+                  f"  compute/scipy {ms['compute'] / ms['scipy']:5.2f}x"
+                  f"  kernel/scipy {ms['kernel'] / ms['scipy']:5.2f}x"
+                  f"  ({stages})", flush=True)
+
+
+if __name__ == "__main__":
+    main()

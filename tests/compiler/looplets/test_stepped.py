@@ -1,0 +1,99 @@
+"""Strided slices of a CSC's rows walked in the stored entries they keep (issue 30, compiler.looplets.stepped):
+``A_csc[1:9:2]``, ``A_csc[::-1]``, ``S[k, i] = slice(A[j, i], j -> k, (s, e, r))`` into a dense or CSC
+output. Each column's row level was strided by the slice's one-step loop, a seek per output row in every
+column; now the loop over k reads ``stride(A, 0, s:e:r)``, whose SparseList rows unfurl to a walk over
+their entries on the stride (down the column for r < 0). A level that cannot walk so keeps the one-step
+loop. Against numpy, the dense oracle and the IR interpreter."""
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+import compiler as ss
+from compiler import array as xp
+from compiler.format import Format, csc
+from compiler.levels import Dense, Element, SparseBlockList
+from compiler.looplets.fibers import TensorInfo, UnfurlContext
+from compiler.looplets.looplets import nest_text
+from compiler.looplets.stepped import StridedFiber, steps_through
+from compiler.imperative.ir import Var
+
+from tests.compiler.looplets.shape_checks import checked_kernel
+from tests.compiler.looplets.slice_cases import matrix, slice_program
+
+
+def program_text(kernel):
+    return str(next(s.after for s in kernel.trace.steps if s.stage == "program"))
+
+
+@pytest.mark.parametrize("out", ["csc", "dense"])
+@pytest.mark.parametrize("key", [np.s_[1:9:2], np.s_[::-1], np.s_[8:1:-3], np.s_[::3], np.s_[-2:-9:-2]])
+def test_the_slice_walks_the_entries_it_keeps(key, out):
+    a = matrix((10, 4), 0.6, 0.0, seed=1)
+    A = ss.Tensor.from_numpy(a, "csc", name="A")
+    kernel, _ = checked_kernel(slice_program(10, key), a[key], out, A=A)
+    text = program_text(kernel)
+    # (no one-step loop: the loop over k reads the strided operand, each column walked in its entries)
+    assert "for t" not in text and "stride(A, 0, " in text, text
+    if abs(key.step) != 1:   # (the entries off the stride are passed over)
+        assert f"% {abs(key.step)} != 0" in kernel.c_source, kernel.c_source
+    nests = [a.text for s in kernel.trace.steps if s.stage == "unfurl" for a in s.artifacts]
+    assert any(n.startswith("Thunk") and "Stepper" in n for n in nests), nests
+
+
+@pytest.mark.parametrize("out", [None, "csc", "dense"])
+@pytest.mark.parametrize("key", [np.s_[::2], np.s_[1::3], np.s_[::-1], np.s_[::-2], np.s_[3:3:2], np.s_[7:2:2]])
+def test_the_array_front_end_walks_a_cscs_strided_rows(key, out):
+    a = matrix((11, 5), 0.5, 0.0, seed=2)
+    expr = xp.asarray(ss.Tensor.from_numpy(a, "csc"))[key]
+    kernel = ss.lower(expr, strategy="looplets", format=out)
+    assert not {"retry", "materialize", "convert"} & set(kernel.trace.stages()), kernel.trace
+    assert "for t" not in program_text(kernel)
+    for got in (kernel(), kernel.interpret()):
+        got.validate()
+        np.testing.assert_array_equal(got.to_numpy(), a[key])
+
+
+def test_a_level_that_cannot_walk_the_stride_keeps_the_one_step_loop():
+    # (a column-major block list: its rows are not walked entry by entry, so each output row is sought)
+    fmt = Format(Dense(SparseBlockList(Element(0.0))), mode_order=(1, 0))
+    assert not steps_through(fmt.levels[1]) and steps_through(csc().levels[1])
+    a = matrix((9, 3), 0.5, 0.0, seed=3)
+    A = ss.Tensor.from_numpy(a, fmt, name="A")
+    kernel, _ = checked_kernel(slice_program(9, np.s_[1:8:2]), a[1:8:2], "dense", A=A)
+    assert "for t = 0:1" in program_text(kernel)
+
+
+def test_the_stepped_nest_of_a_column():
+    A = TensorInfo.from_format("A", csc()).root()
+    for step, walk in ((2, "qA += 1"), (-2, "qA -= 1")):
+        column = StridedFiber(A, 1, 1 if step > 0 else 8, 9 if step > 0 else -1, step)
+        nest = column.unfurl(UnfurlContext(), "read").body(Var("j"))
+        assert nest.label() == f"stride(A.lvl1[j], {column.start}:{column.stop}:{step})"
+        text = nest_text(nest.unfurl(UnfurlContext(), "read"))
+        assert "Stepper" in text and "Spike" in text and "Phase(stop=lastA)" in text, text
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
+@given(rows=st.integers(0, 10), cols=st.integers(0, 4), r=st.sampled_from([2, 3, -1, -2, -3]),
+       cut=st.tuples(st.integers(-11, 11) | st.none(), st.integers(-11, 11) | st.none()),
+       density=st.sampled_from([0.0, 0.3, 1.0]), fill=st.sampled_from([0.0, 1.0, np.nan]),
+       out=st.sampled_from(["csc", "dense"]), seed=st.integers(0, 2 ** 16))
+@example(rows=10, cols=4, r=2, cut=(1, 9), density=0.3, fill=np.nan, out="csc", seed=1)      # NaN fill
+@example(rows=7, cols=3, r=-1, cut=(None, None), density=1.0, fill=1.0, out="csc", seed=2)   # all stored
+@example(rows=9, cols=3, r=-3, cut=(7, 0), density=0.3, fill=0.0, out="dense", seed=3)
+@example(rows=0, cols=2, r=3, cut=(None, None), density=0.3, fill=1.0, out="csc", seed=4)    # no rows
+@example(rows=5, cols=0, r=2, cut=(1, 4), density=0.3, fill=np.nan, out="csc", seed=5)       # no columns
+@example(rows=8, cols=3, r=-2, cut=(-1, 0), density=0.0, fill=1.0, out="dense", seed=6)      # all fill
+def test_a_strided_slice_of_a_cscs_rows(rows, cols, r, cut, density, fill, out, seed):
+    a = matrix((rows, cols), density, fill, seed)
+    key = slice(*cut, r)
+    A = ss.Tensor.from_numpy(a, "csc", fill=fill, name="A")
+    kernel, _ = checked_kernel(slice_program(rows, key), a[key], out, A=A)
+    assert "for t" not in program_text(kernel)
+    expr = xp.asarray(A)[key]
+    k = ss.lower(expr, strategy="looplets", format=out)
+    assert not {"retry", "materialize", "convert"} & set(k.trace.stages()), k.trace
+    np.testing.assert_array_equal(k().to_numpy(), a[key])
+    np.testing.assert_array_equal(k.interpret().to_numpy(), a[key])
