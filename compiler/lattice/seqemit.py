@@ -78,6 +78,7 @@ from .seqoutput import SeqOutput
 from .seqscatter import ScatteredOutput
 from .seqgroupsort import group_sorted
 from .seqstraddlesort import straddle_sorted
+from .seqentrysort import SortedEntries
 from .seqcolmajor import column_major_output
 from .seqwhiles import inner_sequences, whiles
 from .seqwalk import LeafCode, LeafWalks
@@ -755,6 +756,8 @@ def emit_function(low, formats: dict, name: str, out_format=None, dtype: str | N
             em.out = group_sorted(em.out, indices, low, dtype, em.fresh)
         elif low.assembly == "straddle-sort":
             em.out = straddle_sorted(em.out, indices, out_format, low, dtype, em.fresh)
+        elif low.assembly == "sort":
+            em.out = SortedEntries(em.out, out_format, indices, low.shape, dtype, em.fresh)
     # (a workspace kept in sparse rows lives from its sum's loops through the statement's: seqsumrows)
     loops = emit_producers(em, low.cfir.cfir, em.out.around)
     for code in em.workspaces.values():

@@ -320,7 +320,7 @@ def unsorted(program, out_format) -> str:
     >>> from compiler.format import Format, coo
     >>> from compiler.notation import parse
     >>> print(unsorted(parse("c[l, j, k] = A[l, j, k]"), Format(coo(3).root, (2, 0, 1))))
-     (c is coo in mode order 2, 0, 1: its loops run k, l, j; a sort of c's entries swaps only its two innermost loops, or, of 2 modes, sorts them all; k, l, j in another order would need a sort of every entry by k, then l, j: scattered, Dense levels over one SparseList take any order)
+     (c is coo in mode order 2, 0, 1: its loops run k, l, j; a sort of c's entries swaps its two innermost loops, or, of 2 modes, sorts them all, or, of 3 or more, sorts every entry by k, then l, j as one int64 key, where those span at most 2**62 coordinates (compiler.lattice.seqentrysort), and no loop order it takes walks every input as stored: scattered, Dense levels over one SparseList take any order)
     """
     if out_format is None or output_kind(out_format) == "dense" or scatters(out_format) or \
             tuple(out_format.mode_order) == tuple(range(out_format.ndim)):
@@ -329,9 +329,10 @@ def unsorted(program, out_format) -> str:
     names = [str(i) for i in program.lhs.indices]
     mine = [names[m] for m in out_format.mode_order]
     return (f" ({out} is {format_text(out_format)}: its loops run {', '.join(mine)}; a sort of {out}'s entries swaps "
-            f"only its two innermost loops, or, of 2 modes, sorts them all; {', '.join(mine)} in another order would "
-            f"need a sort of every entry by {mine[0]}, then {', '.join(mine[1:])}: scattered, Dense levels over one "
-            f"SparseList take any order)")
+            f"its two innermost loops, or, of 2 modes, sorts them all, or, of 3 or more, sorts every entry by "
+            f"{mine[0]}, then {', '.join(mine[1:])} as one int64 key, where those span at most 2**62 coordinates "
+            f"(compiler.lattice.seqentrysort), and no loop order it takes walks every input as stored: scattered, "
+            f"Dense levels over one SparseList take any order)")
 
 
 def group_sorted(inner, indices: tuple, low, dtype: str, fresh) -> SortedOutput:

@@ -24,7 +24,9 @@ output's order walk an input against its storage order, they run in another orde
 output allows it (a ``loop-order`` step, :func:`reordered`): a CSC written by a scatter
 (:mod:`compiler.lattice.seqscatter`), any other sparse output with its two innermost loops swapped, its
 entries or each group of them sorted before it appends them (:mod:`compiler.lattice.seqgroupsort`; a split's
-groups straddling a concatenation's parts held across them first, :mod:`compiler.lattice.seqstraddlesort`), and, where
+groups straddling a concatenation's parts held across them first, :mod:`compiler.lattice.seqstraddlesort`), or, of
+three modes or more, its loops in any order, every entry bucketed by its first stored mode and each bucket sorted
+by the others (:mod:`compiler.lattice.seqentrysort`), and, where
 no input could be read converted instead, a sum's loops around the output's (:mod:`compiler.lattice.seqhoist`;
 a sparse matrix's terms bucketed by row, :mod:`compiler.lattice.seqsumscatter`), a sum under an operator into a
 workspace the output's loops read after (:mod:`compiler.lattice.seqworkspace`; kept in sparse rows over both
@@ -83,6 +85,7 @@ from .seqstride import jumps, searched
 from .seqscatter import scatter_note, scatters
 from .seqgroupsort import group_sort_note, sorts_groups, swapped, unsorted
 from .seqcolmajor import column_major
+from .seqentrysort import entry_sorting
 from .seqstraddle import straddle_refusal, straddle_scatter_note
 from .seqstraddlesort import straddle_sorting
 from .seqsumscatter import bucketed
@@ -113,7 +116,8 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
                             f"not only formats, or {LOOPLETS}")
     inputs = {t: ShapedFormat(formats[t], tuple(shapes[t])) for t in read}
     out_format = formats.get(out)
-    extents = infer_shapes(program, {t: shapes[t] for t in read}).extents
+    info = infer_shapes(program, {t: shapes[t] for t in read})
+    extents, out_shape = info.extents, info.output
     try:
         fill = copy_fill(program, {t: formats[t] for t in read}, extents)
     except StrategyError as e:
@@ -218,6 +222,9 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
                 not _natural(formats[e.tensor])
             other = reordered(program, inputs, out_format, fill, getattr(e, "walk", str(e)), scatter_only=convertible,
                               sort_groups=isinstance(e, SplitOrder))
+            if other is None and isinstance(e, SplitOrder):
+                # (a split's minor index stored before its major one, not only swapped innermost: every entry sorted)
+                other = entry_sorting(program, inputs, out_format, fill, out_shape, str(e))
             if other is not None:
                 low = adopted(*other)
                 continue
@@ -237,6 +244,9 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
                     # its two innermost modes swapped, or into a COO or DCSR stored column-major)
                     other = other or reordered(program, inputs, out_format, fill, getattr(e, "walk", str(e)),
                                                sort_groups=True)
+                    # (or every entry sorted, bucketed by the first stored mode: a 3-D one stored k, l, j)
+                    other = other or entry_sorting(program, inputs, out_format, fill, out_shape,
+                                                   getattr(e, "walk", str(e)))
                     if other is None:
                         raise StrategyError(f"{e}{unbucketed(program, out_format) or unsorted(program, out_format)}; "
                                             f"{LOOPLETS}") from None

@@ -87,8 +87,9 @@ def straddle_refusal(program, low, fmt) -> str | None:
         return (f"{program}: the groups of {J} of {major}'s split straddle position {at}, where the "
                 f"concatenation moves on to its next part, whose loop writes the rest of the group; {out} is "
                 f"{format_text(fmt)}, and {how} (a dense output, {minor} stored right after {major} in a "
-                f"CSR, CSC or COO-like output, or a sparse output of two or three modes storing {major} first or "
-                f"second takes it)")
+                f"CSR, CSC or COO-like output, a sparse output of two or three modes storing {major} first or "
+                f"second, or one of three modes or more whose modes after the first span at most 2**62 coordinates, "
+                f"its every entry sorted, takes it)")
     return None
 
 

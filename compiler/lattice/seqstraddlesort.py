@@ -23,6 +23,11 @@ group sort of one part holds the largest group's, in cache: on 2000-column CSR p
 rows, 1% (``benchmarks/bench_straddle.py``), 2.7 ms into a COO where parts of 2000 rows each, sorted a
 group at a time, take 1.7 ms; scipy's vstack and lexsort 9.8 ms, the looplets' kernel 43 ms.
 
+An output of four modes or more, or one storing the split's major index third, would need the group sorted
+by more than one index: its every entry is sorted instead (:mod:`compiler.lattice.seqentrysort`: bucketed by
+the first stored index, each bucket sorted by the others as one key), the loops in its order, each part's
+half of a group placed in its bucket where the part's loop reaches it.
+
 >>> from compiler.format import coo
 >>> from compiler.names import FreshNames
 >>> from compiler.lattice.seqoutput import SeqOutput
@@ -45,7 +50,8 @@ from dataclasses import replace
 
 from ..imperative.ir import Allocate, Assign, BinOp, Comment, Declare, For, If, Load, Store, Var, const
 from ..stand_in import format_text
-from .seqgroupsort import GroupSortedOutput, SortedOutput, swapped
+from .seqentrysort import sorts_entries
+from .seqgroupsort import GroupSortedOutput, SortedOutput, loop_order, swapped
 from .seqoutput import output_kind
 from .seqscatter import scatters
 from .seqstraddle import straddled_groups
@@ -135,7 +141,9 @@ def straddle_sorting(program, low, fmt, why: str):
     :func:`~compiler.lattice.seqstraddle.straddle_refusal`) writing its output of ``fmt`` through a group
     buffer spanning the concatenation's parts (``straddle-sort``), where it can: a sparse output of two or
     three modes, appended (not scattered), the straddled groups' index stored first (or second of three: the
-    loop over the first runs around both parts' loops). Else None.
+    loop over the first runs around both parts' loops); else, of four modes or more or the index stored third,
+    its every entry sorted (``sort``: :mod:`compiler.lattice.seqentrysort`), where its modes after the first
+    span an int64 key. Else None.
 
     >>> import numpy as np, compiler as ss
     >>> A = ss.Tensor.from_numpy(np.arange(1.0, 7.0).reshape(3, 2), "csr")
@@ -146,15 +154,36 @@ def straddle_sorting(program, low, fmt, why: str):
     >>> k(A=A, B=A).to_numpy()[1].tolist()      # (A's row 2 at k = 0, B's row 0 at k = 1)
     [[5.0, 1.0], [6.0, 2.0]]
     """
-    stored = tuple(str(program.lhs.indices[m]) for m in fmt.mode_order) if fmt is not None else ()
-    if len(stored) not in (2, 3) or output_kind(fmt) == "dense" or scatters(fmt) or \
-            low.assembly not in ("", "group-sort"):
+    if fmt is None or low.assembly not in ("", "group-sort"):
         return None
+    stored = tuple(str(program.lhs.indices[m]) for m in fmt.mode_order)
     major = held_major(low, stored)
-    if major is None or stored.index(major) > len(stored) - 2:
-        return None
-    return replace(low, assembly="straddle-sort"), straddle_sorting_note(program.lhs.tensor, fmt, stored, major,
-                                                                         why)
+    if len(stored) in (2, 3) and output_kind(fmt) != "dense" and not scatters(fmt) and major is not None and \
+            stored.index(major) <= len(stored) - 2:
+        return replace(low, assembly="straddle-sort"), straddle_sorting_note(program.lhs.tensor, fmt, stored, major,
+                                                                             why)
+    if sorts_entries(fmt, low.shape):
+        # (four modes or more, or the major index stored third: every entry sorted, the halves met in their buckets)
+        order = tuple(i for i in loop_order(low.cin) if i in stored)
+        return replace(low, assembly="sort"), straddle_entry_note(program.lhs.tensor, fmt, stored, order, why)
+    return None
+
+
+def straddle_entry_note(out: str, fmt, stored: tuple, order: tuple, why: str) -> str:
+    """What the trace's ``straddle`` step says of output ``out`` of ``fmt``, stored ``stored``, its loops running
+    ``order``, whose every entry is sorted (:mod:`compiler.lattice.seqentrysort`) to take the halves of the groups
+    straddling a concatenation's parts (``why``: the refusal it answers).
+
+    >>> from compiler.format import coo
+    >>> print(straddle_entry_note("out", coo(4), ("i", "j", "k", "x"), ("i", "j", "k", "x"), "(why)"))
+    (why); out, coo, sorts every entry instead, its loops running i, j, k, x: phase 1 counts each i's entries, a prefix sum gives each i's start, phase 2 places each entry at its i's next slot with j, k, x as one key (each part's half of a straddling group where its loop reaches it), then each i's entries are sorted by key and appended level by level
+    """
+    first, *rest = stored
+    return (f"{why}; {out}, {format_text(fmt)}, sorts every entry instead, its loops running {', '.join(order)}: "
+            f"phase 1 counts each {first}'s entries, a prefix sum gives each {first}'s start, phase 2 places each "
+            f"entry at its {first}'s next slot with {', '.join(rest)} as one key (each part's half of a straddling "
+            f"group where its loop reaches it), then each {first}'s entries are sorted by key and appended level by "
+            f"level")
 
 
 def held_major(low, stored):
@@ -188,5 +217,5 @@ def straddle_sorting_note(out: str, fmt, stored: tuple, major: str, why: str) ->
             f"then {then}")
 
 
-__all__ = ["SpanningGroupSortedOutput", "held_major", "straddle_sorted", "straddle_sorting",
+__all__ = ["SpanningGroupSortedOutput", "held_major", "straddle_entry_note", "straddle_sorted", "straddle_sorting",
            "straddle_sorting_note"]

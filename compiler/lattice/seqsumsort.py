@@ -179,9 +179,12 @@ class SortedTerms(TwoPhaseScatter, ABC):
                                    self.scratch_terms.val, p, hi, fresh)
         bucket = [Declare(p, I64, Load(self.starts, r)), Declare(hi, I64, Load(self.starts, BinOp("+", r, _c(1)))),
                   *sort, *self.runs(0, p, hi, None)]
-        return [Comment(f"each {self.row}'s terms sorted by key (stably: a key's terms keep their order), each run "
-                        f"of equal keys summed into an entry of {self.tensor}, in its order"),
-                For(r, 0, _c(self.keys), self.level(-1, self.row, bucket))]
+        return [Comment(self.sorted_note()), For(r, 0, _c(self.keys), self.level(-1, self.row, bucket))]
+
+    def sorted_note(self) -> str:
+        """The comment over the buckets' sorts and walks."""
+        return (f"each {self.row}'s terms sorted by key (stably: a key's terms keep their order), each run of equal "
+                f"keys summed into an entry of {self.tensor}, in its order")
 
     def runs(self, d: int, p: Var, hi: Var, outer) -> list:
         """The loop over the runs of the bucket's ``d``-th coordinate after the first (from ``p``, before ``hi``),

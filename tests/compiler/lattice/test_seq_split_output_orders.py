@@ -4,8 +4,9 @@ CSF-like output of mode order ``(0, 2, 1)`` or ``(2, 0, 1)`` (Dense/SparseList/D
 Dense/SparseByteMap/SparseList...). The assembled output declared its storage modes' extents from the shape in
 the program's order, so its level over ``j`` took ``k``'s extent: an invalid tensor (``.validate()`` failed) or
 an out-of-bounds read, on main. Each case against the dense oracle, the IR and the CFIR interpreters in the
-loops' order (``run_all``), validated; where the lattice refuses (a concatenation whose loops would run ``k``
-outside ``i``), the refusal names the looplets and the default lowering is right.
+loops' order (``run_all``), validated; where the lattice refuses, the refusal names the looplets and the default
+lowering is right (a concatenation whose loops would run ``k`` outside ``i`` was refused; its entries are now
+sorted, compiler/lattice/seqentrysort.py).
 """
 
 import sys
@@ -82,9 +83,11 @@ def test_a_split_of_a_concatenation_whose_groups_do_not_straddle(levels, fmt, fi
 
 
 @pytest.mark.parametrize("levels", ["DLD", "DHL"])
-def test_a_concatenation_looped_k_outside_i_is_refused_and_lowered_otherwise(levels):
+def test_a_concatenation_looped_k_outside_i_sorts_every_entry(levels):
+    # (the loops in the parts' order, every entry bucketed by k and sorted: compiler/lattice/seqentrysort.py; it
+    # was refused)
     tensors = {"A": matrix(4, "csr", 0.0, 4), "B": matrix(2, "csr", 0.0, 5)}
-    assert not check(CONCAT.format(I=3), tensors, out_format(levels, (2, 0, 1), 0.0), lowers=False)
+    assert check(CONCAT.format(I=3), tensors, out_format(levels, (2, 0, 1), 0.0))
 
 
 def test_the_output_declares_its_storage_modes_extents():

@@ -17,6 +17,7 @@ from compiler import Tensor, array as xp
 from compiler.format import Format
 from compiler.levels import Dense, Element, SparseHash, SparseList
 from tests.compiler.lattice.test_seq_concat_fills import one_kernel
+from tests.compiler.lattice.test_seq_product_unions import one_fused_kernel
 from tests.compiler.lattice.test_seq_split_straddle import issue_parts
 from tests.compiler.lattice.test_seqemit import run_all
 
@@ -142,13 +143,66 @@ def test_straddling_groups_inside_each_row(parts, order):
             np.testing.assert_array_equal(run_all(program, {"A": A, "B": B}, checked=parts[0] == "csr", out=fmt), want)
 
 
-def test_a_fourth_mode_is_still_refused():
-    program = "c[i, j, k, x] = split(concat((A[m, j, x], B[n, j, x]), (m, n) -> l), l -> (i:3, k:2))"
-    A = Tensor.from_numpy(np.arange(12.0).reshape(3, 2, 2), "dense")
-    with pytest.raises(ss.StrategyError, match="three modes storing i first or second"):
-        ss.lower(program, strategy="lattice", A=A, B=A, c=ss.parse_format("coo", ndim=4))
-    got = ss.lower(program, A=A, B=A, c=ss.parse_format("coo", ndim=4))(A=A, B=A)
-    np.testing.assert_array_equal(got.to_numpy(), ss.evaluate(program, A=A, B=A)[0])
+FOUR = "c[i, j, k, x] = split(concat((A[m, j, x], B[n, j, x]), (m, n) -> l), l -> (i:{I}, k:{K}))"
+
+
+@pytest.mark.parametrize("fill", [0.0, 1.0, nan])
+@pytest.mark.parametrize("out, order", [("coo", (0, 1, 2, 3)), ("csf", (0, 1, 2, 3)), ("csf", (1, 0, 3, 2)),
+                                        ("coo", (3, 0, 1, 2))])
+def test_a_fourth_mode_sorts_every_entry(out, order, fill):
+    # (the group buffer sorts a group by one index; with four modes every entry is bucketed by the first stored
+    # mode and sorted by the others: compiler/lattice/seqentrysort.py; on main it was refused)
+    A = part((3, 2, 2), "csf", fill, 1, odd=(nan, -inf))
+    B = part((3, 2, 2), "dense", fill, 2, odd=(inf,))
+    program = FOUR.format(I=3, K=2)
+    with np.errstate(invalid="ignore"):
+        want, fill = ss.evaluate(program, A=A, B=B)
+        fmt = Format(ss.parse_format(out, ndim=4, fill=fill).root, order)
+        k = ss.lower(program, strategy="lattice", A=A, B=B, c=fmt)
+        notes = [s.note for s in k.trace.find("straddle") + k.trace.find("loop-order")]
+        assert any("sort every entry" in n or "sorts every entry" in n for n in notes), notes
+        np.testing.assert_array_equal(run_all(program, {"A": A, "B": B}, checked=order == (0, 1, 2, 3) and
+                                              fill == 0.0, out=fmt), want)
+
+
+@pytest.mark.parametrize("order", [(1, 2, 0), (2, 1, 0)])
+@pytest.mark.parametrize("out", ["coo", "csf"])
+def test_the_split_index_stored_third_sorts_every_entry(out, order):
+    # (stored j, k, i or k, j, i: a group of i would be sorted by two indices; on main it was refused)
+    A = part((3, 4), "csr", 0.0, 3, odd=(nan,))
+    B = part((3, 4), "coo", 0.0, 4, odd=(inf, -inf))
+    program = PROGRAM.format(I=3, K=2)
+    with np.errstate(invalid="ignore"):
+        want = ss.evaluate(program, A=A, B=B)[0]
+        fmt = Format(ss.parse_format(out, ndim=3).root, order)
+        k = ss.lower(program, strategy="lattice", A=A, B=B, c=fmt)
+        assert "sort every entry" in k.trace.find("loop-order")[0].note
+        np.testing.assert_array_equal(run_all(program, {"A": A, "B": B}, checked=out == "csf", out=fmt), want)
+
+
+def test_empty_and_all_fill_parts_of_four_modes():
+    program = FOUR.format(I=3, K=2)
+    fmt = Format(ss.parse_format("csf", ndim=4).root, (1, 0, 3, 2))
+    z, full = np.zeros((3, 2, 2)), np.arange(1.0, 13.0).reshape(3, 2, 2)
+    for x, y in ((z, z), (z, full), (full, z)):
+        tensors = {"A": Tensor.from_numpy(x, "coo"), "B": Tensor.from_numpy(y, "dense")}
+        np.testing.assert_array_equal(run_all(program, tensors, out=fmt), ss.evaluate(program, **tensors)[0])
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.sampled_from([(2, 1, 3), (2, 3, 1), (3, 2, 4), (2, 2, 2)]), st.sampled_from(["dense", "csf", "coo"]),
+       st.sampled_from(["dense", "csf", "coo"]), st.sampled_from([0.0, 1.0, nan]), st.sampled_from(["coo", "csf"]),
+       st.sampled_from([(0, 1, 2, 3), (2, 0, 3, 1), (3, 2, 1, 0)]), st.sampled_from([0.0, 0.4, 1.0]),
+       st.integers(0, 2 ** 16))
+def test_four_modes_by_property(sizes, fa, fb, fill, out, order, density, seed):
+    K, ra, rb = sizes
+    A = part((ra, 2, 2), fa, fill, seed, odd=(nan,), density=density)
+    B = part((rb, 2, 2), fb, fill, seed + 1, odd=(inf, -inf), density=density)
+    program = FOUR.format(I=(ra + rb) // K, K=K)
+    with np.errstate(invalid="ignore"):
+        want, fill = ss.evaluate(program, A=A, B=B)
+        fmt = Format(ss.parse_format(out, ndim=4, fill=fill).root, order)
+        np.testing.assert_array_equal(run_all(program, {"A": A, "B": B}, out=fmt), want)
 
 
 @settings(max_examples=15, deadline=None)
@@ -177,3 +231,15 @@ def test_the_array_form(fa, fb, out):
     got.validate()
     np.testing.assert_array_equal(got.to_numpy(), want)
     np.testing.assert_array_equal(k.interpret().to_numpy(), want)
+
+
+@pytest.mark.parametrize("perm", [(1, 2, 0), (2, 1, 0)])
+def test_the_array_form_with_the_split_index_last(perm):
+    # (the groups of the reshape's rows straddle the parts, and the permuted result stores them last: on main the
+    # lattice refused it and the array front end retried it with the concatenation materialized)
+    a = part((3, 5), "csr", 0.0, 11, odd=(nan, -inf))
+    b = part((3, 5), "coo", 0.0, 12, odd=(inf,))
+    want = np.transpose(np.concatenate([a.to_numpy(), b.to_numpy()]).reshape(-1, 2, 5), perm)
+    expr = xp.permute_dims(xp.concat([xp.asarray(a), xp.asarray(b)]).reshape(-1, 2, 5), perm)
+    for fmt in (None, ss.parse_format("csf", ndim=3)):
+        one_fused_kernel(expr, want, fmt)
