@@ -8,6 +8,8 @@ with strategy='looplets'"), and the array front end retried another way (a 'retr
 the dense oracle (compiler.evaluate), the IR interpreter and the sequence CFIR's interpreter (one_kernel,
 run_all), the array expressions against numpy too."""
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -30,16 +32,17 @@ COLLAPSED = "sum[i](collapse(E[a, b, j, m, n], (a, b) -> i))"
 OUTPUTS = ["csf", "coo", "Dense(SparseList(SparseList(Element({fill}))))", "Dense(Dense(SparseList(Element({fill}))))"]
 
 
-def summed(program, out, **tensors):
+def summed(program, out, vector=False, **tensors):
     """``program`` into ``out`` (of :data:`OUTPUTS`) by the lattice (one_kernel: right against evaluate, the IR
     and the CFIR interpreters), its sum's terms sorted by key, neither read converted nor kept in a dense
-    workspace; the kernel and its result."""
+    workspace (``vector``: but a sum over one index); the kernel and its result."""
     with np.errstate(invalid="ignore"):
         fill = ss.evaluate(program, **tensors)[1]
     k, got = one_kernel(program, out.format(fill=float(fill)), **tensors)
     (step,) = k.trace.find("loop-order")
-    assert "compiler.lattice.seqsumsort" in step.note, step.note
-    assert "into a dense workspace" not in step.note
+    assert "compiler.lattice.seqsumsort" in step.note or "compiler.lattice.seqsumrows" in step.note, step.note
+    dense = re.findall(r"into (w\d*\[[^]]*\]) of \d+ entries", step.note)
+    assert all("," not in w for w in dense) if vector else not dense, step.note
     assert not k.trace.find("convert")
     # (no value equal to the output's fill is stored)
     vals = got.to_coords()[1]
