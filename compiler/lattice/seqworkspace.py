@@ -39,7 +39,7 @@ from ..imperative.ir import Const, Declare, Var
 from ..notation.ast import Access, Assign, Call, Reduce, accesses, free_indices, walk
 from ..notation.shape import ShapeOp
 from .seqcfir import Block
-from .seqhoist import AccumulatedOutput, hoisted_body
+from .seqhoist import SORTED_BUCKET, AccumulatedOutput, hoisted_body
 
 
 @dataclass(frozen=True)
@@ -208,7 +208,8 @@ def workspace_note(out: str, work: list, order: tuple, default: tuple, why: str)
                      f"sparse matrix, compiler.lattice.seqsumrows)" for w in work if w.rows and len(w.indices) == 2)
     fibers = "; ".join(f"{w.total} into {w.name}[{', '.join(w.indices)}], bucketed by {w.indices[0]}, each "
                        f"{w.indices[0]}'s terms then sorted by ({', '.join(w.indices[1:])}) and each run of equal ones "
-                       f"summed, kept as a Dense level over SparseLists (compiler.lattice.seqsumsort)"
+                       f"summed ({SORTED_BUCKET}), kept as a Dense level over SparseLists "
+                       f"(compiler.lattice.seqsumsort)"
                        for w in work if w.rows and len(w.indices) > 2)
     into = " and ".join(x for x in (sums and f"a dense workspace first ({sums})",
                                     rows and f"sparse rows first ({rows})",
