@@ -390,8 +390,8 @@ def reordered(program, inputs: dict, out_format, fill, why: str, scatter_only: b
         elif not scatter_only and rows and sorts_sums(out):
             # (sums over several indices into a sparse output of 3 or more modes: its indices kept in its order,
             # the sums' placed among them in every way, not every order of them all)
-            tries += [(mine, order) for order in islice(interleavings(inside[:-len(summed)], summed), MOST_ORDERS)
-                      if order != inside]
+            outputs = inside[:len(inside) - len(summed)]
+            tries += [(mine, order) for order in islice(interleavings(outputs, summed), MOST_ORDERS) if order != inside]
     elif (kind == "dense" and not scatter_only or scatters(out)) and len(mine) <= MOST_LOOPS:
         tries += [(order, None) for order in permutations(mine) if order != mine]
     if summed and not under and not scatter_only and (kind == "dense" or len(names) == 1 or bucketed(out)
