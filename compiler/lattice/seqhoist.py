@@ -36,10 +36,14 @@ import numpy as np
 from ..errors import StrategyError
 from ..imperative import ir
 from ..imperative.ir import BinOp, Cast, Const, Declare, For, Grow, If, Load, Store, Var
+from ..imperative.sorting import COUNTED_SPAN
 from ..notation.ast import Reduce as SumNode
 from . import seqcfir as cin
 from .seqoutput import SeqOutput
 from .seqvalues import expr_fill
+
+#: how a sorted sum's bucket is sorted (compiler.lattice.seqsumsort), as the trace says it
+SORTED_BUCKET = f"each bucket counted where its keys' span is at most {COUNTED_SPAN} times its terms, else merged"
 
 
 def hoistable(program) -> tuple:
@@ -101,8 +105,8 @@ def order_note(out: str, order: tuple, default: tuple, how: str, why: str) -> st
             "sorted": f"into buckets, one per coordinate of {out}'s first mode: two passes of the loops count each "
                       f"bucket's terms and place them with their other coordinates as one key, then each bucket is "
                       f"sorted by key, each run of equal keys summed and appended level by level "
-                      f"(compiler.lattice.seqsumsort; a dense workspace of {out}'s every entry would hold the whole "
-                      f"tensor)",
+                      f"({SORTED_BUCKET}: compiler.lattice.seqsumsort; a dense workspace of {out}'s every entry "
+                      f"would hold the whole tensor)",
             "rows": f"into a workspace of one row of {out} at a time (the row index outermost: each row's terms "
                     f"come together), its columns sorted and its entries appended after the row's loop "
                     f"(Gustavson's row workspace, compiler.lattice.seqsumscatter)",
@@ -182,4 +186,4 @@ def plain_zero(fill) -> bool:
     return fill is None or not isinstance(fill, (bool, np.bool_)) and fill == 0
 
 
-__all__ = ["AccumulatedOutput", "hoistable", "hoisted_body", "order_note", "plain_zero"]
+__all__ = ["SORTED_BUCKET", "AccumulatedOutput", "hoistable", "hoisted_body", "order_note", "plain_zero"]

@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from itertools import permutations
+from itertools import combinations, islice, permutations
 
 import numpy as np
 
@@ -331,6 +331,24 @@ def _natural(fmt) -> bool:
 #: at most this many loops are tried in every order (5! orders, each refused in about half a millisecond) for one
 #: that walks the inputs as stored
 MOST_LOOPS = 5
+#: and of more loops at most this many orders (as many), the likeliest first
+MOST_ORDERS = math.factorial(MOST_LOOPS)
+
+
+def interleavings(kept: tuple, placed: tuple):
+    """Each order of ``kept`` and ``placed`` together keeping ``kept``'s order, those putting ``placed`` first
+    first.
+
+    >>> [''.join(x) for x in interleavings(("j", "m"), ("i",))]
+    ['ijm', 'jim', 'jmi']
+    >>> len(list(interleavings(("j", "m", "n"), ("i", "p", "o"))))
+    120
+    """
+    n = len(kept) + len(placed)
+    for spots in combinations(range(n), len(placed)):
+        for some in permutations(placed):
+            rest, mine = iter(kept), dict(zip(spots, some))
+            yield tuple(mine[k] if k in mine else next(rest) for k in range(n))
 
 
 def reordered(program, inputs: dict, out_format, fill, why: str, scatter_only: bool = False,
@@ -343,7 +361,9 @@ def reordered(program, inputs: dict, out_format, fill, why: str, scatter_only: b
     bucket sorted, into a sparse output of 3 or more modes: :mod:`compiler.lattice.seqsumsort`), a sum under an
     operator into a workspace over its free indices, the output's loops after (:mod:`compiler.lattice.seqworkspace`:
     of a vector's extent, or a dense output's; a sparse matrix's in sparse rows, :mod:`compiler.lattice.seqsumrows`;
-    a sparse output's of 3 or more modes sorted by key, :mod:`compiler.lattice.seqsumsort`),
+    a sparse output's of 3 or more modes sorted by key, :mod:`compiler.lattice.seqsumsort`, a sum over two of its
+    modes in sparse rows; of more loops than :data:`MOST_LOOPS` the output's kept in order, the sums' placed among
+    them, :func:`interleavings`),
     or a sparse output built by a scatter
     (:mod:`compiler.lattice.seqscatter`); None where no order walks every
     input as stored. The first order that does is taken: the output's loops reordered alone first, then
@@ -372,12 +392,16 @@ def reordered(program, inputs: dict, out_format, fill, why: str, scatter_only: b
         summed = tuple(dict.fromkeys(str(i) for s in under for i in s.indices))
         inside = tuple(x for x in mine if x in free) + summed
         # (a workspace over both indices of a sparse matrix output is kept in sparse rows: seqsumrows)
-        # (of a sparse output of 3 or more modes, every index's sum kept sparse, sorted by key: seqsumsort; one
-        # over some of them would be dense over those)
-        rows = bucketed(out) and len(free) == 2 or sorts_sums(out) and len(free) == len(names) and all(
-            len(free_indices(s)) in (1, len(names)) for s in under)
+        # (of a sparse output of 3 or more modes, a sum over every index kept sparse, sorted by key: seqsumsort;
+        # one over two of them in sparse rows, over 3 or more sorted by key too; one over one index dense)
+        rows = bucketed(out) and len(free) == 2 or sorts_sums(out) and set(free) <= set(names)
         if not scatter_only and (kind == "dense" or len(free) == 1 or rows) and len(inside) <= MOST_LOOPS:
             tries += [(mine, order) for order in permutations(inside) if order != inside]
+        elif not scatter_only and rows and sorts_sums(out):
+            # (sums over several indices into a sparse output of 3 or more modes: its indices kept in its order,
+            # the sums' placed among them in every way, not every order of them all)
+            outputs = inside[:len(inside) - len(summed)]
+            tries += [(mine, order) for order in islice(interleavings(outputs, summed), MOST_ORDERS) if order != inside]
     elif (kind == "dense" and not scatter_only or scatters(out)) and len(mine) <= MOST_LOOPS:
         tries += [(order, None) for order in permutations(mine) if order != mine]
     if summed and not under and not scatter_only and (kind == "dense" or len(names) == 1 or bucketed(out)
@@ -414,4 +438,4 @@ def reordered(program, inputs: dict, out_format, fill, why: str, scatter_only: b
     return None
 
 
-__all__ = ["lower_shape_lattice", "reordered"]
+__all__ = ["interleavings", "lower_shape_lattice", "reordered"]

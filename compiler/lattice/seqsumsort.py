@@ -9,14 +9,18 @@ columns (:mod:`compiler.lattice.seqsumscatter`); with three modes that workspace
 block per row, and buckets by the first two modes a counter per ``(j, m)``. So the terms are bucketed by the
 first mode only (phase 1 counts each ``j``'s terms, a prefix sum gives the buckets' starts, phase 2 places each
 term's other coordinates, linearized into one key ``m · N + n``, and its value at its ``j``'s next slot:
-:class:`~compiler.lattice.seqtwophase.TwoPhaseScatter`). Each bucket is then sorted by key, stably
-(:func:`~compiler.imperative.sorting.merge_sort_pairs_ir`: the terms of one key keep the loops' order, so they
-are added in the order the dense reference adds them), and walked as nested runs: a run of equal ``m``, within
+:class:`~compiler.lattice.seqtwophase.TwoPhaseScatter`). Each bucket is then sorted by key, stably (the terms of
+one key keep the loops' order, so they are added in the order the dense reference adds them), the C choosing per
+bucket: by counting (:func:`~compiler.imperative.sorting.count_sort_pairs_ir`) where the key's span is at most
+:data:`~compiler.imperative.sorting.COUNTED_SPAN` times the bucket's terms (a nearly dense output: no comparisons,
+``O(terms + span)``), else by merging its ascending runs (:func:`~compiler.imperative.sorting.merge_sort_pairs_ir`,
+``O(terms log runs)``); then walked as nested runs: a run of equal ``m``, within
 it runs of equal key, each summed into one entry that the output appends with its own code, as from loops in
 its order (a COO's coordinates; a CSF's or DCSR-like output's ``pos`` and ``crd`` per level:
 :mod:`compiler.lattice.seqassembly`). A summand of another fill than 0 has its fill folded in for the terms a key
-did not get (the run's length is how many it got). Memory: the terms (twice, the sort's scratch) and the first
-mode's starts; time: two passes of the sum's loops and a sort of each bucket.
+did not get (the run's length is how many it got). Memory: the terms (twice, the sort's scratch), the first
+mode's starts and, where the terms are many against the span, a count per key; time: two passes of the sum's
+loops and a sort of each bucket.
 
 >>> from compiler.format import coo
 >>> from compiler.names import FreshNames
@@ -41,8 +45,9 @@ from typing import NamedTuple
 
 from ..binding import array_name
 from ..errors import StrategyError
-from ..imperative.ir import Allocate, BinOp, Comment, CompoundAssign, Const, Declare, For, Load, Store, Var, While, and_
-from ..imperative.sorting import merge_sort_pairs_ir
+from ..imperative.ir import (Allocate, BinOp, Comment, CompoundAssign, Const, Declare, For, If, Load, Select, Store,
+                             Var, While, and_)
+from ..imperative.sorting import COUNTED_SPAN, count_sort_pairs_ir, merge_sort_pairs_ir
 from ..stand_in import format_text
 from .seqassembly import sequence_assembled, sequence_output
 from .seqcfir import Block, Fold
@@ -128,6 +133,7 @@ class SortedTerms(TwoPhaseScatter, ABC):
         self.next, self.starts = fresh(f"{name}_next"), fresh(f"{name}_starts")
         self.terms = Pairs(fresh(f"{name}_terms_key"), fresh(f"{name}_terms_val"))
         self.scratch_terms = Pairs(fresh(f"{name}_sorted_key"), fresh(f"{name}_sorted_val"))
+        self.key_counts, self.span = fresh(f"{name}_key_counts"), math.prod(self.extents)
         self.phase = "count"
 
     def key(self):
@@ -163,6 +169,9 @@ class SortedTerms(TwoPhaseScatter, ABC):
         return row_starts(self.next, self.starts, self.keys, q, total), total
 
     def room(self, total, body: list) -> list:
+        # (a count per key where some bucket may be sorted by counting: COUNTED_SPAN)
+        counted = Select(BinOp("<=", _c(self.span), BinOp("*", _c(COUNTED_SPAN), total)), _c(self.span), _c(0))
+        body = [Allocate(self.key_counts, I64, counted, None, body)]
         for part in (self.scratch_terms, self.terms):
             body = [Allocate(part.key, I64, total, None, [Allocate(part.val, self.dtype, total, None, body)])]
         return body
@@ -175,10 +184,14 @@ class SortedTerms(TwoPhaseScatter, ABC):
         keys summed into one entry."""
         r, p, hi = Var(self.row), Var(self.fresh("p")), Var(self.fresh("hi"))
         fresh = lambda base: Var(self.fresh(base))  # noqa: E731
-        sort = merge_sort_pairs_ir(self.terms.key, self.terms.val, self.scratch_terms.key,
-                                   self.scratch_terms.val, p, hi, fresh)
+        pairs = (self.terms.key, self.terms.val, self.scratch_terms.key, self.scratch_terms.val)
+        counted = BinOp("<=", _c(self.span), BinOp("*", _c(COUNTED_SPAN), BinOp("-", hi, p)))
+        sort = If(counted, [Comment(f"its keys' span ({self.span}) at most {COUNTED_SPAN} times its terms: "
+                                    f"counted, each term placed at its key's next slot"),
+                            *count_sort_pairs_ir(*pairs, self.key_counts, _c(self.span), p, hi, fresh)],
+                  [Comment("else its ascending runs merged"), *merge_sort_pairs_ir(*pairs, p, hi, fresh)])
         bucket = [Declare(p, I64, Load(self.starts, r)), Declare(hi, I64, Load(self.starts, BinOp("+", r, _c(1)))),
-                  *sort, *self.runs(0, p, hi, None)]
+                  sort, *self.runs(0, p, hi, None)]
         return [Comment(self.sorted_note()), For(r, 0, _c(self.keys), self.level(-1, self.row, bucket))]
 
     def sorted_note(self) -> str:

@@ -14,7 +14,8 @@ consumer computes the operator of the sum's fill (``sum * 2 + 1`` writes 1 there
 fill, not stored in a sparse output). A workspace over both indices of a sparse matrix output is not dense (it
 would hold the matrix's every entry) but kept in sparse rows, a CSR (:mod:`compiler.lattice.seqsumrows`); one
 over every index of a sparse output of 3 or more modes is kept as a Dense level over SparseLists, its terms sorted
-by key (:mod:`compiler.lattice.seqsumsort`).
+by key (:mod:`compiler.lattice.seqsumsort`), one over some of them so too where it has 3 or more, in sparse rows
+where it has two (``sum(A4, axis=0) + sum(B4, axis=(0, 3))[:, :, None]``: ``w[j, m, n]`` and ``w2[j, m]``).
 
 >>> from compiler.notation import parse
 >>> p = parse("c[j] = sum[i](A[i, j]) * 2 + b[j]")
@@ -38,7 +39,7 @@ from ..imperative.ir import Const, Declare, Var
 from ..notation.ast import Access, Assign, Call, Reduce, accesses, free_indices, walk
 from ..notation.shape import ShapeOp
 from .seqcfir import Block
-from .seqhoist import AccumulatedOutput, hoisted_body
+from .seqhoist import SORTED_BUCKET, AccumulatedOutput, hoisted_body
 
 
 @dataclass(frozen=True)
@@ -46,9 +47,9 @@ class SumWorkspace:
     """A sum's workspace: ``name[indices]`` (the sum's free indices, in the output's order) of
     ``shape``, holding ``total`` (the sum) at each coordinate; ``fill``: the sum's where its loops
     add nothing (its summand's fill times the coordinates summed); ``rows``: kept in sparse rows, a CSR (both
-    indices of a sparse matrix output, in its storage order: :mod:`compiler.lattice.seqsumrows`), or a Dense level
-    over SparseLists (every index of a sparse output of 3 or more modes: :mod:`compiler.lattice.seqsumsort`), not
-    dense."""
+    indices of a sparse matrix output, in its storage order: :mod:`compiler.lattice.seqsumrows`; two of a sparse
+    output of 3 or more modes), or a Dense level over SparseLists (3 or more indices of such an output:
+    :mod:`compiler.lattice.seqsumsort`), not dense."""
 
     name: str
     indices: tuple
@@ -117,8 +118,8 @@ def split_sums(program, extents: dict, fills: dict | None = None, rows: tuple | 
     """``(consumer, workspaces)``: ``program`` with each sum of :func:`sums_under_operators` read from
     a workspace instead (``w``, ``w2``, ..., named apart from its tensors), and those workspaces
     (:class:`SumWorkspace`); ``extents``: each index's, ``fills``: each sum's fill (by sum, default 0);
-    ``rows``: the mode order of a sparse matrix output, whose sums over both its indices are kept in sparse
-    rows in its storage order (:attr:`SumWorkspace.rows`: ``w[m, j]`` for a CSC's), or None (every one dense)."""
+    ``rows``: the mode order of a sparse output, whose sums over two or more of its indices are kept sparse in
+    its storage order (:attr:`SumWorkspace.rows`: ``w[m, j]`` for a CSC's), or None (every one dense)."""
     sums = sums_under_operators(program)
     taken = {a.tensor for a in accesses(program.rhs)} | {program.lhs.tensor}
     order = [str(i) for i in program.lhs.indices]
@@ -133,9 +134,11 @@ def split_sums(program, extents: dict, fills: dict | None = None, rows: tuple | 
         # slice(sum[l](A[k, l] * B[l, j]), k -> i): after them, as the sum has them)
         own = [str(i) for i in free_indices(s)]
         idxs = tuple(sorted(own, key=lambda x: order.index(x) if x in order else len(order) + own.index(x)))
-        kept = rows is not None and len(idxs) == len(order) >= 2 and set(idxs) == set(order)
+        # (a sum over some of the output's indices is kept so too where it has two or more: in the output's
+        # storage order, its first one the buckets')
+        kept = rows is not None and len(idxs) >= 2 and set(idxs) <= set(order)
         if kept:
-            idxs = tuple(order[m] for m in rows)
+            idxs = tuple(x for x in (order[m] for m in rows) if x in idxs)
         by_name = {str(i): i for i in free_indices(s)}
         shape = tuple(int(extents[by_name[i]]) for i in idxs)
         work.append(SumWorkspace(name, idxs, shape, s, (fills or {}).get(s, 0.0), kept))
@@ -205,7 +208,8 @@ def workspace_note(out: str, work: list, order: tuple, default: tuple, why: str)
                      f"sparse matrix, compiler.lattice.seqsumrows)" for w in work if w.rows and len(w.indices) == 2)
     fibers = "; ".join(f"{w.total} into {w.name}[{', '.join(w.indices)}], bucketed by {w.indices[0]}, each "
                        f"{w.indices[0]}'s terms then sorted by ({', '.join(w.indices[1:])}) and each run of equal ones "
-                       f"summed, kept as a Dense level over SparseLists (compiler.lattice.seqsumsort)"
+                       f"summed ({SORTED_BUCKET}), kept as a Dense level over SparseLists "
+                       f"(compiler.lattice.seqsumsort)"
                        for w in work if w.rows and len(w.indices) > 2)
     into = " and ".join(x for x in (sums and f"a dense workspace first ({sums})",
                                     rows and f"sparse rows first ({rows})",

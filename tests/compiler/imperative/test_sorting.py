@@ -8,7 +8,8 @@ from compiler.backend import compile_function
 from compiler.imperative import Buffer, Function, Scalar, interpret
 from compiler.imperative.ir import Var
 from compiler.imperative.sorting import (BIT_SORT_MIN, BIT_SORT_SPAN, MERGE_MAX_RUNS, RANK_SORT_MAX, SCAN_RATIO,
-                                         bit_sort_ir, heapsort_ir, merge_runs_ir, rank_sort_ir, sort_coordinates_ir)
+                                         bit_sort_ir, count_sort_pairs_ir, heapsort_ir, merge_runs_ir,
+                                         merge_sort_pairs_ir, rank_sort_ir, sort_coordinates_ir)
 
 
 def write_order(runs):
@@ -110,3 +111,32 @@ def test_bit_sort_matches_sorted_in_c(extent, runs):
     out = compile_function(fn)(a=a, w=np.zeros((extent >> 6) + 1, np.int64), s=np.zeros((extent >> 12) + 1, np.int64),
                                n=n, m=extent)
     assert out["a"][:n].tolist() == sorted(lst)
+
+
+PAIRS = (Buffer("k", "int64", "inout"), Buffer("v", "float64", "inout"), Buffer("tk", "int64", "inout"),
+         Buffer("tv", "float64", "inout"), Buffer("c", "int64", "inout"), Scalar("span", "int64"),
+         Scalar("lo", "int64"), Scalar("hi", "int64"))
+#: a sum's terms sorted by key, stably: by counting (keys in [0, span)) and by merging their ascending runs
+PAIR_SORTS = {
+    "count": Function("count_pairs", PAIRS, count_sort_pairs_ir("k", "v", "tk", "tv", "c", Var("span"), Var("lo"),
+                                                               Var("hi"), fresh_names())),
+    "merge": Function("merge_pairs", PAIRS, merge_sort_pairs_ir("k", "v", "tk", "tv", Var("lo"), Var("hi"),
+                                                               fresh_names()))}
+
+
+@pytest.mark.parametrize("how", list(PAIR_SORTS))
+@settings(max_examples=15, deadline=None)
+@given(st.integers(1, 40), st.lists(st.integers(0, 39), max_size=60), st.integers(0, 3))
+def test_pairs_sorted_stably_in_c_and_in_the_interpreter(how, span, keys, lo):
+    """Each slice ``[lo, hi)`` sorted by key, the terms of one key in the order they came (their values tell),
+    the slice's surroundings untouched, in C and by the interpreter."""
+    keys = [x % span for x in keys]
+    k = np.array([7] * lo + keys + [5], np.int64)
+    v = np.arange(len(k), dtype=np.float64)
+    hi = lo + len(keys)
+    order = lo + np.argsort(keys, kind="stable")
+    for run in (compile_function(PAIR_SORTS[how]), lambda **kw: interpret(PAIR_SORTS[how], **kw)):
+        out = run(k=k.copy(), v=v.copy(), tk=np.zeros(len(k), np.int64), tv=np.zeros(len(k)),
+                  c=np.zeros(span, np.int64), span=span, lo=lo, hi=hi)
+        assert out["k"][lo:hi].tolist() == sorted(keys) and out["v"][lo:hi].tolist() == order.tolist()
+        assert out["k"][:lo].tolist() == [7] * lo and out["k"][hi] == 5 and out["v"][hi] == hi

@@ -8,6 +8,8 @@ with strategy='looplets'"), and the array front end retried another way (a 'retr
 the dense oracle (compiler.evaluate), the IR interpreter and the sequence CFIR's interpreter (one_kernel,
 run_all), the array expressions against numpy too."""
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -30,16 +32,17 @@ COLLAPSED = "sum[i](collapse(E[a, b, j, m, n], (a, b) -> i))"
 OUTPUTS = ["csf", "coo", "Dense(SparseList(SparseList(Element({fill}))))", "Dense(Dense(SparseList(Element({fill}))))"]
 
 
-def summed(program, out, **tensors):
+def summed(program, out, vector=False, **tensors):
     """``program`` into ``out`` (of :data:`OUTPUTS`) by the lattice (one_kernel: right against evaluate, the IR
     and the CFIR interpreters), its sum's terms sorted by key, neither read converted nor kept in a dense
-    workspace; the kernel and its result."""
+    workspace (``vector``: but a sum over one index); the kernel and its result."""
     with np.errstate(invalid="ignore"):
         fill = ss.evaluate(program, **tensors)[1]
     k, got = one_kernel(program, out.format(fill=float(fill)), **tensors)
     (step,) = k.trace.find("loop-order")
-    assert "compiler.lattice.seqsumsort" in step.note, step.note
-    assert "into a dense workspace" not in step.note
+    assert "compiler.lattice.seqsumsort" in step.note or "compiler.lattice.seqsumrows" in step.note, step.note
+    dense = re.findall(r"into (w\d*\[[^]]*\]) of \d+ entries", step.note)
+    assert all("," not in w for w in dense) if vector else not dense, step.note
     assert not k.trace.find("convert")
     # (no value equal to the output's fill is stored)
     vals = got.to_coords()[1]
@@ -113,10 +116,31 @@ def test_the_buckets_are_plain_c_and_hold_no_dense_block():
     # (phase 1 counts each j's terms, phase 2 places each term's key, each bucket is sorted and its runs summed)
     assert "c_next[j] += 1;" in src and "c_terms_key[t] = m * 7 + n;" in src, src
     assert "while (p < hi && c_terms_key[p] == n_key) {" in src
-    # (no array of the output's every entry, nor of a row's: 3 x 5 x 7 = 105, 5 x 7 = 35)
+    # (no array of the output's every entry, 3 x 5 x 7 = 105, nor of a row's, 5 x 7 = 35, but a count per key of a
+    # row where the terms are many against the row's keys, to sort a bucket by counting)
     assert "alloc_array(105," not in src and "alloc_array(35," not in src
+    assert "alloc_array(35 <= 8 * n_terms ? 35 : 0, sizeof *c_key_counts, false);" in src
     k, _ = summed(f"c[j, m, n] = {STACK} * 2 + 1", "coo", A=A, A1=A1)
     assert "w1_idx[pw1] = m;" in k.c_source and "w2_pos[pw1 + 1] = pw2;" in k.c_source
+
+
+@pytest.mark.parametrize("out", ["csf", "coo"])
+@pytest.mark.parametrize("operator", ["", " * 2 + 1"])
+def test_a_bucket_is_counted_or_merged_as_its_terms_fill_its_span(operator, out):
+    # (j = 0: every coordinate stored, 2 x 3 x 4 = 24 terms over a span of 12 keys, counted; j = 1: one term,
+    # merged; j = 2: none)
+    from compiler.imperative.sorting import COUNTED_SPAN
+    a = np.zeros((2, 3, 3, 4))
+    a[:, 0] = np.arange(24).reshape(2, 3, 4) - 5.0
+    a[0, 0, 0, 0], a[1, 0, 2, 3], a[1, 1, 2, 0] = nan, inf, -inf
+    A = ss.Tensor.from_numpy(a[:1], "csf")
+    A1 = ss.Tensor.from_numpy(a[1:], "coo")
+    k, got = summed(f"c[j, m, n] = {STACK}{operator}", out, A=A, A1=A1)
+    assert 12 <= COUNTED_SPAN * 24 and not 12 <= COUNTED_SPAN * 1
+    src = k.c_source
+    assert "its keys' span (12) at most 8 times its terms: counted" in src and "else its ascending runs merged" in src
+    note = k.trace.find("loop-order")[0].note
+    assert "counted where its keys' span is at most 8 times its terms, else merged" in note, note
 
 
 def test_a_key_beyond_int64_is_refused_saying_why():
