@@ -741,10 +741,16 @@ def unfurl_sparse_hash(f: SubFiber, ctx, mode):
 
 def rehash_stmts(info, k, fresh) -> list:
     """Double the table and insert every key again (keeps it at most half full)."""
+    cap = Var(hash_names(info, k)["cap"])
+    return [Assign(cap, BinOp("*", cap, Const(2, "int64"))), *reinsert_stmts(info, k, fresh)]
+
+
+def reinsert_stmts(info, k, fresh) -> list:
+    """Empty hash level ``k``'s table, grown to its capacity ``cap``, and insert its ``nnz`` keys again."""
     a = hash_names(info, k)
     nnz, cap = Var(a["nnz"]), Var(a["cap"])
     s, r, h = Var(fresh("s")), Var(fresh("r")), Var(fresh("h"))
-    return [Assign(cap, BinOp("*", cap, Const(2, "int64"))), ir.Grow(a["table"], cap),
+    return [ir.Grow(a["table"], cap),
             ir.For(s, 0, cap, [ir.Store(a["table"], s, Const(0, "int64"))]),
             ir.For(r, 0, nnz, [
                 Declare(h, "int64", hash_expr(Load(a["keys"], r), cap)),
