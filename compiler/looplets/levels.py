@@ -167,6 +167,19 @@ def not_fill(info: TensorInfo, value):
     return BinOp("!=", value, Const(fill, info.dtype))
 
 
+def is_fill(info: TensorInfo, value):
+    """C test that an output's ``value`` is its fill (NaN-aware, as :func:`not_fill`).
+
+    >>> from compiler.format import parse_format
+    >>> print(is_fill(TensorInfo("y", parse_format("sparse", fill=float("nan")), "output"), Var("v")))
+    isnan(v)
+    """
+    fill = info.fill
+    if isinstance(fill, (float, complex, np.inexact)) and fill != fill:
+        return cints.isnan_of(value, info.dtype)
+    return BinOp("==", value, Const(fill, info.dtype))
+
+
 def kept(dirty, child: SubFiber):
     """When an appended entry is kept: it was written, and (an Element's) to other than the fill.
 
@@ -433,12 +446,12 @@ def unfurl_run_list_update(f: SubFiber, ctx, mode="update"):
 
     def fill_up_to(end):
         return [ir.Grow(right_b, X.add(nnz, 1)), ir.Grow(vals, X.add(nnz, 1)), ir.Store(vals, nnz, fill)] + \
-            close(end, BinOp("==", Load(vals, X.sub(nnz, 1)), fill))
+            close(end, is_fill(info, Load(vals, X.sub(nnz, 1))))
 
     def accept(start, stop):
         pre, dirty, child = _open_run(f, ctx, nnz, right_b)
         gap = [If(BinOp("<", cov, start), fill_up_to(start))]
-        epi = [If(dirty, close(stop, BinOp("==", Load(vals, X.sub(nnz, 1)), Load(vals, nnz))))]
+        epi = [If(dirty, close(stop, cints.same_value_of(Load(vals, X.sub(nnz, 1)), Load(vals, nnz), info.dtype)))]
         return gap + pre, child, epi
     size = info.size(info.storage_mode(k))
     end = [If(BinOp("<", cov, size), fill_up_to(size)), ir.Store(pos_b, X.add(f.pos, 1), nnz)]
@@ -464,7 +477,7 @@ def unfurl_sparse_run_list_update(f: SubFiber, ctx, mode="update"):
         pre, dirty, child = _open_run(f, ctx, nnz, right_b)
         last = X.sub(nnz, 1)
         extend = ir.and_(ir.and_(BinOp(">", nnz, q0), BinOp("==", Load(right_b, last), start)),
-                         BinOp("==", Load(vals, last), Load(vals, nnz)))
+                         cints.same_value_of(Load(vals, last), Load(vals, nnz), info.dtype))
         append = [ir.Grow(left_b, X.add(nnz, 1)), ir.Store(left_b, nnz, start), ir.Store(right_b, nnz, stop),
                   CompoundAssign("+", nnz, Const(1, "int64"))]
         keep = ir.and_(dirty, not_fill(info, Load(vals, nnz)))
