@@ -109,7 +109,24 @@ def isnan_of(e, dtype):
     return BinOp("!=", e, e) if np.dtype(dtype).kind == "c" else Call("isnan", (e,))
 
 
-__all__ = ["wrap", "operands", "weak_constants", "constant_shift", "isnan_of"]
+def same_value_of(a, b, dtype):
+    """Whether the values ``a`` and ``b`` of ``dtype`` are one run's: ``a == b`` (a -0.0 is 0.0), and
+    for a float or complex dtype also where both are NaN, so a run of NaN is one run, as
+    :meth:`Tensor.from_numpy <compiler.tensor.Tensor.from_numpy>` builds it.
+
+    >>> from compiler.imperative.ir import Var
+    >>> print(same_value_of(Var("a"), Var("b"), "float64")), print(same_value_of(Var("a"), Var("b"), "int32"))
+    a == b || (isnan(a) && isnan(b))
+    a == b
+    (None, None)
+    """
+    eq = BinOp("==", a, b)
+    if np.dtype(dtype).kind not in "fc":
+        return eq
+    return BinOp("||", eq, BinOp("&&", isnan_of(a, dtype), isnan_of(b, dtype)))
+
+
+__all__ = ["wrap", "operands", "weak_constants", "constant_shift", "isnan_of", "same_value_of"]
 
 
 def converted(e, have, want):

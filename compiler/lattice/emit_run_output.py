@@ -11,14 +11,15 @@ between entries and over the rest of a fiber after its last entry. The fibers ar
 order as the entries reach them, and those left after the loops at the end, so a fiber the
 loops skip still gets its one run of the fill. What the kernel builds is what
 :meth:`Tensor.from_numpy <compiler.tensor.Tensor.from_numpy>` builds for the same values: C's
-``==`` merges runs as numpy's does (a NaN extends no run; a -0.0 after a 0.0 extends it,
-which keeps its first value).
+``==`` merges runs, and a NaN extends a run of NaN (:func:`~compiler.imperative.cints.same_value_of`;
+a -0.0 after a 0.0 extends it, which keeps its first value).
 
 Example: ``C[i, j] = A[i, j] * B[i, j]`` into ``Dense(RunList(Element(0.0)))``, at each entry::
 
     if (vC != 0.0) {
         while (C1_fiber < i) { close fiber C1_fiber: a run of the fill to C1_size; C1_pos[C1_fiber + 1] = pC1; ... }
-        if (C1_end == j && C1_end > 0 && C_val[pC1 - 1] == vC) C1_right[pC1 - 1] = j + 1;
+        if (C1_end == j && C1_end > 0 && (C_val[pC1 - 1] == vC || (isnan(C_val[pC1 - 1]) && isnan(vC))))
+            C1_right[pC1 - 1] = j + 1;
         else { grow to pC1 + 2; a run of the fill [C1_end, j) if j > C1_end; a run [j, j + 1) of vC }
         C1_end = j + 1;
     }
@@ -30,6 +31,7 @@ import numpy as np
 
 from .. import binding
 from ..errors import StrategyError
+from ..imperative.cints import same_value_of
 from ..imperative.ir import (Assign, BinOp, Buffer, CompoundAssign, Const, Declare, Grow, Growable, If, Load,
                              OutScalar, Store, Var, While, and_)
 from .exprs import cast, const_of, not_fill
@@ -188,7 +190,7 @@ class RunAssembly:
         else:
             start = self.grow_runs(info, 1) + start
         extends = and_(BinOp("==", end, i), BinOp(">", end, Const(0, "int64")),
-                       BinOp("==", Load(self.val, last), val))
+                       same_value_of(Load(self.val, last), val, s.out_dtype))
         body += [If(extends, [Store(info.appended[-1], last, cast(BinOp("+", i, one), "int64", info.index_type))], start),
                  Assign(end, BinOp("+", i, one))]
         return [If(not_fill(val, s.out_dtype, s.out_fill), body)]

@@ -140,9 +140,9 @@ class Level:
     #: appended in storage order as runs of equal values, one child per run (TACO's append into a
     #: run-length level): ``pos``, each run's exclusive end in :attr:`run_end_array` and, for a level
     #: that is not full, its start in :attr:`run_start_array`. An entry at the coordinate where the
-    #: fiber's last run ends, of that run's value (as numpy's ``==`` compares: a NaN extends no run,
-    #: a -0.0 extends a 0.0's), extends the run; any other starts one. A full level (RunList) covers
-    #: its fibers with runs: a gap between entries, and a fiber's end, is a run of the fill
+    #: fiber's last run ends, of that run's value (as ``==`` compares, NaN equal to NaN: a NaN extends
+    #: a run of NaN, a -0.0 extends a 0.0's), extends the run; any other starts one. A full level
+    #: (RunList) covers its fibers with runs: a gap between entries, and a fiber's end, is a run of the fill
     appends_runs: ClassVar[bool] = False
     #: the array of the runs' first coordinates of :attr:`appends_runs` (None: a run starts where the
     #: one before it in its fiber ends)

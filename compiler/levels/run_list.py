@@ -30,6 +30,19 @@ from ..errors import FormatError
 from .level import IndexedLevel, POS, check_pos, fiber_of, group_starts, ranges, register
 
 
+def same_values(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Elementwise whether ``a`` and ``b`` hold one run's value: ``==`` (a -0.0 is 0.0), and NaN is
+    NaN, so a run of NaN is one run.
+
+    >>> same_values(np.array([np.nan, 1.0, -0.0]), np.array([np.nan, np.nan, 0.0])).tolist()
+    [True, False, True]
+    """
+    eq = a == b
+    if a.dtype.kind in "fc":
+        eq |= np.isnan(a) & np.isnan(b)
+    return eq
+
+
 def run_units(parent_count, parent_pos, coords, vals, child):
     """Group sorted entries into runs of consecutive coordinates of one parent.
 
@@ -43,7 +56,7 @@ def run_units(parent_count, parent_pos, coords, vals, child):
     if child.is_leaf and len(i):
         v = np.asarray(vals)
         same = np.zeros(len(i), dtype=bool)
-        same[1:] = (parent_pos[1:] == parent_pos[:-1]) & (i[1:] == i[:-1] + 1) & (v[1:] == v[:-1])
+        same[1:] = (parent_pos[1:] == parent_pos[:-1]) & (i[1:] == i[:-1] + 1) & same_values(v[1:], v[:-1])
         new = new & ~same
     unit_of = np.cumsum(new, dtype=POS) - 1
     starts = np.flatnonzero(new)

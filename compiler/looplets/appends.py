@@ -43,7 +43,7 @@ from ..algebra import Operator
 from ..imperative.ir import BinOp, Const, Select, Var
 from . import extents as X
 from .errors import ProgramError
-from .modifiers import Offset
+from .modifiers import Offset, Window
 from .program import Assign, Block, Call, Define, Index, IndexModifier, Loop, Sieve, TensorRef, show_expr, walk
 
 _ELSEWHERE = "or store {t} in SparseHash or SparseByteMap, which accept writes in any order"
@@ -307,6 +307,31 @@ def _follows(p: _Append, here: _Append) -> bool:
         return False
     spans = [span_of(coordinate_terms(w.at[0]), w.loops[d:], one_step_loops(w.parents + w.loops)) for w in (p, here)]
     return None not in spans and provably_below(spans[0][1], spans[1][0])
+
+
+def _window_of(w: _Append):
+    """``(lo, hi)``: the static bounds of the window a write goes through at the level's last mode
+    (a COO's row ``i`` before it), or None."""
+    from .wrappers import static_ir
+    x = w.at[-1] if w.at else None
+    if not isinstance(x, Window):
+        return None
+    lo, hi = static_ir(x.lo), static_ir(x.hi)
+    return None if lo is None or hi is None else (lo, hi)
+
+
+def _windows_may_meet(p: _Append, here: _Append) -> bool:
+    """Whether the windows ``p`` and ``here`` write through may share a coordinate: at the level's
+    other modes they write alike, and ``p``'s window does not provably end where ``here``'s starts or
+    before (``C[0:4][i]`` then ``C[2:][i]``)."""
+    a, b = _window_of(p), _window_of(here)
+    return a is not None and b is not None and p.at[:-1] == here.at[:-1] and not provably_below(a[1], b[0])
+
+
+def _window_text(w: _Append) -> str:
+    """A write's window as the program gives it (``[2:c.shape[0]]``)."""
+    x = w.at[-1]
+    return f"[{show_expr(x.lo)}:{show_expr(x.hi)}]"
 
 
 def coordinate_terms(x):
@@ -691,6 +716,16 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1, skip=()) -> di
                 f"{where}: the loop of line {line(s.line)} writes only coordinates before those of line "
                 f"{line(back.line)}, so it would go back over them. Write the loops in the order of their "
                 f"coordinates, {_ELSEWHERE.format(t=t)}", s.line)
+        clash = next((p for p in earlier if _windows_may_meet(p, here)), None)
+        if clash is not None and s.op is None:
+            # (an entry appended in order is never taken back: a fill the second loop writes over the
+            # first's entry would be dropped, keeping the first's value, and no check of the call's
+            # output order sees it)
+            raise ProgramError(
+                f"{where}: the window of line {line(s.line)}, {_window_text(here)}, may overlap that of line "
+                f"{line(clash.line)}, {_window_text(clash)}, and an entry the first appends cannot be replaced (a "
+                f"fill the second writes over it would be dropped, keeping the first's value). Write {t} through windows that do not overlap, "
+                f"{_ELSEWHERE.format(t=t)}", s.line)
         earlier.append(here)
         if follows:
             return

@@ -71,6 +71,9 @@ class UnfurlContext:
         #: the C locals a scatter's entries are computed in before they take a slot, by the name of
         #: the 0-D stand-in each entry's write goes to (:func:`compiler.looplets.scatter.scatter_unfurl`)
         self.entry_locals: dict = {}
+        #: the outputs a write of the fill may empty a stored entry of, each with the levels whose
+        #: freeze leaves such entries out (:func:`compiler.looplets.level_writers.fill_dropping`)
+        self.drops_fills: dict = {}
 
 
 @dataclass(eq=False)

@@ -39,6 +39,7 @@ from .assembly import (Nested, declare_stmts as nested_declare, empty_table_stmt
 from .errors import ProgramError
 from .levels import dense_block, for_class, not_fill
 from .simplify import same_value
+from .stored_fills import drop_stored_fills_stmts
 
 
 def value_text(v) -> str:
@@ -107,6 +108,9 @@ class LevelWriter:
     #: a write enters its entry (locates or inserts it before, keeps it after the writes): two writes of
     #: one entry in one iteration share the entry's looplets, or each would insert it (a hash's key twice)
     enters_entries: bool = False
+    #: its freeze can leave out an entry a write of the fill emptied, its storage compacted (a hash's
+    #: key whose value is the fill, or whose fiber below holds no key): :mod:`compiler.looplets.stored_fills`
+    drops_stored_fills: bool = False
 
     def params(self, info, k) -> tuple | None:
         """The kernel parameters after the output's sizes, or None when this writer cannot write
@@ -127,8 +131,11 @@ class LevelWriter:
         return [IAssign(Var(info.array(k, "nnz")), Const(0, "int64"))] + below
 
     def freeze(self, low, info, k) -> list:
-        """The statements of the output's freeze: its nested hashes' keys sorted, then :meth:`finish`."""
+        """The statements of the output's freeze: the entries a write of the fill emptied left out
+        (when some write may overwrite), its nested hashes' keys sorted, then :meth:`finish`."""
         nested = nested_levels(info) or Nested(k, (), None)
+        dropping = low.ctx.drops_fills.get(info.name)
+        dropped = drop_stored_fills_stmts(info, dropping, low.fresh) if dropping else []
         hashes = []
         for kk in nested.hashed:
             # (a hash under a hash or a SparseList: one fiber per entry above, its sorted view's pos growing)
@@ -136,7 +143,7 @@ class LevelWriter:
             hashes += [ir.Grow(starts_of(info, kk), X.add(fibers, 1)),
                        *writer_for(info.levels[kk]).freeze_keys(low, info, kk, fibers),
                        IAssign(Var(info.array(kk, "npos")), X.add(fibers, 1))]
-        return self.finish(low, info, k, nested, hashes)
+        return dropped + self.finish(low, info, k, nested, hashes)
 
     def finish(self, low, info, k, nested, hashes) -> list:
         """A sparse output's freeze: its starts carried forward, the nested levels' lengths."""
@@ -266,6 +273,7 @@ class HashWriter(LevelWriter):
     """SparseHash: keys ``parent * size + i`` inserted at random in a table, sorted at the freeze."""
 
     enters_entries = True
+    drops_stored_fills = True
 
     def params(self, info, k):
         if k != len(info.levels) - 1 or not isinstance(info.leaf, Element):
@@ -406,6 +414,27 @@ def enters_entries(lvl) -> bool:
     iteration share: a level appended in order (a SparseList) or keyed in a table (a SparseHash)."""
     writer = writer_for(lvl)
     return writer is not None and (writer.appends_in_order or writer.enters_entries)
+
+
+def fill_dropping(info) -> tuple:
+    """``(levels, keeper)``: the levels of output ``info`` whose freeze can leave out an entry a write
+    of the fill emptied, its last level first and then each level above that can too (an empty
+    fiber's entry), and the first sparse level above them that cannot (it keeps that entry), or None.
+
+    >>> from compiler.format import Format
+    >>> from compiler.levels import SparseHash, SparseList
+    >>> from compiler.looplets.fibers import TensorInfo
+    >>> [fill_dropping(TensorInfo("C", Format(f), "output"))
+    ...  for f in (SparseHash(SparseHash(Element(0.0))), SparseList(SparseHash(Element(0.0))), SparseList(Element(0.0)))]
+    [((1, 0), None), ((1,), 0), ((), None)]
+    """
+    levels = info.levels
+    k, out = len(levels) - 1, []
+    while isinstance(info.leaf, Element) and k >= 0 and (writer_for(levels[k]) or LevelWriter).drops_stored_fills:
+        out.append(k)
+        k -= 1
+    keeper = k if out and k >= 0 and not levels[k].slot_per_coordinate else None
+    return tuple(out), keeper
 
 
 def marks_table(lvl) -> bool:

@@ -167,6 +167,19 @@ def not_fill(info: TensorInfo, value):
     return BinOp("!=", value, Const(fill, info.dtype))
 
 
+def is_fill(info: TensorInfo, value):
+    """C test that an output's ``value`` is its fill (NaN-aware, as :func:`not_fill`).
+
+    >>> from compiler.format import parse_format
+    >>> print(is_fill(TensorInfo("y", parse_format("sparse", fill=float("nan")), "output"), Var("v")))
+    isnan(v)
+    """
+    fill = info.fill
+    if isinstance(fill, (float, complex, np.inexact)) and fill != fill:
+        return cints.isnan_of(value, info.dtype)
+    return BinOp("==", value, Const(fill, info.dtype))
+
+
 def kept(dirty, child: SubFiber):
     """When an appended entry is kept: it was written, and (an Element's) to other than the fill.
 
@@ -433,12 +446,12 @@ def unfurl_run_list_update(f: SubFiber, ctx, mode="update"):
 
     def fill_up_to(end):
         return [ir.Grow(right_b, X.add(nnz, 1)), ir.Grow(vals, X.add(nnz, 1)), ir.Store(vals, nnz, fill)] + \
-            close(end, BinOp("==", Load(vals, X.sub(nnz, 1)), fill))
+            close(end, is_fill(info, Load(vals, X.sub(nnz, 1))))
 
     def accept(start, stop):
         pre, dirty, child = _open_run(f, ctx, nnz, right_b)
         gap = [If(BinOp("<", cov, start), fill_up_to(start))]
-        epi = [If(dirty, close(stop, BinOp("==", Load(vals, X.sub(nnz, 1)), Load(vals, nnz))))]
+        epi = [If(dirty, close(stop, cints.same_value_of(Load(vals, X.sub(nnz, 1)), Load(vals, nnz), info.dtype)))]
         return gap + pre, child, epi
     size = info.size(info.storage_mode(k))
     end = [If(BinOp("<", cov, size), fill_up_to(size)), ir.Store(pos_b, X.add(f.pos, 1), nnz)]
@@ -464,7 +477,7 @@ def unfurl_sparse_run_list_update(f: SubFiber, ctx, mode="update"):
         pre, dirty, child = _open_run(f, ctx, nnz, right_b)
         last = X.sub(nnz, 1)
         extend = ir.and_(ir.and_(BinOp(">", nnz, q0), BinOp("==", Load(right_b, last), start)),
-                         BinOp("==", Load(vals, last), Load(vals, nnz)))
+                         cints.same_value_of(Load(vals, last), Load(vals, nnz), info.dtype))
         append = [ir.Grow(left_b, X.add(nnz, 1)), ir.Store(left_b, nnz, start), ir.Store(right_b, nnz, stop),
                   CompoundAssign("+", nnz, Const(1, "int64"))]
         keep = ir.and_(dirty, not_fill(info, Load(vals, nnz)))
@@ -741,10 +754,16 @@ def unfurl_sparse_hash(f: SubFiber, ctx, mode):
 
 def rehash_stmts(info, k, fresh) -> list:
     """Double the table and insert every key again (keeps it at most half full)."""
+    cap = Var(hash_names(info, k)["cap"])
+    return [Assign(cap, BinOp("*", cap, Const(2, "int64"))), *reinsert_stmts(info, k, fresh)]
+
+
+def reinsert_stmts(info, k, fresh) -> list:
+    """Empty hash level ``k``'s table, grown to its capacity ``cap``, and insert its ``nnz`` keys again."""
     a = hash_names(info, k)
     nnz, cap = Var(a["nnz"]), Var(a["cap"])
     s, r, h = Var(fresh("s")), Var(fresh("r")), Var(fresh("h"))
-    return [Assign(cap, BinOp("*", cap, Const(2, "int64"))), ir.Grow(a["table"], cap),
+    return [ir.Grow(a["table"], cap),
             ir.For(s, 0, cap, [ir.Store(a["table"], s, Const(0, "int64"))]),
             ir.For(r, 0, nnz, [
                 Declare(h, "int64", hash_expr(Load(a["keys"], r), cap)),

@@ -302,13 +302,17 @@ class Lowerer(LoopletRules, ExpressionLowering, LifecycleLowering):
 
     def _write_pattern(self, s: Assign, tns, val) -> list:
         """A Pattern leaf stores no values: writing ``true`` keeps the position (sets the dirty
-        flag its level's append tests), writing ``false`` (the fill) keeps nothing."""
+        flag its level's append tests), writing ``false`` (the fill) keeps nothing, and over an
+        earlier write (``Assign.overwrites``) drops what it kept."""
         if s.op is not None and s.op.name not in ("or", "overwrite"):
             raise ProgramError(f"{s.lhs} is a Pattern (true where stored): it can be assigned or or-ed into, "
                                f"not reduced with {s.op.name}", s.line)
         if tns.dirty is None:
             raise ProgramError(f"{s.lhs} is a Pattern leaf under a level that cannot drop a position; "
                                f"store it under SparseList or SparseBlockList", s.line)
+        if s.op is None and s.overwrites:
+            # (an earlier write may have kept the position: a false written after it drops it again)
+            return [IAssign(tns.dirty, val)]
         mark = [IAssign(tns.dirty, Const(True, "bool"))]
         if isinstance(val, Const):
             return mark if val.value else []

@@ -109,7 +109,7 @@ def test_runs_are_walked_backwards_through_the_iterator(level):
     """From each row's last coordinate in its last run, the run moved down as the coordinate crosses a
     run's start (a SparseRunList's jumping the gap down to the run before), and a seek down to the last
     coordinate at or below a target (``seek_back_stmts``): runs touching both ends, one-coordinate runs, a
-    row all fill, NaN runs (one coordinate each); a vector; an extent 0."""
+    row all fill, a run of NaN; a vector; an extent 0."""
     check_walks_back(run_matrix(A4, level=level))
     check_walks_back(level_cases.level_vector(np.array([1.0, 0, 2.0, 2.0, 0, 0, np.nan, np.nan, 3.0]), 0.0, level))
     check_walks_back(run_matrix(np.zeros((2, 0)), level=level))

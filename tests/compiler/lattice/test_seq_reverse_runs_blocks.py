@@ -133,7 +133,7 @@ OUTPUTS = [RunList, SparseRunList, SparseBlockList]
 
 def assert_built_as_from_numpy(got: Tensor, want: np.ndarray, fmt: Format):
     """The kernel's output level holds what Tensor.from_numpy builds for the same values: its runs
-    coalesced (a NaN extends none), its blocks maximal."""
+    coalesced (a NaN extends a run of NaN), its blocks maximal."""
     ref = Tensor.from_numpy(want, fmt)
     for mine, theirs in zip(got.levels, ref.levels):
         for name in getattr(theirs, "index_arrays", ()):

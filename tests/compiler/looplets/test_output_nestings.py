@@ -198,8 +198,8 @@ RUNS_NATIVE = {"SparseList(SparseList(SparseRunList))": lambda fill: Format(Spar
 
 
 def test_runs_under_a_list_keep_a_row_only_with_a_run():
-    # row 1's values cancel (no run: the row is not kept), row 3's equal neighbours make one run, a NaN is a
-    # run of its own (NaN != NaN), rows 0 and 4 are empty
+    # row 1's values cancel (no run: the row is not kept), row 3's equal neighbours make one run, so do
+    # row 5's two NaN (a run of NaN is one run), rows 0 and 4 are empty
     a = np.array([[0, 0, 0, 0], [0, 2.0, 0, 0], [1.0, 0, 1.0, 1.0], [3.0, 3.0, 3.0, 0], [0, 0, 0, 0],
                   [np.nan, np.nan, 0, 5.0]])
     b = np.zeros_like(a)
@@ -209,8 +209,8 @@ def test_runs_under_a_list_keep_a_row_only_with_a_run():
     k = check(EXPRS["sum"], fmt, tensors, native=True)
     got = k(**tensors)
     assert got.levels[0].idx.tolist() == [2, 3, 5]
-    assert got.levels[1].pos.tolist() == [0, 2, 3, 6]
-    assert got.levels[1].left.tolist() == [0, 2, 0, 0, 1, 3] and got.levels[1].right.tolist() == [1, 4, 3, 1, 2, 4]
+    assert got.levels[1].pos.tolist() == [0, 2, 3, 5]
+    assert got.levels[1].left.tolist() == [0, 2, 0, 0, 3] and got.levels[1].right.tolist() == [1, 4, 3, 2, 4]
 
 
 # (each format with fill 0, two with NaN too: a product of NaN fills builds the larger kernel)
