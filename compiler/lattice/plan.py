@@ -37,7 +37,7 @@ from ..notation.dtypes import check_output_dtype, expr_dtype, reduce_dtype
 from .algebra import derive, expr_facts, same_value
 from .cin import (Assignment, Forall, Stmt, Where, as_update, concretize, expr_accesses, foralls, hoist_invariants,
                   loop_chain, scalar_promote, unshadow)
-from .iteration_graph import IterationGraph, is_all_dense, storage_path
+from .iteration_graph import IterationGraph, LoopOrderError, is_all_dense, storage_path
 from .iterators import WorkspaceIterator, mode_iterators
 from .output_build import assembles, placed_or_appended
 from .lattice import nonfinite_fill, nonfinite_literal
@@ -248,21 +248,31 @@ class Setup:
         # (a derived loop stays where the schedule put it: no workspace takes it in)
         derived = {v for r in relations for v in vars(r).values() if isinstance(v, str)}
         scheduled = {w.temp.name for w in wheres(stmt)}
+        # (nested workspaces only where no schedule or order was asked for: then the statement is the user's)
+        nest = (automatic or schedule is None) and order is None
         try:
-            stmt, hoisted = hoist_reductions(stmt, graph, formats, is_all_dense(ofmt), derived)
+            stmt, hoisted = hoist_reductions(stmt, graph, formats, is_all_dense(ofmt), derived, nest=nest)
         except StrategyError as refused:
             # a misnested reduction inside one that does not use the loops around it
             # (y[j] = z[j] + sum[i](max[k](A[k, i])), CSR A): moved out of them first, its
             # loops are the statement's own, and its workspace can go around them
             lifted = hoist_invariants(stmt) if not relations else stmt
-            if lifted == stmt:
-                raise
             try:
-                new, hoisted = hoist_reductions(lifted, graph, formats, is_all_dense(ofmt), derived)
+                if lifted == stmt:
+                    raise
+                new, hoisted = hoist_reductions(lifted, graph, formats, is_all_dense(ofmt), derived, nest=nest)
+                steps.append(("hoist", stmt, lifted, _HOISTED))
+                stmt = new
             except StrategyError:
-                raise refused from None
-            steps.append(("hoist", stmt, lifted, _HOISTED))
-            stmt = new
+                # (last, nested workspaces: max[j](prod[k](sum[l](A[k, j, l] * B[l, i]))) of a B stored l, i;
+                # not where converting an input's order may remove the refusal, a LoopOrderError)
+                if not nest or isinstance(refused, LoopOrderError):
+                    raise refused from None
+                try:
+                    stmt, hoisted = hoist_reductions(stmt, graph, formats, is_all_dense(ofmt), derived, nest=True,
+                                                     nest_refused=True)
+                except StrategyError:
+                    raise refused from None
         steps += hoisted
         if is_all_dense(ofmt):
             def dtype_of(e):   # None when it reads a temporary (a nested reduction's)

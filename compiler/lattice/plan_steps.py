@@ -31,6 +31,7 @@ from .algebra import derive, same_value
 from .cin import Assignment, Forall, Sequence, Where, assignments, expr_accesses, loop_chain, map_parts, wrap_loops
 from .precompute import precompute, with_workspace_kind, workspace_name
 from .iteration_graph import IterationGraph, LoopOrderError, storage_path
+from .nested_workspaces import loops_inside, nest_workspaces, read_against_storage
 from .ordering import order_statement
 
 
@@ -240,7 +241,7 @@ def _retarget(s, name: str, lhs: Access):
 
 
 def hoist_reductions(stmt, graph: IterationGraph, formats, dense_output: bool, derived=frozenset(),
-                      avoid=frozenset()):
+                      avoid=frozenset(), nest: bool = False, nest_refused: bool = False):
     """``(statement, steps)`` with each nested reduction that the formats cannot nest hoisted out.
 
     ``y[i] = A[i, j] + 1`` reduces ``A[i, j]`` over ``j`` inside the loop over ``i``;
@@ -249,16 +250,21 @@ def hoist_reductions(stmt, graph: IterationGraph, formats, dense_output: bool, d
     order the format allows) that the consumer reads: taco's precompute, applied
     because the formats need it. Dense when the output is dense. A workspace over a loop
     in ``derived`` (split, fused or a position loop) is not made. New names also avoid the
-    names in ``avoid`` (those of the rest of the statement).
+    names in ``avoid`` (those of the rest of the statement). With ``nest``, a reduction of a
+    reduction left against a storage order goes into nested workspaces
+    (:mod:`compiler.lattice.nested_workspaces`); with ``nest_refused`` too, one that no precompute
+    takes (the last resort: a caller tries the rest first).
     """
     from .cin import names_in
     from .precompute import precompute_expr
     if isinstance(stmt, Where) and not stmt.temp.workspace:
         # a where outside every loop (s = sum(..) + sum(..)): each side is a statement of its own
         avoid = names_in(stmt) | set(avoid)
-        producer, first = hoist_reductions(stmt.producer, graph, formats, dense_output, derived, avoid)
+        producer, first = hoist_reductions(stmt.producer, graph, formats, dense_output, derived, avoid, nest,
+                                           nest_refused)
         avoid |= names_in(producer)
-        consumer, then = hoist_reductions(stmt.consumer, graph, formats, dense_output, derived, avoid)
+        consumer, then = hoist_reductions(stmt.consumer, graph, formats, dense_output, derived, avoid, nest,
+                                          nest_refused)
         steps = [(stage, Where(stmt.consumer, b, stmt.temp), Where(stmt.consumer, a, stmt.temp), note)
                  for stage, b, a, note in first]
         steps += [(stage, Where(b, producer, stmt.temp), Where(a, producer, stmt.temp), note)
@@ -267,6 +273,11 @@ def hoist_reductions(stmt, graph: IterationGraph, formats, dense_output: bool, d
     steps = []
     while True:
         found = _misnested(stmt, [], formats)
+        if nest and found is None and not derived and read_against_storage(stmt, formats) is not None:
+            # a reduction of a reduction still against a storage order (its workspace took the
+            # outer one's loop in: max[j](min[k](A[j, k, i]))): nested workspaces, if they mend it
+            nested = _nested(stmt, graph, formats, avoid)
+            return (stmt, steps) if nested is None else (nested[0], steps + [nested[1]])
         if found is None or any(i.name in derived for i in found[1]):
             return stmt, steps   # (a misnested reduction left is refused by the lowering, saying why)
         expr, shared, acc, path, outer, whole = found
@@ -285,6 +296,12 @@ def hoist_reductions(stmt, graph: IterationGraph, formats, dense_output: bool, d
                 # in both sums); the whole reduction occurs once
                 new = precompute_expr(stmt, whole, shared, name, order_fn=order_fn, avoid=avoid)
         except StrategyError as e:
+            nested = _nested(stmt, graph, formats, avoid) if nest_refused and not derived \
+                and not isinstance(e, LoopOrderError) else None
+            if nested is not None:
+                steps.append(nested[1])
+                stmt = nested[0]
+                continue
             why = (f"{acc} is stored in the order {', '.join(p.name for p in path)}, but it is reduced inside the "
                    f"loop over {loops}; computing that reduction first, into a workspace over {loops}, does not "
                    f"apply either: {e}; lower it with strategy='looplets', which reads {acc.tensor} in its own order")
@@ -297,6 +314,15 @@ def hoist_reductions(stmt, graph: IterationGraph, formats, dense_output: bool, d
                       f"{', '.join(p.name for p in path)} but reduced inside the loop over {loops}: the reduction "
                       f"runs first{per}, into a workspace {name}[{loops}]"))
         stmt = new
+
+
+def _nested(stmt, graph, formats, avoid):
+    """``(statement, step)`` with nested workspaces (:func:`nest_workspaces`), or None."""
+    nested = nest_workspaces(stmt, formats, graph, avoid)
+    if nested is None:
+        return None
+    new, notes = nested
+    return new, ("precompute", stmt, new, "automatic: " + "; ".join(notes) + " (nested workspaces)")
 
 
 def _misnested(s, bound: list, formats):
@@ -319,7 +345,7 @@ def _misnested(s, bound: list, formats):
                     used = {i for a in expr_accesses(inner.rhs) for i in a.indices}
                     # (every reduction here runs inside the same loops: one misnested after this
                     # one must still find its loops around it)
-                    inside = _inside(bound, [storage_path(a, formats[a.tensor])[0] for x in assignments(s)
+                    inside = loops_inside(bound, [storage_path(a, formats[a.tensor])[0] for x in assignments(s)
                                              for a in expr_accesses(x.rhs) if a.tensor in formats])
                     whole = Reduce(s.temp.op, tuple(reduced), inner.rhs) if reduced and s.temp.op else None
                     return inner.rhs, [i for i in inside if i in used], acc, path, \
@@ -328,24 +354,6 @@ def _misnested(s, bound: list, formats):
         if deeper is not None:
             return deeper
     return _misnested(s.consumer, bound, formats)
-
-
-def _inside(bound: list, paths: list) -> list:
-    """The loops of ``bound`` (outermost first) that a reduction with operands stored along
-    ``paths`` must run inside: from the first loop bound before an index its storage puts
-    first on. The loops before it stay around the reduction's workspace.
-
-    ``C[i, j] = sum[k](A[i, k] * B[k, j])`` in loops ``i, j``: B needs ``k`` before ``j``,
-    so the workspace is ``w[j]``, computed per ``i``, not ``w[i, j]`` before every loop.
-    """
-    first = len(bound)
-    while True:
-        outside = set(bound[:first])
-        late = [bound.index(p) for path in paths for k, p in enumerate(path)
-                if p in outside and not all(q in outside for q in path[:k])]
-        if not late:
-            return bound[first:]
-        first = min(late)
 
 
 def foldable(op) -> bool:

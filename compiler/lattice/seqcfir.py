@@ -59,7 +59,7 @@ from .seqcfirvalues import (Add, Cat, Lit, Mul, Op, Read, Temp, Value, fold, sam
                             value_text)
 from .seqlattice import build_seq_lattice, drop_fill_points, live_keys, loop_tag, simplify
 from .seqlocate import at_coordinate, locatable, once_each, remove_locators, replaced
-from .seqproductnest import factored, index_names, nest_names, nests, writes_at
+from .seqproductnest import factored, index_names, nest_names, nests, over_parts, writes_at
 from .seqrewind import rewound, walked_below
 from .sequences import (EMPTIES, Concat, Empty, Intersect, Level, Product, Project, Seq, Union,
                         never_at_one, rebuild, side_key, walk)
@@ -435,6 +435,13 @@ class Compiler:
         if isinstance(live, EMPTIES):
             self.rewrites.append(Rewrite("empty-loop", str(f.seq), "skip"))
             return Skip()
+        undone = over_parts(once, live)
+        if undone is not None:
+            # (a collapse of a vstack whose part of another fill walks every column of its own, U_j beside
+            # j_A1: distributed over the parts, that part's product has the union in its right operand,
+            # which the lattice does not take; nested, each part's rows walk their own columns)
+            self.rewrites.append(Rewrite("product-over-concat-nested", str(live), str(undone)))
+            return _bound_once(self.stmt(self.nested(f, undone), defs, known_temps))
         merged = None if nests(live) else factored(live)
         if merged is not None:
             self.rewrites.append(Rewrite("product-factored", str(live), str(merged)))

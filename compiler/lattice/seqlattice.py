@@ -578,7 +578,8 @@ def unsupported(seq: Seq, straddle: bool = False) -> str | None:
     a group may straddle a concatenation's operands, see below).
 
     * a union or concatenation inside a product's right operand (unless its left operand is a
-      concatenation, which :func:`simplify` distributes the product over, or the right operand is a
+      concatenation, which :func:`simplify` distributes the product over (a part left with a union
+      there, the loop's product nests: :func:`~compiler.lattice.seqproductnest.over_parts`), or the right operand is a
       concatenation of parts reading their own tensors, which it makes a union of one product per
       part; a product that is a loop's whole sequence, or is merged with its other operands into one
       first, never comes here: the CFIR nests its operands' loops, :mod:`compiler.lattice.seqproductnest`):

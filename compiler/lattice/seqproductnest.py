@@ -96,6 +96,38 @@ def factored(s: Seq) -> Product | None:
     return Product(op(*rows), op(*cols))
 
 
+def over_parts(s: Seq, live: Seq) -> Product | None:
+    """``s``, a product over a concatenation, when ``live`` (``s`` simplified, the product distributed
+    over the concatenation's parts: ``product-over-concat``) has a part that :func:`nests`; else None.
+
+    The collapse of a vstack whose second part is of another fill than the result's walks every
+    column of that part's rows (``U_j`` beside ``j_A1``, tied to that part): ``(k_A ⊔ l_A1) × (j_A ∪
+    (j_A1 ∪ U_j))`` is ``(k_A × j_A) ⊔ (l_A1 × (j_A1 ∪ U_j))`` part by part, whose second product no
+    lattice takes. Its loops nest instead, as they do for a product that is a loop's whole sequence:
+    the outer loop over the parts' rows, the inner one over the columns as each part's rows have them
+    (the other part's levels are not live there, its tied universe away).
+
+    >>> from compiler.lattice.sequences import Level, Product, Union, Universe
+    >>> kA, jA = Level("A", 0, "dense", 2, "k"), Level("A", 1, "compressed", 3, "j")
+    >>> lB, jB = Level("B", 0, "dense", 1, "l"), Level("B", 1, "compressed", 3, "j")
+    >>> s = Product(Concat(kA, lB), Union(jA, Union(jB, Universe(3, "j"))))
+    >>> print(over_parts(s, Concat(Product(kA, jA), Product(lB, Union(jB, Universe(3, "j"))))))
+    (k_A ⊔ l_B) × (j_A ∪ (j_B ∪ U_j))
+    >>> over_parts(s, Concat(Product(kA, jA), Product(lB, jB))) is None
+    True
+    """
+    if not (isinstance(s, Product) and isinstance(s.a, Concat) and isinstance(live, Concat)):
+        return None
+    parts, todo = [], [live]
+    while todo:
+        x = todo.pop()
+        if isinstance(x, Concat):
+            todo += [x.a, x.b]
+        else:
+            parts.append(x)
+    return s if any(nests(p) for p in parts) else None
+
+
 def nest_names(index: str, taken) -> tuple[str, str]:
     """The names of the loops over the left and the right operand of the product ``index`` walks,
     none of ``taken``."""
@@ -147,4 +179,4 @@ def writes_at(stmt, index: str) -> bool:
         any(writes_at(x, index) for x in held(stmt))
 
 
-__all__ = ["nests", "factored", "nest_names", "held", "index_names", "writes_at"]
+__all__ = ["nests", "factored", "over_parts", "nest_names", "held", "index_names", "writes_at"]

@@ -4,11 +4,13 @@ U_j#l_A1): a union or concatenation in the right operand of a product is not sup
 every coordinate of its own (it writes its fill where it stores nothing), and under a collapse the universe
 beside its inner level lands in a product's right operand.
 
-Now that part's tensor is read densely (a ``convert`` step, before each call): its levels hold every coordinate
-with no union, the same walk; but in an hstack's ravel, where the union is within each row, the loop over the
-rows nests that row's loops (compiler.lattice.seqproductnest): nothing converted. (A split of a vectors'
-concatenation lowered before: kept beside them.) Each kernel against the dense oracle (compiler.evaluate), the
-sequence CFIR's interpreter and the IR interpreter."""
+Then that part's tensor was read densely (a ``convert`` step, before each call): its levels hold every
+coordinate with no union, the same walk. Now a collapse walks it as stored: in a vstack's ravel, the product
+over the parts distributed leaves the union in that part's product, so the loop over the rows nests each
+row's loops (compiler.lattice.seqproductnest.over_parts), as in an hstack's ravel, where the union is within
+each row. A split of the ravel (a reshape) still reads that part converted. (A split of a vectors'
+concatenation lowered before: kept beside them.) Each kernel against the dense oracle (compiler.evaluate),
+the sequence CFIR's interpreter and the IR interpreter."""
 
 import numpy as np
 import pytest
@@ -45,11 +47,12 @@ def test_a_collapse_or_split_of_a_concatenation_with_a_part_of_another_fill(case
     program, _, _, out = PROGRAMS[case]
     k, got = one_kernel(program, out if sparse_out else None, **parts(case, fa, fb, fill))
     converts = [s.note for s in k.trace.find("convert")]
-    if case == "hravel":
+    if case in ("hravel", "vravel"):
         # (each row's loops nested inside the loop over the rows: the part's union in the product's right
         # operand walks within the row, seqproductnest; nothing converted)
         assert converts == [], converts
-        assert ("while m_col" in k.trace.find("cfir")[0].after_text) == (fb != "dense")
+        nested = "while m_col" in k.trace.find("cfir")[0].after_text
+        assert nested == (fb != "dense")
     elif fb != "dense" and case != "vsplit":
         # (the part of fill 1 or NaN read densely, converted before each call; the trace says why)
         assert len(converts) == 1 and converts[0].startswith("A1 is "), converts
@@ -63,7 +66,9 @@ def test_the_first_part_of_another_fill_and_fill_0_parts_are_not_converted():
     # the result's fill is the first part's: here 1, and A1 of fill 0 is the part of another fill
     t = {"A": tensor((2, 3), "csr", 3, fill=1.0, odd=(nan,)), "A1": tensor((1, 3), "coo", 4, odd=(inf,))}
     k, got = one_kernel(VRAVEL[0], **t)
-    assert got.fill == 1.0 and [s.note.split(":")[0] for s in k.trace.find("convert")] == ["A1 is coo"]
+    assert got.fill == 1.0 and k.trace.find("convert") == []
+    k, _ = one_kernel(RESHAPE[0], **t)
+    assert [s.note.split(":")[0] for s in k.trace.find("convert")] == ["A1 is coo"]
 
 
 def test_empty_and_all_fill_parts():
@@ -76,14 +81,14 @@ def test_empty_and_all_fill_parts():
 def test_lower_choosing_the_strategy_weighs_the_conversion():
     # (lower() with no strategy: the lattice's refusal carries the conversion, which it weighs against the
     # looplets' kernel; either one is right)
-    t = parts("vravel", "csr", "csr", 1.0)
-    k = ss.lower(VRAVEL[0], **t)
+    t = parts("reshape", "csr", "csr", 1.0)
+    k = ss.lower(RESHAPE[0], **t)
     with np.errstate(invalid="ignore"):
-        np.testing.assert_array_equal(k(**t).to_numpy(), ss.evaluate(VRAVEL[0], **t)[0])
+        np.testing.assert_array_equal(k(**t).to_numpy(), ss.evaluate(RESHAPE[0], **t)[0])
     with pytest.raises(StrategyError, match="walks every coordinate of its own") as e:
         from compiler.lattice.seqlower import lower_shape_lattice
         from compiler.trace import Trace
-        program = ss.parse(VRAVEL[0])
+        program = ss.parse(RESHAPE[0])
         lower_shape_lattice(program, {n: v.format for n, v in t.items()}, Trace(),
                             tuple((n, v.shape) for n, v in t.items()), convert=False)
     assert e.value.converts[0] == "A1"
@@ -98,3 +103,22 @@ def test_lower_choosing_the_strategy_weighs_the_conversion():
 def test_collapses_and_splits_of_concatenations_by_property(case, fa, fb, fill, odd, density, seed, sparse_out):
     program, _, _, out = PROGRAMS[case]
     one_kernel(program, out if sparse_out else None, **parts(case, fa, fb, fill, odd, odd, density, seed))
+
+
+THREE = "c[m] = collapse(concat((A[k, j], concat((A1[l, j], A2[n, j]), (l, n) -> o)), (k, o) -> i), (i, j) -> m)"
+SUMMED = "c[] = sum[m](collapse(concat((A[k, j], A1[l, j]), (k, l) -> i), (i, j) -> m))"
+SWAPPED = "c[m] = collapse(concat((A1[l, j], A[k, j]), (l, k) -> i), (i, j) -> m)"
+
+
+@pytest.mark.parametrize("program", [VRAVEL[0], THREE, SUMMED, SWAPPED], ids=["two", "three", "summed", "swapped"])
+@pytest.mark.parametrize("density", [0.0, 0.5, 1.0])
+def test_a_vstack_ravel_walks_its_parts_of_other_fills_as_stored(program, density):
+    """Parts of fills 1 and NaN beside one of fill 0 (NaN and ±inf stored, empty or all stored): each part's
+    rows walk its own columns, the other parts' levels not live there; nothing is converted."""
+    t = {"A": tensor((2, 3), "csr", 1, odd=(inf,), density=density),
+         "A1": tensor((1, 3), "csr", 2, fill=1.0, odd=(-inf,), density=density),
+         "A2": tensor((2, 3), "coo", 3, fill=nan, odd=(nan,), density=density)}
+    k, _ = one_kernel(program, **{n: v for n, v in t.items() if f"{n}[" in program})
+    assert k.trace.find("convert") == []
+    assert any(r.rule == "product-over-concat-nested" for s in k.trace.find("cfir") for r in s.rewrites)
+
