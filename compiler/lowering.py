@@ -44,7 +44,8 @@ import numpy as np
 
 from . import user_function_check, values
 from .backend import compile_function
-from .errors import LATTICE_HINT, DTypeError, FormatError, ShapeError, StrategyError, UsageError, nesting_guard
+from .errors import (LATTICE_HINT, CompileError, CompilerNotFoundError, DTypeError, FormatError, KernelError,
+                     ShapeError, SparsescopeError, StrategyError, UsageError, nesting_guard)
 from .binding import array_name
 from .format import Format, dense, narrow_index_levels, parse_format
 from .imperative.ir import Block
@@ -206,14 +207,22 @@ def lower(program, strategy: str | None = None, *, checked: bool = False, functi
     program, strategy and formats returns the cached kernel: it neither lowers nor
     compiles. Pass ``trace`` to record into your own trace (and bypass that cache).
 
-    Without ``strategy``, index notation is lowered by ``"lattice"`` and a loop program by
-    ``"looplets"`` (the one strategy that lowers loop programs; the trace's first step says so).
-    Index notation with shape operators (``collapse``, ``concat``, slices, constant indices, ...)
-    is lowered by ``"lattice"`` (BURRITO's sequence expressions) where it lowers the statement for
-    these tensors, else by ``"looplets"``, which lowers every shape operator; an input the lattice
-    walks against its storage order (a CSC's ravel) it reads converted where looplets would
-    gather it (locate each coordinate of its extents) or refuse the statement. The trace's first
-    step says which and why.
+    Without ``strategy``, a loop program is lowered by ``"looplets"`` (the one strategy that lowers
+    loop programs; the trace's first step says so) and index notation by ``"lattice"`` where it
+    lowers the statement for these tensors, else by ``"looplets"``, the trace's first step quoting
+    the lattice's refusal (``strategy="lattice"`` raises it). Given options but ``name`` (a loop
+    order, a schedule, ...), which steer the lattice, its refusal is raised. With shape operators
+    (``collapse``, ``concat``, slices, constant indices, ...), the lattice's kernel (BURRITO's
+    sequence expressions) has a first step saying so, and an input the lattice walks against its
+    storage order (a CSC's ravel) it reads converted where looplets would gather it (locate each
+    coordinate of its extents) or refuse the statement.
+
+    >>> k = lower("y[i] = A[i, j] * x[j]", A="csr", x="dense")          # the lattice's kernel
+    >>> k.strategy, k.trace.stages()[0]
+    ('lattice', 'parse')
+    >>> k = lower("y[i] = B[i, i, j]", B="csf")       # a diagonal the lattice finds in no level it searches
+    >>> k.strategy, k.trace.steps[0].note.startswith("the lattice strategy refused this statement (B[i, i, j]")
+    ('looplets', True)
 
     ``program`` may also be an array expression (:class:`compiler.array.Array`): the kernel of its
     one statement, over the tensors it was built from (call it with no arguments), computing into
@@ -275,10 +284,11 @@ def lower(program, strategy: str | None = None, *, checked: bool = False, functi
         if shapes:
             options["shapes"] = shapes
     tensors, fit = _fit_output(program, functions, tensors) if not loop else (tensors, "")
-    if chosen and shaped:
-        return _lower_shaped(program, checked, functions, trace, options, tensors, fit=fit)
-    kernel = _lower(program, strategy, checked, functions, trace, options, tensors,
-                    auto=LOOP_NOTE if chosen and loop else "", fit=fit)
+    if chosen and not loop:
+        kernel = _lower_default(program, checked, functions, trace, options, tensors, shaped, fit=fit)
+    else:
+        kernel = _lower(program, strategy, checked, functions, trace, options, tensors,
+                        auto=LOOP_NOTE if chosen else "", fit=fit)
     if probe is not None and not kernel.shape_operators:   # (whose kernels are lowered for the shapes)
         if len(_PROBE) >= 256:
             _PROBE.clear()
@@ -311,11 +321,17 @@ LATTICE_NOTE = ("shape operators: lowered with the lattice strategy (BURRITO's s
 
 LOOPLETS_HINT = "; lower it with strategy='looplets'"
 
+#: the options every strategy takes; any other (a loop order, a schedule, ...) steers the lattice,
+#: so given no strategy its refusal is raised as ``strategy='lattice'`` raises it
+SHARED_OPTIONS = ("name",)
 
-def _looplets_note(refusal: StrategyError) -> str:
+
+def _looplets_note(refusal: StrategyError, shaped: bool) -> str:
     why = str(refusal).removesuffix(LOOPLETS_HINT)
-    return (f"shape operators: the lattice strategy refused this statement ({why}); lowered with looplets "
-            f"(strategy='looplets'), which lowers every shape operator")
+    if shaped:
+        return (f"shape operators: the lattice strategy refused this statement ({why}); lowered with looplets "
+                f"(strategy='looplets'), which lowers every shape operator")
+    return f"the lattice strategy refused this statement ({why}); lowered with looplets (strategy='looplets')"
 
 
 def _fit_output(program, functions, tensors: dict) -> tuple[dict, str]:
@@ -335,44 +351,41 @@ def _fit_output(program, functions, tensors: dict) -> tuple[dict, str]:
     return {**tensors, out: fitted}, why
 
 
-def _lower_shaped(program, checked, functions, trace, options, tensors, facts=None, fit="") -> Kernel:
-    """Index notation with shape operators given no strategy: the lattice strategy's kernel, or
-    where it refuses the statement (a format it does not walk, a fill other than 0, a discordant
-    walk, values it cannot skip, ...) the looplets', the trace's ``strategy`` step saying which.
-    An input the lattice walks against its storage order it reads converted (``strategy='lattice'``
+def _lower_default(program, checked, functions, trace, options, tensors, shaped, facts=None, fit="") -> Kernel:
+    """Index notation given no strategy: the lattice strategy's kernel, or where it refuses the
+    statement (a format it does not walk, no loop order that walks every tensor as stored, a fill
+    other than 0, values it cannot skip, ...) the looplets', the trace's ``strategy`` step quoting
+    the refusal; given options that steer the lattice (:data:`SHARED_OPTIONS`), its refusal.
+    With shape operators (``shaped``), the lattice's kernel has a ``strategy`` step too, and an
+    input the lattice walks against its storage order it reads converted (``strategy='lattice'``
     does so always) only where looplets would gather that statement (locate each coordinate of an
     operand's extents: :func:`_converting`) or refuse it; where looplets walk every operand as
-    stored, they lower it. A kernel called with values the lattice's would not serve is lowered
-    again the same way."""
-    from .trace import Trace
+    stored, they lower it. A kernel called with values (or index dtypes) the lattice's would not
+    serve is lowered again the same way."""
     attempt = None if trace is None else Trace()     # (a refused attempt leaves the caller's trace alone)
-    chosen = {**options, "convert": False}
+    # (with shape operators, without converting an input first: where the lattice would read one
+    # converted, looplets may walk it as stored)
+    first = {**options, "convert": False} if shaped else options
     try:
-        # (without converting an input first: where the lattice would read one converted, looplets
-        # may walk it as stored)
-        kernel = _lower(program, "lattice", checked, functions, attempt, chosen, tensors,
-                        facts, auto=LATTICE_NOTE, fit=fit)
+        kernel = _lower(program, "lattice", checked, functions, attempt, first, tensors,
+                        facts, auto=LATTICE_NOTE if shaped else "", fit=fit, default=True)
     except StrategyError as e:
-        refusal, kernel = e, None
+        if any(name not in SHARED_OPTIONS for name in options):
+            if trace is not None:   # (the caller's trace shows where the lattice stopped)
+                trace.steps.extend(attempt.steps)
+                e.trace = trace
+            raise
+        kernel = None
         why = _converting(program, functions, tensors, e)
         if why:
-            attempt = None if trace is None else Trace()
             try:
+                attempt = None if trace is None else Trace()
                 kernel = _lower(program, "lattice", checked, functions, attempt, options, tensors, facts,
-                                auto=why, fit=fit)
-                chosen = options
+                                auto=why, fit=fit, default=True)
             except StrategyError:
-                kernel = None
+                pass   # (refused converted too: looplets', below)
         if kernel is None:
-            try:
-                return _lower(program, "looplets", checked, functions, trace, options, tensors, facts,
-                              auto=_looplets_note(e), fit=fit)
-            except StrategyError as both:
-                # (neither strategy lowers it: the user reads both reasons, looplets' first)
-                err = StrategyError(f"{str(both).removesuffix(LATTICE_HINT)}; the lattice strategy refused it too: "
-                                    f"{str(refusal).removesuffix(LOOPLETS_HINT)}")
-                err.trace = getattr(both, "trace", None)
-                raise err from None
+            return _lower_looplets(program, checked, functions, trace, options, tensors, shaped, facts, fit, e)
     if trace is not None:
         trace.steps.extend(attempt.steps)
         kernel.trace = trace
@@ -387,9 +400,28 @@ def _lower_shaped(program, checked, functions, trace, options, tensors, facts=No
             return relower(wider, formats)
         except StrategyError as e:
             return _lower(program, "looplets", checked, functions, None, options, {**given, **(formats or {})},
-                          wider, auto=_looplets_note(e), fit=fit)
+                          wider, auto=_looplets_note(e, shaped), fit=fit)
     kernel.relower = again
     return kernel
+
+
+def _lower_looplets(program, checked, functions, trace, options, tensors, shaped, facts, fit,
+                    refusal: StrategyError) -> Kernel:
+    """The looplets' kernel of a statement the lattice strategy refused (``refusal``), or, where
+    looplets refuse it too, a StrategyError giving both reasons: looplets' first for a statement with
+    shape operators (they lower every one), else the lattice's (the strategy of index notation)."""
+    try:
+        return _lower(program, "looplets", checked, functions, trace, options, tensors, facts,
+                      auto=_looplets_note(refusal, shaped), fit=fit)
+    except (CompileError, CompilerNotFoundError, KernelError):
+        raise
+    except SparsescopeError as both:
+        # (a ProgramError too: an output looplets cannot build is their refusal of the statement)
+        theirs, lattice = str(both).removesuffix(LATTICE_HINT), str(refusal).removesuffix(LOOPLETS_HINT)
+        err = StrategyError(f"{theirs}; the lattice strategy refused it too: {lattice}" if shaped else
+                            f"{lattice}; the looplets strategy refused it too: {theirs}")
+        err.trace = getattr(both, "trace", None)
+        raise err from None
 
 
 def _converting(program, functions, tensors: dict, refusal: StrategyError) -> str:
@@ -471,11 +503,14 @@ def _format_only(value):
     return value
 
 
-def _lower(program, strategy, checked, functions, trace, options, tensors, facts=None, auto="", fit="") -> Kernel:
+def _lower(program, strategy, checked, functions, trace, options, tensors, facts=None, auto="", fit="",
+           default=False) -> Kernel:
     """``lower()`` once its arguments are checked; ``facts`` (default: the values') are what the
     kernel assumes the values hold; ``auto``: why the strategy was chosen (none given), recorded as
     the trace's first step; ``fit``: why the output has the index dtype chosen for it
-    (:func:`_fit_output`), recorded as an ``index-dtype`` step."""
+    (:func:`_fit_output`), recorded as an ``index-dtype`` step; ``default``: lowered for no strategy
+    given (:func:`_lower_default`, whose kernel lowers again by looplets where the lattice refuses:
+    not the kernel of ``strategy='lattice'``, which its cache key tells apart)."""
     with nesting_guard(program):
         fn_key = tuple(sorted((functions or {}).items()))
         source_key = (program, fn_key) if isinstance(program, str) else program
@@ -522,7 +557,7 @@ def _lower(program, strategy, checked, functions, trace, options, tensors, facts
         raw_out = isinstance(tensors.get(out_name), (np.ndarray, *SCALARS))
         # (an index dtype chosen for the output is in its format, so the key holds it; whether it was
         # chosen too, so the trace of a kernel given that format says no choice)
-        key = None if trace is not None else _cache_key((source_key, raw_out, facts_key, auto, bool(fit)),
+        key = None if trace is not None else _cache_key((source_key, raw_out, facts_key, auto, bool(fit), default),
                                                          strategy, formats, checked, options)
         if key is not None and key in _CACHE:
             return _CACHE[key]
@@ -537,7 +572,7 @@ def _lower(program, strategy, checked, functions, trace, options, tensors, facts
                 e.trace = trace  # (as a fresh lowering's error: the explorer shows where it stopped)
                 raise
             kernel = _kernel(program, base.program, strategy, formats, base.lowered, compiled, trace, raw_out, shaped,
-                             facts, tensors, checked, functions, options, auto, fit)
+                             facts, tensors, checked, functions, options, auto, fit, default)
             _CACHE[key] = kernel
             return kernel
 
@@ -567,14 +602,14 @@ def _lower(program, strategy, checked, functions, trace, options, tensors, facts
             e.trace = trace  # the explorer shows where lowering stopped
             raise
         kernel = _kernel(program, parsed, strategy, formats, lowered, compiled, trace, raw_out, shaped,
-                         facts, tensors, checked, functions, options, auto, fit)
+                         facts, tensors, checked, functions, options, auto, fit, default)
         if key is not None:
             _CACHE[key] = kernel
         return kernel
 
 
 def _kernel(program, parsed, strategy, formats, lowered, compiled, trace, raw_out, shaped, facts, tensors,
-            checked, functions, options, auto, fit) -> Kernel:
+            checked, functions, options, auto, fit, default) -> Kernel:
     """The kernel of a lowering (``lower()``'s arguments, to lower it again for wider integers)."""
     fresh = lowered.output not in formats or raw_out
     formats = dict(formats)
@@ -586,7 +621,7 @@ def _kernel(program, parsed, strategy, formats, lowered, compiled, trace, raw_ou
     given = {name: _format_only(value) for name, value in tensors.items()}
     # (and for other formats of some inputs: a scipy matrix's own index dtypes, see Kernel.__call__)
     kernel.relower = lambda wider, formats=None: _lower(program, strategy, checked, functions, None, options,
-                                                        {**given, **(formats or {})}, wider, auto, fit)
+                                                        {**given, **(formats or {})}, wider, auto, fit, default)
     return kernel
 
 
@@ -685,14 +720,7 @@ def einsum(expr, *operands, strategy: str | None = None, checked: bool = False, 
                              "numpy's subscripts take them in order (einsum('ij,j->i', A, x))")
         strategy = operands[0]
     tensors = tensors_of(tensors)
-    try:
-        kernel = lower(expr, strategy, checked=checked, functions=functions, **tensors)
-    except StrategyError:
-        if strategy is not None or "looplets" not in _STRATEGIES:
-            raise
-        # (given no strategy, the result is wanted, not a kernel: where the lattice refuses the
-        # statement, looplets', as the array language retries; lower() itself says which refused)
-        kernel = lower(expr, "looplets", checked=checked, functions=functions, **tensors)
+    kernel = lower(expr, strategy, checked=checked, functions=functions, **tensors)
     for v in tensors.values():
         if isinstance(v, (str, Format, Level)):   # (formats choose the kernel; the call takes the values)
             return kernel(**{k: v for k, v in tensors.items() if not isinstance(v, (str, Format, Level))})

@@ -54,7 +54,6 @@ from ..index_fit import OpenIndex
 from ..notation import Broadcast as NBroadcast
 from ..notation import (Access, Assign, Call, Collapse, Concat, Index, Literal, Reduce, Slice, Split,
                         accesses, free_indices)
-from ..notation.shape import has_shape_operators
 from ..tensor import Tensor
 from ..trace import Trace
 from .exprtree import expression_artifact
@@ -496,9 +495,8 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
     strategy refuses the fused statement, reductions under operators are computed apart (and a
     default sparse output is made dense, which looplets needs for a sparse output whose fill is not 0), as
     the trace's ``retry`` steps (each refusal and what was tried instead) and ``materialize`` steps
-    (each node computed apart) say. Given no strategy, where the lattice refuses every form of a
-    statement without shape operators (lower() tries looplets itself for one with them), the same
-    forms by looplets: the result is wanted, as einsum's."""
+    (each node computed apart) say. Given no strategy, lower() lowers each form by the lattice, or
+    by looplets where the lattice refuses it (its kernel's trace quotes the refusal)."""
     from ..lowering import lower
     materialized = {} if materialized is None else materialized
     refused = []
@@ -516,25 +514,18 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
             # (a CSC's rows sliced or stacked: the result in the operands' order first, one kernel
             # writing CSC; where that is refused, CSR as for any other operand)
             attempts.insert(0, (False, True, True, "csc"))
-    attempts = [(*a, strategy) for a in attempts]
-    if strategy is None:
-        attempts += [(*a[:4], "looplets") for a in attempts]
     held = None   # (a kernel into the operands' order that gathers: kept if the next form does no better)
-    tried, done = [], set()   # (the forms lowered, in order; the strategies whose every form was refused)
-    for n, (split, default_sparse, fuse, order, by_strategy) in enumerate(attempts):
-        if by_strategy in done or by_strategy != strategy and strategy not in done:
-            continue   # (looplets' forms only once the lattice refused every one of its own)
+    for n, (split, default_sparse, fuse, order) in enumerate(attempts):
         if held is not None and not fuse:
             return held
-        tried.append(attempts[n])
-        em = Emitter(by_strategy, checked, split_reductions=split, materialized=materialized, fuse_shapes=fuse)
+        em = Emitter(strategy, checked, split_reductions=split, materialized=materialized, fuse_shapes=fuse)
         assign, tensors, em = notation(node, em)
         out = output_format(node, order or format, tensors) if (format is not None or default_sparse) else None
         trace = Trace()
-        for (what, by, why, statement), instead in zip(refused, tried[1:]):
+        for (what, by, why, statement), instead in zip(refused, attempts[1:]):
             # (a refused form is no materialization: the next form may still be one kernel; the
             # first line says what was tried instead, the explorer's step header shows it)
-            instead = attempt_text(node, format, *instead[:4], by=instead[4] if instead[4] != strategy else None)
+            instead = attempt_text(node, format, *instead)
             trace.record("retry", before=statement, note=f"{what}: refused by {by}; tried instead: {instead}\n{why}",
                          data={"refused": what, "by": by, "why": why, "instead": instead})
         for what, why, kernel in em.notes:
@@ -546,21 +537,18 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
         extra = {} if out is None else {"out": out}
         try:
             # (lower()'s cache: the same statement for the same formats is lowered once)
-            kernel = lower(assign, by_strategy, checked=checked, **tensors, **extra)
+            kernel = lower(assign, strategy, checked=checked, **tensors, **extra)
         except (CompileError, CompilerNotFoundError, KernelError):
             raise
         except SparsescopeError as e:
             # (the statement is well formed, its shapes checked when built: the strategy refuses it,
             # as a StrategyError, or as looplets' ProgramError for an output format it cannot build)
             if split and (format is not None or not default_sparse):
-                if by_strategy == attempts[-1][4]:
-                    raise
-                done.add(by_strategy)   # (its last form refused: the next strategy's forms)
+                raise
             what = "the statement with its shape operators" if fuse else "the fused statement"
             if fuse == "whole":
                 what += " (each reshape a split of its whole ravel)"
-            by = f"the {by_strategy} strategy" if by_strategy else \
-                "both strategies" if has_shape_operators(assign) else "the lattice strategy"
+            by = f"the {strategy} strategy" if strategy else "both strategies"
             if order is not None:
                 what += f" into {order.upper()} ({ORDER_WHY[order]})"
             refused.append((what, by, str(e), assign))
@@ -586,7 +574,7 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
     raise AssertionError("unreachable")
 
 
-def attempt_text(node: Node, format, split: bool, default_sparse: bool, fuse, order, by=None) -> str:
+def attempt_text(node: Node, format, split: bool, default_sparse: bool, fuse, order) -> str:
     """What one attempt of :func:`lower_node` lowers (``format``: the one asked for), for the
     trace's ``retry`` steps.
 
@@ -597,8 +585,6 @@ def attempt_text(node: Node, format, split: bool, default_sparse: bool, fuse, or
     'the statement with its shape operators, each reshape a split of its whole ravel, into the default sparse vector'
     >>> attempt_text(build.reshape(A, (4,)), None, True, False, False, None).split(", ")
     ['its shape operators computed on their stored entries', 'reductions under an operator by their own kernels', 'into a dense result']
-    >>> attempt_text(build.reduce("sum", A), None, False, True, False, None, by="looplets")
-    'the fused statement, by the looplets strategy'
     """
     if fuse:
         text = "the statement with its shape operators"
@@ -615,8 +601,6 @@ def attempt_text(node: Node, format, split: bool, default_sparse: bool, fuse, or
         text += ", into a dense result"
     elif format is None and node.ndim and not all(n.tensor.format.is_dense for n in _leaves(node)):
         text += f", into the default {({1: 'sparse vector', 2: 'CSR'}).get(node.ndim, 'COO')}"
-    if by is not None:   # (given no strategy, where the lattice refused every form: looplets')
-        text += f", by the {by} strategy"
     return text
 
 

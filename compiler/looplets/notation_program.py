@@ -177,7 +177,11 @@ def notation_program(stmt, dtype=None, formats=None) -> tuple[LoopProgram, list[
         top = [i.name for i in rhs.indices]
         if op is None:   # y[i] = sum_j(...): y starts at the reduction's identity
             ident = rhs.op.identity if dtype is None else rhs.op.identity_for(np.dtype(dtype))
-            init = Literal(ident if ident is not NOVALUE else 0)
+            if ident is NOVALUE:   # (started at 0, a row of negatives had the max 0)
+                raise StrategyError(f"{rhs}: the looplet strategy starts the output at the reduction's identity, "
+                                    f"and {rhs.op} has none; declare one (user_function(..., identity=...), "
+                                    f"-inf for a max)")
+            init = Literal(ident)
         op, rhs = rhs.op, rhs.body
     order = list(dict.fromkeys([*out_idx, *top]))
     order += [i for i in unbound(rhs, order) if i not in order]

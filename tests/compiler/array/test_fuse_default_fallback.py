@@ -1,12 +1,12 @@
 """Given no strategy, an array expression is computed where the lattice refuses every form of its
 statement and looplets lower it (issue 30): ``xp.permute_dims(A @ B, (1, 2, 0))`` into CSF (no loop
 order visits every tensor in storage order) raised the lattice's StrategyError, as
-``strategy='lattice'`` does, although ``strategy='looplets'`` computes it. lower() tries looplets
-itself only for statements with shape operators; the front end now tries the same forms by looplets
-once the lattice refused them all, each refusal a ``retry`` step. ``xp.max(xp.min(A, axis=1), axis=0)``
-of a Dense(Dense(SparseList)), refused by the lattice too (it iterated a reduction's index outside
-the output's, against ``A``'s storage order), is now the lattice's own kernel: nested workspaces
-(compiler.lattice.nested_workspaces). Against numpy."""
+``strategy='lattice'`` does, although ``strategy='looplets'`` computes it. Given no strategy, lower()
+now lowers by looplets any statement the lattice refuses (the kernel's ``strategy`` step quotes the
+refusal), so the front end's first form is looplets' kernel, with no ``retry`` step.
+``xp.max(xp.min(A, axis=1), axis=0)`` of a Dense(Dense(SparseList)), refused by the lattice too (it
+iterated a reduction's index outside the output's, against ``A``'s storage order), is now the
+lattice's own kernel: nested workspaces (compiler.lattice.nested_workspaces). Against numpy."""
 
 import numpy as np
 import pytest
