@@ -124,3 +124,18 @@ def test_reductions_over_two_axes_into_sparse_vectors(name, axes, kind, out, fil
     with np.errstate(invalid="ignore"):
         want = nfn(D, axis=axes)
     check(e, want, strategy="lattice", format=OUTPUTS[out](out_fill))
+
+
+def test_looplets_reduce_into_run_lists_of_another_fill():
+    """The probe's ``xp.min(A_csr, axis=0)`` into RunList(Element(0.0)) and ``xp.sum(A3, axis=1)`` into
+    Dense(RunList(Element(1.0))) by looplets: refused ("out is RunList(Element(0.0)) with fill 0.0: it
+    starts at its fill, not at inf") where SparseList outputs of the same fill computed them."""
+    M = np.array([[0.0, 2.0, 0.0, nan], [-1.0, 0.0, 0.0, 0.5], [inf, 0.0, 0.0, 0.5]])
+    m = xp.asarray(Tensor.from_numpy(M, "csr"))
+    for name in ("min", "max", "prod"):
+        xfn, nfn = REDUCE[name]
+        with np.errstate(invalid="ignore"):   # (numpy's 0 * inf)
+            want = nfn(M, axis=0)
+        check(xfn(m, axis=0), want, strategy="looplets", format=Format(RunList(Element(0.0))))
+    D = D3()
+    check(xp.sum(array(D), axis=1), D.sum(axis=1), strategy="looplets", format=Format(Dense(RunList(Element(1.0)))))
