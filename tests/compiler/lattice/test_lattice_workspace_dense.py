@@ -11,7 +11,7 @@ import pytest
 
 from compiler import Tensor
 from compiler.format import Format, sparse_vector
-from compiler.lattice.cin import Where
+from compiler.lattice.ordering import wheres
 from compiler.levels import Dense, Element, RunList, SparseList
 from compiler.levels.sparse_band import SparseBand
 from compiler.levels.sparse_byte_map import SparseByteMap
@@ -45,13 +45,7 @@ def D3(fill=0.0):
 def workspace_of(kernel):
     """The workspace the plan's precompute step gathered the output in."""
     step = kernel.trace.find("precompute")[0]
-    return next(w.temp for w in _wheres(step.after) if w.temp.workspace), step.note
-
-
-def _wheres(s):
-    while not isinstance(s, Where):
-        s = s.body
-    return [s]
+    return next(w.temp for w in wheres(step.after) if w.temp.workspace), step.note
 
 
 def test_a_sum_over_the_modes_around_the_output_gathers_a_dense_workspace():
