@@ -308,7 +308,9 @@ class Setup:
                 w = next(x.temp for x in wheres(ws) if x.temp.workspace and x not in wheres(stmt))
                 over = ", ".join(i.name for i in w.indices)
                 red = [i.name for i in output_order(stmt) if i not in w.indices]
-                how = "(Gustavson)" if len(w.indices) == 1 or not red else f"(the loop over {red[0]} runs outside them)"
+                how = ("(Gustavson)" if not w.dense else f"(a dense array, swept once: reductions run both "
+                       f"outside and inside the loop over {over})") if len(w.indices) == 1 or not red \
+                    else f"(the loop over {red[0]} runs outside them)"
                 steps.append(("precompute", stmt, ws, f"the sparse output cannot be appended in this loop "
                               f"order: the result is gathered in a workspace {w.name}[{over}] {how}"))
                 stmt = ws

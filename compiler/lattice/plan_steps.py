@@ -76,15 +76,19 @@ def auto_workspace(stmt, out: Access, fmt, name: str | None = None):
     # the innermost index when the loops outside it already run in storage order (Gustavson's
     # row); more of the output's indices when a reduction runs outside them (CSC x CSR: k, i, j)
     name = name or workspace_name(stmt)
-    for n in range(1, len(path) + 1):
-        try:
-            ws = precompute(stmt, list(path[-n:]), name)
-        except StrategyError:
-            continue
-        if list(output_order(ws)[:len(path)]) == list(path):
-            # (several indices: a dense array, swept once to append; a sparse one would list the
-            # positions set, but it takes three times the memory: 25 bytes per coordinate)
-            return ws
+    # a listed workspace first; then a dense one, for a reduction both outside and inside the
+    # output's index (sum over j and k of A[j, i, k]: loops j, i, k): a listed workspace would list
+    # each coordinate as it is first set, so it needs its index innermost in the producer
+    for kind in ("auto", "dense"):
+        for n in range(1, len(path) + 1):
+            try:
+                ws = precompute(stmt, list(path[-n:]), name, kind=kind)
+            except StrategyError:
+                continue
+            if list(output_order(ws)[:len(path)]) == list(path):
+                # (several indices: a dense array, swept once to append; a sparse one would list the
+                # positions set, but it takes three times the memory: 25 bytes per coordinate)
+                return ws
     return None
 
 

@@ -217,14 +217,17 @@ def _renamed(e, names: dict):
 
 def _starts_elsewhere(fmt, op, dtype) -> bool:
     """Whether an output of ``fmt`` (None: not known) is sparse and its fill is not ``op``'s identity.
+    A level that covers its fibers without a slot per coordinate (a RunList's runs) is written as a
+    sparse one is: its entries start at the fill too.
 
     >>> from compiler.format import parse_format
     >>> from compiler.algebra import lookup
     >>> [_starts_elsewhere(parse_format(f, fill=x), lookup("+"), np.dtype("float64"))
-    ...  for f, x in (("csr", 0.0), ("csr", float("nan")), ("dense", float("nan")))]
-    [False, True, False]
+    ...  for f, x in (("csr", 0.0), ("csr", float("nan")), ("dense", float("nan")),
+    ...               ("RunList(Element(1.0))", 1.0), ("RunList(Element(0.0))", 0.0))]
+    [False, True, False, True, False]
     """
-    if fmt is None or all(lvl.full for lvl in fmt.levels):
+    if fmt is None or all(lvl.located_by_coordinate for lvl in fmt.levels):
         return False
     ident = op.identity_for(dtype)
     return ident is NOVALUE or not same_value(fmt.fill, ident.item() if hasattr(ident, "item") else ident)
