@@ -68,7 +68,11 @@ class Element(Level):
         return replace(self, vals=arrays["vals"])
 
     def assembled(self, arrays, child):
-        return self._copy_with({"vals": arrays["vals"]})
+        vals = arrays["vals"]
+        if self.dtype is None:
+            # (a format given without a dtype takes its kernel's values', as a spec filled with data does)
+            return self._copy_with({"vals": vals, "dtype": value_dtype(vals.dtype)})
+        return self._copy_with({"vals": vals})
 
     def spec(self) -> "Element":
         return Element(self.fill, dtype=self.dtype)

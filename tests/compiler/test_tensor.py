@@ -643,3 +643,21 @@ def test_a_results_levels_are_built_when_first_read_and_no_other_read_pays_for_i
     for _ in range(2):   # (a result given to reuse() refuses every read, not only the first)
         with pytest.raises(UsageError, match="was given to reuse"):
             old.levels
+
+
+@pytest.mark.parametrize("strategy", ["lattice", "looplets"])
+@pytest.mark.parametrize("leaf", [Element(0.0), Element(1.0)])
+def test_a_result_into_a_format_without_a_dtype_takes_its_kernels(strategy, leaf):
+    """A format given with ``Element(fill)`` (no dtype) for a kernel's result: the result's dtype is its
+    values' (a spec filled with data takes theirs), so ``repr`` and ``dtype`` work; on main the result's
+    dtype was None and ``repr`` raised AttributeError (the probe's ``xp.min(A, axis=0)`` into it)."""
+    from compiler import array as xp
+    dtype = "float64"
+    D = np.array([[0.0, 1.0], [2.0, 0.0], [0.0, -3.0]], dtype=dtype)
+    A = Tensor.from_numpy(D, csr(dtype=dtype))
+    for fmt in (Format(SparseList(leaf)), Format(SparseList(SparseList(leaf)))):
+        e = xp.min(xp.asarray(A), axis=0) if fmt.ndim == 1 else xp.asarray(A) * 2
+        r = e.compute(format=fmt, strategy=strategy)
+        assert r.dtype == np.dtype(dtype) and r.to_numpy().dtype == np.dtype(dtype)
+        assert f"dtype={dtype}" in repr(r)
+        np.testing.assert_array_equal(r.to_numpy(), D.min(0) if fmt.ndim == 1 else D * 2)
