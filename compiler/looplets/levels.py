@@ -496,7 +496,7 @@ def unfurl_sparse_run_list(f: SubFiber, ctx, mode):
     """SparseRunList: a Stepper over runs, each fill then a Run of its child, then fill."""
     if mode != "read":
         return unfurl_sparse_run_list_update(f, ctx)
-    info, k = f.tensor, f.level
+    info = f.tensor
     pos_b, left_b, right_b = run_arrays(f)
     t = fiber_tag(info)
     r, r_stop, last, lo, e = (Var(ctx.fresh(n)) for n in (f"r{t}", f"r{t}_stop", f"last{t}", f"left{t}", f"right{t}"))
@@ -519,7 +519,7 @@ def unfurl_sparse_interval(f: SubFiber, ctx, mode):
     output's validation, which the runtime runs for this level."""
     if mode != "read":
         return unfurl_sparse_run_list_update(f, ctx)
-    info, k = f.tensor, f.level
+    info = f.tensor
     pos_b, left_b, right_b = run_arrays(f)
     t = fiber_tag(info)
     r, lo, hi = (Var(ctx.fresh(n)) for n in (f"r{t}", f"left{t}", f"right{t}"))
