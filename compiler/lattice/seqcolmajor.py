@@ -15,10 +15,13 @@ sorted). Elementwise operators and scalars around the collapse fuse in, and so d
 collapses of one extent (``a.T.reshape(-1) + b.T.reshape(-1)``): they become one statement over
 ``(j, i)`` and go through one count and one placement; a dense vector read at ``m`` is split back
 into ``(j, i)``, its entries a column apart stepped to. A sparse one (a SparseList or COO ``x``) would be
-searched for each ``i`` in every group ``j``: its entries are re-sorted by ``i`` first (:func:`resorted_reads`),
-counted per ``i``, prefix-summed and placed, ``O(nnz(x) + I)``, into sparse rows ``w[i, j]`` that the loops then
-walk beside ``A``'s as stored (a union for ``+``, an intersection for ``*``;
-:class:`~compiler.lattice.seqsumrows.RowBuckets`, whose rows come out in order: no row is summed or sorted).
+searched for each ``i`` in every group ``j``: instead ``A``'s entries are re-sorted by ``j`` first
+(:func:`by_columns`: counted per ``j``, prefix-summed and placed, ``O(nnz(A) + J)``, as scipy's ``tocsc``) into
+sparse rows ``w[j, i]`` (:class:`~compiler.lattice.seqsumrows.RowBuckets`, whose rows come out in order: no row
+is summed or sorted), and the loops run ``j, i``, ``m``'s order, walking ``w`` beside ``x`` as stored (a union
+for ``+``, an intersection for ``*``) and appending each entry of a sparse output as it comes: one sort, not
+two. A dense ``A`` (whose every entry a sort would place) keeps its order, and ``x``'s entries are re-sorted by
+``i`` into sparse rows ``w[i, j]`` walked beside ``A``'s (:func:`resorted_reads`).
 
 Collapses nested in one another flatten more modes the same way: ``xp.permute_dims(a3, (2, 1, 0)).reshape(-1)``,
 ``c[m] = collapse(collapse(A[i, j, k], (k, j) -> l), (l, i) -> m)``, is ``c[k, j, i] = A[i, j, k]`` with its loops
@@ -176,16 +179,18 @@ def column_major(program, inputs: dict, out_format, fill, why: str):
     if flat is None:
         return None
     names = tuple(map(str, flat.lhs.indices))
-    order = storage_order(flat, inputs)
+    order, columns = storage_order(flat, inputs), None
     try:
         low = seq_lower(flat, trace=Trace(), loop_order=order, result_fill=fill, **inputs)
         sparse = {lv.tensor.rstrip("'") for s in searched(low.cin) if not jumps(s) for lv in walk_seq(s)
                   if isinstance(lv, Level)}
         if sparse:
             # (a sparse vector read at m, split back into (j, i), would be searched for each i in every group j:
-            # its entries are re-sorted by i into sparse rows first, which the loops then walk beside A's)
-            low = seq_lower(resorted_reads(flat, sparse), trace=Trace(), loop_order=order, result_fill=fill,
-                            hoisted=names, sparse_rows=True, **inputs)
+            # the matrix's entries are re-sorted by j into sparse columns first, which the loops, in m's order,
+            # walk beside the vector as stored; where that cannot be, the vector's re-sorted by i into rows)
+            columns = by_columns(flat, names, order, fill, inputs)
+            low = columns or seq_lower(resorted_reads(flat, sparse), trace=Trace(), loop_order=order,
+                                       result_fill=fill, hoisted=names, sparse_rows=True, **inputs)
     except (StrategyError, SequenceError):
         return None
     if not all(jumps(s) for s in searched(low.cin)):
@@ -193,24 +198,85 @@ def column_major(program, inputs: dict, out_format, fill, why: str):
     (m,) = map(str, program.lhs.indices)
     out = program.lhs.tensor
     major, minor = names[0] if len(names) == 2 else f"({', '.join(names[:-1])})", names[-1]
+    walked, in_order = order, columns is not None
+    if in_order:
+        order = tuple(range(len(names)))
+    whose = f"{m}'s" if in_order else "the inputs'"
     note = (f"{program} flattens column-major, and the loop over {m} walks an input against its storage order "
-            f"({why}): the collapse undone, {flat}, its loops run {', '.join(names[k] for k in order)}, the inputs' "
+            f"({why}): the collapse undone, {flat}, its loops run {', '.join(names[k] for k in order)}, {whose} "
             f"order, each entry at {m} = {flat_text(names)} of {out}, ")
-    for w in low.workspaces:
-        (x,) = {a.tensor for a in walk_notation(w.total) if isinstance(a, Access)}
-        note += (f"{x}'s entries (in {major}, {minor} order) re-sorted by {minor} into the sparse rows of {w.name}"
-                 f"[{minor}, {major}] first (a counting sort: phase 1 counts each {minor}'s entries, a prefix sum "
-                 f"gives each {minor}'s start, phase 2 places each entry), which the loops walk beside the others "
-                 f"as stored, ")
-    if out_format is None or output_kind(out_format) == "dense":
-        note += f"written at random into the dense {out}"
+    if in_order:
+        for w in low.workspaces:
+            (x,) = {a.tensor for a in walk_notation(w.total) if isinstance(a, Access)}
+            note += (f"{x}'s entries (in its storage order) re-sorted by {major} into the sparse rows of {w.name}"
+                     f"[{', '.join(w.indices)}] first (a counting sort, as scipy's tocsc: phase 1 counts each "
+                     f"{major}'s entries, a prefix sum gives each {major}'s start, phase 2 places each entry), which "
+                     f"the loops walk beside the others as stored, ")
+        note += f"written at random into the dense {out}" if out_format is None or output_kind(out_format) == "dense" \
+            else f"each entry appended to {out} as it comes ({m} increasing: no sort of the result)"
     else:
-        note += (f"the entries sorted by {m} before {out} appends them: phase 1 counts each {major}'s entries, a "
-                 f"prefix sum gives each {major}'s start, phase 2 places each entry at its {major}'s next slot (the "
-                 f"loops reach {minor} in increasing order: a counting sort)")
+        for w in low.workspaces:
+            (x,) = {a.tensor for a in walk_notation(w.total) if isinstance(a, Access)}
+            note += (f"{x}'s entries (in {major}, {minor} order) re-sorted by {minor} into the sparse rows of {w.name}"
+                     f"[{minor}, {major}] first (a counting sort: phase 1 counts each {minor}'s entries, a prefix sum "
+                     f"gives each {minor}'s start, phase 2 places each entry), which the loops walk beside the others "
+                     f"as stored, ")
+        if out_format is None or output_kind(out_format) == "dense":
+            note += f"written at random into the dense {out}"
+        else:
+            note += (f"the entries sorted by {m} before {out} appends them: phase 1 counts each {major}'s entries, a "
+                     f"prefix sum gives each {major}'s start, phase 2 places each entry at its {major}'s next slot "
+                     f"(the loops reach {minor} in increasing order: a counting sort)")
     data = {"order": list(order), "program": str(flat), **({"resorted": [w.name for w in low.workspaces]}
                                                             if low.workspaces else {})}
-    return replace(low, assembly="column-major", flattened=m), note, data
+    if in_order:
+        data["walked"] = list(walked)
+    return replace(low, assembly="flat" if in_order else "column-major", flattened=m), note, data
+
+
+def by_columns(flat, names: tuple, walked: tuple, fill, inputs: dict):
+    """The lowering of ``flat`` (:func:`unflattened`, its indices ``names``, the major first) whose loops run in
+    ``names``' order, that of the flat coordinate, each tensor read at all of them (not a vector split back into
+    them) re-sorted first into a workspace of sparse rows over them, the major index's (a CSR ``A``'s CSC,
+    ``w[j, i]``; :mod:`compiler.lattice.seqsumrows`), its entries walked in ``walked`` (positions among
+    ``names``: its storage order); None where a tensor so read stores every entry (the counting sort would
+    place them all), none is, or those loops would not walk the others as stored.
+
+    >>> import numpy as np
+    >>> from compiler import Tensor
+    >>> from compiler.notation import parse
+    >>> flat = unflattened(parse("c[m] = collapse(A[i, j], (j, i) -> m) * x[m]"), {"A": (2, 3), "x": (6,)})
+    >>> A, x = Tensor.from_numpy(np.eye(2, 3), "csr"), Tensor.from_numpy(np.arange(6.0), "sparse")
+    >>> print(by_columns(flat, ("j", "i"), (1, 0), None, {"A": A, "x": x}).cfir.text())
+    while i <- i_A
+      while j <- j_A
+        w(j, i) += A(i_A, j_A)
+    while j <- π0(m_x, 2) with j_w = π0(m_x, 2)
+      while i <- i_w ∩ π1(m_x, 2)
+        switch i
+        case i_w ∩ π1(m_x, 2):
+          c(j, i) = w(j_w, i_w) * x(m_x)
+    """
+    whole = {a.tensor for a in walk_notation(flat.rhs)
+             if isinstance(a, Access) and set(map(str, a.indices)) == set(names)}
+    if not whole or any(all(lv.located_by_coordinate for lv in inputs[t].levels) for t in whole):
+        return None
+
+    def visit(e):
+        if isinstance(e, Access) and e.tensor in whole:
+            return Reduce(lookup("add"), (), e)
+        if isinstance(e, Call):
+            return replace(e, args=tuple(visit(a) for a in e.args))
+        return e
+
+    try:
+        low = seq_lower(replace(flat, rhs=visit(flat.rhs)), trace=Trace(), loop_order=tuple(range(len(names))),
+                        result_fill=fill, hoisted=tuple(names[k] for k in walked), sparse_rows=True, **inputs)
+    except (StrategyError, SequenceError):
+        return None
+    return low if not searched(low.cin) else None
+
+
 
 
 def flat_text(names: tuple) -> str:
@@ -307,15 +373,17 @@ class FlatKeyedOutput(SortedOutput):
         return [Declare(Var(self.key), I64, flat_at(self.lead, self.lead_shape)), *super().store(idxs, value)]
 
 
-def column_major_output(name: str, fmt, indices: tuple, shape: tuple, dtype: str, fresh, at: str):
+def column_major_output(name: str, fmt, indices: tuple, shape: tuple, dtype: str, fresh, at: str,
+                        in_order: bool = False):
     """Output ``name`` of one mode, of ``fmt``, written by the loops of ``out[j, i] = X``
     (``indices``, of extents ``shape``) running ``i, j``: at random where dense, else its entries
     sorted by ``j`` first (:class:`~compiler.lattice.seqgroupsort.SortedOutput`; by all indices but the last,
-    :class:`FlatKeyedOutput`, where there are more); ``at`` names the flat coordinate (a fresh name from it)."""
+    :class:`FlatKeyedOutput`, where there are more); ``at`` names the flat coordinate (a fresh name from it).
+    ``in_order``: the loops run ``j, i`` (:func:`by_columns`), each entry appended as it comes."""
     at = fresh(at)
     shape = tuple(int(n) for n in shape)
     inner = sequence_output(name, fmt, (at,), (math.prod(shape),), dtype, fresh)
-    if inner.kind == "dense":
+    if inner.kind == "dense" or in_order:
         return ColumnMajorOutput(inner, shape, at)
     if len(indices) == 2:
         return SortedOutput(ColumnMajorOutput(inner, shape, at), indices, tuple(reversed(indices)), shape, dtype, fresh)
@@ -324,5 +392,5 @@ def column_major_output(name: str, fmt, indices: tuple, shape: tuple, dtype: str
     return FlatKeyedOutput(out, indices, shape, dtype, fresh, key)
 
 
-__all__ = ["ColumnMajorOutput", "FlatKeyedOutput", "collapsed", "column_major", "column_major_output", "flat_at",
-           "flat_text", "resorted_reads", "storage_order", "unflattened"]
+__all__ = ["ColumnMajorOutput", "FlatKeyedOutput", "by_columns", "collapsed", "column_major", "column_major_output",
+           "flat_at", "flat_text", "resorted_reads", "storage_order", "unflattened"]
