@@ -51,7 +51,7 @@ from dataclasses import replace
 
 from ..algebra import lookup
 from ..errors import ShapeError, StrategyError
-from ..imperative.ir import BinOp, Const, Declare, Var
+from ..imperative.ir import Declare, Var
 from ..notation.ast import Access, Call, Literal, Reduce, free_indices
 from ..notation.ast import walk as walk_notation
 from ..notation.infer import infer_shapes
@@ -59,6 +59,7 @@ from ..notation.shape import Collapse, Split, distinct_bindings, rename_index
 from ..trace import Trace
 from .seqassembly import sequence_output
 from .seqderive import seq_lower
+from .seqflatsort import ColumnMajorOutput, FlatSortedOutput, counts_keys, flat_at
 from .seqgroupsort import SortedOutput
 from .seqoutput import output_kind
 from .sequences import Level, SequenceError
@@ -205,28 +206,28 @@ def column_major(program, inputs: dict, out_format, fill, why: str):
     note = (f"{program} flattens column-major, and the loop over {m} walks an input against its storage order "
             f"({why}): the collapse undone, {flat}, its loops run {', '.join(names[k] for k in order)}, {whose} "
             f"order, each entry at {m} = {flat_text(names)} of {out}, ")
-    if in_order:
-        for w in low.workspaces:
-            (x,) = {a.tensor for a in walk_notation(w.total) if isinstance(a, Access)}
-            note += (f"{x}'s entries (in its storage order) re-sorted by {major} into the sparse rows of {w.name}"
-                     f"[{', '.join(w.indices)}] first (a counting sort, as scipy's tocsc: phase 1 counts each "
-                     f"{major}'s entries, a prefix sum gives each {major}'s start, phase 2 places each entry), which "
-                     f"the loops walk beside the others as stored, ")
-        note += f"written at random into the dense {out}" if out_format is None or output_kind(out_format) == "dense" \
-            else f"each entry appended to {out} as it comes ({m} increasing: no sort of the result)"
+    for w in low.workspaces:
+        (x,) = {a.tensor for a in walk_notation(w.total) if isinstance(a, Access)}
+        # (A's entries by column, into w[j, i], or those of a vector beside a dense A by row, into w[i, j])
+        came, key, how = ("its storage order", major, ", as scipy's tocsc") if in_order else \
+            (f"{major}, {minor} order", minor, "")
+        note += (f"{x}'s entries (in {came}) re-sorted by {key} into the sparse rows of {w.name}"
+                 f"[{', '.join(w.indices)}] first (a counting sort{how}: phase 1 counts each {key}'s entries, a prefix "
+                 f"sum gives each {key}'s start, phase 2 places each entry), which the loops walk beside the others as "
+                 f"stored, ")
+    if out_format is None or output_kind(out_format) == "dense":
+        note += f"written at random into the dense {out}"
+    elif in_order:
+        note += f"each entry appended to {out} as it comes ({m} increasing: no sort of the result)"
+    elif not counts_keys(low.shape):
+        note += (f"the entries sorted by {m} before {out} appends them: a counter per {major} would take "
+                 f"{math.prod(low.shape[:-1])}, so phase 1 counts the entries, phase 2 puts each one's {m} and "
+                 f"value in a workspace of as many, merge-sorted by {m} (each fiber the innermost loop walks an "
+                 f"ascending run)")
     else:
-        for w in low.workspaces:
-            (x,) = {a.tensor for a in walk_notation(w.total) if isinstance(a, Access)}
-            note += (f"{x}'s entries (in {major}, {minor} order) re-sorted by {minor} into the sparse rows of {w.name}"
-                     f"[{minor}, {major}] first (a counting sort: phase 1 counts each {minor}'s entries, a prefix sum "
-                     f"gives each {minor}'s start, phase 2 places each entry), which the loops walk beside the others "
-                     f"as stored, ")
-        if out_format is None or output_kind(out_format) == "dense":
-            note += f"written at random into the dense {out}"
-        else:
-            note += (f"the entries sorted by {m} before {out} appends them: phase 1 counts each {major}'s entries, a "
-                     f"prefix sum gives each {major}'s start, phase 2 places each entry at its {major}'s next slot "
-                     f"(the loops reach {minor} in increasing order: a counting sort)")
+        note += (f"the entries sorted by {m} before {out} appends them: phase 1 counts each {major}'s entries, a "
+                 f"prefix sum gives each {major}'s start, phase 2 places each entry at its {major}'s next slot "
+                 f"(the loops reach {minor} in increasing order: a counting sort)")
     data = {"order": list(order), "program": str(flat), **({"resorted": [w.name for w in low.workspaces]}
                                                             if low.workspaces else {})}
     if in_order:
@@ -313,51 +314,6 @@ def resorted_reads(flat, tensors: set):
     return replace(flat, rhs=visit(flat.rhs))
 
 
-def flat_at(idxs: tuple, shape: tuple):
-    """The flat coordinate of the indices ``idxs`` (the major first) of extents ``shape``.
-
-    >>> print(flat_at(("k", "j", "i"), (4, 3, 2)))
-    (k * 3 + j) * 2 + i
-    """
-    out = Var(idxs[0])
-    for x, n in zip(idxs[1:], shape[1:]):
-        out = BinOp("+", BinOp("*", out, Const(int(n), I64)), Var(x))
-    return out
-
-
-class ColumnMajorOutput:
-    """The one-mode output ``inner`` (a :class:`~compiler.lattice.seqoutput.SeqOutput` or
-    :class:`~compiler.lattice.seqassembly.SeqAssembly`) written by stores at ``(j, i)`` (indices of
-    extents ``shape``, the major first): each at ``at = j·|i| + i``, a local of that name. The rest of
-    what the emitter or a :class:`~compiler.lattice.seqgroupsort.SortedOutput` asks of an output (its
-    name, kind, notes, parameters, first and last statements, the code around the loops) is the one-mode
-    output's."""
-
-    def __init__(self, inner, shape: tuple, at: str):
-        self.inner, self.shape, self.at = inner, tuple(int(n) for n in shape), at
-        self.tensor, self.kind, self.notes = inner.tensor, inner.kind, inner.notes
-
-    def params(self) -> list:
-        return self.inner.params()
-
-    def start(self, inputs=None, rhs=None) -> list:
-        return self.inner.start(inputs, rhs)
-
-    def around(self, emit) -> list:
-        return self.inner.around(emit)
-
-    def end(self) -> list:
-        return self.inner.end()
-
-    def case(self, index: str, stmts: list) -> list:
-        return stmts        # (the output's one loop is none of the (j, i) loops: see store)
-
-    def store(self, idxs: tuple, value) -> list:
-        # (one entry is one iteration of the loop over the output's index: its level's code around it)
-        return self.inner.case(self.at, [Declare(Var(self.at), I64, flat_at(idxs, self.shape)),
-                                         *self.inner.store((self.at,), value)])
-
-
 class FlatKeyedOutput(SortedOutput):
     """A :class:`ColumnMajorOutput` of more than two indices (``indices``, of extents ``shape``, the major
     first) whose entries come in another order: sorted by the flat coordinate of all its indices but the
@@ -387,10 +343,13 @@ def column_major_output(name: str, fmt, indices: tuple, shape: tuple, dtype: str
         return ColumnMajorOutput(inner, shape, at)
     if len(indices) == 2:
         return SortedOutput(ColumnMajorOutput(inner, shape, at), indices, tuple(reversed(indices)), shape, dtype, fresh)
+    if not counts_keys(shape):
+        # (a counter per key would not be bounded by the entries: they are merge-sorted by the flat coordinate)
+        return FlatSortedOutput(inner, shape, dtype, fresh, at)
     key = fresh("".join(indices[:-1]))
     out = ColumnMajorOutput(inner, (math.prod(shape[:-1]), shape[-1]), at)
     return FlatKeyedOutput(out, indices, shape, dtype, fresh, key)
 
 
-__all__ = ["ColumnMajorOutput", "FlatKeyedOutput", "by_columns", "collapsed", "column_major", "column_major_output",
-           "flat_at", "flat_text", "resorted_reads", "storage_order", "unflattened"]
+__all__ = ["FlatKeyedOutput", "by_columns", "collapsed", "column_major", "column_major_output",
+           "flat_text", "resorted_reads", "storage_order", "unflattened"]
