@@ -83,6 +83,9 @@ def unflattened(program, shapes: dict):
     c[j, i] = A[i, j] + split(b[m], m -> (j:3, i:2))
     >>> print(unflattened(parse("c[m] = collapse(collapse(A[i, j, k], (k, j) -> l), (l, i) -> m)"), {"A": (2, 3, 4)}))
     c[k, j, i] = A[i, j, k]
+    >>> print(unflattened(parse("c[m] = collapse(collapse(A[i, j, k], (k, j) -> l), (l, i) -> m) * x[m]"),
+    ...                   {"A": (2, 3, 4), "x": (24,)}))
+    c[k, j, i] = A[i, j, k] * split(split(x[m], m -> (m1:12, i:2)), m1 -> (k:4, j:3))
     >>> unflattened(parse("c[m] = sum[k](collapse(A[i, j, k], (j, i) -> m))"), {"A": (2, 3, 2)}) is None
     True
     """
@@ -100,6 +103,8 @@ def unflattened(program, shapes: dict):
     except ShapeError:
         return None
     sizes = tuple(extents[i] for i in pair)
+    taken = {str(x) for n in walk_notation(rhs) for a in ("indices", "results") for x in getattr(n, a, ())} | \
+        {str(getattr(n, a)) for n in walk_notation(rhs) for a in ("index", "result") if hasattr(n, a)} | {str(m)}
 
     def visit(e):
         if m not in free_indices(e):
@@ -107,9 +112,10 @@ def unflattened(program, shapes: dict):
         if isinstance(e, Call):
             args = [visit(a) for a in e.args]
             return None if any(a is None for a in args) else replace(e, args=tuple(args))
-        if isinstance(e, Access) and e.indices == (m,) and len(pair) == 2:
-            # (a vector read at m: split back into the pair, each group of it read a column apart)
-            return Split(e, m, pair, sizes)
+        if isinstance(e, Access) and e.indices == (m,):
+            # (a vector read at m: split back into the pair, each group of it read a column apart; into more
+            # indices, split again)
+            return split_back(e, m, pair, sizes, taken)
         if not isinstance(e, Collapse) or e.result != m:
             return None
         out, indices = collapsed(e)
@@ -128,6 +134,56 @@ def unflattened(program, shapes: dict):
     except ShapeError:
         return None
     return flat
+
+
+def split_back(e, m, names: tuple, sizes: tuple, taken: set):
+    """``e``, read at ``m``, split back into ``names`` (of extents ``sizes``, the major first): split in two, the
+    last index minor, then its major part split again, each time at a fresh index (not in ``taken``, to which it
+    is added).
+
+    >>> print(split_back(Access("x", ("m",)), "m", ("k", "j", "i"), (4, 3, 2), {"m"}))
+    split(split(x[m], m -> (m1:12, i:2)), m1 -> (k:4, j:3))
+    """
+    if len(names) == 2:
+        return Split(e, m, names, sizes)
+    q = next(f"{m}{k}" for k in range(1, len(taken) + 2) if f"{m}{k}" not in taken)
+    taken.add(q)
+    return split_back(Split(e, m, (q, names[-1]), (math.prod(sizes[:-1]), sizes[-1])), q, names[:-1], sizes[:-1],
+                      taken)
+
+
+def split_vectors(flat) -> set:
+    """The vectors ``flat`` (:func:`unflattened`) reads split back into its indices.
+
+    >>> from compiler.notation import parse
+    >>> sorted(split_vectors(unflattened(parse("c[m] = collapse(A[i, j], (j, i) -> m) * x[m] + d[m]"),
+    ...                                  {"A": (2, 3), "x": (6,), "d": (6,)})))
+    ['d', 'x']
+    """
+    return {n.operand.tensor for n in walk_notation(flat.rhs) if isinstance(n, Split) and isinstance(n.operand, Access)}
+
+
+def emptied(flat, inputs: dict):
+    """``flat`` (:func:`unflattened`) with each vector split back read as its fill: its extent is 0, so it holds
+    no entry, and the loops, one over an index of extent 0 among them, write none (a split into groups of 0 has
+    no sequence). ``inputs``: each tensor's format (a fill).
+
+    >>> from compiler.format import parse_format
+    >>> from compiler.notation import parse
+    >>> flat = unflattened(parse("c[m] = collapse(A[i, j], (j, i) -> m) + x[m]"), {"A": (0, 3), "x": (0,)})
+    >>> print(emptied(flat, {"x": parse_format("sparse", ndim=1, fill=1.0)}))
+    c[j, i] = A[i, j] + 1.0
+    """
+    def visit(e):
+        if isinstance(e, Split):
+            while isinstance(e, Split):
+                e = e.operand
+            return Literal(inputs[e.tensor].fill)
+        if isinstance(e, Call):
+            return replace(e, args=tuple(visit(a) for a in e.args))
+        return e
+
+    return replace(flat, rhs=visit(flat.rhs))
 
 
 def collapsed(e: Collapse) -> tuple:
@@ -180,16 +236,26 @@ def column_major(program, inputs: dict, out_format, fill, why: str):
     if flat is None:
         return None
     names = tuple(map(str, flat.lhs.indices))
+    # (a vector split into groups of 0, an extent 0 among the minor ones, has no sequence; it holds no entry)
+    empty = any(isinstance(n, Split) and n.sizes[1] == 0 for n in walk_notation(flat.rhs))
+    if empty:
+        flat = emptied(flat, inputs)
     order, columns = storage_order(flat, inputs), None
     try:
-        low = seq_lower(flat, trace=Trace(), loop_order=order, result_fill=fill, **inputs)
-        sparse = {lv.tensor.rstrip("'") for s in searched(low.cin) if not jumps(s) for lv in walk_seq(s)
-                  if isinstance(lv, Level)}
+        if len(names) > 2 and split_vectors(flat):
+            # (a vector split back into three indices or more, sparse or not, is walked in m's order alone)
+            low, sparse = None, split_vectors(flat)
+        else:
+            low = seq_lower(flat, trace=Trace(), loop_order=order, result_fill=fill, **inputs)
+            sparse = {lv.tensor.rstrip("'") for s in searched(low.cin) if not jumps(s) for lv in walk_seq(s)
+                      if isinstance(lv, Level)}
         if sparse:
             # (a sparse vector read at m, split back into (j, i), would be searched for each i in every group j:
             # the matrix's entries are re-sorted by j into sparse columns first, which the loops, in m's order,
             # walk beside the vector as stored; where that cannot be, the vector's re-sorted by i into rows)
             columns = by_columns(flat, names, order, fill, inputs)
+            if columns is None and low is None:
+                return None
             low = columns or seq_lower(resorted_reads(flat, sparse), trace=Trace(), loop_order=order,
                                        result_fill=fill, hoisted=names, sparse_rows=True, **inputs)
     except (StrategyError, SequenceError):
@@ -206,6 +272,8 @@ def column_major(program, inputs: dict, out_format, fill, why: str):
     note = (f"{program} flattens column-major, and the loop over {m} walks an input against its storage order "
             f"({why}): the collapse undone, {flat}, its loops run {', '.join(names[k] for k in order)}, {whose} "
             f"order, each entry at {m} = {flat_text(names)} of {out}, ")
+    if empty:
+        note += "each vector split back (of extent 0, no entry) read as its fill, "
     for w in low.workspaces:
         (x,) = {a.tensor for a in walk_notation(w.total) if isinstance(a, Access)}
         # (A's entries by column, into w[j, i], or those of a vector beside a dense A by row, into w[i, j])

@@ -91,14 +91,22 @@ def test_beside_a_dense_vector_and_another_flatten():
         assert k.trace.find("loop-order")[0].data["resorted"] == ["w", "w2"]
 
 
-@pytest.mark.parametrize("shape", [(3, 0), (1, 1), (4, 1)])
-def test_empty_extents(shape):
-    # (no rows, (0, 3), is refused: the sequences split no vector into groups of 0)
+@pytest.mark.parametrize("shape", [(0, 3), (0, 0), (3, 0), (1, 1), (4, 1)])
+@pytest.mark.parametrize("op", ["*", "+"])
+def test_empty_extents(shape, op):
+    # (no rows, (0, 3): the sequences split no vector into groups of 0, and x, of extent 0, holds no entry: read
+    # as its fill, refused on main)
     a = np.ones(shape)
     x = np.ones(a.size)
-    got = resorted("c[m] = collapse(A[i, j], (j, i) -> m) * x[m]", Tensor.from_numpy(a, "csr"),
-                   Tensor.from_numpy(x, "sparse"), "sparse", 0.0)[1]
-    np.testing.assert_array_equal(got, a.T.reshape(-1) * x)
+    program = f"c[m] = collapse(A[i, j], (j, i) -> m) {op} x[m]"
+    A, X = Tensor.from_numpy(a, "csr"), Tensor.from_numpy(x, "sparse")
+    if shape[0] == 0:
+        # (A flattened alone, its loops in its order)
+        k, got = lowered(program, {"A": A, "x": X}, "sparse")
+        assert "read as its fill" in k.trace.find("loop-order")[0].note
+    else:
+        got = resorted(program, A, X, "sparse", 0.0)[1]
+    np.testing.assert_array_equal(got, a.T.reshape(-1) * x if op == "*" else a.T.reshape(-1) + x)
 
 
 @pytest.mark.parametrize("case", ["times", "plus"])
