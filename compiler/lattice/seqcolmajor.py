@@ -28,7 +28,11 @@ Collapses nested in one another flatten more modes the same way: ``xp.permute_di
 in ``A``'s storage order (:func:`storage_order`: a CSF, a COO or Dense(Dense(SparseList)) stored ``i, j, k``), each
 entry at ``m = (k·|j| + j)·|i| + i``. A sparse output's entries are sorted by the flat coordinate of all its
 indices but the last (:class:`FlatKeyedOutput`: ``|k|·|j|`` counts): the loops, in whatever order, reach the last
-in increasing order among one key's entries, so that counting sort, stable, leaves them in ``m``'s order.
+in increasing order among one key's entries, so that counting sort, stable, leaves them in ``m``'s order (past
+2¹⁶ keys, a merge sort of the entries by ``m``: :mod:`compiler.lattice.seqflatsort`). A vector read at ``m`` beside
+it is split back twice (:func:`split_back`), and ``A``'s entries re-sorted by ``(k, j)`` (:func:`by_columns`): the
+loops run ``k, j, i``, ``m``'s order. A vector beside a flatten of a matrix with no rows (``I = 0``) has no entry
+and no groups to split into: it is read as its fill (:func:`emptied`).
 
 >>> from compiler.notation import parse
 >>> p = parse("c[m] = collapse(A[i, j], (j, i) -> m) * 2.0 + collapse(B[k, l], (l, k) -> m)")
