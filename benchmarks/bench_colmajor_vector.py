@@ -5,34 +5,40 @@ Rows (``A`` n x n CSR, ``x`` a sparse vector of ``n²`` entries, ``nnz`` nonzero
 
 - ``scipy``: ``A.tocsc()``, each entry's flat coordinate ``column·n + row`` computed by numpy (the column-major
   order scipy's CSC gives), a ``csr_array`` row of them, then its ``multiply(x)`` or ``+ x``;
-- ``fused``: the lattice's one kernel (compiler.lattice.seqcolmajor: ``x`` re-sorted by row into sparse rows, a
-  counting sort, walked beside ``A``'s rows; the entries counted per column, placed, appended); absent on main,
-  which refused it;
+- ``fused``: the lattice's one kernel (compiler.lattice.seqcolmajor: ``A``'s entries re-sorted by column into
+  sparse rows, a counting sort as ``tocsc``, walked column by column beside ``x`` as stored, each entry appended
+  as it comes, ``m`` increasing: one sort);
 - ``compute``: the array expression as a user computes it, ``(A.T.reshape(-1) * x).compute(format="sparse")``,
-  lowering from the kernel cache included (on main: a retry, the flatten materialized, then a kernel).
+  lowering from the kernel cache included.
 
 Each round times every column once, one after the other; each column keeps its minimum over the rounds.
-Results are checked against scipy's.
+Results are checked against scipy's. ``--against DIR`` (another checkout's root, main's) times this checkout and
+that one in turn, ``--repeats`` child processes each, alternating, and prints each column's median over them and
+the ratios (to scipy's, and this checkout's over the other's).
 
     PYTHONPATH=. .venv/bin/python benchmarks/bench_colmajor_vector.py --clock cpu [--rounds 10] [--n 20000]
+        [--against /path/to/main --repeats 3]
 
-Results (``--clock cpu``, 20k x 20k, 1M nonzeros each, min of 10 rounds, ms; three runs alternating with the
-same script on main at a load of 4 to 5 on 2 cores, median with the range in brackets):
+Results (``--clock cpu``, 20k x 20k, 1M nonzeros each, min of 10 rounds, ms, median of 3 child processes per
+checkout alternating with main, at a load of 5 to 18 on 2 cores):
 
-    * x -> sparse vector   scipy 15.9 (15.8-17.0)   fused 21.6 (21.4-22.4)   compute 22.7 (22.3-23.4)
-                           main: compute 41.2 (37.4-45.8)
-    + x -> sparse vector   scipy 16.1 (15.5-16.2)   fused 28.9 (28.4-29.1)   compute 30.3 (29.8-30.4)
-                           main: compute 42.9 (42.8-47.5)
+    * x -> sparse vector   scipy 17.2   fused 15.0 (main 22.6)   compute 16.2 (main 24.0)
+                           fused/scipy 0.87 (main 1.35), fused this/main 0.66
+    + x -> sparse vector   scipy 16.7   fused 19.5 (main 30.6)   compute 20.7 (main 31.6)
+                           fused/scipy 1.16 (main 1.79), fused this/main 0.64
 
-One kernel is about twice as fast as main's materialized plan, and slower than scipy's: scipy sorts once (A by
-column, then merges in ``m``'s order), the kernel twice (``x`` by row, then the result by column; its loops run in
-A's order), and merges A with ``x`` in both passes of the result's counting sort.
+Main's kernel sorted twice (``x`` by row into sparse rows walked beside ``A``'s, then the result by column, its
+loops in ``A``'s order, merging ``A`` with ``x`` in both passes of the result's counting sort); this one sorts
+``A`` once, as scipy does, and merges once, in ``m``'s order. ``+ x`` is still behind scipy's (where its time
+goes is not measured here).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -82,10 +88,10 @@ def check(name: str, cols: dict) -> None:
             raise SystemExit(f"{name}: {col} differs from scipy")
 
 
-def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    matrix_arguments(ap)
-    args = ap.parse_args(argv)
+def measured(args) -> dict:
+    """``{op: {column: best time}}`` of this process's compiler (``args.tree``'s where given)."""
+    if args.tree:
+        sys.path.insert(0, args.tree)       # (before compiler is first imported: that tree's)
     clock = CLOCK[args.clock]
     os.environ.setdefault("SPARSESCOPE_CACHE_DIR", tempfile.mkdtemp(prefix="sparsescope-bench-"))
     rng = np.random.default_rng(0)
@@ -94,12 +100,57 @@ def main(argv=None) -> None:
     A.sort_indices()
     x = sp.csr_array(sp.random(1, n * n, density=args.nnz / n / n, format="csr", random_state=rng))
     x.sort_indices()
+    out = {}
     for op in ("*", "+"):
-        name = f"{op} x -> sparse vector"
         cols = columns(A, x, op)
-        check(name, cols)
-        best = timed(cols, args.rounds, clock)
-        print(f"{name:22s} n={n:<6d} " + "  ".join(f"{col} {best[col] * 1e3:8.2f} ms" for col in cols), flush=True)
+        check(f"{op} x", cols)
+        out[op] = timed(cols, args.rounds, clock)
+    return out
+
+
+def against(args) -> None:
+    """This checkout and ``args.against`` (another's root, main's) timed in turn, ``args.repeats`` child processes
+    each, alternating (this, other, other, this, ...): each column's median over them, and the ratios."""
+    trees = {"this": str(Path(__file__).resolve().parents[1]), "main": str(Path(args.against).resolve())}
+    flags = ["--n", str(args.n), "--nnz", str(args.nnz), "--rounds", str(args.rounds), "--clock", args.clock]
+    runs = {t: [] for t in trees}
+    for r in range(args.repeats):
+        for t in (("this", "main") if r % 2 == 0 else ("main", "this")):
+            out = subprocess.run([sys.executable, __file__, *flags, "--tree", trees[t], "--json"], check=True,
+                                 capture_output=True, text=True).stdout
+            runs[t].append(json.loads(out))
+    med = {t: {op: {c: float(np.median([run[op][c] for run in rs])) for c in rs[0][op]} for op in rs[0]}
+           for t, rs in runs.items()}
+    for op in med["this"]:
+        this, main_ = med["this"][op], med["main"][op]
+        cells = [f"scipy {this['scipy'] * 1e3:6.2f}"] + [f"{c} {this[c] * 1e3:6.2f} (main {main_[c] * 1e3:6.2f})"
+                                                       for c in ("fused", "compute") if c in this and c in main_]
+        ratios = [f"{c}/scipy {this[c] / this['scipy']:.2f} (main {main_[c] / main_['scipy']:.2f})"
+                  for c in ("fused", "compute") if c in this and c in main_] + \
+            [f"{c} this/main {this[c] / main_[c]:.2f}" for c in ("fused", "compute") if c in this and c in main_]
+        print(f"{op} x -> sparse vector, ms, median of {args.repeats}: " + "  ".join(cells))
+        print("    " + "  ".join(ratios), flush=True)
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    matrix_arguments(ap)
+    ap.add_argument("--against", help="another checkout's root (main's), timed in turn with this one")
+    ap.add_argument("--repeats", type=int, default=3, help="child processes per checkout (with --against)")
+    ap.add_argument("--tree", help=argparse.SUPPRESS)
+    ap.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.against:
+        against(args)
+        return
+    best = measured(args)
+    if args.json:
+        print(json.dumps(best))
+        return
+    for op, cols in best.items():
+        name = f"{op} x -> sparse vector"
+        print(f"{name:22s} n={args.n:<6d} " + "  ".join(f"{c} {t * 1e3:8.2f} ms" for c, t in cols.items()),
+              flush=True)
 
 
 if __name__ == "__main__":

@@ -15,17 +15,24 @@ sorted). Elementwise operators and scalars around the collapse fuse in, and so d
 collapses of one extent (``a.T.reshape(-1) + b.T.reshape(-1)``): they become one statement over
 ``(j, i)`` and go through one count and one placement; a dense vector read at ``m`` is split back
 into ``(j, i)``, its entries a column apart stepped to. A sparse one (a SparseList or COO ``x``) would be
-searched for each ``i`` in every group ``j``: its entries are re-sorted by ``i`` first (:func:`resorted_reads`),
-counted per ``i``, prefix-summed and placed, ``O(nnz(x) + I)``, into sparse rows ``w[i, j]`` that the loops then
-walk beside ``A``'s as stored (a union for ``+``, an intersection for ``*``;
-:class:`~compiler.lattice.seqsumrows.RowBuckets`, whose rows come out in order: no row is summed or sorted).
+searched for each ``i`` in every group ``j``: instead ``A``'s entries are re-sorted by ``j`` first
+(:func:`by_columns`: counted per ``j``, prefix-summed and placed, ``O(nnz(A) + J)``, as scipy's ``tocsc``) into
+sparse rows ``w[j, i]`` (:class:`~compiler.lattice.seqsumrows.RowBuckets`, whose rows come out in order: no row
+is summed or sorted), and the loops run ``j, i``, ``m``'s order, walking ``w`` beside ``x`` as stored (a union
+for ``+``, an intersection for ``*``) and appending each entry of a sparse output as it comes: one sort, not
+two. A dense ``A`` (whose every entry a sort would place) keeps its order, and ``x``'s entries are re-sorted by
+``i`` into sparse rows ``w[i, j]`` walked beside ``A``'s (:func:`resorted_reads`).
 
 Collapses nested in one another flatten more modes the same way: ``xp.permute_dims(a3, (2, 1, 0)).reshape(-1)``,
 ``c[m] = collapse(collapse(A[i, j, k], (k, j) -> l), (l, i) -> m)``, is ``c[k, j, i] = A[i, j, k]`` with its loops
 in ``A``'s storage order (:func:`storage_order`: a CSF, a COO or Dense(Dense(SparseList)) stored ``i, j, k``), each
 entry at ``m = (k·|j| + j)·|i| + i``. A sparse output's entries are sorted by the flat coordinate of all its
 indices but the last (:class:`FlatKeyedOutput`: ``|k|·|j|`` counts): the loops, in whatever order, reach the last
-in increasing order among one key's entries, so that counting sort, stable, leaves them in ``m``'s order.
+in increasing order among one key's entries, so that counting sort, stable, leaves them in ``m``'s order (past
+2¹⁶ keys, a merge sort of the entries by ``m``: :mod:`compiler.lattice.seqflatsort`). A vector read at ``m`` beside
+it is split back twice (:func:`split_back`), and ``A``'s entries re-sorted by ``(k, j)`` (:func:`by_columns`): the
+loops run ``k, j, i``, ``m``'s order. A vector beside a flatten of a matrix with no rows (``I = 0``) has no entry
+and no groups to split into: it is read as its fill (:func:`emptied`).
 
 >>> from compiler.notation import parse
 >>> p = parse("c[m] = collapse(A[i, j], (j, i) -> m) * 2.0 + collapse(B[k, l], (l, k) -> m)")
@@ -48,7 +55,7 @@ from dataclasses import replace
 
 from ..algebra import lookup
 from ..errors import ShapeError, StrategyError
-from ..imperative.ir import BinOp, Const, Declare, Var
+from ..imperative.ir import Declare, Var
 from ..notation.ast import Access, Call, Literal, Reduce, free_indices
 from ..notation.ast import walk as walk_notation
 from ..notation.infer import infer_shapes
@@ -56,6 +63,7 @@ from ..notation.shape import Collapse, Split, distinct_bindings, rename_index
 from ..trace import Trace
 from .seqassembly import sequence_output
 from .seqderive import seq_lower
+from .seqflatsort import ColumnMajorOutput, FlatSortedOutput, counts_keys, flat_at
 from .seqgroupsort import SortedOutput
 from .seqoutput import output_kind
 from .sequences import Level, SequenceError
@@ -79,6 +87,9 @@ def unflattened(program, shapes: dict):
     c[j, i] = A[i, j] + split(b[m], m -> (j:3, i:2))
     >>> print(unflattened(parse("c[m] = collapse(collapse(A[i, j, k], (k, j) -> l), (l, i) -> m)"), {"A": (2, 3, 4)}))
     c[k, j, i] = A[i, j, k]
+    >>> print(unflattened(parse("c[m] = collapse(collapse(A[i, j, k], (k, j) -> l), (l, i) -> m) * x[m]"),
+    ...                   {"A": (2, 3, 4), "x": (24,)}))
+    c[k, j, i] = A[i, j, k] * split(split(x[m], m -> (m1:12, i:2)), m1 -> (k:4, j:3))
     >>> unflattened(parse("c[m] = sum[k](collapse(A[i, j, k], (j, i) -> m))"), {"A": (2, 3, 2)}) is None
     True
     """
@@ -96,6 +107,8 @@ def unflattened(program, shapes: dict):
     except ShapeError:
         return None
     sizes = tuple(extents[i] for i in pair)
+    taken = {str(x) for n in walk_notation(rhs) for a in ("indices", "results") for x in getattr(n, a, ())} | \
+        {str(getattr(n, a)) for n in walk_notation(rhs) for a in ("index", "result") if hasattr(n, a)} | {str(m)}
 
     def visit(e):
         if m not in free_indices(e):
@@ -103,9 +116,10 @@ def unflattened(program, shapes: dict):
         if isinstance(e, Call):
             args = [visit(a) for a in e.args]
             return None if any(a is None for a in args) else replace(e, args=tuple(args))
-        if isinstance(e, Access) and e.indices == (m,) and len(pair) == 2:
-            # (a vector read at m: split back into the pair, each group of it read a column apart)
-            return Split(e, m, pair, sizes)
+        if isinstance(e, Access) and e.indices == (m,):
+            # (a vector read at m: split back into the pair, each group of it read a column apart; into more
+            # indices, split again)
+            return split_back(e, m, pair, sizes, taken)
         if not isinstance(e, Collapse) or e.result != m:
             return None
         out, indices = collapsed(e)
@@ -124,6 +138,56 @@ def unflattened(program, shapes: dict):
     except ShapeError:
         return None
     return flat
+
+
+def split_back(e, m, names: tuple, sizes: tuple, taken: set):
+    """``e``, read at ``m``, split back into ``names`` (of extents ``sizes``, the major first): split in two, the
+    last index minor, then its major part split again, each time at a fresh index (not in ``taken``, to which it
+    is added).
+
+    >>> print(split_back(Access("x", ("m",)), "m", ("k", "j", "i"), (4, 3, 2), {"m"}))
+    split(split(x[m], m -> (m1:12, i:2)), m1 -> (k:4, j:3))
+    """
+    if len(names) == 2:
+        return Split(e, m, names, sizes)
+    q = next(f"{m}{k}" for k in range(1, len(taken) + 2) if f"{m}{k}" not in taken)
+    taken.add(q)
+    return split_back(Split(e, m, (q, names[-1]), (math.prod(sizes[:-1]), sizes[-1])), q, names[:-1], sizes[:-1],
+                      taken)
+
+
+def split_vectors(flat) -> set:
+    """The vectors ``flat`` (:func:`unflattened`) reads split back into its indices.
+
+    >>> from compiler.notation import parse
+    >>> sorted(split_vectors(unflattened(parse("c[m] = collapse(A[i, j], (j, i) -> m) * x[m] + d[m]"),
+    ...                                  {"A": (2, 3), "x": (6,), "d": (6,)})))
+    ['d', 'x']
+    """
+    return {n.operand.tensor for n in walk_notation(flat.rhs) if isinstance(n, Split) and isinstance(n.operand, Access)}
+
+
+def emptied(flat, inputs: dict):
+    """``flat`` (:func:`unflattened`) with each vector split back read as its fill: its extent is 0, so it holds
+    no entry, and the loops, one over an index of extent 0 among them, write none (a split into groups of 0 has
+    no sequence). ``inputs``: each tensor's format (a fill).
+
+    >>> from compiler.format import parse_format
+    >>> from compiler.notation import parse
+    >>> flat = unflattened(parse("c[m] = collapse(A[i, j], (j, i) -> m) + x[m]"), {"A": (0, 3), "x": (0,)})
+    >>> print(emptied(flat, {"x": parse_format("sparse", ndim=1, fill=1.0)}))
+    c[j, i] = A[i, j] + 1.0
+    """
+    def visit(e):
+        if isinstance(e, Split):
+            while isinstance(e, Split):
+                e = e.operand
+            return Literal(inputs[e.tensor].fill)
+        if isinstance(e, Call):
+            return replace(e, args=tuple(visit(a) for a in e.args))
+        return e
+
+    return replace(flat, rhs=visit(flat.rhs))
 
 
 def collapsed(e: Collapse) -> tuple:
@@ -176,16 +240,28 @@ def column_major(program, inputs: dict, out_format, fill, why: str):
     if flat is None:
         return None
     names = tuple(map(str, flat.lhs.indices))
-    order = storage_order(flat, inputs)
+    # (a vector split into groups of 0, an extent 0 among the minor ones, has no sequence; it holds no entry)
+    empty = any(isinstance(n, Split) and n.sizes[1] == 0 for n in walk_notation(flat.rhs))
+    if empty:
+        flat = emptied(flat, inputs)
+    order, columns = storage_order(flat, inputs), None
     try:
-        low = seq_lower(flat, trace=Trace(), loop_order=order, result_fill=fill, **inputs)
-        sparse = {lv.tensor.rstrip("'") for s in searched(low.cin) if not jumps(s) for lv in walk_seq(s)
-                  if isinstance(lv, Level)}
+        if len(names) > 2 and split_vectors(flat):
+            # (a vector split back into three indices or more, sparse or not, is walked in m's order alone)
+            low, sparse = None, split_vectors(flat)
+        else:
+            low = seq_lower(flat, trace=Trace(), loop_order=order, result_fill=fill, **inputs)
+            sparse = {lv.tensor.rstrip("'") for s in searched(low.cin) if not jumps(s) for lv in walk_seq(s)
+                      if isinstance(lv, Level)}
         if sparse:
             # (a sparse vector read at m, split back into (j, i), would be searched for each i in every group j:
-            # its entries are re-sorted by i into sparse rows first, which the loops then walk beside A's)
-            low = seq_lower(resorted_reads(flat, sparse), trace=Trace(), loop_order=order, result_fill=fill,
-                            hoisted=names, sparse_rows=True, **inputs)
+            # the matrix's entries are re-sorted by j into sparse columns first, which the loops, in m's order,
+            # walk beside the vector as stored; where that cannot be, the vector's re-sorted by i into rows)
+            columns = by_columns(flat, names, order, fill, inputs)
+            if columns is None and low is None:
+                return None
+            low = columns or seq_lower(resorted_reads(flat, sparse), trace=Trace(), loop_order=order,
+                                       result_fill=fill, hoisted=names, sparse_rows=True, **inputs)
     except (StrategyError, SequenceError):
         return None
     if not all(jumps(s) for s in searched(low.cin)):
@@ -193,24 +269,87 @@ def column_major(program, inputs: dict, out_format, fill, why: str):
     (m,) = map(str, program.lhs.indices)
     out = program.lhs.tensor
     major, minor = names[0] if len(names) == 2 else f"({', '.join(names[:-1])})", names[-1]
+    walked, in_order = order, columns is not None
+    if in_order:
+        order = tuple(range(len(names)))
+    whose = f"{m}'s" if in_order else "the inputs'"
     note = (f"{program} flattens column-major, and the loop over {m} walks an input against its storage order "
-            f"({why}): the collapse undone, {flat}, its loops run {', '.join(names[k] for k in order)}, the inputs' "
+            f"({why}): the collapse undone, {flat}, its loops run {', '.join(names[k] for k in order)}, {whose} "
             f"order, each entry at {m} = {flat_text(names)} of {out}, ")
+    if empty:
+        note += "each vector split back (of extent 0, no entry) read as its fill, "
     for w in low.workspaces:
         (x,) = {a.tensor for a in walk_notation(w.total) if isinstance(a, Access)}
-        note += (f"{x}'s entries (in {major}, {minor} order) re-sorted by {minor} into the sparse rows of {w.name}"
-                 f"[{minor}, {major}] first (a counting sort: phase 1 counts each {minor}'s entries, a prefix sum "
-                 f"gives each {minor}'s start, phase 2 places each entry), which the loops walk beside the others "
-                 f"as stored, ")
+        # (A's entries by column, into w[j, i], or those of a vector beside a dense A by row, into w[i, j])
+        came, key, how = ("its storage order", major, ", as scipy's tocsc") if in_order else \
+            (f"{major}, {minor} order", minor, "")
+        note += (f"{x}'s entries (in {came}) re-sorted by {key} into the sparse rows of {w.name}"
+                 f"[{', '.join(w.indices)}] first (a counting sort{how}: phase 1 counts each {key}'s entries, a prefix "
+                 f"sum gives each {key}'s start, phase 2 places each entry), which the loops walk beside the others as "
+                 f"stored, ")
     if out_format is None or output_kind(out_format) == "dense":
         note += f"written at random into the dense {out}"
+    elif in_order:
+        note += f"each entry appended to {out} as it comes ({m} increasing: no sort of the result)"
+    elif not counts_keys(low.shape):
+        note += (f"the entries sorted by {m} before {out} appends them: a counter per {major} would take "
+                 f"{math.prod(low.shape[:-1])}, so phase 1 counts the entries, phase 2 puts each one's {m} and "
+                 f"value in a workspace of as many, merge-sorted by {m} (each fiber the innermost loop walks an "
+                 f"ascending run)")
     else:
         note += (f"the entries sorted by {m} before {out} appends them: phase 1 counts each {major}'s entries, a "
-                 f"prefix sum gives each {major}'s start, phase 2 places each entry at its {major}'s next slot (the "
-                 f"loops reach {minor} in increasing order: a counting sort)")
+                 f"prefix sum gives each {major}'s start, phase 2 places each entry at its {major}'s next slot "
+                 f"(the loops reach {minor} in increasing order: a counting sort)")
     data = {"order": list(order), "program": str(flat), **({"resorted": [w.name for w in low.workspaces]}
                                                             if low.workspaces else {})}
-    return replace(low, assembly="column-major", flattened=m), note, data
+    if in_order:
+        data["walked"] = list(walked)
+    return replace(low, assembly="flat" if in_order else "column-major", flattened=m), note, data
+
+
+def by_columns(flat, names: tuple, walked: tuple, fill, inputs: dict):
+    """The lowering of ``flat`` (:func:`unflattened`, its indices ``names``, the major first) whose loops run in
+    ``names``' order, that of the flat coordinate, each tensor read at all of them (not a vector split back into
+    them) re-sorted first into a workspace of sparse rows over them, the major index's (a CSR ``A``'s CSC,
+    ``w[j, i]``; :mod:`compiler.lattice.seqsumrows`), its entries walked in ``walked`` (positions among
+    ``names``: its storage order); None where a tensor so read stores every entry (the counting sort would
+    place them all), none is, or those loops would not walk the others as stored.
+
+    >>> import numpy as np
+    >>> from compiler import Tensor
+    >>> from compiler.notation import parse
+    >>> flat = unflattened(parse("c[m] = collapse(A[i, j], (j, i) -> m) * x[m]"), {"A": (2, 3), "x": (6,)})
+    >>> A, x = Tensor.from_numpy(np.eye(2, 3), "csr"), Tensor.from_numpy(np.arange(6.0), "sparse")
+    >>> print(by_columns(flat, ("j", "i"), (1, 0), None, {"A": A, "x": x}).cfir.text())
+    while i <- i_A
+      while j <- j_A
+        w(j, i) += A(i_A, j_A)
+    while j <- π0(m_x, 2) with j_w = π0(m_x, 2)
+      while i <- i_w ∩ π1(m_x, 2)
+        switch i
+        case i_w ∩ π1(m_x, 2):
+          c(j, i) = w(j_w, i_w) * x(m_x)
+    """
+    whole = {a.tensor for a in walk_notation(flat.rhs)
+             if isinstance(a, Access) and set(map(str, a.indices)) == set(names)}
+    if not whole or any(all(lv.located_by_coordinate for lv in inputs[t].levels) for t in whole):
+        return None
+
+    def visit(e):
+        if isinstance(e, Access) and e.tensor in whole:
+            return Reduce(lookup("add"), (), e)
+        if isinstance(e, Call):
+            return replace(e, args=tuple(visit(a) for a in e.args))
+        return e
+
+    try:
+        low = seq_lower(replace(flat, rhs=visit(flat.rhs)), trace=Trace(), loop_order=tuple(range(len(names))),
+                        result_fill=fill, hoisted=tuple(names[k] for k in walked), sparse_rows=True, **inputs)
+    except (StrategyError, SequenceError):
+        return None
+    return low if not searched(low.cin) else None
+
+
 
 
 def flat_text(names: tuple) -> str:
@@ -247,51 +386,6 @@ def resorted_reads(flat, tensors: set):
     return replace(flat, rhs=visit(flat.rhs))
 
 
-def flat_at(idxs: tuple, shape: tuple):
-    """The flat coordinate of the indices ``idxs`` (the major first) of extents ``shape``.
-
-    >>> print(flat_at(("k", "j", "i"), (4, 3, 2)))
-    (k * 3 + j) * 2 + i
-    """
-    out = Var(idxs[0])
-    for x, n in zip(idxs[1:], shape[1:]):
-        out = BinOp("+", BinOp("*", out, Const(int(n), I64)), Var(x))
-    return out
-
-
-class ColumnMajorOutput:
-    """The one-mode output ``inner`` (a :class:`~compiler.lattice.seqoutput.SeqOutput` or
-    :class:`~compiler.lattice.seqassembly.SeqAssembly`) written by stores at ``(j, i)`` (indices of
-    extents ``shape``, the major first): each at ``at = j·|i| + i``, a local of that name. The rest of
-    what the emitter or a :class:`~compiler.lattice.seqgroupsort.SortedOutput` asks of an output (its
-    name, kind, notes, parameters, first and last statements, the code around the loops) is the one-mode
-    output's."""
-
-    def __init__(self, inner, shape: tuple, at: str):
-        self.inner, self.shape, self.at = inner, tuple(int(n) for n in shape), at
-        self.tensor, self.kind, self.notes = inner.tensor, inner.kind, inner.notes
-
-    def params(self) -> list:
-        return self.inner.params()
-
-    def start(self, inputs=None, rhs=None) -> list:
-        return self.inner.start(inputs, rhs)
-
-    def around(self, emit) -> list:
-        return self.inner.around(emit)
-
-    def end(self) -> list:
-        return self.inner.end()
-
-    def case(self, index: str, stmts: list) -> list:
-        return stmts        # (the output's one loop is none of the (j, i) loops: see store)
-
-    def store(self, idxs: tuple, value) -> list:
-        # (one entry is one iteration of the loop over the output's index: its level's code around it)
-        return self.inner.case(self.at, [Declare(Var(self.at), I64, flat_at(idxs, self.shape)),
-                                         *self.inner.store((self.at,), value)])
-
-
 class FlatKeyedOutput(SortedOutput):
     """A :class:`ColumnMajorOutput` of more than two indices (``indices``, of extents ``shape``, the major
     first) whose entries come in another order: sorted by the flat coordinate of all its indices but the
@@ -307,22 +401,27 @@ class FlatKeyedOutput(SortedOutput):
         return [Declare(Var(self.key), I64, flat_at(self.lead, self.lead_shape)), *super().store(idxs, value)]
 
 
-def column_major_output(name: str, fmt, indices: tuple, shape: tuple, dtype: str, fresh, at: str):
+def column_major_output(name: str, fmt, indices: tuple, shape: tuple, dtype: str, fresh, at: str,
+                        in_order: bool = False):
     """Output ``name`` of one mode, of ``fmt``, written by the loops of ``out[j, i] = X``
     (``indices``, of extents ``shape``) running ``i, j``: at random where dense, else its entries
     sorted by ``j`` first (:class:`~compiler.lattice.seqgroupsort.SortedOutput`; by all indices but the last,
-    :class:`FlatKeyedOutput`, where there are more); ``at`` names the flat coordinate (a fresh name from it)."""
+    :class:`FlatKeyedOutput`, where there are more); ``at`` names the flat coordinate (a fresh name from it).
+    ``in_order``: the loops run ``j, i`` (:func:`by_columns`), each entry appended as it comes."""
     at = fresh(at)
     shape = tuple(int(n) for n in shape)
     inner = sequence_output(name, fmt, (at,), (math.prod(shape),), dtype, fresh)
-    if inner.kind == "dense":
+    if inner.kind == "dense" or in_order:
         return ColumnMajorOutput(inner, shape, at)
     if len(indices) == 2:
         return SortedOutput(ColumnMajorOutput(inner, shape, at), indices, tuple(reversed(indices)), shape, dtype, fresh)
+    if not counts_keys(shape):
+        # (a counter per key would not be bounded by the entries: they are merge-sorted by the flat coordinate)
+        return FlatSortedOutput(inner, shape, dtype, fresh, at)
     key = fresh("".join(indices[:-1]))
     out = ColumnMajorOutput(inner, (math.prod(shape[:-1]), shape[-1]), at)
     return FlatKeyedOutput(out, indices, shape, dtype, fresh, key)
 
 
-__all__ = ["ColumnMajorOutput", "FlatKeyedOutput", "collapsed", "column_major", "column_major_output", "flat_at",
+__all__ = ["FlatKeyedOutput", "by_columns", "collapsed", "column_major", "column_major_output",
            "flat_text", "resorted_reads", "storage_order", "unflattened"]

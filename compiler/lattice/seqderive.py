@@ -503,8 +503,9 @@ class SeqLowering:
     fill: object = None       # the result's fill where the inputs' is not 0 (a copy: copy_fill)
     #: how the output is written: appended in the loops' order (""), ``accumulate`` (a sum whose loops run around
     #: the output's: seqhoist), ``scatter`` (seqscatter), ``group-sort`` (seqgroupsort), ``straddle-sort``
-    #: (seqstraddlesort), ``sort`` (every entry sorted: seqentrysort) or ``column-major`` (seqcolmajor), in
-    #: compiler.lattice
+    #: (seqstraddlesort), ``sort`` (every entry sorted: seqentrysort), ``column-major`` (seqcolmajor: sorted by the
+    #: flat coordinate) or ``flat`` (seqcolmajor: its loops in the flat coordinate's order, appended as it comes),
+    #: in compiler.lattice
     assembly: str = ""
     #: the workspaces of sums under operators (:class:`~compiler.lattice.seqworkspace.SumWorkspace`)
     workspaces: tuple = ()

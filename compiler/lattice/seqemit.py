@@ -746,9 +746,9 @@ def emit_function(low, formats: dict, name: str, out_format=None, dtype: str | N
                                em.fresh, zero=not plain_zero(low.fill), cin=low.cin)
     elif low.assembly == "scatter":
         em.out = ScatteredOutput(out, out_format, low.shape, dtype, em.fresh)
-    elif low.assembly == "column-major":
+    elif low.assembly in ("column-major", "flat"):
         em.out = column_major_output(out, out_format, tuple(str(i) for i in program.lhs.indices), low.shape, dtype,
-                                     em.fresh, low.flattened)
+                                     em.fresh, low.flattened, low.assembly == "flat")
     else:
         indices = tuple(str(i) for i in program.lhs.indices)
         em.out = sequence_output(out, out_format, indices, low.shape, dtype, em.fresh)

@@ -29,11 +29,18 @@ def vector(n, fmt, seed, fill=0.0, density=0.5, odd=()):
 
 
 def resorted(program, A, X, out, fill):
-    """``program`` over ``A`` and ``X`` lowered as one kernel that re-sorted ``X`` into rows, checked by
-    :func:`~tests.compiler.lattice.test_seq_colmajor.lowered`; its kernel and result."""
-    k, got = lowered(program, {"A": A, "x": X}, out, fill=fill)
+    """``program`` over ``A`` and ``X`` lowered as one kernel, checked by
+    :func:`~tests.compiler.lattice.test_seq_colmajor.lowered`, that re-sorted a sparse ``A`` by column (its loops
+    then in ``m``'s order, the output appended as it comes, not sorted) or, a dense ``A`` (whose every entry a
+    sort would place), ``X`` by row; its kernel and result."""
+    by_columns = not all(lv.located_by_coordinate for lv in A.format.levels)
+    k, got = lowered(program, {"A": A, "x": X}, out, fill=fill, order=(0, 1) if by_columns else (1, 0))
     (step,) = k.trace.find("loop-order")
-    assert step.data["resorted"] == ["w"] and "re-sorted by i into the sparse rows of w[i, j]" in step.note
+    into = "re-sorted by j into the sparse rows of w[j, i]" if by_columns else \
+        "re-sorted by i into the sparse rows of w[i, j]"
+    assert step.data["resorted"] == ["w"] and into in step.note, step.note
+    # (one counting sort: A's, or x's and the result's)
+    assert k.c_source.count("phase 1") == 1 + (not by_columns and out is not None), k.c_source
     return k, got
 
 
@@ -49,8 +56,10 @@ def test_a_sparse_vector_beside_it_is_re_sorted_into_rows(xfmt, afmt, op, out):
         want = a.T.reshape(-1) * x if op == "*" else a.T.reshape(-1) + x
     k, got = resorted(program, A, X, out, 0.0)
     np.testing.assert_array_equal(got, want)
-    # (x counted per row i, placed, then walked row by row beside A: no search of x's groups, no row sort)
-    assert "w_next[i] += 1;" in k.c_source and "seek(" not in k.c_source and "w_row" not in k.c_source, k.c_source
+    # (A counted per column j, placed, then walked column by column beside x's groups, or x per row i beside a
+    # dense A's rows: no search of x's groups, no row sort)
+    count = "w_next[i] += 1;" if afmt == "dense" else "w_next[j] += 1;"
+    assert count in k.c_source and "seek(" not in k.c_source and "w_row" not in k.c_source, k.c_source
 
 
 @pytest.mark.parametrize("fill", [0.0, 1.0, nan])
@@ -69,7 +78,7 @@ def test_fills_and_empty_or_full_vectors(fill, density, op, out):
 
 
 def test_beside_a_dense_vector_and_another_flatten():
-    # (the dense vector stepped a column apart, the sparse one re-sorted, the second flatten walked as stored)
+    # (both flattens re-sorted by column, the vectors walked as stored in m's order)
     a, A = matrix((3, 4), "csr", 5, odd=(inf,))
     b, B = matrix((3, 4), "coo", 6)
     x, X = vector(12, "sparse", 7, odd=(nan,))
@@ -77,19 +86,27 @@ def test_beside_a_dense_vector_and_another_flatten():
     program = "c[m] = (collapse(A[i, j], (j, i) -> m) + collapse(B[k, l], (l, k) -> m)) * x[m] + d[m]"
     tensors = {"A": A, "B": B, "x": X, "d": Tensor.from_numpy(d, "dense")}
     for out in (None, "sparse"):
-        k, got = lowered(program, tensors, out)
+        k, got = lowered(program, tensors, out, order=(0, 1))
         np.testing.assert_array_equal(got, ((a + b).T.reshape(-1) * x) + d)
-        assert k.trace.find("loop-order")[0].data["resorted"] == ["w"]
+        assert k.trace.find("loop-order")[0].data["resorted"] == ["w", "w2"]
 
 
-@pytest.mark.parametrize("shape", [(3, 0), (1, 1), (4, 1)])
-def test_empty_extents(shape):
-    # (no rows, (0, 3), is refused: the sequences split no vector into groups of 0)
+@pytest.mark.parametrize("shape", [(0, 3), (0, 0), (3, 0), (1, 1), (4, 1)])
+@pytest.mark.parametrize("op", ["*", "+"])
+def test_empty_extents(shape, op):
+    # (no rows, (0, 3): the sequences split no vector into groups of 0, and x, of extent 0, holds no entry: read
+    # as its fill, refused on main)
     a = np.ones(shape)
     x = np.ones(a.size)
-    got = resorted("c[m] = collapse(A[i, j], (j, i) -> m) * x[m]", Tensor.from_numpy(a, "csr"),
-                   Tensor.from_numpy(x, "sparse"), "sparse", 0.0)[1]
-    np.testing.assert_array_equal(got, a.T.reshape(-1) * x)
+    program = f"c[m] = collapse(A[i, j], (j, i) -> m) {op} x[m]"
+    A, X = Tensor.from_numpy(a, "csr"), Tensor.from_numpy(x, "sparse")
+    if shape[0] == 0:
+        # (A flattened alone, its loops in its order)
+        k, got = lowered(program, {"A": A, "x": X}, "sparse")
+        assert "read as its fill" in k.trace.find("loop-order")[0].note
+    else:
+        got = resorted(program, A, X, "sparse", 0.0)[1]
+    np.testing.assert_array_equal(got, a.T.reshape(-1) * x if op == "*" else a.T.reshape(-1) + x)
 
 
 @pytest.mark.parametrize("case", ["times", "plus"])
