@@ -196,8 +196,8 @@ class LoopletRules:
     def lower_acceptrun(self, i, ext, body, found, line):
         """Run-length outputs. Every read left on ``i`` is a Lookup, or the body uses ``i``:
         each index is a run of length one (a Lookup over ``[v, v + 1)`` regions). Otherwise
-        the body is the same over the whole extent and only writes the runs: it is lowered
-        once, into one run ``[start, stop)`` per output."""
+        the body is the same over the whole extent and only writes the runs (or the extent is
+        one index long): it is lowered once, into one run ``[start, stop)`` per output."""
         def per_index(l):
             return Lookup(lambda v, l=l: l, f"i -> {l.text} of length one", l.owner) if isinstance(l, AcceptRun) else l
         opened = []
@@ -208,7 +208,11 @@ class LoopletRules:
             return child
         # the cheap tests first: the runs are opened only when they might be used
         whole = None
-        if all(isinstance(l, AcceptRun) for l in found) and writes_only_runs(body, i):
+        # a body also writing a workspace (``t[] += ...`` under ``max(sum(...))``) counts each index,
+        # so only a region of one index takes it whole: each index's run of length one ends here
+        # (the Lookup below re-enters this rule over [v, v + 1) for it)
+        if all(isinstance(l, AcceptRun) for l in found) and \
+                (X.difference(ext.stop, ext.start) == 1 or writes_only_runs(body, i)):
             whole = replace_looplets(body, i, open_run, only=(AcceptRun,))
         if whole is None or uses(whole, i):
             new = replace_looplets(body, i, per_index, only=(AcceptRun,))
