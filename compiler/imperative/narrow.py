@@ -42,7 +42,7 @@ def check_counts(stmts, limits: dict) -> list:
             # (no branch may leave an OpenMP region: its per-row counts are bounded by the row's
             # extent, which the runtime checks; the serial prefix sum after it is checked)
             out.append(s)
-        elif isinstance(s, Store) and s.buffer in limits and not _copied(s):
+        elif isinstance(s, Store) and s.buffer in limits and not _copied(s) and not _fits(s, limits[s.buffer][0]):
             limit, tensor, mode, where = limits[s.buffer]
             value = _widened(s.value)
             value = value if s.op is None else BinOp(s.op, Cast("int64", Load(s.buffer, s.index)), value)
@@ -64,6 +64,17 @@ def _widened(value):
     while isinstance(value, Cast) and value.dtype.startswith("int"):
         value = value.value
     return value
+
+
+def _fits(s: Store, limit: int) -> bool:
+    """Whether ``s`` stores a constant count below ``limit`` (``pos[0] = 0``): a check of it could never
+    fail, dead code in the kernel.
+
+    >>> _fits(Store("C1_pos", Const(0, "int64"), Const(0, "int32")), 2 ** 31), _fits(Store("C1_pos", Const(1, "int64"), Load("n", Const(0, "int64"))), 2 ** 31)
+    (True, False)
+    """
+    value = _widened(s.value)
+    return s.op is None and isinstance(value, Const) and 0 <= value.value < limit
 
 
 def _copied(s: Store) -> bool:

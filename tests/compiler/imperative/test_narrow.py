@@ -113,3 +113,18 @@ def test_the_check_names_the_output_and_its_mode():
     checks = [n for n in walk(k.function.body) if isinstance(n, CheckCoordinate)]
     assert checks and {(n.tensor, n.mode) for n in checks} == {("D2", 1)}
     assert "// D2, mode 1: output D2: level 1 (SparseList)" in k.c_source
+
+
+def test_a_constant_count_is_not_checked():
+    """``pos[0] = 0`` cannot pass any limit: a check of it (``if (0 >= 2147483648)``) was dead code in
+    every kernel writing an int32 output's positions; a count that grows is still checked."""
+    body = check_counts([Store("C1_pos", Const(0, "int64"), Const(0, "int32")),
+                         Store("C1_pos", Const(1, "int64"), Cast("int32", Var("nC1")))],
+                        {"C1_pos": (2 ** 31, "C", 0, "counts")})
+    assert [type(s).__name__ for s in body] == ["Store", "CheckCoordinate", "Store"]
+    assert body[1].value == Var("nC1")
+    A = ss.Tensor.from_numpy(np.array([[0.0, 1.0], [2.0, 0.0]]), "csr", name="A")
+    for strategy in ("lattice", "looplets"):
+        k = ss.lower("C[i, j] = A[i, j] * 2", strategy, A=A, C=ss.parse_format("csr", index_dtype="int32"))
+        assert "if (0 >= INT64_C(2147483648))" not in k.c_source
+        np.testing.assert_array_equal(k(A=A).to_numpy(), [[0.0, 2.0], [4.0, 0.0]])
