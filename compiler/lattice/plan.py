@@ -250,31 +250,33 @@ class Setup:
         scheduled = {w.temp.name for w in wheres(stmt)}
         # (nested workspaces only where no schedule or order was asked for: then the statement is the user's)
         nest = (automatic or schedule is None) and order is None
+        dense_out = is_all_dense(ofmt)
         try:
-            stmt, hoisted = hoist_reductions(stmt, graph, formats, is_all_dense(ofmt), derived, nest=nest)
+            stmt, hoisted = hoist_reductions(stmt, graph, formats, dense_out, derived, nest=nest)
         except StrategyError as refused:
+            retried = None
             # a misnested reduction inside one that does not use the loops around it
             # (y[j] = z[j] + sum[i](max[k](A[k, i])), CSR A): moved out of them first, its
             # loops are the statement's own, and its workspace can go around them
             lifted = hoist_invariants(stmt) if not relations else stmt
-            try:
-                if lifted == stmt:
-                    raise
-                new, hoisted = hoist_reductions(lifted, graph, formats, is_all_dense(ofmt), derived, nest=nest)
-                steps.append(("hoist", stmt, lifted, _HOISTED))
-                stmt = new
-            except StrategyError:
+            if lifted != stmt:
+                try:
+                    retried = hoist_reductions(lifted, graph, formats, dense_out, derived, nest=nest)
+                    steps.append(("hoist", stmt, lifted, _HOISTED))
+                except StrategyError:
+                    pass
+            if retried is None:
                 # (last, nested workspaces: max[j](prod[k](sum[l](A[k, j, l] * B[l, i]))) of a B stored l, i;
                 # not where converting an input's order may remove the refusal, a LoopOrderError)
                 if not nest or isinstance(refused, LoopOrderError):
                     raise refused from None
                 try:
-                    stmt, hoisted = hoist_reductions(stmt, graph, formats, is_all_dense(ofmt), derived, nest=True,
-                                                     nest_refused=True)
+                    retried = hoist_reductions(stmt, graph, formats, dense_out, derived, nest=True, nest_refused=True)
                 except StrategyError:
                     raise refused from None
+            stmt, hoisted = retried
         steps += hoisted
-        if is_all_dense(ofmt):
+        if dense_out:
             def dtype_of(e):   # None when it reads a temporary (a nested reduction's)
                 if any(a.tensor not in formats for a in expr_accesses(e)):
                     return None
