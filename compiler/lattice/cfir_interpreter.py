@@ -3,7 +3,11 @@ the lowering to the imperative IR.
 
 It walks each loop as the CFIR says (iterators' fibers from the tensors' own arrays, the least
 coordinate, locates, the first case whose iterators are at it) and checks the claims the
-lowering trusts, such as a workspace's producer setting each coordinate once, in order.
+lowering trusts, such as a workspace's producer setting each coordinate once, in order, and
+each tensor's stored values holding no NaN or inf the lowering assumed absent (a CFIR built
+outside :func:`compiler.values.assuming` skips ``inf * 0`` where a factor is not stored: run on
+an ``inf``, it would leave out the NaN). :func:`cfir_evaluate` builds the CFIR for the tensors'
+values, as ``lower()`` does.
 
 >>> import numpy as np
 >>> from compiler import Tensor
@@ -22,10 +26,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import values
 from ..dtypes import typed_scalar
+from ..errors import UsageError
 from ..notation.ast import Access, Call, IndexValue, Literal
 from .algebra import same_value
 from .cfir import CAlloc, CAssign, CDenseWorkspace, CForall, CSeq, CSkip, CWorkspace
+from .cfir_builder import build_cfir
+from .conversions import setup_converting
 from .diagonal import Found
 from .iterators import ModeIterator, py_arrays
 from .lattice import literal
@@ -39,6 +47,7 @@ class _Machine:
         self.once_log: dict[str, list] = {}   # coordinates a producer claimed to set once sets
         self.tallies: dict = {}   # a reduction's index -> cases run per coordinate of the loop inside
         for name, t in tensors.items():
+            _check_assumed(setup, name, t)
             a, s = py_arrays(name, t)
             self.arrays.update(a)
             self.sizes.update(s)
@@ -228,6 +237,20 @@ class _Machine:
         return not same_value(v, self.setup.fill_of(acc))
 
 
+def _check_assumed(setup: Setup, name: str, t) -> None:
+    """Refuse values the CFIR was not built for: a stored NaN or inf the lowering assumed absent."""
+    assumed = setup.assumed.get(name)
+    if assumed is None:
+        return
+    held = t.value_facts
+    if (assumed | held) != assumed:
+        raise UsageError(f"{name} {held}, but the CFIR was built assuming {name} {assumed} (outside "
+                         f"values.assuming, stored values are taken as finite): its intersections would "
+                         f"leave out what {name}'s non-finite values make of another tensor's fill "
+                         f"(inf * 0 is NaN); build the Setup and the CFIR under "
+                         f"values.assuming({{{name!r}: {name}.value_facts, ...}}), or call cfir_evaluate")
+
+
 def interpret_cfir(cfir, setup: Setup, **tensors) -> np.ndarray:
     """Run the CFIR on tensors (by name); return the dense output as a numpy array."""
     m = _Machine(setup, tensors)
@@ -235,4 +258,26 @@ def interpret_cfir(cfir, setup: Setup, **tensors) -> np.ndarray:
     return m.out
 
 
-__all__ = ["interpret_cfir"]
+def cfir_evaluate(program, **tensors) -> np.ndarray:
+    """``program`` (index notation without shape operators) computed by the CFIR interpreter
+    over ``tensors``: the CFIR built as ``lower()`` builds it for them (assuming what their
+    stored values hold; an input read against its storage order converted), a dense array.
+
+    >>> from compiler import Tensor
+    >>> from compiler.notation import parse
+    >>> A = Tensor.from_numpy(np.array([np.inf, 0.0]), "sparse_vector")
+    >>> B = Tensor.from_numpy(np.array([[0.0, 2.0], [1.0, 0.0]]), "csr")
+    >>> cfir_evaluate(parse("y[i] = sum[l](A[l] * B[l, i])"), A=A, B=B)     # (inf * B's absent 0)
+    array([nan, inf])
+    """
+    with values.assuming({name: t.value_facts for name, t in tensors.items()}):
+        _, setup, conversions = setup_converting(program, {n: t.format for n, t in tensors.items()}, None, None)
+        cfir = build_cfir(setup.statement, setup)
+    read = dict(tensors)
+    for name, _, fmt, _, _ in conversions:
+        if name in read:
+            read[name] = read[name].asformat(fmt)
+    return interpret_cfir(cfir, setup, **read)
+
+
+__all__ = ["cfir_evaluate", "interpret_cfir"]

@@ -95,6 +95,9 @@ class Setup:
     #: the sparse format the output is built in by a scatter, its loops out of its storage order
     #: (:mod:`compiler.lattice.scatter_output`; ``output_format`` is then Dense), or None
     scattered: Format | None = None
+    #: what the lowering assumed each input's stored values may hold (:func:`compiler.values.assumed`:
+    #: finite outside :func:`compiler.values.assuming`), which its lattices' intersections rely on
+    assumed: dict = field(default_factory=dict)
 
     @property
     def out_fill_value(self):
@@ -367,6 +370,7 @@ class Setup:
                 red = Reduce(s.temp.op, tuple(foralls(s.producer)) or (Index("_"),), temp_value(s))
                 setup.scalar_fills[s.temp.name] = derive(red, setup.fill_of)[1]
         setup.nonfinite_temps = _nonfinite_temps(stmt, setup)
+        setup.assumed = {a.tensor: values.assumed(a.tensor) for a in inputs}
         # a temporary may hold NaN or inf where an operand's fill is one (-inf * 0 is NaN), though
         # every given tensor's stored values are finite: say what it may hold, so that 0 * w is not
         # folded to 0 where w is present (temporaries reading temporaries: until nothing changes)
