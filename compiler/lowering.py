@@ -44,8 +44,7 @@ import numpy as np
 
 from . import user_function_check, values
 from .backend import compile_function
-from .errors import (LATTICE_HINT, CompileError, CompilerNotFoundError, DTypeError, FormatError, KernelError,
-                     ShapeError, SparsescopeError, StrategyError, UsageError, nesting_guard)
+from .errors import LATTICE_HINT, DTypeError, FormatError, ShapeError, StrategyError, UsageError, nesting_guard
 from .binding import array_name
 from .format import Format, dense, narrow_index_levels, parse_format
 from .imperative.ir import Block
@@ -78,17 +77,30 @@ _PROGRAM_READERS: dict[str, Callable] = {}
 #: extents), raising its StrategyError where it refuses the statement (:func:`_converting`)
 _GATHERS: dict[str, Callable] = {}
 
+#: per strategy, the error classes besides StrategyError by which it refuses a statement (the
+#: looplets' ProgramError: an output they cannot build); any other error is the user's, raised as is
+_REFUSALS: dict[str, tuple] = {}
+
 
 def register_strategy(name: str, fn: Callable, read_function: Callable | None = None,
-                      gathers: Callable | None = None) -> None:
+                      gathers: Callable | None = None, refusals: tuple = ()) -> None:
     """Make ``fn(program, formats, trace, **options) -> Lowered`` available as ``strategy=name``;
     ``read_function`` turns a plain Python function into the strategy's program; ``gathers`` says
-    which operands of a statement with shape operators its kernel would gather."""
+    which operands of a statement with shape operators its kernel would gather; ``refusals``, the
+    error classes besides :class:`StrategyError` by which it refuses a statement it cannot lower
+    (lower() given no strategy then says which strategies refused it).
+
+    >>> from compiler.looplets.errors import ProgramError
+    >>> _load_strategies()
+    >>> _REFUSALS["looplets"] == (ProgramError,)
+    True
+    """
     _STRATEGIES[name] = fn
     if read_function is not None:
         _PROGRAM_READERS[name] = read_function
     if gathers is not None:
         _GATHERS[name] = gathers
+    _REFUSALS[name] = tuple(refusals)
 
 
 def strategies() -> list[str]:
@@ -409,14 +421,13 @@ def _lower_looplets(program, checked, functions, trace, options, tensors, shaped
                     refusal: StrategyError) -> Kernel:
     """The looplets' kernel of a statement the lattice strategy refused (``refusal``), or, where
     looplets refuse it too, a StrategyError giving both reasons: looplets' first for a statement with
-    shape operators (they lower every one), else the lattice's (the strategy of index notation)."""
+    shape operators (they lower every one), else the lattice's (the strategy of index notation). Any
+    other error of the looplets' (a user function's C body that does not compile, a bad shape) is the
+    user's, raised as is, not as both strategies' refusal."""
     try:
         return _lower(program, "looplets", checked, functions, trace, options, tensors, facts,
                       auto=_looplets_note(refusal, shaped), fit=fit)
-    except (CompileError, CompilerNotFoundError, KernelError):
-        raise
-    except SparsescopeError as both:
-        # (a ProgramError too: an output looplets cannot build is their refusal of the statement)
+    except (StrategyError, *_REFUSALS.get("looplets", ())) as both:
         theirs, lattice = str(both).removesuffix(LATTICE_HINT), str(refusal).removesuffix(LOOPLETS_HINT)
         err = StrategyError(f"{theirs}; the lattice strategy refused it too: {lattice}" if shaped else
                             f"{lattice}; the looplets strategy refused it too: {theirs}")

@@ -878,7 +878,9 @@ def register():
         from ..lowering import register_strategy
     except ImportError:
         return False
-    register_strategy("looplets", lower_for_runtime, read_function=loop_program, gathers=gathered)
+    # (a ProgramError of index notation: an output or an extent looplets cannot build, their refusal)
+    register_strategy("looplets", lower_for_runtime, read_function=loop_program, gathers=gathered,
+                      refusals=(ProgramError,))
     from ..capabilities import Capabilities, register_capabilities
     from .levels import UNFURL, UPDATABLE
 

@@ -137,3 +137,31 @@ def test_a_reduction_without_identity_is_refused_by_both_not_started_at_zero():
         with pytest.raises(ss.StrategyError, match=r"maxu has none; declare one"):
             ss.lower("y[i] = maxu[j](A[i, j])", strategy, functions={"maxu": maxu}, A=A)
     assert evaluate("y[i] = maxu[j](A[i, j])", functions={"maxu": maxu}, A=A)[0].tolist() == [0.0, -2.0]
+
+
+@pytest.mark.parametrize("c_body, says", [
+    ("return x * x", r"the C body of user function sq\w* does not compile"),        # (no semicolon)
+    ("return x + x;", r"user function sq\w*: its C body gives 2.0 at \(x=1.0\) \(float64\), its py gives 1.0"),
+])
+def test_a_user_error_of_the_looplets_is_raised_as_itself_not_as_both_strategies_refusal(c_body, says):
+    """The lattice refuses the diagonal on strategy grounds; looplets lower it but reject the user's C body.
+    On main the default folded that UserCodeError into a StrategyError "the looplets strategy refused it
+    too", as if no strategy could lower the statement: the user's error is theirs to fix, and named so."""
+    name = "sq_nc" if "*" in c_body else "sq_py"     # (a function's C body is checked once per name)
+    sq = ss.user_function(name, lambda x: x * x, c_body, arity=1)
+    B = tensors_for("diagonal", 0.0, 0.5, 5)["B"]
+    prog = f"y[i] = {name}(B[i, i, j])"
+    with pytest.raises(ss.StrategyError, match="repeats index i"):
+        ss.lower(prog, "lattice", functions={name: sq}, B=B)
+    with pytest.raises(ss.UserCodeError, match=says) as explicit:
+        ss.lower(prog, "looplets", functions={name: sq}, B=B)
+    with pytest.raises(ss.UserCodeError, match=says) as default:
+        ss.lower(prog, functions={name: sq}, B=B)
+    assert not isinstance(default.value, ss.StrategyError) and "refused" not in str(default.value)
+    assert str(default.value) == str(explicit.value)
+    # (the same function with a right body: the default kernel is the looplets', against the oracle)
+    good = ss.user_function(name + "_ok", lambda x: x * x, "return x * x;", arity=1)
+    kernel = ss.lower(f"y[i] = {name}_ok(B[i, i, j])", functions={name + "_ok": good}, B=B)
+    assert kernel.strategy == "looplets"
+    np.testing.assert_array_equal(kernel(B=B).to_numpy(),
+                                  evaluate(f"y[i] = {name}_ok(B[i, i, j])", functions={name + "_ok": good}, B=B)[0])
