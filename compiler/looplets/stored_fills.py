@@ -49,10 +49,10 @@ if (kept < y0_nnz) {
 from __future__ import annotations
 
 from ..imperative import ir
-from ..imperative.ir import Assign, BinOp, CompoundAssign, Const, Declare, If, Load, Store, Var, While
-from ..levels.sparse_hash import MIN_CAPACITY
+from ..imperative.ir import Assign, BinOp, CompoundAssign, Const, Declare, If, Load, Store, Var
 from . import extents as X
-from .levels import hash_names, not_fill, reinsert_stmts
+from .hash_tables import hash_names, rebuild_table_stmts
+from .levels import not_fill
 
 
 def drop_stored_fills_stmts(info, levels: tuple, fresh) -> list:
@@ -73,7 +73,7 @@ def drop_stored_fills_stmts(info, levels: tuple, fresh) -> list:
     for k in levels[1:]:
         dropped += _drop_empty_fibers(info, k, fresh)
     for k in levels:
-        dropped += _rebuild_table(info, k, fresh)
+        dropped += rebuild_table_stmts(info, k, fresh)
     return scan + [If(BinOp("<", kept, nnz), dropped)]
 
 
@@ -94,13 +94,3 @@ def _drop_empty_fibers(info, k, fresh) -> list:
         Store(below["keys"], r, X.add(BinOp("*", X.sub(Load(held, p), 1), size),
                                       BinOp("%", Load(below["keys"], r), size)))])
     return [ir.Allocate(held, "int64", nnz, zero, [mark, *compact, renumber, Assign(nnz, kept)])]
-
-
-def _rebuild_table(info, k, fresh) -> list:
-    """Hash level ``k``'s table at the capacity its keys take now (the smallest that keeps it at
-    most half full, which readers recompute), its keys inserted again."""
-    a = hash_names(info, k)
-    nnz, cap = Var(a["nnz"]), Var(a["cap"])
-    return [Assign(cap, Const(MIN_CAPACITY, "int64")),
-            While(BinOp("<", cap, BinOp("*", nnz, Const(2, "int64"))), [Assign(cap, BinOp("*", cap, Const(2, "int64")))]),
-            *reinsert_stmts(info, k, fresh)]
