@@ -490,7 +490,7 @@ def iterated_by(iterator_class) -> Callable:
 
 
 # The hashing of compiler.levels.sparse_hash (hash_slot, table_capacity) as IR. The looplet
-# strategy has the same IR (compiler.looplets.levels.hash_expr); it is repeated here so the
+# strategy has the same IR (compiler.looplets.hash_tables.hash_expr); it is repeated here so the
 # lattice strategy does not depend on the looplet one. A test checks both against hash_slot.
 
 def hash_ir(key, cap):

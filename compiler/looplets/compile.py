@@ -61,12 +61,12 @@ from .scalars import check_scalars
 from .schedule import LOOPLETS_COMMAND_KINDS, LOOPLETS_COMMANDS, privatize_one, privatizations
 from ..capabilities import program_kind
 from .appends import check_sparse_writes
-from .overwrites import mark_overwrites, overwriting
+from .overwrites import fill_drops, mark_overwrites, overwriting
 from .output_build import building_output
 from .output_order import choose_output_order, loops_of
 from .scatter import scatter_note, scatter_program, scatter_updates, scatters_output
 from .assembly import nested_levels, output_params as nested_output_params
-from .level_writers import fill_dropping, marks_table, writer_for, writer_of
+from .level_writers import marks_table, writer_for, writer_of
 from .outputs import check_outputs
 from .passes import concordize, dimensionalize, lifecycle, wrapperize
 from .shapes import extent_ir, shape_program
@@ -277,7 +277,7 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
                      note="; ".join(f"line {s.line + prog.first_line - 1}: {why}" for s, why in overwriting(step))
                      + " (a fill written there replaces what was stored)")
     body = step
-    drops_fills = _fill_drops(body, infos, trace)
+    drops_fills = fill_drops(body, infos, trace, prog.first_line)
     check_scalars(body, infos)
     outs = check_outputs(prog, body, infos, output)
     writes = {t: _write_bounds(t, infos[t], body) for t in outs}
@@ -390,26 +390,6 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
                      "declared" if isinstance(normalized, Block) and any(s is first for s in normalized.stmts)
                      else "fill")
     return fn, infos, outs, out_sizes, sources, starts, refusals, writes, unordered, low.helper_ops
-
-
-def _fill_drops(body, infos, trace) -> dict:
-    """``{output: levels}``: the outputs of ``body`` a write may put the fill over a stored entry of,
-    with the levels whose freeze leaves such an entry out (:mod:`compiler.looplets.stored_fills`); a
-    step ``stored-fills`` says which, and which sparse level above them keeps the entry."""
-    out, notes = {}, []
-    for t in dict.fromkeys(s.lhs.tns.name for s, _ in overwriting(body)):
-        levels, keeper = fill_dropping(infos[t])
-        if levels:
-            out[t] = levels
-            names = ", ".join(f"{k} ({infos[t].levels[k].name})" for k in levels)
-            notes.append(f"{t}: its freeze leaves out the entries a write of the fill emptied, at level(s) {names}")
-        if keeper is not None:
-            notes.append(f"{t}: level {keeper} ({infos[t].levels[keeper].name}) cannot leave out an entry, so it "
-                         f"keeps one whose fiber the fills emptied")
-    if notes:
-        trace.record("stored-fills", after="\n".join(notes),
-                     note="a write of the fill over a stored entry leaves no explicit fill where a level can drop it")
-    return out
 
 
 def _input_size(pname: str, infos) -> bool:

@@ -91,6 +91,14 @@ def carry_forward(low, info, k) -> tuple:
                                    [Store(pos, X.add(p, 1), Load(pos, p))])])]
 
 
+def dropped_fills(low, info, fibers=None) -> list:
+    """The statements that leave out of output ``info`` the entries a write of the fill emptied,
+    where a write may leave the fill over a stored entry (:mod:`compiler.looplets.stored_fills`;
+    ``fibers``: its first sparse level's, a SparseList's, under Dense levels)."""
+    dropping = low.ctx.drops_fills.get(info.name)
+    return drop_stored_fills_stmts(info, dropping, low.fresh, fibers) if dropping else []
+
+
 class LevelWriter:
     """What the looplets strategy needs to write an output whose first level that is not Dense is
     of this writer's format (level ``k``; ``low`` is the :class:`~compiler.looplets.lowerers.Lowerer`,
@@ -108,9 +116,11 @@ class LevelWriter:
     #: a write enters its entry (locates or inserts it before, keeps it after the writes): two writes of
     #: one entry in one iteration share the entry's looplets, or each would insert it (a hash's key twice)
     enters_entries: bool = False
-    #: its freeze can leave out an entry a write of the fill emptied, its storage compacted (a hash's
-    #: key whose value is the fill, or whose fiber below holds no key): :mod:`compiler.looplets.stored_fills`
+    #: its freeze can leave out, its storage compacted, an entry whose value a write left the fill (a
+    #: hash's key over the leaf), :mod:`compiler.looplets.stored_fills`
     drops_stored_fills: bool = False
+    #: ... and an entry whose fiber below that emptied (a hash's key, a SparseList's coordinate)
+    drops_emptied_entries: bool = False
 
     def params(self, info, k) -> tuple | None:
         """The kernel parameters after the output's sizes, or None when this writer cannot write
@@ -131,11 +141,8 @@ class LevelWriter:
         return [IAssign(Var(info.array(k, "nnz")), Const(0, "int64"))] + below
 
     def freeze(self, low, info, k) -> list:
-        """The statements of the output's freeze: the entries a write of the fill emptied left out
-        (when some write may overwrite), its nested hashes' keys sorted, then :meth:`finish`."""
+        """The statements of the output's freeze: :meth:`finish`, then its nested hashes' keys sorted."""
         nested = nested_levels(info) or Nested(k, (), None)
-        dropping = low.ctx.drops_fills.get(info.name)
-        dropped = drop_stored_fills_stmts(info, dropping, low.fresh) if dropping else []
         hashes = []
         for kk in nested.hashed:
             # (a hash under a hash or a SparseList: one fiber per entry above, its sorted view's pos growing)
@@ -143,11 +150,13 @@ class LevelWriter:
             hashes += [ir.Grow(starts_of(info, kk), X.add(fibers, 1)),
                        *writer_for(info.levels[kk]).freeze_keys(low, info, kk, fibers),
                        IAssign(Var(info.array(kk, "npos")), X.add(fibers, 1))]
-        return dropped + self.finish(low, info, k, nested, hashes)
+        return self.finish(low, info, k, nested, hashes)
 
     def finish(self, low, info, k, nested, hashes) -> list:
-        """A sparse output's freeze: its starts carried forward, the nested levels' lengths."""
-        return carry_forward(low, info, k)[1] + nested_freeze(info, nested) + hashes
+        """A sparse output's freeze: its starts carried forward, the entries a write of the fill
+        emptied left out (:func:`dropped_fills`), the nested levels' lengths."""
+        n, carry = carry_forward(low, info, k)
+        return carry + dropped_fills(low, info, n) + nested_freeze(info, nested) + hashes
 
     def freeze_keys(self, low, info, k, fibers=None) -> list:
         """The freeze of a level written at random under an appended one (``inserts_nested``)."""
@@ -173,6 +182,8 @@ def _values(info, count) -> list:
 
 class ListWriter(LevelWriter):
     """A sorted list of coordinates per fiber (SparseList; SparsePoint, a list of at most one)."""
+
+    drops_emptied_entries = True
 
     def __init__(self, counts_entries: bool, appends_in_order: bool):
         self.counts_entries, self.appends_in_order = counts_entries, appends_in_order
@@ -274,6 +285,7 @@ class HashWriter(LevelWriter):
 
     enters_entries = True
     drops_stored_fills = True
+    drops_emptied_entries = True
 
     def params(self, info, k):
         if k != len(info.levels) - 1 or not isinstance(info.leaf, Element):
@@ -294,7 +306,7 @@ class HashWriter(LevelWriter):
         return empty_table_stmts(info, k, low.fresh) + below
 
     def finish(self, low, info, k, nested, hashes):
-        return self.freeze_keys(low, info, k) + hashes
+        return dropped_fills(low, info) + self.freeze_keys(low, info, k) + hashes
 
     def freeze_keys(self, low, info, k, fibers=None):
         return freeze_hash(low, info, k, fibers)
@@ -422,15 +434,20 @@ def fill_dropping(info) -> tuple:
     fiber's entry), and the first sparse level above them that cannot (it keeps that entry), or None.
 
     >>> from compiler.format import Format
-    >>> from compiler.levels import SparseHash, SparseList
+    >>> from compiler.levels import Dense, SparseHash, SparseList
     >>> from compiler.looplets.fibers import TensorInfo
-    >>> [fill_dropping(TensorInfo("C", Format(f), "output"))
-    ...  for f in (SparseHash(SparseHash(Element(0.0))), SparseList(SparseHash(Element(0.0))), SparseList(Element(0.0)))]
-    [((1, 0), None), ((1,), 0), ((), None)]
+    >>> [fill_dropping(TensorInfo("C", Format(f(Element(0.0))), "output")) for f in (
+    ...     lambda x: SparseHash(SparseHash(x)), lambda x: Dense(SparseList(SparseHash(x))),
+    ...     lambda x: SparseBand(SparseHash(x)), SparseList)]
+    [((1, 0), None), ((2, 1), None), ((1,), 0), ((), None)]
     """
     levels = info.levels
     k, out = len(levels) - 1, []
-    while isinstance(info.leaf, Element) and k >= 0 and (writer_for(levels[k]) or LevelWriter).drops_stored_fills:
+
+    def drops(k):   # (the last level an entry holding the fill, each level above an entry whose fiber emptied)
+        writer = writer_for(levels[k]) or LevelWriter
+        return writer.drops_emptied_entries if out else writer.drops_stored_fills
+    while isinstance(info.leaf, Element) and k >= 0 and drops(k):
         out.append(k)
         k -= 1
     keeper = k if out and k >= 0 and not levels[k].slot_per_coordinate else None

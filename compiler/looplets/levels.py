@@ -49,6 +49,7 @@ from .gallop_looplets import (unfurl_sparse_block_list_gallop, unfurl_sparse_byt
                               unfurl_sparse_hash_gallop, unfurl_sparse_list_gallop, unfurl_sparse_run_list_gallop)
 from ..imperative.search import lower_bound_call
 from .searching import descent_over_ends, gallop_from, search_down_stmts, search_stmts
+from .hash_tables import hash_names, probe_stmts, rehash_stmts
 
 
 def declare_last(ctx, f: SubFiber, last, q, q_stop, crd_b, mode: int = 0):
@@ -680,28 +681,6 @@ def unfurl_sparse_coo_update(f: SubFiber, ctx, mode="update"):
 # --------------------------------------------------------------------------- SparseHash
 
 
-def hash_expr(key, cap):
-    """IR of :func:`compiler.levels.sparse_hash.hash_slot`."""
-    return BinOp("&", BinOp("^", BinOp("^", key, BinOp(">>", key, Const(13, "int64"))),
-                            BinOp(">>", key, Const(29, "int64"))), X.sub(cap, 1))
-
-
-def probe_stmts(slot, key_b, tbl_b, cap, key, fresh) -> list:
-    """Linear probing: ``slot`` (declared) ends at ``key``'s slot or the first empty one."""
-    return [Declare(slot, "int64", hash_expr(key, cap)),
-            While(ir.and_(BinOp("!=", Load(tbl_b, slot), Const(0, "int64")),
-                          BinOp("!=", Load(key_b, X.sub(Load(tbl_b, slot), 1)), key)),
-                  [Assign(slot, BinOp("&", X.add(slot, 1), X.sub(cap, 1)))])]
-
-
-def hash_names(info, k):
-    """A hash level's kernel names by role, its arrays' names asked of the level."""
-    lvl = info.levels[k]
-    key, table = lvl.keys_in_table
-    arrays = {"starts": lvl.starts_array, "coords": lvl.crd_array, "child": lvl.child_array, "keys": key, "table": table}
-    return {role: info.array(k, n) for role, n in (*arrays.items(), ("nnz", "nnz"), ("cap", "cap"))}
-
-
 def unfurl_sparse_hash(f: SubFiber, ctx, mode):
     """SparseHash read: walk the sorted view (a SparseList through ``ptr``); update:
     ``Lookup(i -> locate or insert (p * size + i), child at its position)``."""
@@ -750,26 +729,6 @@ def unfurl_sparse_hash(f: SubFiber, ctx, mode):
         child = child_fiber(f, q, dirty) if dirty is not None else SubFiber(info, k + 1, q, f.mode)
         return Thunk(tuple(pre), child, tuple(epi))
     return Lookup(body, f"i -> locate or insert {info.name}.lvl{k + 1}[hash({base} + i)]", info)
-
-
-def rehash_stmts(info, k, fresh) -> list:
-    """Double the table and insert every key again (keeps it at most half full)."""
-    cap = Var(hash_names(info, k)["cap"])
-    return [Assign(cap, BinOp("*", cap, Const(2, "int64"))), *reinsert_stmts(info, k, fresh)]
-
-
-def reinsert_stmts(info, k, fresh) -> list:
-    """Empty hash level ``k``'s table, grown to its capacity ``cap``, and insert its ``nnz`` keys again."""
-    a = hash_names(info, k)
-    nnz, cap = Var(a["nnz"]), Var(a["cap"])
-    s, r, h = Var(fresh("s")), Var(fresh("r")), Var(fresh("h"))
-    return [ir.Grow(a["table"], cap),
-            ir.For(s, 0, cap, [ir.Store(a["table"], s, Const(0, "int64"))]),
-            ir.For(r, 0, nnz, [
-                Declare(h, "int64", hash_expr(Load(a["keys"], r), cap)),
-                While(BinOp("!=", Load(a["table"], h), Const(0, "int64")),
-                      [Assign(h, BinOp("&", X.add(h, 1), X.sub(cap, 1)))]),
-                ir.Store(a["table"], h, X.add(r, 1))])]
 
 
 def unfurl_sparse_hash_follow(f: SubFiber, ctx, mode):

@@ -39,6 +39,7 @@ from ..algebra import Operator
 from ..imperative.ir import Const
 from .appends import collapse_row, one_step_loops, provably_below, span_of, summands
 from .fill_write import drops_fill_writes
+from .level_writers import fill_dropping
 from .modifiers import Offset
 from .program import (Assign, Block, Call, Declare, Define, Index, IndexModifier, Literal, Loop, Sieve, TensorRef, Value,
                       postmap, walk)
@@ -200,6 +201,87 @@ def _why(w: _Write, others: list, line):
     return None
 
 
+def _entry_loop(w: _Write):
+    """The loop at which ``w``'s output locates the entry of ``w``'s coordinates, so that the writes
+    inside one iteration of it share the entry: the innermost loop its coordinates read, when its last
+    coordinate (its last level's) reads it; None when the entry is located at each write (a constant
+    last coordinate, loops out of the output's storage order)."""
+    read = {i for x in w.stmt.lhs.idxs for i in _indices(x)}
+    inner = next((lp for lp in reversed(w.loops) if lp.idx in read), None)
+    return inner if inner is not None and inner.idx in _indices(w.stmt.lhs.idxs[-1]) else None
+
+
+def _updated_again(w: _Write):
+    """Why update ``w`` may enter an entry that an earlier iteration of it stored, or None: a loop
+    around where the entry is located (:func:`_entry_loop`) that its coordinates do not pick."""
+    if any(_terms(x) is None for x in w.stmt.lhs.idxs):
+        return "its coordinate is computed, so two iterations may update one entry"
+    at = _entry_loop(w)
+    around = w.loops[:w.loops.index(at) + 1] if at is not None else w.loops
+    free = [lp for lp in around if lp.idx not in _pinned(w.stmt.lhs.idxs, around)]
+    return f"its loop over {free[0].idx.name} updates an entry again" if free else None
+
+
+def _moves_away(w: _Write, others: list) -> bool:
+    """Whether ``w``'s entry, once not the fill, never holds the fill again: every write of its output
+    in its declaration updates by ``w``'s operator, idempotent, commutative and associative (``min``,
+    ``max``, ``or``): from the fill each update moves the value along the operator's order, away
+    from the fill (``max(f, x) > f`` stays above ``f``)."""
+    op = w.stmt.op
+    return op.idempotent and op.commutative and op.associative and \
+        all(o.stmt.op == op for o in others if o.epoch == w.epoch)
+
+
+def _why_updated(w: _Write, others: list, line):
+    """Why update ``w`` (``y[...] <<op>>= v``) may find its entry stored by an earlier entry into it,
+    so that what it leaves there may be the fill (``+=`` cancelling), or None: it updates an entry
+    again (:func:`_updated_again`), or another write of the output, not one sharing its entry, may
+    store the entry first."""
+    if w.stmt.op is None or _moves_away(w, others):
+        return None
+    why = _updated_again(w)
+    if why is not None:
+        return why
+    at = _entry_loop(w)
+    for o in others:
+        shares = at is not None and _entry_loop(o) is at and o.stmt.lhs.idxs == w.stmt.lhs.idxs
+        if o is w or o.epoch != w.epoch or shares:
+            continue
+        before = o.order < w.order or any(lp is lq for lp, lq in zip(o.loops, w.loops))
+        if before and not _apart(o, w):
+            return f"the write of line {line(o.stmt.line)} may store its entry first"
+    return None
+
+
+def updating_stored(prog, tensors: dict, first_line: int = 1) -> list:
+    """``[(update, why), ...]``: the updates of ``prog`` (``y[...] <<op>>= v``, ``tensors`` as for
+    :func:`mark_overwrites`) that may find their entry already stored, so that the value they leave
+    there may be the fill (``y[i] += a[i]`` then ``y[i] += b[i]`` with ``b = -a``): their output's
+    freeze leaves out such an entry (:mod:`compiler.looplets.stored_fills`). The updates inside one
+    iteration of the loop where the entry is located share it, and so do not count; an update by
+    ``min``, ``max`` or ``or`` alone never brings a value back to the fill.
+
+    >>> from compiler.looplets import loop_program
+    >>> @loop_program
+    ... def outer(C, A, B):
+    ...     for k in _:
+    ...         for i in _:
+    ...             for j in _:
+    ...                 C[i, j] += A[i, k] * B[k, j]
+    >>> from compiler.format import Format, parse_format
+    >>> from compiler.levels import Dense, Element, SparseHash
+    >>> from compiler.looplets.fibers import TensorInfo
+    >>> infos = {"C": TensorInfo("C", Format(Dense(SparseHash(Element(0.0)))), "output"),
+    ...          "A": TensorInfo("A", parse_format("csc"), "input"), "B": TensorInfo("B", parse_format("csr"), "input")}
+    >>> [(s.line, why) for s, why in updating_stored(outer.body, infos)]
+    [(6, 'its loop over k updates an entry again')]
+    """
+    def line(n):
+        return n + first_line - 1
+    return [(w.stmt, why) for ws in _collect(prog, tensors).values() for w in ws
+            if (why := _why_updated(w, ws, line)) is not None]
+
+
 def mark_overwrites(prog, tensors: dict, first_line: int = 1):
     """``prog`` with each assignment that may overwrite what an earlier write stored (see the
     module docstring) marked ``overwrites``, why; ``tensors`` maps names to
@@ -222,3 +304,33 @@ def overwriting(prog) -> list:
     []
     """
     return [(n, n.overwrites) for n in walk(prog) if isinstance(n, Assign) and n.overwrites]
+
+
+def fill_drops(prog, tensors: dict, trace, first_line: int = 1) -> dict:
+    """``{output: levels}``: the outputs of ``prog`` (marked by :func:`mark_overwrites`) a write may
+    leave the fill in a stored entry of (overwriting it, or an update finding it stored,
+    :func:`updating_stored`), with the levels whose freeze leaves such an entry out
+    (:func:`~compiler.looplets.level_writers.fill_dropping`); a step ``stored-fills`` of ``trace``
+    says which and why, and which sparse level above them keeps the entry.
+
+    >>> from compiler.trace import Trace
+    >>> fill_drops(Block(()), {}, Trace())
+    {}
+    """
+    out, notes = {}, []
+    updates = updating_stored(prog, tensors, first_line)
+    for t in dict.fromkeys(s.lhs.tns.name for s, _ in overwriting(prog) + updates):
+        levels, keeper = fill_dropping(tensors[t])
+        if levels:
+            out[t] = levels
+            names = ", ".join(f"{k} ({tensors[t].levels[k].name})" for k in levels)
+            notes.append(f"{t}: its freeze leaves out the entries a write of the fill emptied, at level(s) {names}")
+            notes += [f"{t}: line {s.line + first_line - 1} may leave the fill in a stored entry: {why}"
+                      for s, why in updates if s.lhs.tns.name == t]
+        if keeper is not None:
+            notes.append(f"{t}: level {keeper} ({tensors[t].levels[keeper].name}) cannot leave out an entry, so it "
+                         f"keeps one whose fiber the fills emptied")
+    if notes:
+        trace.record("stored-fills", after="\n".join(notes),
+                     note="a write of the fill over a stored entry leaves no explicit fill where a level can drop it")
+    return out

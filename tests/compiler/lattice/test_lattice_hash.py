@@ -36,7 +36,7 @@ def test_hash_ir_is_hash_slot(keys, log_cap):
     f = Function("h", (Buffer("out", "int64", "inout"), Scalar("k", "int64"), Scalar("cap", "int64")),
                  [Store("out", 0, hash_ir(Var("k"), Var("cap")))])
     # the looplet strategy's copy of the same hashing (kept apart so the strategies stay independent)
-    from compiler.looplets.levels import hash_expr
+    from compiler.looplets.hash_tables import hash_expr
     g = Function("g", f.params, [Store("out", 0, hash_expr(Var("k"), Var("cap")))])
     for key in keys:
         got = interpret(f, out=np.zeros(1, np.int64), k=key, cap=cap)["out"][0]

@@ -4,8 +4,9 @@ Before, ``y[i] = a[i]; y[i] = b[i]`` by two loops into a SparseHash, where ``b``
 ``a`` stored, kept the key with the fill as its value (and Dense(SparseHash), SparseHash(SparseHash),
 SparseList(SparseHash) rows written twice likewise): the values were right, the storage held more
 than ``Tensor.from_numpy`` (or Finch, or scipy) does. Now the freeze leaves such keys out, and a hash
-level above leaves out a key whose fiber they emptied; a SparseList above keeps its emptied entry, as
-the trace says. Oracles: numpy, ``Tensor.from_numpy``'s storage, the IR interpreter."""
+or a SparseList level above leaves out an entry whose fiber they emptied (a SparseList kept it until
+the freeze asked it too); a level that cannot keeps it, as the trace says. Oracles: numpy,
+``Tensor.from_numpy``'s storage, the IR interpreter."""
 
 import numpy as np
 import pytest
@@ -13,12 +14,28 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compiler import Tensor
+from compiler.format import Format
+from compiler.levels import Element, SparseHash, SparseList
 from compiler.looplets import compile_program
+from compiler.looplets.level_writers import ListWriter, register_output
 from compiler.testing import random_sparse
 
 from tests.compiler.looplets.test_looplets_appends import hstack_rows as hstack
 from tests.compiler.looplets.test_overwrites import (entries_twice, filled, loops_then_b, matrix_format, rows_twice,
                                                      then_b, then_fill, vector_format)
+
+
+class KeepingList(SparseList):
+    """A SparseList whose writer cannot leave out an entry at its freeze."""
+
+    name = "KeepingList"
+
+
+class KeepingWriter(ListWriter):
+    drops_emptied_entries = False
+
+
+register_output(KeepingList, KeepingWriter(counts_entries=True, appends_in_order=True))
 
 
 def assert_stored(got: Tensor, want: np.ndarray, kept_from=None) -> None:
@@ -82,10 +99,9 @@ def test_a_row_written_twice_leaves_no_explicit_fill(out, fill):
     b = random_sparse((5, 4), 0.5, rng, fill=fill, empty=(3,))
     a[0, 0], a[2, 1], b[2, 1], b[4] = np.nan, np.inf, -np.inf, fill   # (row 3 and row 4: a's entries all emptied)
     A, B = Tensor.from_numpy(a, "csr", fill=fill), Tensor.from_numpy(b, "coo", fill=fill)
-    kept = 0 if out == "sparse_hash" else None   # (a SparseList keeps an entry whose row is emptied)
     for prog in (rows_twice, entries_twice):
         k = compile_program(prog, D=matrix_format(out, fill), A=A, B=B)
-        run_both(k, b, kept, A=A, B=B)
+        run_both(k, b, A=A, B=B)   # (a SparseList kept the entry of row 3 and row 4, emptied)
 
 
 def test_the_trace_says_which_levels_drop_and_which_keep():
@@ -94,7 +110,12 @@ def test_the_trace_says_which_levels_drop_and_which_keep():
     assert step and "D: its freeze leaves out the entries a write of the fill emptied, at level(s) 1 (SparseHash), " \
         "0 (SparseHash)" in step[0].after, step
     step = compile_program(rows_twice, D=matrix_format("sparse_hash", 0.0), A=A, B=A).trace.find("stored-fills")
-    assert "D: level 0 (SparseList) cannot leave out an entry" in step[0].after
+    assert "at level(s) 1 (SparseHash), 0 (SparseList)" in step[0].after and "cannot" not in step[0].after
+    # (a level whose writer cannot leave out an entry keeps it, and the trace says so)
+    k = compile_program(rows_twice, D=Format(KeepingList(SparseHash(Element(0.0)))), A=A, B=A)
+    assert "D: level 0 (KeepingList) cannot leave out an entry" in k.trace.find("stored-fills")[0].after
+    b = np.array([[0.0, 0], [0, 2]])
+    run_both(k, b, 0, A=A, B=Tensor.from_numpy(b, "csr"))
     # (writes that never meet, an hstack's parts: no step, and no compaction in the C)
     k = compile_program(hstack, D=matrix_format("dense_hash", 0.0), A=A, B=A)
     assert not k.trace.find("stored-fills") and "kept" not in k.c_source
@@ -114,4 +135,4 @@ def test_writes_of_the_fill_over_hash_entries_store_what_from_numpy_does(shape, 
         b.flat[rng.integers(b.size)] = -np.inf
     A, B = Tensor.from_numpy(a, "csr", fill=fill), Tensor.from_numpy(b, "csr", fill=fill)
     k = compile_program(rows_twice if prog == "rows_twice" else entries_twice, D=matrix_format(out, fill), A=A, B=B)
-    run_both(k, b, 0 if out == "sparse_hash" else None, A=A, B=B)
+    run_both(k, b, A=A, B=B)
