@@ -22,6 +22,13 @@ than the fill (:func:`compiler.lattice.output_build.holds_blocks` says which lev
 That is the storage ``Tensor.from_numpy`` builds: a block not kept holds only the fill (an entry
 equal to the fill is not stored), so the next position reuses it.
 
+Dense levels between a level appended as a SparseList (or a hash) and a SparseList below them
+(``SparseList(Dense(SparseList))``: :func:`compiler.lattice.output_build.rows_of_fibers`) are a row
+of slots per position of the upper level, located as ``parent * size + i`` from its counter; each
+slot is a fiber of the SparseList, its length stored in ``pos`` as it ends, every fiber of the row
+empty as the position starts (:meth:`BlockAssembly.row_segment`), and the lengths summed after the
+loops: the upper level keeps its coordinate if a fiber of its row got entries.
+
 Example (``Dense(SparseBand(Dense(Element(0.0))))``, ``C[i, j, k] = A[i, j, k]``), at ``j``::
 
     C1_at = pC1_begin + (j - C1_lo); if (pC1 == pC1_begin) C1_at = pC1;
@@ -158,6 +165,70 @@ class BlockAssembly:
             return pre + stmts + [If(kept, [Store(last.appended[0], counter, cast(i, "int64", last.index_type)),
                                             *keyed, CompoundAssign("+", counter, Const(1, "int64"))])]
         return pre + stmts + [If(kept, self.block_kept(last, index, at))]
+
+    def row_fibers(self, info: OutputLevel):
+        """The SparseList ``info`` under Dense levels under an appended level: each entry that level
+        appends gets a row of the Dense levels' slots, a fiber of ``info`` per slot, its lengths
+        zeroed as the entry starts (:meth:`row_segment`) and summed after the loops (:meth:`rows_final`)."""
+        anchor = next(x for x in reversed(self.levels_info) if not x.level.located_by_coordinate)
+        info.row_parent = anchor
+        self.levels_info[anchor.k + 1].rows = info
+        out = self.setup.output.tensor
+        self.notes.append(f"{out}'s Dense level {anchor.k + 1} under its sparse level {anchor.k} "
+                          f"({anchor.level.name}): each position it appends gets a row of slots, located by "
+                          f"coordinate, each slot a fiber of level {info.k} ({info.level.name}), empty until "
+                          f"appended into; the coordinate is kept if a fiber of its row got entries")
+
+    def row_size(self, info: OutputLevel):
+        """Slots in one row above the SparseList ``info``: the product of the Dense levels' sizes."""
+        anchor, size = info.row_parent, None
+        for m in range(anchor.mode + anchor.level.nmodes, info.mode):
+            v = Var(self.out_sizes[m].name)
+            size = v if size is None else BinOp("*", size, v)
+        return size
+
+    def row_position(self, info: OutputLevel):
+        """The slot of the row the current fiber of the SparseList ``info`` is in: the appended
+        level's position (its counter, while its entry is appended), then ``pos * size + i`` down the
+        Dense levels."""
+        anchor = info.row_parent
+        pos = Var(anchor.counter)
+        for m in range(anchor.mode + anchor.level.nmodes, info.mode):
+            pos = BinOp("+", BinOp("*", pos, Var(self.out_sizes[m].name)), Var(self.out_path[m].name))
+        return pos
+
+    def row_segment(self, dense: OutputLevel, index, stmts: list) -> list:
+        """Wrap the case body at the appended level's coordinate ``index`` with its row of Dense
+        slots (``dense`` the first Dense level, its ``rows`` the SparseList below): the row's fibers
+        start empty, the body appends into them, and the coordinate is kept if they got entries (a
+        row not kept got none, so the next entry reuses it as it is).
+
+        Example (``SparseList(Dense(SparseList(Element(0.0))))``), at ``i``::
+
+            int64 pC2_row = pC2;
+            grow C2_pos to pC0 * C1_size + 1 + C1_size;
+            for (q = pC0 * C1_size + 1; q < pC0 * C1_size + 1 + C1_size; q++) C2_pos[q] = 0;
+            ...   (C2_pos[pC0 * C1_size + j + 1] = pC2 - pC2_begin at each j)
+            if (pC2 > pC2_row) { grow C0_idx; C0_idx[pC0] = i; pC0 += 1; }
+        """
+        rows = dense.rows
+        anchor, child, size = rows.row_parent, Var(rows.counter), self.row_size(rows)
+        begin = Var(self.name(("row", dense.k), f"{child.name}_row"))
+        q = Var(self.name(("row", "q"), "q"))
+        first = BinOp("+", BinOp("*", Var(anchor.counter), size), Const(1, "int64"))
+        end = BinOp("+", first, size)
+        pre = [Declare(begin, "int64", child), Grow(rows.starts, end),
+               For(q, first, end, [Store(rows.starts, q, Const(0, rows.index_type))])]
+        keyed = self.keep_key(anchor) if anchor.keyed is not None else []   # (a hash's child and key beside its coordinate)
+        kept = keyed + self.keep_coordinate(anchor, Var(index.name)) + [
+            CompoundAssign("+", Var(anchor.counter), Const(1, "int64"))]
+        return pre + stmts + [If(BinOp(">", child, begin), kept)]
+
+    def rows_final(self, info: OutputLevel) -> list:
+        """After the loops, the SparseList ``info`` under rows of Dense slots: its fibers' lengths,
+        one per slot of the rows kept, summed into their ends."""
+        count = BinOp("*", Var(info.row_parent.counter), self.row_size(info))
+        return [Assign(Var(info.starts_len), BinOp("+", count, Const(1, "int64"))), self.prefix_sum(info, count)]
 
     def blocks_on_rows(self, count) -> list:
         """After phase 1 of a two-phase kernel on threads counted ``count`` blocks in all, room for

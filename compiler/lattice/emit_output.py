@@ -75,6 +75,8 @@ class OutputAssembly:
                     self.out_params.append(OutScalar(info.starts_len, "int64", 1))
                     self.out_params.append(Growable(info.starts, idt, info.starts_len))
                     self.init += [Grow(info.starts, Const(1, "int64")), Store(info.starts, 0, Const(0, idt))]
+                    if fmt.levels[k - 1].located_by_coordinate:   # (Dense levels under an appended one: .emit_blocks)
+                        self.row_fibers(info)
                 if lvl.at_most_one:
                     self.notes.append(f"{out}'s level {k} ({lvl.name}) is appended in storage order as a SparseList "
                                       f"is; each call checks that no fiber holds more than one entry")
@@ -129,6 +131,8 @@ class OutputAssembly:
                     [] if k == 0 or not info.starts_buffer else [self.prefix_sum(info, self.dense_count(info.mode))])
             elif info.slotted is not None:   # (a fiber per slot of the level above: its lengths summed)
                 self.final.append(self.prefix_sum(info, Var(info.slotted)))
+            elif info.row_parent is not None:   # (a fiber per slot of the rows above: their lengths summed)
+                self.final += self.rows_final(info)
             elif info.starts_buffer:
                 if k == 0:
                     self.final.append(Store(info.starts, 1, cast(counter, "int64", info.index_type)))
@@ -346,6 +350,8 @@ class OutputAssembly:
             return self.follow_parent(index, stmts)
         for info in self.levels_info[1:]:
             k = info.k
+            if info.rows is not None and self.out_path[info.mode - 1] == index:
+                return self.row_segment(info, index, stmts)   # (a row of Dense slots: .emit_blocks)
             ranged = info.ranged is not None
             runs = info.runs is not None and not info.runs.located   # (located: closed as entries reach them)
             if not info.level.appends_coordinates and info.slots is None and info.keyed is None \
@@ -358,7 +364,7 @@ class OutputAssembly:
             pre = [Declare(begin, "int64", child)] + self.fiber_start(info)
             prev_level = self.out_levels[k - 1]
             if prev_level.located_by_coordinate or info.slotted is not None:
-                ppos = self.dense_position(info.mode - 1)
+                ppos = self.row_position(info) if info.row_parent is not None else self.dense_position(info.mode - 1)
                 post = [Store(info.starts, BinOp("+", ppos, 1), cast(BinOp("-", child, begin), "int64", info.index_type))]
                 # (the level above keeps the coordinate if the fiber in its slot got entries; a band's
                 # values begin where its entries do)

@@ -37,7 +37,7 @@ the conversions of :mod:`compiler.lattice.conversions`.
 >>> print(built)
 SparseList(SparseHash(Element(0.0)))
 >>> print(why)
-the lattice strategy assembles no level 0 (SparseBand) in C: it places Dense levels by position under Dense levels (and under a SparseList, SparsePoint, SparseRunList, SparseInterval, SparseByteMap, SparseBand, SparseBlockList or SparseHash level when only Dense levels follow), and appends sorted lists of coordinates (SparseList, a SparseHash under Dense levels, a SparseList or a SparseHash, innermost or over Dense levels, a SparseByteMap, SparseBand or SparseBlockList there, innermost or over Dense levels, a SparsePoint there, or SparseCOO as the only level) and runs (a RunList, SparseRunList or SparseInterval innermost there; a SparseRunList or SparseInterval above other levels, each coordinate its own run, and a RunList so as the outermost level over a SparseList or Dense levels, its gaps runs of the fill; a SparseByteMap under Dense levels over one of those, a SparseList or a level appended as above, a fiber per slot; a SparseBand or SparseBlockList over one of those or a SparseList, a fiber per position) in storage order, so it builds that level as a SparseList
+the lattice strategy assembles no level 0 (SparseBand) in C: it places Dense levels by position under Dense levels (and under a SparseList, SparsePoint, SparseRunList, SparseInterval, SparseByteMap, SparseBand, SparseBlockList or SparseHash level when only Dense levels follow, or under a SparseList, SparsePoint, SparseRunList, SparseInterval or SparseHash level when a SparseList follows them), and appends sorted lists of coordinates (SparseList, a SparseHash under Dense levels, a SparseList or a SparseHash, innermost or over Dense levels, a SparseByteMap, SparseBand or SparseBlockList there, innermost or over Dense levels, a SparsePoint there, or SparseCOO as the only level) and runs (a RunList, SparseRunList or SparseInterval innermost there; a SparseRunList or SparseInterval above other levels, each coordinate its own run, and a RunList so as the outermost level over a SparseList or Dense levels, its gaps runs of the fill; a SparseByteMap under Dense levels over one of those, a SparseList or a level appended as above, a fiber per slot; a SparseBand or SparseBlockList over one of those or a SparseList, a fiber per position) in storage order, so it builds that level as a SparseList
 >>> building_output(parse_format("SparseBand(SparseList(Element(0.0)))"), "C") is None
 True
 >>> building_output(parse_format("dcsr"), "C") is None
@@ -104,7 +104,9 @@ def assembles(levels: tuple, k: int, one_pass: bool = True, two_phase: bool = Fa
     itself: a registered level, full (located) under full levels; a full level that declares it
     is located under an appended parent (``locates_under_appended``: Dense, TACO's ``{sparse,
     dense}``) under a level that appends, with only such levels below it, in a one-pass kernel
-    (``one_pass``; a two-phase kernel places them as said below); a sparse level that appends
+    (``one_pass``; a two-phase kernel places them as said below), and so are Dense levels between
+    such a level and a SparseList below them, a row of their slots per position
+    (:func:`rows_of_fibers`); a sparse level that appends
     under any parent (a SparseList's fiber starts where the one before it ended), and any other
     (a SparseCOO's one segment) only as the output's one level; a level that marks its slots
     (``marks_slots``: SparseByteMap) or stores a band or blocks per fiber as the innermost level
@@ -130,6 +132,9 @@ def assembles(levels: tuple, k: int, one_pass: bool = True, two_phase: bool = Fa
     >>> rows = (SparseList(Element(0.0)), Dense(Element(0.0)))
     >>> assembles(rows, 1), assembles(rows, 1, one_pass=False), assembles(rows, 1, False, two_phase=True)
     (True, False, True)
+    >>> fibers = SparseList(Dense(SparseList(Element(0.0))))
+    >>> assembles((fibers, fibers.child, fibers.child.child), 1), assembles((fibers, fibers.child, fibers.child.child), 1, False, True)
+    (True, False)
     >>> lists = SparseList(SparseList(Dense(Element(0.0))))
     >>> assembles((lists, lists.child, lists.child.child), 2, False, True, threaded=True)
     True
@@ -162,8 +167,43 @@ def assembles(levels: tuple, k: int, one_pass: bool = True, two_phase: bool = Fa
         parent = next(above for above in reversed(levels[:k]) if not above.full)
         if two_phase and two_phase_blocks(levels, k) and (not threaded or rows_of_blocks(levels)):
             return True
-        return one_pass and all(x.full and x.locates_under_appended for x in levels[k:]) and holds_blocks(parent)
+        return one_pass and (all(x.full and x.locates_under_appended for x in levels[k:]) and holds_blocks(parent)
+                             or rows_of_fibers(levels, k))
     return lvl.appends_nested or len(levels) == 1
+
+
+def rows_of_fibers(levels: tuple, k: int) -> bool:
+    """Whether level ``k`` of ``levels`` is one of the Dense levels (``locates_under_appended``)
+    between a level appended as a SparseList (:func:`appends_entries`) or a hash, and a SparseList
+    (``appends_nested``) below them: each entry the upper level appends gets a row of their slots,
+    ``parent * size + i`` (its position is its counter while its fiber is appended), each slot a
+    fiber of the SparseList, empty until appended into (:mod:`compiler.lattice.emit_blocks`).
+
+    >>> from compiler.levels import Dense, Element, RunList, SparseHash, SparseList
+    >>> rows = SparseList(Dense(SparseList(Element(0.0))))
+    >>> rows_of_fibers((rows, rows.child, rows.child.child), 1)
+    True
+    >>> keyed = SparseHash(Dense(Dense(SparseList(Element(0.0)))))
+    >>> rows_of_fibers((keyed, keyed.child, keyed.child.child, keyed.child.child.child), 2)
+    True
+    >>> runs = RunList(Dense(SparseList(Element(0.0))))
+    >>> rows_of_fibers((runs, runs.child, runs.child.child), 1)
+    False
+    >>> blocks = SparseList(Dense(Element(0.0)))
+    >>> rows_of_fibers((blocks, blocks.child), 1)
+    False
+    """
+    first, last = k, k
+    while first > 0 and levels[first - 1].located_by_coordinate:
+        first -= 1
+    while last < len(levels) and levels[last].located_by_coordinate:
+        last += 1
+    if first == 0 or last == len(levels):
+        return False
+    parent, child = levels[first - 1], levels[last]
+    return (all(x.full and x.locates_under_appended and x.nmodes == 1 for x in levels[first:last])
+            and (appends_entries(parent) or parent.keys_in_table is not None) and parent.nmodes == 1
+            and child.appends_nested and child.appends_coordinates and child.nmodes == 1)
 
 
 def two_phase_blocks(levels: tuple, k: int) -> bool:
@@ -465,8 +505,10 @@ def building_output(fmt: Format, tensor: str, one_pass: bool = True, two_phase: 
     :func:`assembles`)."""
     holders = ("a SparseList, SparsePoint, SparseRunList, SparseInterval, SparseByteMap, SparseBand, SparseBlockList "
                "or SparseHash level")
-    blocks = f"and under {holders} when only Dense levels follow" if one_pass else \
-        f"and, in a one-pass kernel, under {holders} when only Dense levels follow" + (
+    rows = "or under a SparseList, SparsePoint, SparseRunList, SparseInterval or SparseHash level when a SparseList " \
+        "follows them"
+    blocks = f"and under {holders} when only Dense levels follow, {rows}" if one_pass else \
+        f"and, in a one-pass kernel, under {holders} when only Dense levels follow, {rows}" + (
             "; in a two-phase one under a SparseList or a SparseHash under Dense levels, and a SparseByteMap or "
             "SparseHash as the innermost level under Dense levels or a SparseList" + (
                 "; on threads, under a SparseList or SparseHash that is the only sparse level, under Dense levels "
@@ -489,5 +531,5 @@ def building_output(fmt: Format, tensor: str, one_pass: bool = True, two_phase: 
 
 
 __all__ = ["appended_under", "placed_or_appended", "appends_entries", "assembles", "covers_above", "blocks_below", "building_output", "holds_blocks", "in_slots",
-           "on_fibers", "ranges_above", "rows_of_blocks", "slots_located", "two_phase_blocks", "two_phase_keys",
+           "on_fibers", "ranges_above", "rows_of_blocks", "rows_of_fibers", "slots_located", "two_phase_blocks", "two_phase_keys",
            "two_phase_slots", "under_lists"]

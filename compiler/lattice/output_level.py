@@ -69,7 +69,9 @@ class OutputLevel:
     ranges' ``ends``, a band its ``band_lo``, a block list its ``blocks`` counter, ``block_starts``
     (grown to ``block_starts_len``) and ``next_block``; a level that marks slots under it
     ``prepared``. A run-length level has ``runs``; one above others appends ``units`` (a run per
-    coordinate) and, full, ``covers`` (where its fiber's runs end so far).
+    coordinate) and, full, ``covers`` (where its fiber's runs end so far). A SparseList under Dense
+    levels under an appended level has ``row_parent``, that level, each of whose entries gets a row
+    of the Dense slots, a fiber per slot; the first of those Dense levels has ``rows``, the SparseList.
     """
 
     level: Any
@@ -99,3 +101,5 @@ class OutputLevel:
     runs: RunNames | None = None
     units: bool = False
     covers: str | None = None
+    row_parent: Any = None
+    rows: Any = None

@@ -5,9 +5,9 @@ The sequence lowering's loops run in the output's mode order, each visiting its 
 in increasing order (a concatenation's fissioned loops too), as the lattice emission's one-pass
 loops do. So every output level the lattice emission assembles in one pass
 (:func:`~compiler.lattice.output_build.assembles`: DCSR's and CSF's lists, a SparseList of Dense
-rows, a SparseHash, SparseByteMap, SparseBand, SparseBlockList, runs, points...) is assembled here
-by the lattice emission's own output mixins (:mod:`compiler.lattice.emit_output` and the modules it
-names): each loop over an output index wraps its body with the level's segment
+rows, Dense levels between two lists, a SparseHash, SparseByteMap, SparseBand, SparseBlockList,
+runs, points...) is assembled here by the lattice emission's own output mixins
+(:mod:`compiler.lattice.emit_output` and the modules it names): each loop over an output index wraps its body with the level's segment
 (:meth:`~compiler.lattice.emit_output.OutputAssembly.case_body`), and each entry is appended, or
 stored in its block of Dense slots, at the innermost level. The output's extents are the kernel's
 own (a shape-operator kernel is specialized to its shapes): locals, not parameters.

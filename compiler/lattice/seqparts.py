@@ -118,10 +118,10 @@ def walked_whole(program, fills: dict, extents: dict | None = None) -> list:
     """The tensors read by a part of a concatenation whose fill is not the result's under a collapse or a
     split (``fills``: each tensor's). Such a part walks every coordinate of its own (:func:`with_fill`),
     and under a collapse its other indices' ``j_A1 ∪ U_j`` lands in a product's right operand. Where that
-    product is the loop's (a vstack's ravel), the loops nest and walk the part as stored
-    (:func:`~compiler.lattice.seqproductnest.over_parts`); under a split of it (a reshape) or merged with
-    another operand (``* x[m]``), the lattice does not take it: read densely, the part's levels hold every
-    coordinate with no union, for the same walk (the loops visit each coordinate of that part anyway).
+    product is the loop's (a vstack's ravel), alone or merged with another operand (``* x[m]``), the loops
+    nest and walk the part as stored (:func:`~compiler.lattice.seqproductnest.over_parts`); under a split of
+    it (a reshape), the lattice does not take it: read densely, the part's levels hold every coordinate with
+    no union, for the same walk (the loops visit each coordinate of that part anyway).
 
     >>> from compiler.notation import parse
     >>> p = parse("c[m] = collapse(concat((A[k, j], A1[l, j]), (k, l) -> i), (i, j) -> m)")

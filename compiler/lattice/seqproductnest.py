@@ -97,7 +97,8 @@ def factored(s: Seq) -> Product | None:
 
 
 def over_parts(s: Seq, live: Seq) -> Product | None:
-    """``s``, a product over a concatenation, when ``live`` (``s`` simplified, the product distributed
+    """``s``, a product over a concatenation (or such a product merged with other operands, as
+    :func:`factored` makes it one product), when ``live`` (``s`` simplified, the product distributed
     over the concatenation's parts: ``product-over-concat``) has a part that :func:`nests`; else None.
 
     The collapse of a vstack whose second part is of another fill than the result's walks every
@@ -105,7 +106,11 @@ def over_parts(s: Seq, live: Seq) -> Product | None:
     (j_A1 ∪ U_j))`` is ``(k_A × j_A) ⊔ (l_A1 × (j_A1 ∪ U_j))`` part by part, whose second product no
     lattice takes. Its loops nest instead, as they do for a product that is a loop's whole sequence:
     the outer loop over the parts' rows, the inner one over the columns as each part's rows have them
-    (the other part's levels are not live there, its tied universe away).
+    (the other part's levels are not live there, its tied universe away). Merged with another operand,
+    ``collapse(vstack) * x[m]``, the product is factored first (``π0(m_x, |j|)`` beside the parts' rows,
+    ``π1(m_x, |j|)`` beside each row's columns), then nested alike. Under a split of it (a reshape) a
+    loop walks ``π0(s, Q)``, a group of ``Q`` consecutive coordinates that can straddle rows: not a
+    product, so it does not nest (nor does a split of any product that :func:`nests`).
 
     >>> from compiler.lattice.sequences import Level, Product, Union, Universe
     >>> kA, jA = Level("A", 0, "dense", 2, "k"), Level("A", 1, "compressed", 3, "j")
@@ -115,17 +120,22 @@ def over_parts(s: Seq, live: Seq) -> Product | None:
     (k_A ⊔ l_B) × (j_A ∪ (j_B ∪ U_j))
     >>> over_parts(s, Concat(Product(kA, jA), Product(lB, jB))) is None
     True
+    >>> x = Level("x", 0, "compressed", 9, "m")
+    >>> print(over_parts(Intersect(s, x), Intersect(Concat(Product(kA, jA), Product(lB, Union(jB, Universe(3, "j")))), x)))
+    ((k_A ⊔ l_B) ∩ π0(m_x, 3)) × ((j_A ∪ (j_B ∪ U_j)) ∩ π1(m_x, 3))
     """
-    if not (isinstance(s, Product) and isinstance(s.a, Concat) and isinstance(live, Concat)):
+    product = factored(s)
+    if product is None or not any(isinstance(n, Concat) for n in walk(product.a)):
         return None
-    parts, todo = [], [live]
+    # (the parts of the concatenation, one merged with other operands too: ``(P0 ⊔ P1) ∩ m_x``)
+    parts, todo = [], [(live, False)]
     while todo:
-        x = todo.pop()
-        if isinstance(x, Concat):
-            todo += [x.a, x.b]
-        else:
+        x, in_concat = todo.pop()
+        if isinstance(x, (Concat, Union, Intersect)):
+            todo += [(c, in_concat or isinstance(x, Concat)) for c in (x.a, x.b)]
+        elif in_concat:
             parts.append(x)
-    return s if any(nests(p) for p in parts) else None
+    return product if any(nests(p) for p in parts) else None
 
 
 def nest_names(index: str, taken) -> tuple[str, str]:

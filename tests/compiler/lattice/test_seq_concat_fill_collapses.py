@@ -8,7 +8,10 @@ Then that part's tensor was read densely (a ``convert`` step, before each call):
 coordinate with no union, the same walk. Now a collapse walks it as stored: in a vstack's ravel, the product
 over the parts distributed leaves the union in that part's product, so the loop over the rows nests each
 row's loops (compiler.lattice.seqproductnest.over_parts), as in an hstack's ravel, where the union is within
-each row. A split of the ravel (a reshape) still reads that part converted. (A split of a vectors'
+each row; merged with another operand (``* x[m]``, ``+ collapse(B)``), the product factored first, then nested
+alike (main read that part converted). A split of the ravel (a reshape) still reads that part converted: a
+loop over a split of a product walks groups that straddle its rows, no product to nest (a split of
+``collapse(A * (B + C))`` is refused alike). (A split of a vectors'
 concatenation lowered before: kept beside them.) Each kernel against the dense oracle (compiler.evaluate),
 the sequence CFIR's interpreter and the IR interpreter."""
 
@@ -122,3 +125,51 @@ def test_a_vstack_ravel_walks_its_parts_of_other_fills_as_stored(program, densit
     assert k.trace.find("convert") == []
     assert any(r.rule == "product-over-concat-nested" for s in k.trace.find("cfir") for r in s.rewrites)
 
+
+
+#: a vstack's ravel merged with another operand: ``(P0 ⊔ P1) ∩ m_x``, the part of another fill's product P1
+#: holding the union (main: "l_A1 × (j_A1 ∪ U_j#l_A1): a union or concatenation ... in the right operand of a
+#: product is not supported", then A1 read converted)
+MERGED = {"times x": f"{VRAVEL[0]} * x[m]", "plus x": f"{VRAVEL[0]} + x[m]",
+          "x minus": "c[m] = x[m] - collapse(concat((A[k, j], A1[l, j]), (k, l) -> i), (i, j) -> m)",
+          "plus a collapse": f"{VRAVEL[0]} + collapse(B[i, j], (i, j) -> m)",
+          "times a collapse": f"{VRAVEL[0]} * collapse(B[i, j], (i, j) -> m)"}
+
+
+def merged_operands(fb, fill, density, seed=1, odd=(-inf, nan)):
+    return {"A": tensor((2, 3), "csr", seed, odd=(inf,), density=density),
+            "A1": tensor((1, 3), fb, seed + 1, fill=fill, odd=odd, density=density),
+            "x": tensor((9,), "sparse_vector", seed + 2, odd=(nan,), density=density),
+            "B": tensor((3, 3), "coo", seed + 3, odd=(-inf,), density=density)}
+
+
+def merged_kernel(name, out, t):
+    """The kernel of ``MERGED[name]`` (checked by :func:`one_kernel`): nothing converted, the loops nested."""
+    program = MERGED[name]
+    k, _ = one_kernel(program, out, **{n: v for n, v in t.items() if f"{n}[" in program})
+    assert k.trace.find("convert") == [], [s.note for s in k.trace.find("convert")]
+    rules = [r.rule for s in k.trace.find("cfir") for r in s.rewrites]
+    assert "product-over-concat-nested" in rules or "product-nested" in rules, rules
+    return k
+
+
+@pytest.mark.parametrize("out", [None, "sparse_vector"])
+@pytest.mark.parametrize("fill", [1.0, nan])
+@pytest.mark.parametrize("fb", ["csr", "coo"])
+@pytest.mark.parametrize("name", sorted(MERGED))
+def test_a_vstack_ravel_merged_with_another_operand_walks_its_part_as_stored(name, fb, fill, out):
+    merged_kernel(name, out, merged_operands(fb, fill, 0.5))
+
+
+@pytest.mark.parametrize("density", [0.0, 1.0])
+def test_merged_with_empty_and_all_stored_operands(density):
+    for name in ("times x", "plus a collapse"):
+        merged_kernel(name, "sparse_vector", merged_operands("csr", 1.0, density, odd=()))
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.sampled_from(sorted(MERGED)), st.sampled_from(["csr", "coo"]), st.sampled_from([1.0, nan, -inf]),
+       st.sampled_from([(), (nan,), (inf, -inf)]), st.sampled_from([0.0, 0.5, 1.0]), st.integers(0, 50),
+       st.booleans())
+def test_merged_by_property(name, fb, fill, odd, density, seed, sparse_out):
+    merged_kernel(name, "sparse_vector" if sparse_out else None, merged_operands(fb, fill, density, seed, odd))
