@@ -302,6 +302,29 @@ def _reduces_into(s: Stmt, name: str) -> bool:
     return False
 
 
+def written(s: Stmt) -> frozenset:
+    """The tensors the statement ``s`` writes: an assignment's output, and what a sum whose loops run around
+    its coordinates adds into (an output or a workspace; not a scalar temporary).
+
+    >>> from compiler.lattice.sequences import Level
+    >>> a = Level("a", 0, "compressed", 4)
+    >>> summed = Forall("i", a, Block((Reduce("w", ("i",), Read("a", (a,))), Reduce("t", (), Read("a", (a,))))))
+    >>> sorted(written(summed)), sorted(written(Block((summed, Assign("c", ("i",), Temp("t"))))))
+    (['w'], ['c', 'w'])
+    """
+    if isinstance(s, Assign):
+        return frozenset({s.out})
+    if isinstance(s, (Reduce, Fold)):
+        return frozenset({s.out} if s.idxs else ())
+    if isinstance(s, Block):
+        return frozenset().union(*(written(x) for x in s.stmts))
+    if isinstance(s, (Forall, While, Bind)):
+        return written(s.body)
+    if isinstance(s, Switch):
+        return frozenset().union(*(written(b) for _, b in s.cases))
+    return frozenset()
+
+
 @dataclass
 class Compiler:
     """Builds the CFIR; ``lattices`` (each with its own rewrites) and ``rewrites`` (locators,
@@ -685,4 +708,4 @@ def sequence_trace(program: Stmt, defs=(), trace: Trace | None = None, fill=0.0,
 __all__ = ["Read", "Lit", "Temp", "Add", "Mul", "Op", "Cat", "fold", "same_value", "Assign", "Reduce", "Alloc", "Fold",
            "Block", "Skip", "Forall", "While", "Bind", "Switch", "SeqCFIR", "loop_spans", "while_tag", "build_cfir",
            "remove_locators", "specialize_value", "Compiler", "locatable", "at_coordinate",
-           "sequence_trace"]
+           "sequence_trace", "written"]

@@ -26,10 +26,11 @@ two. A dense ``A`` (whose every entry a sort would place) keeps its order, and `
 Collapses nested in one another flatten more modes the same way: ``xp.permute_dims(a3, (2, 1, 0)).reshape(-1)``,
 ``c[m] = collapse(collapse(A[i, j, k], (k, j) -> l), (l, i) -> m)``, is ``c[k, j, i] = A[i, j, k]`` with its loops
 in ``A``'s storage order (:func:`storage_order`: a CSF, a COO or Dense(Dense(SparseList)) stored ``i, j, k``), each
-entry at ``m = (k·|j| + j)·|i| + i``. A sparse output's entries are sorted by the flat coordinate of all its
-indices but the last (:class:`FlatKeyedOutput`: ``|k|·|j|`` counts): the loops, in whatever order, reach the last
-in increasing order among one key's entries, so that counting sort, stable, leaves them in ``m``'s order (past
-2¹⁶ keys, a merge sort of the entries by ``m``: :mod:`compiler.lattice.seqflatsort`). A vector read at ``m`` beside
+entry at ``m = (k·|j| + j)·|i| + i``. A sparse output's entries are sorted by ``m`` in a workspace of as many
+(:mod:`compiler.lattice.seqflatsort`): by counting the flat coordinate of all its indices but the last (``|k|·|j|``
+counts; the loops, in whatever order, reach the last in increasing order among one key's entries, so that counting
+sort, stable, leaves them in ``m``'s order) where those keys are at most 8 times the entries, else by a merge sort,
+chosen at run time. A vector read at ``m`` beside
 it is split back twice (:func:`split_back`), and ``A``'s entries re-sorted by ``(k, j)`` (:func:`by_columns`): the
 loops run ``k, j, i``, ``m``'s order. A vector beside a flatten of a matrix with no rows (``I = 0``) has no entry
 and no groups to split into: it is read as its fill (:func:`emptied`).
@@ -55,7 +56,7 @@ from dataclasses import replace
 
 from ..algebra import lookup
 from ..errors import ShapeError, StrategyError
-from ..imperative.ir import Declare, Var
+from ..imperative.sorting import COUNTED_SPAN
 from ..notation.ast import Access, Call, Literal, Reduce, free_indices
 from ..notation.ast import walk as walk_notation
 from ..notation.infer import infer_shapes
@@ -63,7 +64,7 @@ from ..notation.shape import Collapse, Split, distinct_bindings, rename_index
 from ..trace import Trace
 from .seqassembly import sequence_output
 from .seqderive import seq_lower
-from .seqflatsort import ColumnMajorOutput, FlatSortedOutput, counts_keys, flat_at
+from .seqflatsort import ColumnMajorOutput, FlatSortedOutput
 from .seqgroupsort import SortedOutput
 from .seqoutput import output_kind
 from .sequences import Level, SequenceError
@@ -291,11 +292,12 @@ def column_major(program, inputs: dict, out_format, fill, why: str):
         note += f"written at random into the dense {out}"
     elif in_order:
         note += f"each entry appended to {out} as it comes ({m} increasing: no sort of the result)"
-    elif not counts_keys(low.shape):
-        note += (f"the entries sorted by {m} before {out} appends them: a counter per {major} would take "
-                 f"{math.prod(low.shape[:-1])}, so phase 1 counts the entries, phase 2 puts each one's {m} and "
-                 f"value in a workspace of as many, merge-sorted by {m} (each fiber the innermost loop walks an "
-                 f"ascending run)")
+    elif len(names) > 2:
+        note += (f"the entries sorted by {m} before {out} appends them: phase 1 counts the entries, phase 2 puts each "
+                 f"one's {m} and value in a workspace of as many, sorted by {m} as the kernel finds them: counted by "
+                 f"{major} (the loops reach {minor} in increasing order) where its {math.prod(low.shape[:-1])} "
+                 f"coordinates are at most {COUNTED_SPAN} times the entries, else merge-sorted by {m} (each fiber the "
+                 f"innermost loop walks an ascending run)")
     else:
         note += (f"the entries sorted by {m} before {out} appends them: phase 1 counts each {major}'s entries, a "
                  f"prefix sum gives each {major}'s start, phase 2 places each entry at its {major}'s next slot "
@@ -386,28 +388,14 @@ def resorted_reads(flat, tensors: set):
     return replace(flat, rhs=visit(flat.rhs))
 
 
-class FlatKeyedOutput(SortedOutput):
-    """A :class:`ColumnMajorOutput` of more than two indices (``indices``, of extents ``shape``, the major
-    first) whose entries come in another order: sorted by the flat coordinate of all its indices but the
-    last (``key``, a local of that name; a counting sort, stable), which the loops reach in increasing
-    order among the entries of one key, whatever order they run in."""
-
-    def __init__(self, inner, indices: tuple, shape: tuple, dtype: str, fresh, key: str):
-        *lead, minor = indices
-        super().__init__(inner, (key, minor), (minor, key), (math.prod(shape[:-1]), shape[-1]), dtype, fresh)
-        self.lead, self.lead_shape = tuple(lead), tuple(shape[:-1])
-
-    def store(self, idxs: tuple, value) -> list:
-        return [Declare(Var(self.key), I64, flat_at(self.lead, self.lead_shape)), *super().store(idxs, value)]
-
-
 def column_major_output(name: str, fmt, indices: tuple, shape: tuple, dtype: str, fresh, at: str,
                         in_order: bool = False):
     """Output ``name`` of one mode, of ``fmt``, written by the loops of ``out[j, i] = X``
     (``indices``, of extents ``shape``) running ``i, j``: at random where dense, else its entries
-    sorted by ``j`` first (:class:`~compiler.lattice.seqgroupsort.SortedOutput`; by all indices but the last,
-    :class:`FlatKeyedOutput`, where there are more); ``at`` names the flat coordinate (a fresh name from it).
-    ``in_order``: the loops run ``j, i`` (:func:`by_columns`), each entry appended as it comes."""
+    sorted by ``j`` first (:class:`~compiler.lattice.seqgroupsort.SortedOutput`; by the flat coordinate,
+    :class:`~compiler.lattice.seqflatsort.FlatSortedOutput`, where there are more indices); ``at`` names the flat
+    coordinate (a fresh name from it). ``in_order``: the loops run ``j, i`` (:func:`by_columns`), each entry
+    appended as it comes."""
     at = fresh(at)
     shape = tuple(int(n) for n in shape)
     inner = sequence_output(name, fmt, (at,), (math.prod(shape),), dtype, fresh)
@@ -415,13 +403,8 @@ def column_major_output(name: str, fmt, indices: tuple, shape: tuple, dtype: str
         return ColumnMajorOutput(inner, shape, at)
     if len(indices) == 2:
         return SortedOutput(ColumnMajorOutput(inner, shape, at), indices, tuple(reversed(indices)), shape, dtype, fresh)
-    if not counts_keys(shape):
-        # (a counter per key would not be bounded by the entries: they are merge-sorted by the flat coordinate)
-        return FlatSortedOutput(inner, shape, dtype, fresh, at)
-    key = fresh("".join(indices[:-1]))
-    out = ColumnMajorOutput(inner, (math.prod(shape[:-1]), shape[-1]), at)
-    return FlatKeyedOutput(out, indices, shape, dtype, fresh, key)
+    return FlatSortedOutput(inner, shape, dtype, fresh, at)
 
 
-__all__ = ["FlatKeyedOutput", "by_columns", "collapsed", "column_major", "column_major_output",
+__all__ = ["by_columns", "collapsed", "column_major", "column_major_output",
            "flat_text", "resorted_reads", "storage_order", "unflattened"]

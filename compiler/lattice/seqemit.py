@@ -573,8 +573,18 @@ class SeqEmitter(LeafWalks):
         if isinstance(s, cf.Bind):
             # (a product's coordinate, its operands' loops nested: compiler.lattice.seqproductnest)
             at = BinOp("+", BinOp("*", Var(s.outer), _c(s.size)), Var(s.inner))
-            return [Declare(Var(s.index), I64, at)] + self.out.case(s.index, self.stmt(s.body))
+            return [Declare(Var(s.index), I64, at)] + self.body_of(s.index, s.body)
         raise TypeError(f"cannot emit {s!r}")
+
+    def body_of(self, index: str, body) -> list:
+        """The code of ``body``, a loop's over ``index``, closing the segment of the output level ``index``
+        indexes; none in the loops of a sum into a workspace (:mod:`compiler.lattice.seqworkspace`), which write
+        no entry of the output: there its levels' counters never move, and the segment's code never runs."""
+        stmts = self.stmt(body)
+        into = cf.written(body)
+        if into and into <= self.workspaces.keys():
+            return stmts
+        return self.out.case(index, stmts)
 
     def computing(self, s, stmts: list, writes: str | None) -> list:
         """``stmts``, the code of ``s`` (an assignment or a sum into a temporary), tagged with the
@@ -619,8 +629,7 @@ class SeqEmitter(LeafWalks):
                 at = self.locate(located, self.eval(iterated), {})
                 # (the loop's own sequence is valid in its body; a part of it may have run out)
                 inner += at if iterated == w.seq else [If(self.valid(iterated), at)]
-            # (a loop over an output index closes the segment of the output level it indexes)
-            inner += self.out.case(w.index, self.stmt(w.body))
+            inner += self.body_of(w.index, w.body)
             self.known = outside
             # (a group the loop repeats, walked by a π1 loop inside: back to its start for the next coordinate)
             inner += [y for p in loop_repeats(w.seq, inner_sequences(w)) for y in rewind_stmts(self, p)]

@@ -4,13 +4,18 @@ entries, whatever the extents.
 
 ``c[m] = collapse(collapse(A[i, j, k], (k, j) -> l), (l, i) -> m)`` of a CSF ``A`` is ``c[k, j, i] = A[i, j, k]``
 (:mod:`compiler.lattice.seqcolmajor`), its loops in ``A``'s order, each entry at ``m = (k·|j| + j)·|i| + i``. A
-sparse ``c`` appends its entries in ``m``'s order, so they are sorted first. A counting sort keyed by ``(k, j)``
-(:class:`~compiler.lattice.seqcolmajor.FlatKeyedOutput`) keeps a counter per key, ``|k|·|j|`` of them: 4M for a
-tensor of 2000³ however few its entries, more than memory for larger extents. Past :data:`COUNTED_KEYS` keys the
-entries are sorted instead (:class:`FlatSortedOutput`): phase 1 counts them, phase 2 puts each one's ``m`` and
-value in a workspace of as many, in the loops' order, and a natural merge sort orders them by ``m``
-(:func:`~compiler.imperative.sorting.merge_sort_pairs_ir`: each fiber the innermost loop walks is an ascending
-run, ``O(n log runs)``); the output appends them from there. Memory: four words per entry.
+sparse ``c`` appends its entries in ``m``'s order, so they are sorted first: phase 1 counts them, phase 2 puts each
+one's ``m`` and value in a workspace of as many, in the loops' order, and the workspace is sorted by ``m``, the
+kernel choosing at run time as the sorted sums do per bucket (:mod:`compiler.lattice.seqsumsort`): where the keys,
+the flat coordinates of all indices but the last (``(k, j)``: ``|k|·|j|`` of them), are at most
+:data:`~compiler.imperative.sorting.COUNTED_SPAN` times the entries, a counting sort by key
+(:func:`~compiler.imperative.sorting.count_sort_pairs_ir`: ``O(n + keys)``, no comparison; stable, and the loops
+reach the last index in increasing order among one key's entries, so each key's stay in ``m``'s order); else a
+natural merge sort by ``m`` (:func:`~compiler.imperative.sorting.merge_sort_pairs_ir`: each fiber the innermost
+loop walks is an ascending run, ``O(n log runs)``). One kernel serves a tensor of 2000³ and few entries (4M
+counters would be most of its time and memory: merged) and one whose entries fill its keys (counted). The output
+appends them from there. Memory: four words per entry, and a counter per key where there are at most
+``COUNTED_SPAN`` keys per entry.
 
 >>> from compiler.format import parse_format
 >>> from compiler.names import FreshNames
@@ -25,30 +30,20 @@ c_n_entries += 1;
 c_sorted_m[c_n_placed] = (k * 2000 + j) * 2000 + i;
 c_sorted_val[c_n_placed] = v;
 c_n_placed += 1;
+>>> print(out.sort()[0].cond)
+4000000 <= 8 * c_n_entries
 """
 
 from __future__ import annotations
 
 import math
 
-from ..imperative.ir import Allocate, BinOp, Comment, CompoundAssign, Const, Declare, For, Load, Store, Var
-from ..imperative.sorting import merge_sort_pairs_ir
+from ..imperative.ir import (Allocate, BinOp, Comment, CompoundAssign, Const, Declare, For, If, Load, Select, Store,
+                             Var)
+from ..imperative.sorting import COUNTED_SPAN, count_sort_pairs_ir, merge_sort_pairs_ir
 from .seqtwophase import TwoPhaseScatter
 
 I64 = "int64"
-
-#: the most keys a counting sort of a flatten's entries counts (512 KB of counters); past it they are merge-sorted
-COUNTED_KEYS = 1 << 16
-
-
-def counts_keys(shape: tuple) -> bool:
-    """Whether a flatten of extents ``shape`` (the major first) into a sparse output counts its entries per key
-    (all its indices but the last), or, its keys too many, merge-sorts them by the flat coordinate.
-
-    >>> counts_keys((4, 3, 2)), counts_keys((2000, 2000, 2000)), counts_keys((10**7, 10**7, 3))
-    (True, False, False)
-    """
-    return math.prod(int(n) for n in shape[:-1]) <= COUNTED_KEYS
 
 
 def flat_at(idxs: tuple, shape: tuple):
@@ -98,9 +93,10 @@ class ColumnMajorOutput:
 
 class FlatSortedOutput(ColumnMajorOutput, TwoPhaseScatter):
     """A :class:`ColumnMajorOutput` (``inner``, of a flatten of extents ``shape``, its index ``at``) written by
-    loops in any order: the loops run twice (phase 1 counts the entries, phase 2 puts each
-    one's flat coordinate and value in a workspace of as many), the workspace is merge-sorted by the flat
-    coordinate, and ``inner`` appends the entries from there."""
+    loops in any order: the loops run twice (phase 1 counts the entries, phase 2 puts each one's flat coordinate
+    and value in a workspace of as many), the workspace is sorted by the flat coordinate (counted by key, all
+    indices but the last, where the keys are at most ``COUNTED_SPAN`` times the entries, else merged: chosen at
+    run time), and ``inner`` appends the entries from there."""
 
     def __init__(self, inner, shape: tuple, dtype: str, fresh, at: str):
         super().__init__(inner, shape, at)
@@ -108,7 +104,10 @@ class FlatSortedOutput(ColumnMajorOutput, TwoPhaseScatter):
         name = inner.tensor
         self.entries, self.filled = Var(fresh(f"{name}_n_entries")), Var(fresh(f"{name}_n_placed"))
         self.sorted = {x: fresh(f"{name}_sorted_{x}") for x in (at, "val")}
-        self.scratch_of = {x: fresh(f"{name}_merge_{x}") for x in (at, "val")}
+        self.scratch_of = {x: fresh(f"{name}_scratch_{x}") for x in (at, "val")}
+        self.key_counts = fresh(f"{name}_key_counts")
+        # (the keys: the flat coordinates of all indices but the last, the flat one's quotients by the last's extent)
+        self.keys, self.minor = math.prod(self.shape[:-1]), self.shape[-1]
 
     def store(self, idxs: tuple, value) -> list:
         if self.phase == "count":
@@ -116,27 +115,43 @@ class FlatSortedOutput(ColumnMajorOutput, TwoPhaseScatter):
         return [Store(self.sorted[self.at], self.filled, flat_at(idxs, self.shape)),
                 Store(self.sorted["val"], self.filled, value), CompoundAssign("+", self.filled, Const(1, I64))]
 
+    def counted(self):
+        """Whether the entries are sorted by counting their keys (at run time: their number against the keys')."""
+        return BinOp("<=", Const(self.keys, I64), BinOp("*", Const(COUNTED_SPAN, I64), self.entries))
+
     def around(self, emit) -> list:
         def phases():
             first, second = self.twice(emit)
             # (one element at least, as malloc asks)
             room = BinOp("+", self.entries, Const(1, I64))
             body = [Comment(f"phase 2, place: each entry's {self.at} and value at the next slot, in the loops' order"),
-                    Declare(self.filled, I64, Const(0, I64)), *second,
-                    Comment(f"the entries sorted by {self.at} (a natural merge sort: each fiber the loops walked is "
-                            f"an ascending run)"),
-                    *merge_sort_pairs_ir(self.sorted[self.at], self.sorted["val"], self.scratch_of[self.at],
-                                         self.scratch_of["val"], Const(0, I64), self.entries,
-                                         lambda base: Var(self.fresh(base))),
-                    *self.append()]
+                    Declare(self.filled, I64, Const(0, I64)), *second, *self.sort(), *self.append()]
+            # (a counter per key where the entries are counted)
+            body = [Allocate(self.key_counts, I64, Select(self.counted(), Const(self.keys, I64), Const(0, I64)),
+                             None, body)]
             for buf in (self.sorted, self.scratch_of):
                 for x in (self.at, "val"):
                     body = [Allocate(buf[x], self.dtype if x == "val" else I64, room, None, body)]
             return [Declare(self.entries, I64, Const(0, I64)),
-                    Comment(f"phase 1, count: the entries (not each key's: {math.prod(self.shape[:-1])} keys, of all "
-                            f"indices but the last, too many counters; the workspace holds the entries alone)"),
+                    Comment("phase 1, count: the entries (the workspace holds them alone, not a slot per "
+                            "coordinate)"),
                     *first, *body]
         return self.inner.around(phases)
+
+    def sort(self) -> list:
+        """The workspace's entries sorted by the flat coordinate: counted by key, or merged."""
+        pairs = (self.sorted[self.at], self.sorted["val"], self.scratch_of[self.at], self.scratch_of["val"])
+        fresh = lambda base: Var(self.fresh(base))  # noqa: E731
+        zero, per = Const(0, I64), None if self.minor == 1 else Const(self.minor, I64)
+        key = self.at if per is None else f"{self.at} / {self.minor}"
+        return [If(self.counted(), [
+            Comment(f"the keys ({key}: all indices but the last, {self.keys} of them) at most {COUNTED_SPAN} times "
+                    f"the entries: counted, each entry at its key's next slot (stable, and the loops reach the last "
+                    f"index in increasing order among one key's entries: {self.at}'s order)"),
+            *count_sort_pairs_ir(*pairs, self.key_counts, Const(self.keys, I64), zero, self.entries, fresh, per)], [
+            Comment(f"else merged by {self.at} (a natural merge sort: each fiber the loops walked is an ascending "
+                    f"run)"),
+            *merge_sort_pairs_ir(*pairs, zero, self.entries, fresh)])]
 
     def append(self) -> list:
         """The sorted entries appended in ``m``'s order by the output's own code."""
@@ -148,4 +163,4 @@ class FlatSortedOutput(ColumnMajorOutput, TwoPhaseScatter):
                     *self.inner.store((self.at,), v)]))]
 
 
-__all__ = ["COUNTED_KEYS", "ColumnMajorOutput", "FlatSortedOutput", "counts_keys", "flat_at"]
+__all__ = ["ColumnMajorOutput", "FlatSortedOutput", "flat_at"]

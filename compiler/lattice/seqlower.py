@@ -60,7 +60,7 @@ from itertools import combinations, islice, permutations
 
 import numpy as np
 
-from ..errors import StrategyError
+from ..errors import SparsescopeError, StrategyError
 from ..imperative.blockcopy import block_copy
 from ..imperative.cleanup import cleanup
 from ..imperative.copies import drop_copies
@@ -331,7 +331,8 @@ def _natural(fmt) -> bool:
 #: at most this many loops are tried in every order (5! orders, each refused in about half a millisecond) for one
 #: that walks the inputs as stored
 MOST_LOOPS = 5
-#: and of more loops at most this many orders (as many), the likeliest first
+#: and of more loops at most this many orders (as many), the likeliest first (past them, sums under operators are
+#: ordered one at a time: :func:`each_sum_ordered`)
 MOST_ORDERS = math.factorial(MOST_LOOPS)
 
 
@@ -351,6 +352,52 @@ def interleavings(kept: tuple, placed: tuple):
             yield tuple(mine[k] if k in mine else next(rest) for k in range(n))
 
 
+def each_sum_ordered(program, under: list, outputs: tuple, inputs: dict):
+    """One order of every loop of ``program`` whose sums ``under`` (under operators, each into its workspace) run
+    around the output's loops (``outputs``, the output's indices in its order), found for each sum alone: the sum
+    (doubled, under an operator) into an output of its free indices, its own indices placed among those in each way
+    (:func:`interleavings`) until one walks its inputs as stored; the sums' orders then joined, each summed index
+    just before the first of its sum's free indices that came after it (a sum's loops are its own: no other sum's
+    index runs in them). The sums' interleavings are added, not multiplied: ``sum(stack, 0) + sum(stack2, (0, 3))
+    [:, :, None] + sum(stack3, (0, 2, 3))[:, None, None]``'s 6 summed indices among 3 have 60480 orders together,
+    4 + 12 + 24 one sum at a time. None where a sum has no such order, or its text does not parse alone (a user
+    function in it).
+
+    >>> from compiler.notation import parse
+    >>> from compiler.lattice.seqderive import ShapedFormat
+    >>> from compiler.format import parse_format
+    >>> prog = parse("c[j, m] = sum[i](A[i, j, m]) + sum[p](B[j, p, m])")
+    >>> csf = parse_format("csf", ndim=3)
+    >>> A, B = ShapedFormat(csf, (2, 3, 4)), ShapedFormat(csf, (3, 2, 4))
+    >>> each_sum_ordered(prog, sums_under_operators(prog), ("j", "m"), {"A": A, "B": B})
+    ('i', 'j', 'p', 'm')
+    """
+    from ..notation import parse
+    gaps = [[] for _ in range(len(outputs) + 1)]
+    for s in under:
+        own = tuple(str(i) for i in s.indices)
+        free = tuple(x for x in outputs if x in {str(i) for i in free_indices(s)})
+        try:
+            alone = parse(f"{program.lhs.tensor}[{', '.join(free)}] = {s} * 2")
+        except SparsescopeError:    # (a user function unknown to the text alone: every interleaving is tried)
+            return None
+        for order in interleavings(free, own):
+            try:
+                low = seq_lower(alone, trace=Trace(), loop_order=tuple(range(len(free))), hoisted=order,
+                                sparse_rows=True, **inputs)
+            except (StrategyError, SequenceError):
+                continue
+            if not searched(low.cin):
+                break
+        else:
+            return None
+        # (each summed index just before the first of the sum's free indices after it: their order kept)
+        for x in own:
+            after = [y for y in order[order.index(x):] if y in free]
+            gaps[outputs.index(after[0]) if after else len(outputs)].append(x)
+    return tuple(x for k, gap in enumerate(gaps) for x in gap + list(outputs[k:k + 1]))
+
+
 def reordered(program, inputs: dict, out_format, fill, why: str, scatter_only: bool = False,
               sort_groups: bool = False):
     """``(lowering, note, data)``: ``program`` lowered with its loops in another order than the output's
@@ -363,7 +410,8 @@ def reordered(program, inputs: dict, out_format, fill, why: str, scatter_only: b
     of a vector's extent, or a dense output's; a sparse matrix's in sparse rows, :mod:`compiler.lattice.seqsumrows`;
     a sparse output's of 3 or more modes sorted by key, :mod:`compiler.lattice.seqsumsort`, a sum over two of its
     modes in sparse rows; of more loops than :data:`MOST_LOOPS` the output's kept in order, the sums' placed among
-    them, :func:`interleavings`),
+    them, :func:`interleavings`, and, where those are more than :data:`MOST_ORDERS`, each sum's ordered alone first,
+    :func:`each_sum_ordered`),
     or a sparse output built by a scatter
     (:mod:`compiler.lattice.seqscatter`); None where no order walks every
     input as stored. The first order that does is taken: the output's loops reordered alone first, then
@@ -401,6 +449,10 @@ def reordered(program, inputs: dict, out_format, fill, why: str, scatter_only: b
             # (sums over several indices into a sparse output of 3 or more modes: its indices kept in its order,
             # the sums' placed among them in every way, not every order of them all)
             outputs = inside[:len(inside) - len(summed)]
+            if math.perm(len(inside), len(summed)) > MOST_ORDERS:
+                # (more orders than are tried: each sum's loops ordered alone, then joined, first)
+                joined = each_sum_ordered(program, under, outputs, inputs)
+                tries += [(mine, joined)] if joined is not None else []
             tries += [(mine, order) for order in islice(interleavings(outputs, summed), MOST_ORDERS) if order != inside]
     elif (kind == "dense" and not scatter_only or scatters(out)) and len(mine) <= MOST_LOOPS:
         tries += [(order, None) for order in permutations(mine) if order != mine]
@@ -438,4 +490,4 @@ def reordered(program, inputs: dict, out_format, fill, why: str, scatter_only: b
     return None
 
 
-__all__ = ["interleavings", "lower_shape_lattice", "reordered"]
+__all__ = ["each_sum_ordered", "interleavings", "lower_shape_lattice", "reordered"]

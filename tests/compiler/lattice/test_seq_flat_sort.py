@@ -1,13 +1,15 @@
-"""A 3-D column-major flatten into a sparse output whose keys are too many to count (issue 30,
-:mod:`compiler.lattice.seqflatsort`): ``xp.permute_dims(a3, (2, 1, 0)).reshape(-1)`` of a tensor of large extents
-and few entries. On main its entries were counting-sorted by all indices but the last, a counter per key: 4M of
-them for 2000³ (whose flat extent overflows int32), and more than memory for larger extents (4·10^12 for
-(2·10^6)³), where the kernel ran out of memory. Past 2¹⁶ keys the entries are merge-sorted by the flat coordinate instead, in a workspace of as many.
+"""A 3-D column-major flatten into a sparse output (issue 30, :mod:`compiler.lattice.seqflatsort`):
+``xp.permute_dims(a3, (2, 1, 0)).reshape(-1)``, its entries sorted by the flat coordinate in a workspace of as
+many, by counting their keys (all indices but the last) where those are at most COUNTED_SPAN (8) times the
+entries, else by a merge sort, the kernel choosing at run time. Before, its entries were counting-sorted per key
+(4M counters for 2000³, whose flat extent overflows int32, and more than memory for larger extents, 4·10^12 for
+(2·10^6)³), then, past 2¹⁶ keys, merge-sorted whatever the entries, the choice fixed at compile time: a kernel of
+more keys merge-sorted a tensor whose entries filled them, and one of fewer kept a counter per key for a few.
 
 Checked against numpy (the entries' flat coordinates, computed from their coordinates: no dense array of such
-extents exists) and the IR interpreter, and, for extents just past the bound, against the dense oracle
-(``compiler.evaluate``), the CFIR interpreter and numpy, with fills 0/1/NaN, NaN/±inf stored, empty and all-fill
-tensors, and by a property.
+extents exists) and the IR interpreter, and, for small extents, against the dense oracle (``compiler.evaluate``),
+the CFIR interpreter and numpy, with fills 0/1/NaN, NaN/±inf/-0.0 stored, empty and all-fill tensors, inputs
+taking each branch of one kernel, and by a property.
 """
 
 import numpy as np
@@ -17,7 +19,7 @@ from hypothesis import strategies as st
 
 import compiler as ss
 from compiler import Tensor
-from compiler.lattice.seqflatsort import COUNTED_KEYS
+from compiler.imperative.sorting import COUNTED_SPAN
 from tests.compiler.lattice.test_seq_colmajor import lowered
 from tests.compiler.lattice.test_seq_colmajor_3d import PERMS, program, tensor3
 
@@ -35,14 +37,29 @@ def few_entries(shape, fmt, n, seed, odd=()):
     return at, vals, Tensor.from_coords(at, vals, shape, fmt)
 
 
+def keys_of(perm, shape) -> int:
+    """The keys of the flatten of a tensor of ``shape`` by ``perm``: the flat coordinates of all its indices but
+    the last."""
+    return int(np.prod([shape[p] for p in perm[:-1]], dtype=np.int64))
+
+
+def branch(perm, A) -> str:
+    """The sort the kernel of the flatten of ``A`` by ``perm`` takes for its entries (``A``'s, all stored)."""
+    return "counted" if keys_of(perm, A.shape) <= COUNTED_SPAN * A.nnz else "merged"
+
+
 def sorted_kernel(perm, A, out="sparse", fill=0.0):
-    """The flatten of ``A`` by ``perm`` lowered into ``out`` as one kernel whose entries are merge-sorted, not
-    counted per key; its kernel and result."""
+    """The flatten of ``A`` by ``perm`` lowered into ``out`` as one kernel whose entries are sorted in a workspace of
+    as many, counted or merged as the kernel finds them; its kernel and result."""
     k = ss.lower(program(perm), strategy="lattice", A=A, c=ss.parse_format(out, ndim=1, fill=fill))
     (step,) = k.trace.find("loop-order")
-    assert "merge-sorted by m" in step.note and k.trace.find("convert") == [], step.note
-    # (no counter per key: the only arrays the sort allocates are the entries' and their merge's)
-    assert "_count" not in k.c_source and "c_sorted_m" in k.c_source, k.c_source
+    assert "else merge-sorted by m" in step.note and k.trace.find("convert") == [], step.note
+    # (both sorts in the C, the run time choosing: a counter per key only where the keys are at most 8 per entry)
+    keys = keys_of(perm, A.shape)
+    keys = keys if keys < 2**31 else f"INT64_C({keys})"     # (as C writes a constant past int)
+    src = k.c_source
+    assert f"if ({keys} <= 8 * c_n_entries) {{" in src and "// else merged by m" in src, src
+    assert f"alloc_array({keys} <= 8 * c_n_entries ? {keys} : 0, sizeof *c_key_counts, false)" in src, src
     got = k(A=A)
     got.validate()
     return k, got
@@ -55,6 +72,7 @@ def sorted_kernel(perm, A, out="sparse", fill=0.0):
 def test_large_extents_and_few_entries(fmt, perm, shape, out):
     # (2000³ overflows int32 and would take 4M counters; (2·10^6)³, 8·10^18 in int64, 4·10^12 of them: 32 TB)
     at, vals, A = few_entries(shape, fmt, 40, 1, odd=(nan, inf, -inf))
+    assert branch(perm, A) == "merged"
     k, got = sorted_kernel(perm, A, out)
     moved = tuple(at[p] for p in perm)
     m = np.ravel_multi_index(moved, tuple(shape[p] for p in perm))
@@ -75,27 +93,60 @@ def test_empty_and_one_entry(n):
     assert len(values) == n and (n == 0 or coords[0][0] == np.ravel_multi_index(at[::-1], (2000,) * 3))
 
 
-# (extents just past the bound: the key space |k|·|j| of (2, 300, 300) is 90000 > 2^16, the flat one 180000)
+# (extents past the old bound of 2^16 keys: (2, 300, 300)'s |k|·|j| is 90000, its flat extent 180000)
 SHAPES = [(2, 300, 300), (1, 260, 260), (3, 300, 250)]
 
 
 @pytest.mark.parametrize("fill", [0.0, 1.0, nan])
 @pytest.mark.parametrize("density", [0.0, 0.002, 0.005])
 def test_fills_and_empty_or_full_operands(fill, density):
-    assert 300 * 300 > COUNTED_KEYS
     a, A = tensor3(SHAPES[0], "csf", 3, fill=fill, density=density, odd=(nan, -inf) if density else ())
+    assert branch((2, 1, 0), A) == "merged"
     got = lowered(program((2, 1, 0)), {"A": A}, "sparse", fill=fill, order=(2, 1, 0))[1]
     np.testing.assert_array_equal(got, np.transpose(a, (2, 1, 0)).reshape(-1))
 
 
+@pytest.mark.parametrize("fill, odd", [(0.0, (nan, inf, -inf)), (1.0, (-0.0, nan)), (nan, (-0.0, -inf))])
+@pytest.mark.parametrize("perm", [(2, 1, 0), (1, 2, 0), (0, 2, 1)])
+@pytest.mark.parametrize("out", ["sparse", "coo"])
+def test_one_kernel_counts_or_merges_as_the_entries_fill_the_keys(fill, odd, perm, out):
+    # (90 keys, or 30 for (0, 2, 1): A's 2 x 6 x 15 entries at density 0.3, about 54, counted; at 0.01, about 2,
+    # merged; none, merged)
+    shape, fmt = (2, 6, 15), ss.parse_format("csf", ndim=3, fill=fill)
+    want = {}
+    for density in (0.3, 0.01, 0.0):
+        a, A = tensor3(shape, "csf", 7, fill=fill, density=density, odd=odd if density else ())
+        want[branch(perm, A)] = (a, A)
+    assert set(want) == {"counted", "merged"}
+    kernels = []
+    for a, A in want.values():
+        k, got = lowered(program(perm), {"A": A}, out, fill=fill, order=PERMS[perm][1])
+        # (A as stored: a -0.0 of A's is kept, its sign too)
+        flat = np.transpose(A.to_numpy(), perm).reshape(-1)
+        np.testing.assert_array_equal(got, np.transpose(a, perm).reshape(-1))
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(flat))
+        kernels.append(k)
+    # (the same C for both: the branch is the run time's)
+    assert kernels[0].c_source == kernels[1].c_source
+    src = kernels[0].c_source
+    assert f"if ({keys_of(perm, shape)} <= 8 * c_n_entries) {{" in src and "// else merged by m" in src, src
+    counted, merged = want["counted"][1], want["merged"][1]
+    k = kernels[0]
+    for A in (counted, merged, ss.Tensor.from_numpy(np.full(shape, fill), fmt)):
+        np.testing.assert_array_equal(k(A=A).to_numpy(), np.transpose(A.to_numpy(), perm).reshape(-1))
+
+
 @settings(max_examples=12, deadline=None)
 @given(st.sampled_from(["csf", "coo"]), st.sampled_from([(2, 1, 0), (1, 2, 0)]), st.sampled_from([0.0, 1.0, nan]),
-       st.sampled_from([0.0, 0.001, 0.01]), st.sampled_from([(), (nan,), (inf, -inf)]), st.sampled_from(SHAPES),
-       st.sampled_from(["sparse", "coo"]), st.integers(0, 2**16))
-@example("coo", (1, 2, 0), nan, 0.01, (inf, -inf), (3, 300, 250), "coo", 1)
-def test_flattens_past_the_bound_by_property(fmt, perm, fill, density, odd, shape, out, seed):
-    # ((1, 2, 0)'s keys |j|·|k|; each perm's over 2^16 for these extents)
+       st.sampled_from([0.0, 0.001, 0.01, 0.2]), st.sampled_from([(), (nan,), (inf, -inf), (-0.0,)]),
+       st.sampled_from(SHAPES[:1] + [(2, 6, 15), (3, 4, 5)]), st.sampled_from(["sparse", "coo"]),
+       st.integers(0, 2**16))
+@example("coo", (1, 2, 0), nan, 0.01, (inf, -inf), (2, 300, 300), "coo", 1)
+@example("csf", (2, 1, 0), 1.0, 0.2, (-0.0,), (3, 4, 5), "sparse", 2)
+def test_flattens_by_property(fmt, perm, fill, density, odd, shape, out, seed):
     a, A = tensor3(shape, fmt, seed, fill=fill, density=density, odd=odd)
     k, got = lowered(program(perm), {"A": A}, out, fill=fill, order=PERMS[perm][1])
-    assert "merge-sorted by m" in k.trace.find("loop-order")[0].note
+    assert "else merge-sorted by m" in k.trace.find("loop-order")[0].note
     np.testing.assert_array_equal(got, np.transpose(a, perm).reshape(-1))
+    # (A as stored: a -0.0 beside fill 0.0 is not stored, one beside another fill is, its sign kept)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(np.transpose(A.to_numpy(), perm).reshape(-1)))

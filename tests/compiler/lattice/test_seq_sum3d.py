@@ -44,10 +44,28 @@ def summed(program, out, vector=False, **tensors):
     dense = re.findall(r"into (w\d*\[[^]]*\]) of \d+ entries", step.note)
     assert all("," not in w for w in dense) if vector else not dense, step.note
     assert not k.trace.find("convert")
+    assert not sum_loops_writing_the_output(k), sum_loops_writing_the_output(k)
     # (no value equal to the output's fill is stored)
     vals = got.to_coords()[1]
     assert not np.any(np.isnan(vals) if np.isnan(got.fill) else vals == got.fill), (vals, got.fill)
     return k, got
+
+
+def sum_loops_writing_the_output(k) -> list:
+    """The loops of kernel ``k`` (writing ``c``) that store into a sum's workspace (``w...``) and name one of
+    ``c``'s arrays or counters (its levels' segments): code that never runs, for the sum's loops write no entry of
+    ``c``; each such loop's code."""
+    from compiler.imperative.ir import For, Store, Var, While
+    from compiler.imperative.traverse import walk
+    out = re.compile(r"^(p?c\d|c_val)")
+    found = []
+    for loop in (n for n in walk(k.function.body) if isinstance(n, (For, While))):
+        nodes = list(walk(loop))
+        stores = {n.buffer for n in nodes if isinstance(n, Store)}
+        names = stores | {n.name for n in nodes if isinstance(n, Var)}
+        if any(b.startswith("w") for b in stores) and any(out.match(x) for x in names):
+            found.append(str(loop))
+    return found
 
 
 def parts(seed, shapes=((3, 2, 3, 4), (2, 2, 3, 4)), fmts=("csf", "coo"), fills=(0.0, 0.0), density=0.5):
@@ -141,6 +159,29 @@ def test_a_bucket_is_counted_or_merged_as_its_terms_fill_its_span(operator, out)
     assert "its keys' span (12) at most 8 times its terms: counted" in src and "else its ascending runs merged" in src
     note = k.trace.find("loop-order")[0].note
     assert "counted where its keys' span is at most 8 times its terms, else merged" in note, note
+
+
+@pytest.mark.parametrize("out", OUTPUTS[:3])
+def test_minus_zero_terms_under_an_operator(out):
+    # (-0.0 stored beside fills 1.0: c[0, 0, 0]'s three terms are all -0.0, c[1, 2, 3] has one; D, of fill NaN,
+    # stores -0.0 where the sum is 2.0. Each value and its sign as the dense oracle's, and numpy's)
+    fmt = lambda f, n: ss.parse_format(f, ndim=n, fill=1.0)  # noqa: E731
+    A = ss.Tensor.from_coords(([0, 1, 0, 1], [0, 0, 1, 1], [0, 0, 2, 1], [0, 0, 3, 1]), [-0.0, -0.0, -0.0, 2.0],
+                              (2, 2, 3, 4), fmt("csf", 4))
+    A1 = ss.Tensor.from_coords(([0], [0], [0], [0]), [-0.0], (1, 2, 3, 4), fmt("coo", 4))
+    d = np.full((2, 3, 4), nan)
+    d[0, 0, 0], d[1, 2, 3], d[1, 1, 1], d[0, 1, 2] = 1.0, -1.0, -0.0, inf
+    D = ss.Tensor.from_numpy(d, ss.parse_format("csf", ndim=3, fill=nan))
+    assert np.signbit(A.to_coords()[1][:3]).all() and np.signbit(A1.to_coords()[1]).all()
+    stack = np.concatenate([A.to_numpy(), A1.to_numpy()]).sum(axis=0)
+    for program, want in [(f"c[j, m, n] = {STACK} * D[j, m, n]", stack * d),
+                          (f"c[j, m, n] = {STACK} * 2 + 1", stack * 2 + 1)]:
+        k, got = summed(program, out, A=A, A1=A1, **({"D": D} if "D[" in program else {}))
+        with np.errstate(invalid="ignore"):
+            oracle = ss.evaluate(program, A=A, A1=A1, D=D)[0]
+        for ref in (oracle, want):
+            np.testing.assert_array_equal(got.to_numpy(), ref)
+            np.testing.assert_array_equal(np.signbit(got.to_numpy()), np.signbit(ref))
 
 
 def test_a_key_beyond_int64_is_refused_saying_why():

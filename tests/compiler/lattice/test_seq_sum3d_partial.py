@@ -87,6 +87,23 @@ def test_the_orders_tried_keep_the_output_s_and_are_bounded():
     assert len(list(interleavings(("j", "m", "n"), ("i", "p", "o", "s")))) == 840 > MOST_ORDERS
 
 
+#: three sums, over all of c's modes but its first, over two, over none: 6 summed indices among j, m, n
+THREE = f"c[j, m, n] = {STACK} + {ROWS} + {FIRST}"
+
+
+@pytest.mark.parametrize("out", OUTPUTS[:3])
+@pytest.mark.parametrize("fills", [(0.0, 0.0), (1.0, nan)])
+def test_three_sums_past_the_cap_on_orders(fills, out):
+    # (their 9 loops keeping j, m, n's order have 60480 orders; the first MOST_ORDERS run the 6 summed indices
+    # first, o before j, m: B walked against its storage order. Each sum's loops ordered alone, then joined (4 + 12 +
+    # 24 tries). On main refused, or found after 117 s trying them all)
+    from compiler.lattice.seqlower import MOST_ORDERS, interleavings
+    firsts = list(interleavings(("j", "m", "n"), ("i", "p", "o", "t", "u", "v")))[:MOST_ORDERS]
+    assert not any(o.index("o") > o.index("m") for o in firsts)
+    k, _ = summed(THREE, out, vector=True, **reads(THREE, 60, fills))
+    assert k.trace.find("loop-order")[0].data["hoisted"] == ["i", "p", "t", "j", "m", "n", "o", "u", "v"]
+
+
 # -- the array front end: one kernel, no retry, no materialized stack, no conversion ----------------------------
 
 
@@ -104,6 +121,9 @@ def test_a_sum_plus_a_partial_sum_broadcast(fill, odd, out):
         assert "sparse rows first" in kept(k) and "sparse fibers first" in kept(k)
         k = one_array_kernel(T[:, :, None] * D, t[:, :, None] * d, out)
         assert "sparse rows first" in kept(k)
+        # (and a third sum, over all but the first mode: past the cap on the orders tried)
+        u, U = np.concatenate([b, a1]).sum(axis=(0, 2, 3)), xp.sum(xp.concat([B, A1]), axis=(0, 2, 3))
+        one_array_kernel(S + T[:, :, None] + U[:, None, None], s + t[:, :, None] + u[:, None, None], out)
 
 
 # -- any formats, fills, shapes and outputs -----------------------------------------------------------------
