@@ -61,12 +61,13 @@ from ..notation.ast import walk as walk_notation
 from ..notation.infer import infer_shapes
 from ..notation.shape import Collapse, Split, distinct_bindings, rename_index
 from ..trace import Trace
+from . import seqcfir as cf
 from .seqassembly import sequence_output
 from .seqderive import seq_lower
 from .seqflatsort import ColumnMajorOutput, FlatSortedOutput, counts_keys, flat_at
 from .seqgroupsort import SortedOutput
-from .seqoutput import output_kind
-from .sequences import Level, SequenceError
+from .seqoutput import SeqOutput, output_kind
+from .sequences import Empty, Intersect, Level, Project, SequenceError, Union
 from .sequences import walk as walk_seq
 from .seqstride import jumps, searched
 
@@ -291,6 +292,9 @@ def column_major(program, inputs: dict, out_format, fill, why: str):
         note += f"written at random into the dense {out}"
     elif in_order:
         note += f"each entry appended to {out} as it comes ({m} increasing: no sort of the result)"
+        if stored_walk(low.cin, out, len(names)):
+            note += (f", room for all the inputs' entries reserved up front: the loop around each store walks stored "
+                     f"entries only, so {out} takes no more, and no append checks for room")
     elif not counts_keys(low.shape):
         note += (f"the entries sorted by {m} before {out} appends them: a counter per {major} would take "
                  f"{math.prod(low.shape[:-1])}, so phase 1 counts the entries, phase 2 puts each one's {m} and "
@@ -401,16 +405,58 @@ class FlatKeyedOutput(SortedOutput):
         return [Declare(Var(self.key), I64, flat_at(self.lead, self.lead_shape)), *super().store(idxs, value)]
 
 
+def stored_walk(cin, out: str, ndim: int) -> bool:
+    """Whether the loops of ``cin`` around each store into ``out`` (of ``ndim`` indices, flattened in order:
+    :func:`by_columns`) take it only at stored entries of what they read: two loops (each coordinate of the outer
+    once), the inner one over a union or intersection of sparse levels (and of their projections), no dense level or
+    universe but under an intersection. Then ``out`` takes at most one entry per stored entry of the inputs, and
+    room reserved for them all up front holds every one (no append checks for room).
+
+    >>> import numpy as np
+    >>> from compiler import Tensor
+    >>> from compiler.notation import parse
+    >>> flat = unflattened(parse("c[m] = collapse(A[i, j], (j, i) -> m) + x[m]"), {"A": (2, 3), "x": (6,)})
+    >>> A, x = Tensor.from_numpy(np.eye(2, 3), "csr"), Tensor.from_numpy(np.arange(6.0), "sparse")
+    >>> stored_walk(by_columns(flat, ("j", "i"), (1, 0), None, {"A": A, "x": x}).cin, "c", 2)
+    True
+    >>> flat = unflattened(parse("c[m] = collapse(A[i, j], (j, i) -> m) + 1.0"), {"A": (2, 3)})
+    >>> stored_walk(by_columns(flat, ("j", "i"), (1, 0), None, {"A": A}).cin, "c", 2)   # (every coordinate)
+    False
+    """
+    def stored(s) -> bool:
+        if isinstance(s, (Union, Intersect)):
+            # (a union walks the coordinates of both, an intersection those of either)
+            sides = (stored(s.a), stored(s.b))
+            return all(sides) if isinstance(s, Union) else any(sides)
+        if isinstance(s, Project):
+            return stored(s.a)
+        return isinstance(s, Empty) or isinstance(s, Level) and not s.dense
+
+    def visit(s, around: tuple) -> bool:
+        if isinstance(s, cf.Block):
+            return all(visit(x, around) for x in s.stmts)
+        if isinstance(s, cf.Forall):
+            return visit(s.body, around + (s.seq,))
+        if isinstance(s, cf.Assign) and s.out == out:
+            return len(around) == 2 and stored(around[-1])
+        return isinstance(s, (cf.Assign, cf.Reduce, cf.Alloc, cf.Fold, cf.Skip))
+
+    return ndim == 2 and visit(cin, ())
+
+
 def column_major_output(name: str, fmt, indices: tuple, shape: tuple, dtype: str, fresh, at: str,
-                        in_order: bool = False):
+                        in_order: bool = False, reserved: bool = False):
     """Output ``name`` of one mode, of ``fmt``, written by the loops of ``out[j, i] = X``
     (``indices``, of extents ``shape``) running ``i, j``: at random where dense, else its entries
     sorted by ``j`` first (:class:`~compiler.lattice.seqgroupsort.SortedOutput`; by all indices but the last,
     :class:`FlatKeyedOutput`, where there are more); ``at`` names the flat coordinate (a fresh name from it).
-    ``in_order``: the loops run ``j, i`` (:func:`by_columns`), each entry appended as it comes."""
+    ``in_order``: the loops run ``j, i`` (:func:`by_columns`), each entry appended as it comes; ``reserved``: at
+    most one entry per stored entry of the inputs (:func:`stored_walk`), room for them all reserved up front."""
     at = fresh(at)
     shape = tuple(int(n) for n in shape)
     inner = sequence_output(name, fmt, (at,), (math.prod(shape),), dtype, fresh)
+    if in_order and reserved and isinstance(inner, SeqOutput):
+        inner.reserved = True
     if inner.kind == "dense" or in_order:
         return ColumnMajorOutput(inner, shape, at)
     if len(indices) == 2:
@@ -424,4 +470,4 @@ def column_major_output(name: str, fmt, indices: tuple, shape: tuple, dtype: str
 
 
 __all__ = ["FlatKeyedOutput", "by_columns", "collapsed", "column_major", "column_major_output",
-           "flat_text", "resorted_reads", "storage_order", "unflattened"]
+           "flat_text", "resorted_reads", "storage_order", "stored_walk", "unflattened"]
