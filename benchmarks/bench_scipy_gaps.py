@@ -180,6 +180,13 @@ def same(got, want) -> bool:
     return got.shape == want.shape and abs(sp.csr_array(got) - sp.csr_array(want)).sum() == 0
 
 
+def call_time(f, clock) -> float:
+    """How long one call of ``f`` takes on ``clock``."""
+    t0 = clock()
+    f()
+    return clock() - t0
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=20_000, help="the flattened matrix's rows and columns")
@@ -203,13 +210,9 @@ def main(argv=None) -> None:
         for col, f in cols.items():
             if not same(f(), want):
                 raise SystemExit(f"{name}: {col} differs from scipy")
-        times = {col: [] for col in cols}
-        for _ in range(args.rounds):
-            for col, f in cols.items():
-                t0 = clock()
-                f()
-                times[col].append(clock() - t0)
-        ms = {col: float(np.median(t)) * 1e3 for col, t in times.items()}
+        # (one call of each column per round: a slow phase of the shared machine hits all of a round)
+        rounds = np.array([[call_time(f, clock) for f in cols.values()] for _ in range(args.rounds)])
+        ms = dict(zip(cols, np.median(rounds, axis=0) * 1e3))
         print(f"{name:22s} " + "  ".join(f"{col} {t:7.2f}" for col, t in ms.items()) + "   " +
               "  ".join(f"{col}/scipy {ms[col] / ms['scipy']:.2f}" for col in ms if col != "scipy"), flush=True)
 
