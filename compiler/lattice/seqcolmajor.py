@@ -21,7 +21,8 @@ sparse rows ``w[j, i]`` (:class:`~compiler.lattice.seqsumrows.RowBuckets`, whose
 is summed or sorted), and the loops run ``j, i``, ``m``'s order, walking ``w`` beside ``x`` as stored (a union
 for ``+``, an intersection for ``*``) and appending each entry of a sparse output as it comes: one sort, not
 two. A dense ``A`` (whose every entry a sort would place) keeps its order, and ``x``'s entries are re-sorted by
-``i`` into sparse rows ``w[i, j]`` walked beside ``A``'s (:func:`resorted_reads`).
+``i`` into sparse rows ``w[i, j]`` walked beside ``A``'s (:func:`resorted_reads`; beside a dense ``A[i, j, k]``, into
+``w[i, j, k]``, a Dense level over SparseLists: :mod:`compiler.lattice.seqsumsort`).
 
 Collapses nested in one another flatten more modes the same way: ``xp.permute_dims(a3, (2, 1, 0)).reshape(-1)``,
 ``c[m] = collapse(collapse(A[i, j, k], (k, j) -> l), (l, i) -> m)``, is ``c[k, j, i] = A[i, j, k]`` with its loops
@@ -248,7 +249,8 @@ def column_major(program, inputs: dict, out_format, fill, why: str):
     order, columns = storage_order(flat, inputs), None
     try:
         if len(names) > 2 and split_vectors(flat):
-            # (a vector split back into three indices or more, sparse or not, is walked in m's order alone)
+            # (a vector split back into three indices or more, sparse or not, is walked in m's order alone, or
+            # re-sorted into fibers beside a dense A read in its order)
             low, sparse = None, split_vectors(flat)
         else:
             low = seq_lower(flat, trace=Trace(), loop_order=order, result_fill=fill, **inputs)
@@ -259,8 +261,6 @@ def column_major(program, inputs: dict, out_format, fill, why: str):
             # the matrix's entries are re-sorted by j into sparse columns first, which the loops, in m's order,
             # walk beside the vector as stored; where that cannot be, the vector's re-sorted by i into rows)
             columns = by_columns(flat, names, order, fill, inputs)
-            if columns is None and low is None:
-                return None
             low = columns or seq_lower(resorted_reads(flat, sparse), trace=Trace(), loop_order=order,
                                        result_fill=fill, hoisted=names, sparse_rows=True, **inputs)
     except (StrategyError, SequenceError):
@@ -284,6 +284,12 @@ def column_major(program, inputs: dict, out_format, fill, why: str):
         # (A's entries by column, into w[j, i], or those of a vector beside a dense A by row, into w[i, j])
         came, key, how = ("its storage order", major, ", as scipy's tocsc") if in_order else \
             (f"{major}, {minor} order", minor, "")
+        if not in_order and len(w.indices) > 2:
+            # (beside a dense A of three modes or more: x's entries into fibers, seqsumsort's)
+            note += (f"{x}'s entries (in {came}) re-sorted into {w.name}[{', '.join(w.indices)}] first (bucketed by "
+                     f"{w.indices[0]}, each {w.indices[0]}'s terms then sorted by ({', '.join(w.indices[1:])}): a "
+                     f"Dense level over SparseLists), which the loops walk beside the others as stored, ")
+            continue
         note += (f"{x}'s entries (in {came}) re-sorted by {key} into the sparse rows of {w.name}"
                  f"[{', '.join(w.indices)}] first (a counting sort{how}: phase 1 counts each {key}'s entries, a prefix "
                  f"sum gives each {key}'s start, phase 2 places each entry), which the loops walk beside the others as "
@@ -381,7 +387,10 @@ def resorted_reads(flat, tensors: set):
     c[j, i] = A[i, j] * sum[](split(x[m], m -> (j:3, i:2)))
     """
     def visit(e):
-        if isinstance(e, Split) and isinstance(e.operand, Access) and e.operand.tensor in tensors:
+        read = e
+        while isinstance(read, Split):     # (split back into three indices or more: once per index)
+            read = read.operand
+        if isinstance(e, Split) and isinstance(read, Access) and read.tensor in tensors:
             return Reduce(lookup("add"), (), e)
         if isinstance(e, Call):
             return replace(e, args=tuple(visit(a) for a in e.args))
