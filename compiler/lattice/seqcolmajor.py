@@ -298,7 +298,7 @@ def column_major(program, inputs: dict, out_format, fill, why: str):
         note += f"written at random into the dense {out}"
     elif in_order:
         note += f"each entry appended to {out} as it comes ({m} increasing: no sort of the result)"
-        if stored_walk(low.cin, out, len(names)):
+        if stored_walk(low.cin, out, len(names), inputs):
             note += (f", room for all the inputs' entries reserved up front: the loop around each store walks stored "
                      f"entries only, so {out} takes no more, and no append checks for room")
     elif not counts_keys(low.shape):
@@ -414,22 +414,25 @@ class FlatKeyedOutput(SortedOutput):
         return [Declare(Var(self.key), I64, flat_at(self.lead, self.lead_shape)), *super().store(idxs, value)]
 
 
-def stored_walk(cin, out: str, ndim: int) -> bool:
+def stored_walk(cin, out: str, ndim: int, formats: dict) -> bool:
     """Whether the loops of ``cin`` around each store into ``out`` (of ``ndim`` indices, flattened in order:
     :func:`by_columns`) take it only at stored entries of what they read: two loops (each coordinate of the outer
     once), the inner one over a union or intersection of sparse levels (and of their projections), no dense level or
-    universe but under an intersection. Then ``out`` takes at most one entry per stored entry of the inputs, and
-    room reserved for them all up front holds every one (no append checks for room).
+    universe but under an intersection, and each input (``formats``: name -> format) stores one coordinate per
+    position where it is not dense (a list of coordinates: no run, block or band covering several). Then ``out``
+    takes at most one entry per stored entry of the inputs, and room reserved for them all up front holds every one
+    (no append checks for room).
 
     >>> import numpy as np
     >>> from compiler import Tensor
     >>> from compiler.notation import parse
     >>> flat = unflattened(parse("c[m] = collapse(A[i, j], (j, i) -> m) + x[m]"), {"A": (2, 3), "x": (6,)})
     >>> A, x = Tensor.from_numpy(np.eye(2, 3), "csr"), Tensor.from_numpy(np.arange(6.0), "sparse")
-    >>> stored_walk(by_columns(flat, ("j", "i"), (1, 0), None, {"A": A, "x": x}).cin, "c", 2)
+    >>> formats = {"A": A.format, "x": x.format}
+    >>> stored_walk(by_columns(flat, ("j", "i"), (1, 0), None, {"A": A, "x": x}).cin, "c", 2, formats)
     True
     >>> flat = unflattened(parse("c[m] = collapse(A[i, j], (j, i) -> m) + 1.0"), {"A": (2, 3)})
-    >>> stored_walk(by_columns(flat, ("j", "i"), (1, 0), None, {"A": A}).cin, "c", 2)   # (every coordinate)
+    >>> stored_walk(by_columns(flat, ("j", "i"), (1, 0), None, {"A": A}).cin, "c", 2, formats)   # (every one)
     False
     """
     def stored(s) -> bool:
@@ -450,7 +453,9 @@ def stored_walk(cin, out: str, ndim: int) -> bool:
             return len(around) == 2 and stored(around[-1])
         return isinstance(s, (cf.Assign, cf.Reduce, cf.Alloc, cf.Fold, cf.Skip))
 
-    return ndim == 2 and visit(cin, ())
+    listed = all(lvl.located_by_coordinate or lvl.appends_coordinates or lvl.coordinate_list
+                 for fmt in formats.values() for lvl in fmt.levels)
+    return ndim == 2 and listed and visit(cin, ())
 
 
 def column_major_output(name: str, fmt, indices: tuple, shape: tuple, dtype: str, fresh, at: str,

@@ -747,9 +747,9 @@ def emit_function(low, formats: dict, name: str, out_format=None, dtype: str | N
     elif low.assembly == "scatter":
         em.out = ScatteredOutput(out, out_format, low.shape, dtype, em.fresh)
     elif low.assembly in ("column-major", "flat"):
+        walked = stored_walk(low.cin, out, len(program.lhs.indices), {t: formats[t] for t in inputs})
         em.out = column_major_output(out, out_format, tuple(str(i) for i in program.lhs.indices), low.shape, dtype,
-                                     em.fresh, low.flattened, low.assembly == "flat",
-                                     stored_walk(low.cin, out, len(program.lhs.indices)))
+                                     em.fresh, low.flattened, low.assembly == "flat", walked)
     else:
         indices = tuple(str(i) for i in program.lhs.indices)
         em.out = sequence_output(out, out_format, indices, low.shape, dtype, em.fresh)

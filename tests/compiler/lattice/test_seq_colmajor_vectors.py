@@ -164,12 +164,15 @@ def test_room_for_every_entry_is_reserved_up_front(xfmt, op):
     assert k.c_source.count("return KERNEL_OUT_OF_MEMORY;") >= 2, k.c_source      # (the room grown for sure)
 
 
-@pytest.mark.parametrize("case", ["a literal", "a dense vector"])
+@pytest.mark.parametrize("case", ["a literal", "a dense vector", "runs"])
 def test_loops_walking_more_than_stored_entries_check_for_room(case):
-    # (a literal added into an output of fill 0 takes every coordinate, and a dense d beside, d's: more than the
-    # inputs store; each append checks for room)
+    # (a literal added into an output of fill 0 takes every coordinate, a dense d beside, d's, and a run of x each
+    # of the coordinates it covers: more than the inputs store; each append checks for room)
     a, A = matrix((3, 4), "csr", 14, odd=(nan,))
     x, X = vector(12, "sparse", 15, odd=(inf,))
+    if case == "runs":
+        x = np.repeat([0.0, 7.0, -inf, 0.0], 3)
+        X = Tensor.from_numpy(x, ss.parse_format("SparseRunList(Element(0.0))"))
     tensors, program = {"A": A, "x": X}, "c[m] = collapse(A[i, j], (j, i) -> m) + x[m]"
     if case == "a dense vector":
         tensors["d"], program = Tensor.from_numpy(np.arange(12.0), "dense"), program + " + d[m]"
