@@ -32,7 +32,8 @@ front end retried and materialized it; ``compute / scipy`` in the same run):
 
 The one-step loop sought every output row in every column (rows x columns); the walk visits each column's
 stored entries once. Of the ``compute`` column about 1 ms is the call path (the kernel alone: 1.5-2.4 ms at
-1%). ``A[::-1]`` stays behind scipy's, which copies each column's arrays reversed without a filter.
+1%). ``A[::-1]`` stayed behind scipy's, which copies each column's arrays reversed without a filter; it now copies
+each column as a block too (bench_scipy_gaps.py: 0.64x scipy's time at 10%).
 """
 
 from __future__ import annotations

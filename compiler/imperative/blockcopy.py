@@ -172,11 +172,17 @@ def match(loop, dtypes: dict) -> _Copy | None:
     if any(isinstance(n, Var) and n.name in assigned - {q} for n in walk(end)):
         return None
 
+    def at_q(index) -> bool:
+        """``q``, or ``top - q`` (a run walked down from ``top``, which nothing in the loop assigns: a reversed
+        copy, as of a column sliced ``[::-1]``)."""
+        return index == Var(q) or isinstance(index, BinOp) and index.op == "-" and index.right == Var(q) \
+            and not any(isinstance(n, Load) or isinstance(n, Var) and n.name in moving for n in walk(index.left))
+
     def pure(e) -> bool:
         """Reads only inputs at q, this entry's stored values and names nothing else assigns."""
         e = _subst(e, lambda x: Const(0, "int64") if isinstance(x, Load) and x.index == Var(nnz)
                    and x.buffer in stores else None)
-        return not any(isinstance(n, Load) and (n.index != Var(q) or n.buffer in stores)
+        return not any(isinstance(n, Load) and (not at_q(n.index) or n.buffer in stores)
                        or isinstance(n, Var) and n.name == nnz for n in walk(e))
 
     exprs = [*locals_.values(), *stores.values(), *([keep] if keep is not None else [])]

@@ -21,7 +21,8 @@ sparse rows ``w[j, i]`` (:class:`~compiler.lattice.seqsumrows.RowBuckets`, whose
 is summed or sorted), and the loops run ``j, i``, ``m``'s order, walking ``w`` beside ``x`` as stored (a union
 for ``+``, an intersection for ``*``) and appending each entry of a sparse output as it comes: one sort, not
 two. A dense ``A`` (whose every entry a sort would place) keeps its order, and ``x``'s entries are re-sorted by
-``i`` into sparse rows ``w[i, j]`` walked beside ``A``'s (:func:`resorted_reads`).
+``i`` into sparse rows ``w[i, j]`` walked beside ``A``'s (:func:`resorted_reads`; beside a dense ``A[i, j, k]``, into
+``w[i, j, k]``, a Dense level over SparseLists: :mod:`compiler.lattice.seqsumsort`).
 
 Collapses nested in one another flatten more modes the same way: ``xp.permute_dims(a3, (2, 1, 0)).reshape(-1)``,
 ``c[m] = collapse(collapse(A[i, j, k], (k, j) -> l), (l, i) -> m)``, is ``c[k, j, i] = A[i, j, k]`` with its loops
@@ -62,12 +63,13 @@ from ..notation.ast import walk as walk_notation
 from ..notation.infer import infer_shapes
 from ..notation.shape import Collapse, Split, distinct_bindings, rename_index
 from ..trace import Trace
+from . import seqcfir as cf
 from .seqassembly import sequence_output
 from .seqderive import seq_lower
 from .seqflatsort import ColumnMajorOutput, FlatSortedOutput
 from .seqgroupsort import SortedOutput
-from .seqoutput import output_kind
-from .sequences import Level, SequenceError
+from .seqoutput import SeqOutput, output_kind
+from .sequences import Empty, Intersect, Level, Project, SequenceError, Union
 from .sequences import walk as walk_seq
 from .seqstride import jumps, searched
 
@@ -248,7 +250,8 @@ def column_major(program, inputs: dict, out_format, fill, why: str):
     order, columns = storage_order(flat, inputs), None
     try:
         if len(names) > 2 and split_vectors(flat):
-            # (a vector split back into three indices or more, sparse or not, is walked in m's order alone)
+            # (a vector split back into three indices or more, sparse or not, is walked in m's order alone, or
+            # re-sorted into fibers beside a dense A read in its order)
             low, sparse = None, split_vectors(flat)
         else:
             low = seq_lower(flat, trace=Trace(), loop_order=order, result_fill=fill, **inputs)
@@ -259,8 +262,6 @@ def column_major(program, inputs: dict, out_format, fill, why: str):
             # the matrix's entries are re-sorted by j into sparse columns first, which the loops, in m's order,
             # walk beside the vector as stored; where that cannot be, the vector's re-sorted by i into rows)
             columns = by_columns(flat, names, order, fill, inputs)
-            if columns is None and low is None:
-                return None
             low = columns or seq_lower(resorted_reads(flat, sparse), trace=Trace(), loop_order=order,
                                        result_fill=fill, hoisted=names, sparse_rows=True, **inputs)
     except (StrategyError, SequenceError):
@@ -284,6 +285,12 @@ def column_major(program, inputs: dict, out_format, fill, why: str):
         # (A's entries by column, into w[j, i], or those of a vector beside a dense A by row, into w[i, j])
         came, key, how = ("its storage order", major, ", as scipy's tocsc") if in_order else \
             (f"{major}, {minor} order", minor, "")
+        if not in_order and len(w.indices) > 2:
+            # (beside a dense A of three modes or more: x's entries into fibers, seqsumsort's)
+            note += (f"{x}'s entries (in {came}) re-sorted into {w.name}[{', '.join(w.indices)}] first (bucketed by "
+                     f"{w.indices[0]}, each {w.indices[0]}'s terms then sorted by ({', '.join(w.indices[1:])}): a "
+                     f"Dense level over SparseLists), which the loops walk beside the others as stored, ")
+            continue
         note += (f"{x}'s entries (in {came}) re-sorted by {key} into the sparse rows of {w.name}"
                  f"[{', '.join(w.indices)}] first (a counting sort{how}: phase 1 counts each {key}'s entries, a prefix "
                  f"sum gives each {key}'s start, phase 2 places each entry), which the loops walk beside the others as "
@@ -292,6 +299,9 @@ def column_major(program, inputs: dict, out_format, fill, why: str):
         note += f"written at random into the dense {out}"
     elif in_order:
         note += f"each entry appended to {out} as it comes ({m} increasing: no sort of the result)"
+        if stored_walk(low.cin, out, len(names), inputs):
+            note += (f", room for all the inputs' entries reserved up front: the loop around each store walks stored "
+                     f"entries only, so {out} takes no more, and no append checks for room")
     elif len(names) > 2:
         note += (f"the entries sorted by {m} before {out} appends them: phase 1 counts the entries, phase 2 puts each "
                  f"one's {m} and value in a workspace of as many, sorted by {m} as the kernel finds them: counted by "
@@ -379,7 +389,10 @@ def resorted_reads(flat, tensors: set):
     c[j, i] = A[i, j] * sum[](split(x[m], m -> (j:3, i:2)))
     """
     def visit(e):
-        if isinstance(e, Split) and isinstance(e.operand, Access) and e.operand.tensor in tensors:
+        read = e
+        while isinstance(read, Split):     # (split back into three indices or more: once per index)
+            read = read.operand
+        if isinstance(e, Split) and isinstance(read, Access) and read.tensor in tensors:
             return Reduce(lookup("add"), (), e)
         if isinstance(e, Call):
             return replace(e, args=tuple(visit(a) for a in e.args))
@@ -388,17 +401,64 @@ def resorted_reads(flat, tensors: set):
     return replace(flat, rhs=visit(flat.rhs))
 
 
+def stored_walk(cin, out: str, ndim: int, formats: dict) -> bool:
+    """Whether the loops of ``cin`` around each store into ``out`` (of ``ndim`` indices, flattened in order:
+    :func:`by_columns`) take it only at stored entries of what they read: two loops (each coordinate of the outer
+    once), the inner one over a union or intersection of sparse levels (and of their projections), no dense level or
+    universe but under an intersection, and each input (``formats``: name -> format) stores one coordinate per
+    position where it is not dense (a list of coordinates: no run, block or band covering several). Then ``out``
+    takes at most one entry per stored entry of the inputs, and room reserved for them all up front holds every one
+    (no append checks for room).
+
+    >>> import numpy as np
+    >>> from compiler import Tensor
+    >>> from compiler.notation import parse
+    >>> flat = unflattened(parse("c[m] = collapse(A[i, j], (j, i) -> m) + x[m]"), {"A": (2, 3), "x": (6,)})
+    >>> A, x = Tensor.from_numpy(np.eye(2, 3), "csr"), Tensor.from_numpy(np.arange(6.0), "sparse")
+    >>> formats = {"A": A.format, "x": x.format}
+    >>> stored_walk(by_columns(flat, ("j", "i"), (1, 0), None, {"A": A, "x": x}).cin, "c", 2, formats)
+    True
+    >>> flat = unflattened(parse("c[m] = collapse(A[i, j], (j, i) -> m) + 1.0"), {"A": (2, 3)})
+    >>> stored_walk(by_columns(flat, ("j", "i"), (1, 0), None, {"A": A}).cin, "c", 2, formats)   # (every one)
+    False
+    """
+    def stored(s) -> bool:
+        if isinstance(s, (Union, Intersect)):
+            # (a union walks the coordinates of both, an intersection those of either)
+            sides = (stored(s.a), stored(s.b))
+            return all(sides) if isinstance(s, Union) else any(sides)
+        if isinstance(s, Project):
+            return stored(s.a)
+        return isinstance(s, Empty) or isinstance(s, Level) and not s.dense
+
+    def visit(s, around: tuple) -> bool:
+        if isinstance(s, cf.Block):
+            return all(visit(x, around) for x in s.stmts)
+        if isinstance(s, cf.Forall):
+            return visit(s.body, around + (s.seq,))
+        if isinstance(s, cf.Assign) and s.out == out:
+            return len(around) == 2 and stored(around[-1])
+        return isinstance(s, (cf.Assign, cf.Reduce, cf.Alloc, cf.Fold, cf.Skip))
+
+    listed = all(lvl.located_by_coordinate or lvl.appends_coordinates or lvl.coordinate_list
+                 for fmt in formats.values() for lvl in fmt.levels)
+    return ndim == 2 and listed and visit(cin, ())
+
+
 def column_major_output(name: str, fmt, indices: tuple, shape: tuple, dtype: str, fresh, at: str,
-                        in_order: bool = False):
+                        in_order: bool = False, reserved: bool = False):
     """Output ``name`` of one mode, of ``fmt``, written by the loops of ``out[j, i] = X``
     (``indices``, of extents ``shape``) running ``i, j``: at random where dense, else its entries
     sorted by ``j`` first (:class:`~compiler.lattice.seqgroupsort.SortedOutput`; by the flat coordinate,
     :class:`~compiler.lattice.seqflatsort.FlatSortedOutput`, where there are more indices); ``at`` names the flat
     coordinate (a fresh name from it). ``in_order``: the loops run ``j, i`` (:func:`by_columns`), each entry
-    appended as it comes."""
+    appended as it comes; ``reserved``: at
+    most one entry per stored entry of the inputs (:func:`stored_walk`), room for them all reserved up front."""
     at = fresh(at)
     shape = tuple(int(n) for n in shape)
     inner = sequence_output(name, fmt, (at,), (math.prod(shape),), dtype, fresh)
+    if in_order and reserved and isinstance(inner, SeqOutput):
+        inner.reserved = True
     if inner.kind == "dense" or in_order:
         return ColumnMajorOutput(inner, shape, at)
     if len(indices) == 2:
@@ -407,4 +467,4 @@ def column_major_output(name: str, fmt, indices: tuple, shape: tuple, dtype: str
 
 
 __all__ = ["by_columns", "collapsed", "column_major", "column_major_output",
-           "flat_text", "resorted_reads", "storage_order", "unflattened"]
+           "flat_text", "resorted_reads", "storage_order", "stored_walk", "unflattened"]

@@ -79,7 +79,7 @@ from .seqscatter import ScatteredOutput
 from .seqgroupsort import group_sorted
 from .seqstraddlesort import straddle_sorted
 from .seqentrysort import SortedEntries
-from .seqcolmajor import column_major_output
+from .seqcolmajor import column_major_output, stored_walk
 from .seqwhiles import inner_sequences, whiles
 from .seqwalk import LeafCode, LeafWalks
 from .seqsumrows import emit_producers, workspace_codes
@@ -756,8 +756,9 @@ def emit_function(low, formats: dict, name: str, out_format=None, dtype: str | N
     elif low.assembly == "scatter":
         em.out = ScatteredOutput(out, out_format, low.shape, dtype, em.fresh)
     elif low.assembly in ("column-major", "flat"):
+        walked = stored_walk(low.cin, out, len(program.lhs.indices), {t: formats[t] for t in inputs})
         em.out = column_major_output(out, out_format, tuple(str(i) for i in program.lhs.indices), low.shape, dtype,
-                                     em.fresh, low.flattened, low.assembly == "flat")
+                                     em.fresh, low.flattened, low.assembly == "flat", walked)
     else:
         indices = tuple(str(i) for i in program.lhs.indices)
         em.out = sequence_output(out, out_format, indices, low.shape, dtype, em.fresh)

@@ -86,6 +86,9 @@ class SeqOutput:
             raise StrategyError(f"output {name}: the lattice strategy appends shape operators' results to a "
                                 f"dense output, a sparse vector, CSR, CSC or COO, not {fmt}")
         self.val = array_name(name, None, "val")
+        #: the room reserved up front holds every entry (the loops walk stored entries only: seqcolmajor's
+        #: stored_walk): reserved for sure, and no append checks for room
+        self.reserved = False
         if self.kind == "dense":
             return      # (a 0-d output too: no level)
         last = len(fmt.levels) - 1
@@ -115,7 +118,7 @@ class SeqOutput:
         out = [Grow(self.pos, _c(2)), Store(self.pos, 0, Const(0, self.idt))] if self.kind == "coo" else []
         if self.kind == "dense":
             return out
-        return out + reserve_room((*self.idx, self.val), inputs, rhs, self.fresh)
+        return out + reserve_room((*self.idx, self.val), inputs, rhs, self.fresh, hint=not self.reserved)
 
     def case(self, index: str, stmts: list) -> list:
         """``stmts``, the body of a loop over ``index``: the entries' stores assemble the levels."""
@@ -136,7 +139,7 @@ class SeqOutput:
             return [Store(self.val, _c(0) if at is None else at, value)]
         p = Var(self.counter)
         nxt = BinOp("+", p, _c(1))
-        body = [Grow(x, nxt) for x in self.idx] + [Grow(self.val, nxt)]
+        body = [] if self.reserved else [Grow(x, nxt) for x in self.idx] + [Grow(self.val, nxt)]
         coords = idxs[-1:] if self.kind == "list" else idxs
         for x, i in zip(self.idx, coords):
             c = Var(i)
@@ -180,18 +183,24 @@ class SeqOutput:
         return []
 
 
-def reserve_room(arrays: tuple, inputs: dict | None, rhs, fresh) -> list:
+def reserve_room(arrays: tuple, inputs: dict | None, rhs, fresh, hint: bool = True) -> list:
     """Grow ``arrays`` (an output's, one element per entry) up front, a hint, for all the entries of
     ``inputs`` (name -> Format), read by the kernel, as the looplets' reserve does, so the buffers
     do not grow by doubling. An input ``rhs`` (the program's right side) reads only through a slice
-    of its rows counts the entries of the rows kept instead.
+    of its rows counts the entries of the rows kept instead. Not a ``hint``: the room is a bound the
+    entries never pass (the loops walk stored entries only), grown for sure, out of memory else; a dense
+    input (its every coordinate, which those loops never walk) not counted.
 
-    >>> from compiler.format import csr
+    >>> from compiler.format import csr, dense
     >>> print(reserve_room(("C1_idx",), {"A": csr()}, None, None)[0])
     reserve C1_idx for A1_pos[A0_size];
+    >>> print(reserve_room(("C1_idx",), {"A": csr(), "d": dense(1)}, None, None, hint=False)[0])
+    grow C1_idx to A1_pos[A0_size];
     """
     out, total = [], None
     for name, fmt in sorted((inputs or {}).items()):
+        if not hint and all(lvl.located_by_coordinate for lvl in fmt.levels):
+            continue
         kept = _row_slice(rhs, name, fmt) if rhs is not None else None
         if kept is None:
             n = stored_count(name, fmt)
@@ -202,7 +211,7 @@ def reserve_room(arrays: tuple, inputs: dict | None, rhs, fresh) -> list:
         total = n if total is None else BinOp("+", total, n)
     if total is None or total == _c(0):
         return out      # (no input, or an empty slice: no room to reserve)
-    return out + [Grow(x, total, hint=True) for x in arrays]
+    return out + [Grow(x, total, hint=hint) for x in arrays]
 
 
 def _row_slice(rhs, name: str, fmt):

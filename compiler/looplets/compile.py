@@ -225,7 +225,8 @@ def _equal_sizes(sources, infos):
 
 
 def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max_looplets=MAX_LOOPLETS,
-             known_sizes=None, shaped=None, check_coordinates=True, privatized=(), scattered=None, counted=None):
+             known_sizes=None, shaped=None, check_coordinates=True, privatized=(), scattered=None, counted=None,
+             extents=None):
     body = prog.body
     missing = [t for t in prog.tensors if t not in tensors]
     if missing:
@@ -323,7 +324,7 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
     if ctx.in_range:
         trace.record("coordinate-ranges", after="\n".join(ctx.in_range),
                      note="computed coordinates every value of which is inside the extent: no check")
-    counted = entry_bound(counted, {t: i.format for t, i in infos.items()}, ctx.fresh) if counted else None
+    counted = entry_bound(counted, {t: i.format for t, i in infos.items()}, ctx.fresh, extents) if counted else None
     hints = [h for t in outs for h in reserve_stmts(infos[t], counted[1])] if counted else []
     if hints:   # (a copy, or an elementwise operator of sparse operands: room for their entries, reserved once)
         stmts = list(counted[0]) + hints + list(stmts)
@@ -692,7 +693,8 @@ def lower_for_runtime(program, formats: dict, trace, **options):
             prog, trace, False, options.get("name"), options.get("output"), formats,
             dict(options.get("shapes") or ()), int(limit), shaped_sizes,
             program if shaped is not None else None, not isinstance(program, NAssignType()), privatized,
-            scattered, program if isinstance(program, NAssignType()) and scattered is None else None)
+            scattered, program if isinstance(program, NAssignType()) and scattered is None else None,
+            shaped.extents if shaped is not None else None)
     except ProgramError as e:
         if shaped is not None:
             # (the user wrote index notation: say what its shape operators became, not a line of ours)

@@ -14,7 +14,9 @@ The count is a *hint* (a :class:`~compiler.imperative.ir.Grow` with ``hint``): t
 growth checks stay, so a value equal to the fill that is not kept, or a bound that is too low,
 is still right, and without the memory the kernel grows as before. A slice of the rows of a
 CSR matrix (its Dense level over a SparseList) counts the entries of the rows it keeps, in a loop
-over them (``pos[stop] - pos[start]`` for a window); any other slice keeps no hint (it may keep
+over them (``pos[stop] - pos[start]`` for a window); one of unit step keeping every coordinate (a
+CSC's rows reversed, ``A_csc[::-1]``), all its operand's (where the sliced extent is the operand's,
+known at the call, only when it is the slice's count there); any other slice keeps no hint (it may keep
 few of its operand's entries: reserving them all could ask for far more than it writes). An
 elementwise operator of such operands (``C[i, j] = A[i, j] + B[i, j]``, a slice times a matrix)
 writes at most where one of them stores an entry when its result on their fills is the output's
@@ -46,13 +48,14 @@ from __future__ import annotations
 
 from ..binding import array_name
 from ..imperative import ir
-from ..imperative.ir import Cast, Const, Load, Var
+from ..imperative.ir import BinOp, Cast, Const, Load, Select, Var
 from ..kept_rows import kept_row_entries
 from ..levels import Element
 from ..notation import ast as N
 from ..notation.shape import Broadcast, Collapse, Concat, Slice, Split
 from . import extents as X
 from .level_writers import writer_for
+from .shapes import extent_ir
 
 
 def stored_entries(tensor: str, fmt):
@@ -84,13 +87,38 @@ def _counts_entries(lvl) -> bool:
     return writer is not None and writer.counts_entries
 
 
-def entry_bound(stmt, formats: dict, fresh):
+def entry_bound(stmt, formats: dict, fresh, extents: dict | None = None):
     """``(stmts, bound)``: an upper bound on the entries ``stmt`` (index notation, with shape
     operators or without) writes, the sum of its operands' stored entries (what ``stmts`` count
     first for a row slice) when its right side only moves them or combines them elementwise
-    (accesses under concat, collapse, split, broadcast, row slices and operators), else None.
-    ``fresh`` names the counting loop's locals."""
+    (accesses under concat, collapse, split, broadcast, row slices, slices keeping every coordinate of the
+    index they slice, whose extent ``extents`` gives, and operators), else None. ``fresh`` names the counting
+    loop's locals.
+
+    >>> from compiler.format import parse_format
+    >>> from compiler.looplets.fibers import Namer
+    >>> from compiler.notation import parse
+    >>> from compiler.notation.ast import Index
+    >>> print(entry_bound(parse("D[k, i] = slice(A[j, i], j -> k, (5, -1, -1))"), {"A": parse_format("csc")}, Namer(),
+    ...                   {Index("j"): ("A", 0)})[1])
+    A1_size == 6 ? (int64)A1_pos[A0_size] : 0
+    """
     terms, stmts = [], []
+
+    def whole(e) -> bool:
+        """A unit step keeping every coordinate of the index it slices (``A_csc[::-1]``): its operand's
+        entries, reordered, where that extent is the slice's count (an operand's, at the call: else none)."""
+        if abs(e.step) != 1 or e.index not in (extents or {}):
+            return False
+        n, at = extent_ir(extents[e.index], formats), len(terms)
+        if isinstance(n, Const) and n.value != e.count or not visit(e.operand):
+            return False
+        kept = terms[at]
+        for t in terms[at + 1:]:
+            kept = X.add(kept, t)
+        terms[at:] = [kept if isinstance(n, Const) else Select(BinOp("==", n, Const(e.count, "int64")), kept,
+                                                                Const(0, "int64"))]
+        return True
 
     def visit(e) -> bool:
         if isinstance(e, N.Access):
@@ -107,7 +135,7 @@ def entry_bound(stmt, formats: dict, fresh):
         if isinstance(e, Slice):
             counted = kept_rows(e, formats, fresh)
             if counted is None:
-                return False
+                return whole(e)
             stmts.extend(counted[0])
             terms.append(counted[1])
             return True

@@ -38,7 +38,7 @@ from ..levels import SparseList
 from . import extents as X
 from .fibers import SubFiber, child_fiber, fiber_tag, fill_value
 from .levels import for_class, unfurl
-from .looplets import Fill, Phase, Sequence, Spike, Stepper, Thunk, map_nest
+from .looplets import Fill, Phase, Positions, Sequence, Spike, Stepper, Thunk, map_nest
 
 
 def unfurl_sparse_list_stepped(f: SubFiber, ctx, start: int, stop: int, step: int):
@@ -53,6 +53,13 @@ def unfurl_sparse_list_stepped(f: SubFiber, ctx, start: int, stop: int, step: in
     one, zero = Const(1, "int64"), Const(0, "int64")
     up = step > 0
     lo_row, hi_row = (start, stop) if up else (stop + 1, start + 1)
+    # the entries of the slice's rows: positions [q_lo, q_hi)
+    first, end = Load(pos_b, f.pos), Load(pos_b, X.add(f.pos, 1))
+    pre = [Declare(q_lo, "int64", first if lo_row <= 0 else lower_bound_call(idx_b, first, end,
+                                                                             Const(lo_row, "int64"))),
+           Declare(q_hi, "int64", lower_bound_call(idx_b, q_lo, end, Const(max(hi_row, 0), "int64")))]
+    if step == -1:
+        return reversed_run(f, ctx, pre, (q_lo, q_hi, last, k), s, idx_b)
 
     def offset(p):     # (how far the entry at p is from the slice's start, along the stride)
         c = Load(idx_b, p)
@@ -70,11 +77,6 @@ def unfurl_sparse_list_stepped(f: SubFiber, ctx, start: int, stop: int, step: in
         off = off_stride(var if at is None else at)
         return (While(off if bound is None else and_(bound, off), [CompoundAssign(move, var, one)]),)
 
-    # the entries of the slice's rows: positions [q_lo, q_hi)
-    first, end = Load(pos_b, f.pos), Load(pos_b, X.add(f.pos, 1))
-    pre = [Declare(q_lo, "int64", first if lo_row <= 0 else lower_bound_call(idx_b, first, end,
-                                                                             Const(lo_row, "int64"))),
-           Declare(q_hi, "int64", lower_bound_call(idx_b, q_lo, end, Const(max(hi_row, 0), "int64")))]
     if up:
         # the last entry kept: back from the range's end past those off the stride; the walk goes up
         pre += skip(q_hi, "-", BinOp("<", q_lo, q_hi), at=X.sub(q_hi, 1))
@@ -108,6 +110,38 @@ def unfurl_sparse_list_stepped(f: SubFiber, ctx, start: int, stop: int, step: in
         next=(CompoundAssign(move, q, one), *skip(q, move, bound)),
         preamble=(Declare(k, "int64", BinOp("/", offset(q), r)),))
     return Thunk(tuple(pre), Sequence((Phase(last, stepper), Phase(None, Fill(fill_value(info))))))
+
+
+def reversed_run(f: SubFiber, ctx, pre: list, names: tuple, s: Const, idx_b: str):
+    """The walk of a step of -1 (``pre`` finds the slice's entries, positions ``[q_lo, q_hi)``; ``names``: ``q_lo``,
+    ``q_hi``, ``last``, ``k``): every entry kept, the ``t``-th from the top at ``k = s - idx[q_top - t]``, so a
+    Stepper whose :class:`~compiler.looplets.looplets.Positions` count ``t`` up to ``q_hi - q_lo``: the lowerer's
+    walk of stored positions, one load and no test per entry, which :mod:`compiler.imperative.blockcopy` copies as
+    a block, as scipy copies each column reversed (the stepped walk's test per entry made ``A_csc[::-1]`` 1.7x
+    scipy's time)."""
+    q_lo, q_hi, last, k = names
+    tag = fiber_tag(f.tensor)
+    top, n, t = (Var(ctx.fresh(x)) for x in (f"q{tag}_top", f"n{tag}", f"t{tag}"))
+    one, zero = Const(1, "int64"), Const(0, "int64")
+
+    def coord(p):
+        return X.sub(s, Load(idx_b, X.sub(top, p)))
+
+    def search(var, target):
+        # (the first t with k >= target: the last position at or below q_top - t whose row is at most s - target)
+        return [Assign(var, X.sub(top, seek_back_call(idx_b, X.sub(top, t), X.sub(q_lo, 1), X.sub(s, target))))]
+
+    pre += [Declare(top, "int64", X.sub(q_hi, 1)), Declare(n, "int64", X.sub(q_hi, q_lo)),
+            Declare(last, "int64", Select(BinOp("<", q_lo, q_hi), X.add(X.sub(s, Load(idx_b, q_lo)), one), zero)),
+            Declare(t, "int64", zero)]
+    stepper = Stepper(
+        seek=lambda at: () if isinstance(at, Const) and at.value == 0 else tuple(search(t, at)),
+        stop=X.add(k, one),
+        chunk=Spike(Fill(fill_value(f.tensor)), child_fiber(f, X.sub(top, t))),
+        next=(CompoundAssign("+", t, one),),
+        preamble=(Declare(k, "int64", coord(t)),),
+        positions=Positions(t, n, last, coord, search))
+    return Thunk(tuple(pre), Sequence((Phase(last, stepper), Phase(None, Fill(fill_value(f.tensor))))))
 
 
 #: level class -> its stepped unfurl ``(fiber, ctx, start, stop, step)``: the levels that walk a
@@ -153,4 +187,4 @@ class StridedFiber:
         return self.label()
 
 
-__all__ = ["STEPPED", "StridedFiber", "steps_through", "unfurl_sparse_list_stepped"]
+__all__ = ["STEPPED", "StridedFiber", "reversed_run", "steps_through", "unfurl_sparse_list_stepped"]

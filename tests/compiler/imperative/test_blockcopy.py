@@ -251,3 +251,23 @@ def test_a_block_copy_keeps_the_expression_tags_of_the_append_it_copies(a):
                   or re.search(rf"n_dropped\w* \+= .*{tensor}_val\[", x)]
         assert appends and len(copies) == 2, (tensor, appends, copies)
         assert all(tags.get(n) == tags[appends[0]] and tags[n] for n in copies), (tensor, [tags.get(n) for n in copies])
+
+
+def test_a_run_walked_down_from_a_top_is_copied_reversed():
+    # (a column sliced [::-1] reads its entries at top - t: a block copy reads them at top - (t + k); a top the loop
+    # moves is no such run)
+    t, n, top = Var("t"), Var("n"), Var("top")
+
+    def loop(at):
+        return While(t < Var("t_end"), [Declare(Var("i"), "int64", 9 - Load("A1_idx", at)), Grow("D1_idx", n + 1),
+                                        Store("D_val", n, Load("A_val", at)),
+                                        If(Load("D_val", n).ne(0.0), [Store("D1_idx", n, Var("i")),
+                                                                      CompoundAssign("+", n, 1)]),
+                                        CompoundAssign("+", t, 1)])
+    out = block_copy([loop(top - t)], {"D_val": "float64", "A_val": "float64"})
+    text = "\n".join(map(str, out))
+    assert "D_val[n + t_2] = A_val[top - (t + t_2)];" in text and "9 - A1_idx[top - (t + t_2)]" in text, text
+    moved = loop(top - t)
+    moved = While(moved.cond, [*moved.body.body[:-1], CompoundAssign("-", top, 1), moved.body.body[-1]])
+    assert match(moved, {"D_val": "float64"}) is None
+    assert match(loop(t - top), {"D_val": "float64"}) is None

@@ -97,3 +97,40 @@ def test_a_strided_slice_of_a_cscs_rows(rows, cols, r, cut, density, fill, out, 
     assert not {"retry", "materialize", "convert"} & set(k.trace.stages()), k.trace
     np.testing.assert_array_equal(k().to_numpy(), a[key])
     np.testing.assert_array_equal(k.interpret().to_numpy(), a[key])
+
+
+@pytest.mark.parametrize("fill", [0.0, 1.0, np.nan])
+@pytest.mark.parametrize("out", ["csc", "dense"])
+def test_a_reversed_unit_step_copies_each_column_as_a_block(fill, out):
+    # (every entry of the range kept: the walk counts positions down the column, no test per entry, and a column
+    # of 8 entries or more is copied as a block, reversed, as scipy copies it; room for all of A's entries reserved
+    # up front; a stored 0 of a fill-1 matrix, or a NaN of a NaN-filled one, takes the entry-by-entry loop)
+    rng = np.random.default_rng(7)
+    a = matrix((30, 4), 0.9, fill, seed=8)
+    a[rng.integers(0, 30, 3), rng.integers(0, 4, 3)] = 0.0
+    A = ss.Tensor.from_numpy(a, "csc", fill=fill, name="A")
+    expr = xp.asarray(A)[::-1]
+    k = ss.lower(expr, strategy="looplets", format=out)
+    for got in (k(), k.interpret()):
+        got.validate()
+        np.testing.assert_array_equal(got.to_numpy(), a[::-1])
+    if out == "csc":
+        assert "n_copy" in k.c_source and "step_stop" not in k.c_source and "% 1" not in k.c_source, k.c_source
+        (reserve,) = k.trace.find("reserve")
+        assert "A1_size == 30 ? (int64)A1_pos[A0_size] : 0" in reserve.after_text, reserve.after_text
+    kernel, _ = checked_kernel(slice_program(30, np.s_[::-1]), a[::-1], out, A=A)
+    # (a dense output's rows between entries written with the fill: the stepper's steps)
+    assert ("step_stop" in kernel.c_source) == (out == "dense"), kernel.c_source
+
+
+def test_a_kernel_reserving_a_reversal_called_with_more_rows():
+    # (the slice keeps every row of a 12-row A: its entries reserved; called with 20 rows it keeps 12 of them, the
+    # room asked at the call none, and the output grows as it goes)
+    a12, a20 = matrix((12, 3), 0.8, 0.0, seed=9), matrix((20, 3), 0.8, 0.0, seed=10)
+    A12, A20 = (ss.Tensor.from_numpy(a, "csc", name="A") for a in (a12, a20))
+    k = ss.lower(slice_program(12, np.s_[::-1]), "looplets", A=A12, S=ss.parse_format("csc", ndim=2))
+    assert k.trace.find("reserve"), k.trace
+    for a, A in ((a12, A12), (a20, A20)):
+        got = k(A=A)
+        got.validate()
+        np.testing.assert_array_equal(got.to_numpy(), a[11::-1])
