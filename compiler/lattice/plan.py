@@ -95,6 +95,10 @@ class Setup:
     #: the sparse format the output is built in by a scatter, its loops out of its storage order
     #: (:mod:`compiler.lattice.scatter_output`; ``output_format`` is then Dense), or None
     scattered: Format | None = None
+    #: the sparse format of three or more modes the output is built in by sorting every entry, its loops out of
+    #: its storage order (:mod:`compiler.lattice.sorted_output`; ``output_format`` is that format in the loops'
+    #: mode order, as the plan built it), or None
+    entry_sorted: Format | None = None
 
     @property
     def out_fill_value(self):
