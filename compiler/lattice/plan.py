@@ -311,7 +311,9 @@ class Setup:
         if not is_all_dense(ofmt) and program.op is None:
             ws = auto_workspace(stmt, out, ofmt)
             if ws is not None:
-                w = next(x.temp for x in wheres(ws) if x.temp.workspace and x not in wheres(stmt))
+                # (the new one: a workspace gathering the whole output holds the others, changed)
+                old = {x.temp.name for x in wheres(stmt)}
+                w = next(x.temp for x in wheres(ws) if x.temp.workspace and x.temp.name not in old)
                 over = ", ".join(i.name for i in w.indices)
                 red = [i.name for i in output_order(stmt) if i not in w.indices]
                 how = ("(Gustavson)" if not w.dense else f"(a dense array, swept once: reductions run both "
