@@ -309,7 +309,7 @@ class Setup:
                     stmt = seq
         gathered = None
         if not is_all_dense(ofmt) and program.op is None:
-            ws = auto_workspace(stmt, out, ofmt)
+            ws = auto_workspace(stmt, out, ofmt, gather=nest)
             if ws is not None:
                 # (the new one: a workspace gathering the whole output holds the others, changed)
                 old = {x.temp.name for x in wheres(stmt)}
