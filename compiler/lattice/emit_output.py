@@ -32,11 +32,15 @@ from .reserve import count_scatters
 class OutputAssembly:
     """The output's parameters, appends, segments and reserved room (a mixin of the emitter)."""
 
+    #: True while the loops of an output whose every entry is sorted first are emitted: they append nothing
+    #: themselves (:mod:`compiler.lattice.emit_sorted`)
+    sorting = False
+
     def setup_output(self, fmt=None):
         """The output's parameters and level records, for ``fmt`` (default: the format the kernel
         builds; on threads, CSF rows are filled as another: ``TwoPhase.middle_as_dense``)."""
         s = self.setup
-        out, fmt = s.output.tensor, fmt or s.scattered or s.output_format
+        out, fmt = s.output.tensor, fmt or s.entry_sorted or s.scattered or s.output_format
         self.out_path = [s.output.indices[m] for m in fmt.mode_order]
         self.out_levels = list(fmt.levels)
         self.out_sizes = [Scalar(binding.array_name(out, m, "size"), "int64") for m in range(fmt.ndim)]
@@ -278,7 +282,7 @@ class OutputAssembly:
         lengths (each loop iteration appends at most one entry), so appends need no check.
         """
         if self.out_dense or not self.out_path or n.index != self.out_path[-1] or self.producing \
-                or self.setup.scattered is not None \
+                or self.setup.scattered is not None or self.sorting \
                 or self.phase == "compute" or self.par_rows or self.block is not None \
                 or self.levels_info[-1].runs is not None:   # (runs: an entry appends up to two, each grown as appended)
             return []
@@ -340,7 +344,7 @@ class OutputAssembly:
             if self.block is not None and index == self.out_path[self.block.mode - 1]:
                 stmts = self.block_fiber(index, stmts)   # (a sparse vector of blocks: a row's one block)
             return self.row_on_thread(stmts)
-        if self.out_dense or not stmts or self.producing or self.setup.scattered is not None:
+        if self.out_dense or not stmts or self.producing or self.setup.scattered is not None or self.sorting:
             return stmts
         if self.block is not None and index == self.out_path[self.block.mode - 1]:
             stmts = self.block_fiber(index, stmts)

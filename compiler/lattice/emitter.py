@@ -9,7 +9,9 @@ each: :mod:`~compiler.lattice.emit_loops` (loops and coiteration),
 :mod:`~compiler.lattice.emit_output` (output assembly: store or append),
 :mod:`~compiler.lattice.emit_run_output` (an output appended as runs),
 :mod:`~compiler.lattice.emit_ranges` (appended bands and blocks),
-:mod:`~compiler.lattice.emit_two_phase` (two-phase assembly) and
+:mod:`~compiler.lattice.emit_two_phase` (two-phase assembly),
+:mod:`~compiler.lattice.emit_scatter` and :mod:`~compiler.lattice.emit_sorted` (an output its loops cannot
+follow: scattered, or every entry sorted) and
 :mod:`~compiler.lattice.emit_parallel` (threads).
 
 >>> from compiler.notation import parse
@@ -52,12 +54,13 @@ from .emit_blocks import BlockAssembly
 from .emit_ranges import RangeAssembly
 from .emit_run_output import RunAssembly
 from .emit_scatter import ScatterAssembly
+from .emit_sorted import SortedAssembly
 from .emit_two_phase import TwoPhase, value_tested_temps
 from .emit_workspaces import Workspaces
 
 
 class Emitter(Loops, DerivedLoops, Locating, Workspaces, OutputAssembly, BlockAssembly, RunAssembly, RangeAssembly,
-              TwoPhase, ScatterAssembly, Threads):
+              TwoPhase, ScatterAssembly, SortedAssembly, Threads):
     """The emission of one kernel: its shared state, the dispatch of CFIR nodes, assignments."""
 
     def __init__(self, setup: Setup):
@@ -85,7 +88,7 @@ class Emitter(Loops, DerivedLoops, Locating, Workspaces, OutputAssembly, BlockAs
         # block list's ``C1_blocks``, must not take the name of an array a level calls so)
         out = setup.output.tensor
         taken |= {binding.array_name(out, k, kind) for k, kind, _ in
-                  binding.level_arrays(setup.scattered or setup.output_format)}
+                  binding.level_arrays(setup.entry_sorted or setup.scattered or setup.output_format)}
         self.workspaces: dict = {}   # buffer name -> scratch array (name, dtype, length, init)
         for t, _ in setup.temps.values():
             if t.workspace and not t.dense:
@@ -245,6 +248,8 @@ class Emitter(Loops, DerivedLoops, Locating, Workspaces, OutputAssembly, BlockAs
             return self._store(self.val, pos, n.op, v, dt, odt)
         if s.scattered is not None:
             return self.scatter_entry(v, dt)
+        if self.sorting:
+            return self.sorted_entry(v, dt)
         if self.block is not None:
             return self.block_store(v, dt)
         return self.append(v, dt)
@@ -289,6 +294,8 @@ class Emitter(Loops, DerivedLoops, Locating, Workspaces, OutputAssembly, BlockAs
         s = self.setup
         if s.scattered is not None:   # (its loops out of its storage order: counted, then scattered)
             body = list(self.init) + self.scatter_phases(cfir)
+        elif s.entry_sorted is not None:   # (its loops out of its storage order: every entry sorted, then appended)
+            body = list(self.init) + self.sorted_phases(cfir) + self.final
         elif assembly == "two-phase" and s.parallel is not None:
             self.two_phase_check()
             self.par_rows = True

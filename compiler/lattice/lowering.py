@@ -29,7 +29,10 @@ the output's fill); a sparse output (SparseList levels under Dense or SparseList
 levels, or one SparseCOO level) is appended in storage order into growing
 buffers, and a value equal to the fill is not stored. Any other output format is
 built with SparseList levels in place of the others and converted after the call
-(:mod:`compiler.lattice.output_build`).
+(:mod:`compiler.lattice.output_build`). An output the loops cannot visit in its storage order is
+scattered (Dense levels over one SparseList: :mod:`compiler.lattice.scatter_output`), has every
+entry sorted in the kernel (a CSF or COO of three or more modes: :mod:`compiler.lattice.sorted_output`),
+or is built in the loops' order and converted after the call.
 
 >>> from compiler.notation import parse
 >>> from compiler.format import csr, dense
@@ -88,6 +91,7 @@ from .schedule import as_schedule
 from ..notation.shape import has_shape_operators
 from .conversions import record_conversions, setup_converting
 from .scatter_output import scatter_note, scatter_setup
+from .sorted_output import entry_sort_setup
 from .seqlower import lower_shape_lattice
 
 
@@ -224,6 +228,10 @@ def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, ver
     scattered = scatter_setup(read, formats, order, schedule, assembly, conversions)
     if scattered is not None:
         setup, conversions = scattered, ()
+    # (an output of three or more modes converted only for its mode order: its entries sorted in the kernel)
+    sorting = entry_sort_setup(read, formats, setup, conversions, schedule, assembly) if scattered is None else None
+    if sorting is not None:
+        setup, conversions = sorting[0], ()
     threaded = setup.parallel is not None and not is_all_dense(setup.output_format)
     if assembly is None:
         assembly = "two-phase" if threaded else "one-pass"
@@ -239,6 +247,8 @@ def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, ver
     record_conversions(trace, program, read, conversions)
     if setup.scattered is not None:
         trace.record("output-order", before=program, after=read, note=scatter_note(setup))
+    if sorting is not None:
+        trace.record("output-order", before=program, after=read, note=sorting[1])
     program = read
     setup.record_steps(trace)
     g = setup.graph
@@ -311,7 +321,8 @@ def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, ver
     # (an index read as a value must keep its coordinates: renumbering it would change the value)
     valued = {n.index.name for n in notation_walk(program.rhs) if isinstance(n, IndexValue)}
     initial = "output" if program.op is not None else "none" if writes_everything(cfir, setup) else "fill"
-    return Lowered(fn, program.lhs.tensor, setup.scattered or setup.output_format, out_shape, fill, extents, initial, helpers,
+    return Lowered(fn, program.lhs.tensor, setup.entry_sorted or setup.scattered or setup.output_format, out_shape, fill,
+                   extents, initial, helpers,
                    tuple((tensor, fmt) for tensor, _, fmt, _, _ in conversions),
                    tuple((tensor, source) for tensor, _, _, _, source in conversions if source is not None),
                    tuple(i for i in compressible_indices(cfir) if i not in valued))

@@ -15,12 +15,17 @@ the same happens at each level that still reads against the storage: a workspace
 producer of another, each loop over the workspace's indices innermost in its producer.
 
 Only all-dense tensors are located in any order; only the others are read "against" their storage.
+
+A sparse output updated by a reduction that runs outside its index, over one nested inside it
+(``out[i] = prod[j, k](sum[l](A[j, i, l] * B[l, k]))``, ``A`` stored ``j, i, l``), is gathered whole in a dense
+workspace first and appended from it after (:func:`gather_output`, the automatic workspace's last resort).
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
+from ..algebra import NOVALUE
 from ..notation.ast import Access, Call, Reduce, reduction_name
 from .cin import (Assignment, Forall, Sequence, Stmt, Temporary, Where, assignments, expr_accesses, loop_chain, names_in,
                   wrap_loops)
@@ -91,22 +96,28 @@ def read_against_storage(s: Stmt, formats, bound=()):
     return None
 
 
-def _retemp(s, name: str, access: Access):
-    """``s`` (a statement or an expression) with each access to the temporary ``name`` made ``access``."""
+def retemp(s, name: str, access: Access):
+    """``s`` (a statement or an expression) with each access to the temporary ``name`` made ``access``.
+
+    >>> from compiler.notation.ast import Index
+    >>> i = Index("i")
+    >>> print(retemp(Assignment(Access("t", ()), None, Access("A", (i,))), "t", Access("w", (i,))))
+    w[i] = A[i]
+    """
     if isinstance(s, Access):
         return access if s.tensor == name else s
     if isinstance(s, Call):
-        return replace(s, args=tuple(_retemp(a, name, access) for a in s.args))
+        return replace(s, args=tuple(retemp(a, name, access) for a in s.args))
     if isinstance(s, Reduce):
-        return replace(s, body=_retemp(s.body, name, access))
+        return replace(s, body=retemp(s.body, name, access))
     if isinstance(s, Assignment):
-        return replace(s, lhs=_retemp(s.lhs, name, access), rhs=_retemp(s.rhs, name, access))
+        return replace(s, lhs=retemp(s.lhs, name, access), rhs=retemp(s.rhs, name, access))
     if isinstance(s, Forall):
-        return replace(s, body=_retemp(s.body, name, access))
+        return replace(s, body=retemp(s.body, name, access))
     if isinstance(s, Where):
-        return replace(s, consumer=_retemp(s.consumer, name, access), producer=_retemp(s.producer, name, access))
+        return replace(s, consumer=retemp(s.consumer, name, access), producer=retemp(s.producer, name, access))
     if isinstance(s, Sequence):
-        return replace(s, define=_retemp(s.define, name, access), mutate=_retemp(s.mutate, name, access))
+        return replace(s, define=retemp(s.define, name, access), mutate=retemp(s.mutate, name, access))
     return s
 
 
@@ -145,8 +156,8 @@ class _Nesting:
         outer = chain[:len(chain) - len(loops)]
         name = self.fresh("w")
         ws = Temporary(name, where.temp.op, where.temp.init, tuple(loops), "dense")
-        consumer = wrap_loops(loops, _retemp(where.consumer, where.temp.name, ws.access()))
-        reduced, inner = loop_chain(_retemp(where.producer, where.temp.name, ws.access()))
+        consumer = wrap_loops(loops, retemp(where.consumer, where.temp.name, ws.access()))
+        reduced, inner = loop_chain(retemp(where.producer, where.temp.name, ws.access()))
         acc, path = against[0]
         over = ", ".join(i.name for i in loops)
         per = f"for each {', '.join(i.name for i in [*bound, *outer])}, " if [*bound, *outer] else ""
@@ -197,4 +208,38 @@ def nest_workspaces(stmt: Stmt, formats, graph, avoid=frozenset()):
     return new, nesting.notes
 
 
-__all__ = ["loops_inside", "nest_workspaces", "read_against_storage"]
+def gather_output(stmt: Stmt, out: Access, path: tuple, name: str) -> Where | None:
+    """``stmt`` computing its output ``out`` into a dense workspace ``name`` over all the output's indices
+    (``path``, its storage order), from which the output is appended after, in that order; None unless every
+    assignment to ``out`` updates it by one reduction's operator with an identity (the workspace's start).
+
+    The automatic workspace of a reduction both outside the output's index and nested inside it, whose
+    workspace a precompute cannot reach (``out[i] = prod[j, k](sum[l](A[j, i, l] * B[l, k]))``, ``A`` stored
+    ``j, i, l``: loops ``j, i``, the sum gathered in ``w[k]`` per ``(j, i)``): a sparse output cannot be
+    appended inside the loop over ``j``, so the whole product is gathered first, swept once to append.
+
+    >>> from compiler.notation.ast import Index
+    >>> from compiler.notation import parse
+    >>> from compiler.lattice.cin import concretize
+    >>> i = Index("i")
+    >>> print(gather_output(concretize(parse("out[i] = prod[j](A[j, i])")), Access("out", (i,)), (i,), "v"))
+    where:
+      forall i:
+        out[i] = v[i]
+    producer:
+      v[i] = 1  (workspace: dense over i)
+      forall i:
+        forall j:
+          v[i] *= A[j, i]
+    """
+    ops = {a.op for a in assignments(stmt) if a.lhs.tensor == out.tensor}
+    if len(ops) != 1:
+        return None
+    op = ops.pop()
+    if op is None or op.identity is NOVALUE:
+        return None
+    ws = Temporary(name, op, op.identity, tuple(path), "dense")
+    return Where(wrap_loops(list(path), Assignment(out, None, ws.access())), retemp(stmt, out.tensor, ws.access()), ws)
+
+
+__all__ = ["gather_output", "loops_inside", "nest_workspaces", "read_against_storage", "retemp"]

@@ -98,6 +98,10 @@ class Setup:
     #: what the lowering assumed each input's stored values may hold (:func:`compiler.values.assumed`:
     #: finite outside :func:`compiler.values.assuming`), which its lattices' intersections rely on
     assumed: dict = field(default_factory=dict)
+    #: the sparse format of three or more modes the output is built in by sorting every entry, its loops out of
+    #: its storage order (:mod:`compiler.lattice.sorted_output`; ``output_format`` is that format in the loops'
+    #: mode order, as the plan built it), or None
+    entry_sorted: Format | None = None
 
     @property
     def out_fill_value(self):
@@ -308,9 +312,11 @@ class Setup:
                     stmt = seq
         gathered = None
         if not is_all_dense(ofmt) and program.op is None:
-            ws = auto_workspace(stmt, out, ofmt)
+            ws = auto_workspace(stmt, out, ofmt, gather=nest)
             if ws is not None:
-                w = next(x.temp for x in wheres(ws) if x.temp.workspace and x not in wheres(stmt))
+                # (the new one: a workspace gathering the whole output holds the others, changed)
+                old = {x.temp.name for x in wheres(stmt)}
+                w = next(x.temp for x in wheres(ws) if x.temp.workspace and x.temp.name not in old)
                 over = ", ".join(i.name for i in w.indices)
                 red = [i.name for i in output_order(stmt) if i not in w.indices]
                 how = ("(Gustavson)" if not w.dense else f"(a dense array, swept once: reductions run both "

@@ -31,7 +31,7 @@ from .algebra import derive, same_value
 from .cin import Assignment, Forall, Sequence, Where, assignments, expr_accesses, loop_chain, map_parts, wrap_loops
 from .precompute import precompute, with_workspace_kind, workspace_name
 from .iteration_graph import IterationGraph, LoopOrderError, storage_path
-from .nested_workspaces import loops_inside, nest_workspaces, read_against_storage
+from .nested_workspaces import gather_output, loops_inside, nest_workspaces, read_against_storage
 from .ordering import order_statement
 
 
@@ -54,12 +54,15 @@ def output_order(s) -> list[Index]:
     return out
 
 
-def auto_workspace(stmt, out: Access, fmt, name: str | None = None):
+def auto_workspace(stmt, out: Access, fmt, name: str | None = None, gather: bool = False):
     """``stmt`` with a workspace over the output's innermost index when the loops would scatter.
 
     A sparse output is appended in storage order; when a reduction loop comes between
     its indices (SpGEMM's ``i, k, j``), the result of each outer iteration is gathered
-    in a dense workspace instead (taco's automatic workspace). None when not needed
+    in a dense workspace instead (taco's automatic workspace). With ``gather`` (no schedule
+    or loop order was asked for: the statement's workspaces are the plan's own), the whole output
+    is gathered where a workspace inside the loops keeps precompute out
+    (:func:`~compiler.lattice.nested_workspaces.gather_output`). None when not needed
     or not possible (the storage-order check then explains).
     """
     path = storage_path(out, fmt)[0]
@@ -67,15 +70,21 @@ def auto_workspace(stmt, out: Access, fmt, name: str | None = None):
     if not chain and isinstance(body, Where) and body.temp.workspace:
         # a workspace computed first (a precompute): its consumer appends to the output
         name = workspace_name(stmt)
-        consumer = auto_workspace(body.consumer, out, fmt, name)
+        consumer = auto_workspace(body.consumer, out, fmt, name, gather)
         return None if consumer is None else replace(body, consumer=consumer)
     if isinstance(body, Where) and not body.temp.workspace:
         body = output_assignment(body)   # it reads nested reductions' temporaries
-    if not isinstance(body, Assignment) or list(chain[:len(path)]) == list(path) or not path:
+    if list(chain[:len(path)]) == list(path) or not path:
         return None
+    name = name or workspace_name(stmt)
+    if not isinstance(body, Assignment):
+        # (the whole output gathered, where a workspace inside the loops keeps precompute out: a reduction
+        # outside the output's index over one nested inside it, prod[j, k](sum[l](...)) in loops j, i)
+        ws = gather_output(stmt, out, path, name) if gather and isinstance(body, Where) and body.temp.workspace \
+            else None
+        return ws if ws is not None and list(output_order(ws)[:len(path)]) == list(path) else None
     # the innermost index when the loops outside it already run in storage order (Gustavson's
     # row); more of the output's indices when a reduction runs outside them (CSC x CSR: k, i, j)
-    name = name or workspace_name(stmt)
     # a listed workspace first; then a dense one, for a reduction both outside and inside the
     # output's index (sum over j and k of A[j, i, k]: loops j, i, k): a listed workspace would list
     # each coordinate as it is first set, so it needs its index innermost in the producer

@@ -68,6 +68,7 @@ class OutputTarget:
     out_dtype: str
     out_fill: Any
     scattered: Any = None
+    entry_sorted: Any = None
     parallel: Any = None
 
     @property

@@ -38,7 +38,7 @@ from ..names import FreshNames
 from .seqcfir import Block, Fold, Forall
 from .seqhoist import AccumulatedOutput
 from .seqoutput import SeqOutput, output_kind
-from .seqtwophase import MarkedKeys, TwoPhaseScatter, counted, placed
+from .seqtwophase import MarkedKeys, TwoPhaseScatter, counted, placed, size_of
 
 I64 = "int64"
 
@@ -74,9 +74,10 @@ def accumulated_output(name: str, fmt, shape: tuple, dtype: str, fresh, zero: bo
 
 
 
-def row_starts(next_: str, starts: str, rows: int, q: Var, total: Var) -> list:
+def row_starts(next_: str, starts: str, rows, q: Var, total: Var) -> list:
     """The prefix sum of the rows' counts in ``next_`` into ``starts`` (``rows + 1`` of them, the last the
-    ``total``), each row's next slot in ``next_`` at its start.
+    ``total``; ``rows`` an int or an Expr: :func:`~.seqtwophase.size_of`), each row's next slot in ``next_`` at its
+    start.
 
     >>> print("\\n".join(str(s) for s in row_starts("n", "st", 2, Var("q"), Var("t"))))
     int64 t = 0;
@@ -88,9 +89,9 @@ def row_starts(next_: str, starts: str, rows: int, q: Var, total: Var) -> list:
     st[2] = t;
     """
     return [Declare(total, I64, _c(0)),
-            For(q, 0, _c(rows), [Store(starts, q, total), CompoundAssign("+", total, Load(next_, q)),
-                                 Store(next_, q, Load(starts, q))]),
-            Store(starts, _c(rows), total)]
+            For(q, 0, size_of(rows), [Store(starts, q, total), CompoundAssign("+", total, Load(next_, q)),
+                                      Store(next_, q, Load(starts, q))]),
+            Store(starts, size_of(rows), total)]
 
 def fold_missed(fold: Fold, v: Var, count, dtype: str) -> If:
     """The summand's fill (``fold``'s) added into the sum ``v`` once for each term the loops did not reach at

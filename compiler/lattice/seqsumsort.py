@@ -45,15 +45,15 @@ from typing import NamedTuple
 
 from ..binding import array_name
 from ..errors import StrategyError
-from ..imperative.ir import (Allocate, BinOp, Comment, CompoundAssign, Const, Declare, For, If, Load, Select, Store,
-                             Var, While, and_)
+from ..imperative.ir import (Allocate, BinOp, Comment, CompoundAssign, Const, Declare, Expr, For, If, Load, Select,
+                             Store, Var, While, and_)
 from ..imperative.sorting import COUNTED_SPAN, count_sort_pairs_ir, merge_sort_pairs_ir
 from ..stand_in import format_text
 from .seqassembly import sequence_assembled, sequence_output
 from .seqcfir import Block, Fold
 from .seqoutput import output_kind
 from .seqsumscatter import accumulated_output, fold_missed, row_starts
-from .seqtwophase import TwoPhaseScatter, counted, placed
+from .seqtwophase import TwoPhaseScatter, counted, placed, size_of
 
 I64 = "int64"
 #: the largest span of a key (the product of the extents of the modes after the first) that an int64 holds
@@ -69,6 +69,25 @@ class Pairs(NamedTuple):
 
 def _c(n) -> Const:
     return Const(int(n), I64)
+
+
+def _known(n):
+    """An extent as an int where it is known (a sequence kernel's), else the Expr the kernel reads."""
+    return n if isinstance(n, Expr) else int(n)
+
+
+def _times(a, b):
+    """``a * b`` of two extents (:func:`_known`), computed here where both are known."""
+    if isinstance(a, int) and isinstance(b, int):
+        return a * b
+    return b if a == 1 else a if b == 1 else BinOp("*", size_of(a), size_of(b))
+
+
+def _product(extents) -> int | Expr:
+    out = 1
+    for n in extents:
+        out = _times(out, n)
+    return out
 
 
 def sorts_sums(fmt) -> bool:
@@ -93,7 +112,10 @@ def unsorted(out: str, fmt, shape: tuple) -> str:
     >>> print(unsorted("c", coo(3), (2, 2 ** 40, 2 ** 40)))
     output c (coo): the sum's loops run around c's, so its terms are sorted by their coordinates after the first as one int64 key, but c's modes after its first span 1208925819614629174706176 coordinates, more than 2**62
     """
-    span = math.prod(int(shape[m]) for m in fmt.mode_order[1:])
+    rest = [shape[m] for m in fmt.mode_order[1:]]
+    if any(isinstance(n, Expr) for n in rest):
+        return ""   # (extents the kernel reads as it runs: it checks their span itself)
+    span = math.prod(int(n) for n in rest)
     if span <= LARGEST_KEY:
         return ""
     return (f"output {out} ({format_text(fmt)}): the sum's loops run around {out}'s, so its terms are sorted by their "
@@ -112,7 +134,7 @@ def extents_declared(tensor: str, shape: tuple) -> list:
 
 class SortedTerms(TwoPhaseScatter, ABC):
     """The terms of a hoisted sum (its CIN ``cin``) into ``name`` of ``fmt``, at ``indices`` (the program's, of
-    extents ``shape``): the sum's loops emitted twice, ``phase`` ``count`` then ``place``, each term into its first
+    extents ``shape``: ints, or Exprs the kernel reads as it runs): the sum's loops emitted twice, ``phase`` ``count`` then ``place``, each term into its first
     mode's bucket with its key; each bucket then sorted and walked as nested runs of equal coordinates
     (:meth:`epilogue`), each run of equal keys summed. A subclass writes the runs (:meth:`level`, :meth:`entry`)."""
 
@@ -124,23 +146,23 @@ class SortedTerms(TwoPhaseScatter, ABC):
         # (in storage order: the first mode buckets, the others make the key, the last the fastest)
         self.row, *rest = (self.indices[m] for m in fmt.mode_order)
         self.rest = tuple(rest)
-        self.keys, *extents = (int(shape[m]) for m in fmt.mode_order)
+        self.keys, *extents = (_known(shape[m]) for m in fmt.mode_order)
         self.extents = tuple(extents)
-        self.strides = tuple(math.prod(self.extents[d + 1:]) for d in range(len(self.extents)))
+        self.strides = tuple(_product(self.extents[d + 1:]) for d in range(len(self.extents)))
         stmts = cin.stmts if isinstance(cin, Block) else (cin,)
         # (a summand of another fill than 0: the fill folded in for the terms a key did not get)
         self.fold = next((x for x in stmts if isinstance(x, Fold)), None)
         self.next, self.starts = fresh(f"{name}_next"), fresh(f"{name}_starts")
         self.terms = Pairs(fresh(f"{name}_terms_key"), fresh(f"{name}_terms_val"))
         self.scratch_terms = Pairs(fresh(f"{name}_sorted_key"), fresh(f"{name}_sorted_val"))
-        self.key_counts, self.span = fresh(f"{name}_key_counts"), math.prod(self.extents)
+        self.key_counts, self.span = fresh(f"{name}_key_counts"), _product(self.extents)
         self.phase = "count"
 
     def key(self):
         """The term's key: the coordinates after the first, linearized in storage order."""
         out = None
         for x, n in zip(self.rest, self.extents):
-            out = Var(x) if out is None else BinOp("+", BinOp("*", out, _c(n)), Var(x))
+            out = Var(x) if out is None else BinOp("+", BinOp("*", out, size_of(n)), Var(x))
         return out
 
     def accumulate(self, idxs: tuple, value, count: str) -> list:
@@ -170,14 +192,16 @@ class SortedTerms(TwoPhaseScatter, ABC):
 
     def room(self, total, body: list) -> list:
         # (a count per key where some bucket may be sorted by counting: COUNTED_SPAN)
-        counted = Select(BinOp("<=", _c(self.span), BinOp("*", _c(COUNTED_SPAN), total)), _c(self.span), _c(0))
+        span = size_of(self.span)
+        counted = Select(BinOp("<=", span, BinOp("*", _c(COUNTED_SPAN), total)), span, _c(0))
         body = [Allocate(self.key_counts, I64, counted, None, body)]
         for part in (self.scratch_terms, self.terms):
             body = [Allocate(part.key, I64, total, None, [Allocate(part.val, self.dtype, total, None, body)])]
         return body
 
     def scratch(self, body: list) -> list:
-        return [Allocate(self.starts, I64, _c(self.keys + 1), None, body)]
+        keys = self.keys + 1 if isinstance(self.keys, int) else BinOp("+", self.keys, _c(1))
+        return [Allocate(self.starts, I64, size_of(keys), None, body)]
 
     def epilogue(self) -> list:
         """Each bucket sorted by key, then walked as runs of equal coordinates, level by level, each run of equal
@@ -185,14 +209,15 @@ class SortedTerms(TwoPhaseScatter, ABC):
         r, p, hi = Var(self.row), Var(self.fresh("p")), Var(self.fresh("hi"))
         fresh = lambda base: Var(self.fresh(base))  # noqa: E731
         pairs = (self.terms.key, self.terms.val, self.scratch_terms.key, self.scratch_terms.val)
-        counted = BinOp("<=", _c(self.span), BinOp("*", _c(COUNTED_SPAN), BinOp("-", hi, p)))
+        span = size_of(self.span)
+        counted = BinOp("<=", span, BinOp("*", _c(COUNTED_SPAN), BinOp("-", hi, p)))
         sort = If(counted, [Comment(f"its keys' span ({self.span}) at most {COUNTED_SPAN} times its terms: "
                                     f"counted, each term placed at its key's next slot"),
-                            *count_sort_pairs_ir(*pairs, self.key_counts, _c(self.span), p, hi, fresh)],
+                            *count_sort_pairs_ir(*pairs, self.key_counts, span, p, hi, fresh)],
                   [Comment("else its ascending runs merged"), *merge_sort_pairs_ir(*pairs, p, hi, fresh)])
         bucket = [Declare(p, I64, Load(self.starts, r)), Declare(hi, I64, Load(self.starts, BinOp("+", r, _c(1)))),
                   sort, *self.runs(0, p, hi, None)]
-        return [Comment(self.sorted_note()), For(r, 0, _c(self.keys), self.level(-1, self.row, bucket))]
+        return [Comment(self.sorted_note()), For(r, 0, size_of(self.keys), self.level(-1, self.row, bucket))]
 
     def sorted_note(self) -> str:
         """The comment over the buckets' sorts and walks."""
@@ -209,10 +234,10 @@ class SortedTerms(TwoPhaseScatter, ABC):
         within = BinOp("<", p, hi)
         if outer is not None:
             up, up_stride = outer
-            within = and_(within, BinOp("==", BinOp("/", key, _c(up_stride)), up))
-        body = [Declare(prefix, I64, key if stride == 1 else BinOp("/", key, _c(stride)))]
+            within = and_(within, BinOp("==", BinOp("/", key, size_of(up_stride)), up))
+        body = [Declare(prefix, I64, key if stride == 1 else BinOp("/", key, size_of(stride)))]
         if d > 0:
-            body.append(Declare(Var(x), I64, BinOp("%", prefix, _c(n))))
+            body.append(Declare(Var(x), I64, BinOp("%", prefix, size_of(n))))
         inner = self.runs(d + 1, p, hi, (prefix, stride)) if d + 1 < len(self.rest) else self.summed(p, hi, prefix)
         return [While(within, body + self.level(d, x, inner))]
 

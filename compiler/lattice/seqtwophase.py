@@ -36,6 +36,16 @@ def _c(n) -> Const:
     return Const(int(n), I64)
 
 
+def size_of(n) -> Expr:
+    """A count or extent as an int64 expression: a known one (an int, as a sequence kernel's shapes are) a
+    literal, one the kernel reads as it runs (an Expr: an output's extent parameter) as it is.
+
+    >>> print(size_of(3), size_of(Var("c0_size")))
+    3 c0_size
+    """
+    return n if isinstance(n, Expr) else _c(n)
+
+
 def counted(next_: str, key: Expr) -> list:
     """Phase 1's code for an entry of ``key``: its count in ``next_`` one more.
 
@@ -96,12 +106,12 @@ class TwoPhaseScatter:
         prefix, total = self.prefix_sum()
         body = [Comment(self.count_note()), *first, Comment(self.prefix_note()), *prefix,
                 *self.room(total, [Comment(self.place_note()), *second, *self.epilogue()])]
-        return [Allocate(self.next, I64, _c(self.keys), _c(0), self.scratch(body))]
+        return [Allocate(self.next, I64, size_of(self.keys), _c(0), self.scratch(body))]
 
     def prefix_sum(self) -> tuple:
         """The statements turning each key's count into its first slot, and the total count (an Expr)."""
         start, c = Var(self.fresh("start")), Var(self.fresh("c"))
-        return starts_in_place(self.next, Var(self.key), start, c, keys=_c(self.keys)), start
+        return starts_in_place(self.next, Var(self.key), start, c, keys=size_of(self.keys)), start
 
     def room(self, total, body: list) -> list:
         """``body`` (phase 2 and the epilogue) with room for ``total`` entries."""
@@ -165,4 +175,4 @@ class MarkedKeys:
         return out
 
 
-__all__ = ["MarkedKeys", "TwoPhaseScatter", "counted", "placed", "starts_in_place"]
+__all__ = ["MarkedKeys", "TwoPhaseScatter", "counted", "placed", "size_of", "starts_in_place"]

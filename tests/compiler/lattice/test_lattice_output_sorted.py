@@ -1,0 +1,145 @@
+"""A sparse output of three modes whose loops cannot follow its storage order, every entry sorted in the kernel
+(compiler/lattice/sorted_output.py, emit_sorted.py): numpy's ``permute_dims(a3 @ b, (1, 2, 0))`` and
+``permute_dims(a3 * c3, perm)`` into a CSF or a COO.
+
+On main the lattice found no loop order walking every tensor as stored and built the output in the loops' mode
+order, converted after each call (a ``convert`` step, ``out.asformat`` in Python). Now the loops run in the
+inputs' order, each entry is bucketed by the output's first stored mode and each bucket sorted by the others as
+one int64 key, then appended level by level (an ``output-order`` step saying so, no conversion). Each kernel is
+checked against evaluate (the dense reference) and the IR interpreter, one bounds-checked."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import compiler as ss
+from compiler import Tensor, array as xp
+from compiler.errors import KernelError
+from tests.compiler.lattice.test_seq_split_straddle_sort import part
+
+nan, inf = np.nan, np.inf
+
+#: ``permute_dims(a3 @ b, perm)`` and ``permute_dims(a3 * c3, perm)`` as index notation, by perm: the output
+#: ``out[i, j, k]`` of ``A`` (3-D, stored ``(r0, r1, l)``) and ``B`` (a matrix ``l, r2``), or ``C`` (as ``A``)
+PRODUCTS = {
+    (1, 2, 0): "out[i, j, k] = sum[l](A[k, i, l] * B[l, j])",
+    (0, 2, 1): "out[i, j, k] = sum[l](A[i, k, l] * B[l, j])",
+    (2, 1, 0): "out[i, j, k] = sum[l](A[k, j, l] * B[l, i])",
+}
+ELEMENTWISE = {
+    (1, 2, 0): "out[i, j, k] = A[k, i, j] * C[k, i, j]",
+    (2, 0, 1): "out[i, j, k] = A[j, k, i] * C[j, k, i]",
+    (0, 2, 1): "out[i, j, k] = A[i, k, j] * C[i, k, j]",
+    (1, 0, 2): "out[i, j, k] = A[j, i, k] + C[j, i, k]",
+    (2, 1, 0): "out[i, j, k] = A[k, j, i] * C[k, j, i]",
+}
+
+
+def sorted_kernel(program, out, checked=False, **tensors):
+    """``program`` into ``out`` (a format name of the result's fill) by the lattice, every entry sorted in the
+    kernel (an ``output-order`` step saying so, no conversion), right against evaluate and the IR interpreter;
+    the kernel."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        want, fill = ss.evaluate(program, **tensors)
+        fmt = ss.parse_format(out, ndim=3, fill=fill)
+        k = ss.lower(program, strategy="lattice", checked=checked, **tensors, out=fmt)
+        assert "convert" not in k.trace.stages(), [s.note for s in k.trace.find("convert")]
+        assert "sort every entry" in k.trace.find("output-order")[0].note
+        got = k(**tensors)
+        got.validate()
+        np.testing.assert_array_equal(got.to_numpy(), want)
+        np.testing.assert_array_equal(k.interpret(**tensors).to_numpy(), want)
+    return k
+
+
+def operands(program, fill, seed, fa="csf", fb="csr", density=0.5):
+    """``A`` (3-D, NaN and -inf stored) and ``B`` (a matrix, +inf and -0.0 stored) or ``C`` (3-D) of ``program``."""
+    A = part((2, 3, 4), fa, fill, seed, odd=(nan, -inf), density=density)
+    if "B[" in program:
+        return {"A": A, "B": part((4, 3 if "B[l, j]" in program else 2), fb, fill, seed + 1, odd=(inf, -0.0),
+                                  density=density)}
+    return {"A": A, "C": part((2, 3, 4), fa if fb == "csr" else fb, fill, seed + 1, odd=(inf, -0.0),
+                              density=density)}
+
+
+@pytest.mark.parametrize("fill", [0.0, 1.0, nan])
+@pytest.mark.parametrize("out", ["csf", "coo"])
+@pytest.mark.parametrize("perm", sorted(PRODUCTS))
+def test_a_permuted_matrix_product(perm, out, fill):
+    program = PRODUCTS[perm]
+    sorted_kernel(program, out, checked=(out, fill) == ("csf", 0.0), **operands(program, fill, sum(perm)))
+
+
+@pytest.mark.parametrize("fill", [0.0, 1.0, nan])
+@pytest.mark.parametrize("out", ["csf", "coo"])
+@pytest.mark.parametrize("perm", sorted(ELEMENTWISE))
+def test_a_permuted_elementwise_product(perm, out, fill):
+    program = ELEMENTWISE[perm]
+    sorted_kernel(program, out, **operands(program, fill, 3 * perm[0] + perm[1], fb="coo"))
+
+
+@pytest.mark.parametrize("program", [PRODUCTS[(1, 2, 0)], ELEMENTWISE[(2, 1, 0)]])
+def test_empty_and_all_fill_inputs(program):
+    z = np.zeros((2, 3, 4))
+    full = np.arange(1.0, 25.0).reshape(2, 3, 4)
+    second = (lambda a: a.reshape(-1)[:12].reshape(4, 3)) if "B[" in program else (lambda a: a)
+    # (a dense C would be read in the output's order, A converted: the plan's choice, no sort)
+    name, other = ("B", "dense") if "B[" in program else ("C", "csf")
+    for x, y in ((z, z), (z, full), (full, z), (full, full)):
+        sorted_kernel(program, "csf", A=Tensor.from_numpy(x, "csf"), **{name: Tensor.from_numpy(second(y), other)})
+    ones = ss.parse_format("csf", ndim=3, fill=1.0)
+    sorted_kernel(program, "coo", A=Tensor.from_numpy(np.ones((2, 3, 4)), ones),
+                  **{name: Tensor.from_numpy(second(np.ones((2, 3, 4))), ss.parse_format(
+                      other, ndim=second(z).ndim, fill=1.0))})
+
+
+def test_each_entry_is_kept_as_it_is():
+    # (one entry per coordinate: -0.0 beside a fill of 1.0 stays -0.0, as the output appends it)
+    a = np.ones((2, 3, 4))
+    a[1, 2, 3] = -0.0
+    A = Tensor.from_numpy(a, ss.parse_format("csf", ndim=3, fill=1.0))
+    C = Tensor.from_numpy(np.full((2, 3, 4), 2.0), ss.parse_format("csf", ndim=3, fill=1.0))
+    k = sorted_kernel(ELEMENTWISE[(1, 2, 0)], "coo", A=A, C=C)
+    got = k(A=A, C=C)
+    assert np.signbit(got.to_numpy()[2, 3, 1]) and got.to_numpy()[0, 0, 0] == 2.0
+
+
+def test_the_array_form_into_csf_and_coo():
+    a = part((3, 4, 5), "csf", 0.0, 1, odd=(nan,))
+    b = part((5, 6), "csr", 0.0, 2, odd=(-inf,))
+    c = part((3, 4, 5), "coo", 0.0, 3, odd=(inf,))
+    with np.errstate(invalid="ignore"):
+        for expr, want in ((xp.permute_dims(xp.asarray(a) @ xp.asarray(b), (1, 2, 0)),
+                            np.transpose(np.einsum("kil,lj->kij", a.to_numpy(), b.to_numpy()), (1, 2, 0))),
+                           (xp.permute_dims(xp.asarray(a) * xp.asarray(c), (2, 0, 1)),
+                            np.transpose(a.to_numpy() * c.to_numpy(), (2, 0, 1)))):
+            for out in ("csf", "coo"):
+                k = expr.lower(ss.parse_format(out, ndim=3), strategy="lattice")
+                assert "convert" not in k.trace.stages() and k.trace.find("output-order")
+                np.testing.assert_array_equal(k().to_numpy(), want)
+
+
+def test_a_key_spanning_more_than_an_int64_is_refused_as_the_kernel_runs():
+    # (the kernel's extents are its arguments: it checks them before it sorts)
+    big = 2 ** 40
+    A = Tensor.from_coords([[0, big - 1], [1, 0], [5, 7]], [1.0, 2.0], (big, 2, big), format="csf")
+    C = Tensor.from_coords([[0], [1], [5]], [3.0], (big, 2, big), format="csf")
+    fmt = ss.parse_format("coo", ndim=3)
+    k = ss.lower(ELEMENTWISE[(1, 2, 0)], strategy="lattice", A=A, C=C, out=fmt)
+    with pytest.raises(KernelError, match=r"sorts every entry by its modes after the first as one int64 key"):
+        k(A=A, C=C)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.sampled_from(sorted(PRODUCTS.items()) + sorted(ELEMENTWISE.items())), st.sampled_from(["csf", "coo"]),
+       st.sampled_from(["csf", "coo", "dense"]), st.sampled_from(["csr", "coo", "dense"]),
+       st.sampled_from([0.0, 1.0, nan]), st.sampled_from([0.0, 0.4, 1.0]), st.integers(0, 2 ** 16))
+def test_property(case, out, fa, fb, fill, density, seed):
+    _, program = case
+    tensors = operands(program, fill, seed, fa, fb if "B[" in program else fa, density)
+    with np.errstate(invalid="ignore", over="ignore"):
+        want, f = ss.evaluate(program, **tensors)
+        k = ss.lower(program, strategy="lattice", **tensors, out=ss.parse_format(out, ndim=3, fill=f))
+        np.testing.assert_array_equal(k(**tensors).to_numpy(), want)
+        np.testing.assert_array_equal(k.interpret(**tensors).to_numpy(), want)
