@@ -505,6 +505,8 @@ def _written_sizes(name, info, body, shapes, writes=None) -> list:
             sizes.append(Const(shapes[name][m], "int64"))
             continue
         if not isinstance(x, Index) or x not in ext_of:
+            if info.role == "temporary" and writes is None:   # (written at t + i: as far as its writes reach)
+                return _written_sizes(name, info, body, shapes, _write_bounds(name, info, body))
             # (only a format was given for it: no loop's extent says how far the coordinate reaches)
             raise ProgramError(f"cannot size {name}: storage mode {m} is indexed by {x}, not by a loop's index; "
                                f"give {name} as a tensor or an array of the shape it has, not only its format")

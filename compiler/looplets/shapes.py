@@ -19,6 +19,14 @@ operator                                   loop program
 ``slice(A[j, i], j -> k, (s, e, r))``      ``stride(A, 0, s:e:r)[k, i]`` inside the loop over
 of a CSC ``A`` (its columns looped         ``i``: each column's entries the stride keeps walked
 outside)                                   (:mod:`compiler.looplets.stepped`), no one-step loop
+``slice(A[i, j], j -> k, (s, e, r))`` of a   the loop over ``k`` (and its one-step loop) moved
+CSC ``A`` (its columns sliced)              outside ``i``'s where the output takes the writes so:
+                                           each kept column read at ``t + (s + r * k)``, walked
+``out[i] = sum[j](slice(A[k, j], ...))``   ``w[i] += ...`` into a dense workspace in the loops
+into a sparse vector (a CSC's columns      that walk ``A`` (``j`` outside), then ``for i:
+summed)                                    out[i] = w[i]``: the fills dropped, in order
+``slice(x[j], j -> i, (s, e, r)) +``       ``x[t + (s + r * (l + k * |l|))]`` under a one-step
+``collapse(C[k, l], (k, l) -> i)``         loop ``t`` after ``l``'s, as a split's (carried)
 ``concat((slice(A[j, i], j -> p, (s, e,``  the part's loop ``p`` gets its own one-step loop
 ``r)), B[k, i]), (p, k) -> l)``            ``t``: ``C[t + p, i] = A[t + (s + r * p), i]``,
                                            then ``C[k + |p|, i] = B[k, i]``
@@ -58,9 +66,9 @@ dense ``A[i, j]`` read at such an index    loop plus outer terms: its entries wa
 What no wrapper covers is refused with a :class:`~compiler.errors.StrategyError` saying why
 (a split whose loops are not nested as the operator needs, a collapse or slice that would walk a
 sparse operand against its storage order, a collapse or strided slice of an index another
-operator than a slice or a split computes; a concat read at such an index whose part's index
-another operator makes), naming the lattice strategy. A collapse of a concat splits the collapse's loop over
-the concatenated index into one per part.
+operator than a slice, a split or (beside it) a collapse computes; a concat read at such an index
+whose part's index another operator makes), naming the lattice strategy. A collapse of a concat
+splits the collapse's loop over the concatenated index into one per part.
 
 >>> from compiler.notation import parse
 >>> from compiler.format import parse_format
@@ -74,12 +82,15 @@ for i = 0:A0_size
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from .. import values
 from ..algebra import NOVALUE, lookup
 from ..binding import array_name
 from ..errors import LATTICE_HINT, StrategyError
+from ..format import parse_format
 from ..imperative.ir import BinOp, Const, Var
 from ..notation import ast as N
 from ..lattice.algebra import expr_facts
@@ -93,6 +104,8 @@ from .program import (Access, Assign, Block, Call, Declare, Define, Extent, Inde
                       Strided, TensorRef, Variable)
 from .raveled import ravels
 from .stepped import steps_through
+from .index_walks import fresh_temp, indices_in, scope_walk, substitute
+from .slice_order import check_collapse_concordant, check_stride_concordant, needs_workspace, stored_after, stored_before
 from .scalars import Scalar, ShortCircuitScalar
 
 _ADD, _MUL, _SUB, _DIV, _MOD = lookup("+"), lookup("*"), lookup("-"), lookup("//"), lookup("%")
@@ -140,72 +153,17 @@ def _times(a, b):
     return Call(_MUL, (a, b))
 
 
-def check_collapse_concordant(e: Collapse, formats: dict) -> None:
-    """Refuse a collapse whose loops (the major index outside the minor one) would walk an operand
-    stored minor index first in a level that cannot be located: each coordinate would be searched
-    for, not walked (a column-major collapse of a CSR matrix)."""
-    i, j = e.indices
-    for acc in N.accesses(e.operand):
-        fmt = formats.get(acc.tensor)
-        if fmt is None or i not in acc.indices or j not in acc.indices:
-            continue
-        order = fmt.mode_order
-        if order.index(acc.indices.index(j)) < order.index(acc.indices.index(i)) and \
-                not all(lvl.locatable for lvl in fmt.levels):
-            raise StrategyError(
-                f"{e}: {acc.tensor} stores {j} before {i}, but the collapse walks {i} outside {j} (the first listed "
-                f"index is the major one): a discordant walk of its sparse levels; store {acc.tensor} with {i} "
-                f"first, or collapse ({j}, {i}) -> {e.result}")
-
-
-def stored_before(e: Slice, formats: dict):
-    """``(access, index)`` for each index an access of the slice ``e``'s operand stores before the
-    sliced one: the loops that must run outside the slice's (a CSC's columns, its rows sliced). A
-    strided slice's one-step loop follows the slice's, so every such mode's; a window's only where a
-    level cannot be located (a CSC's rows: no loop to walk its row level by otherwise). The planner
-    moves such loops outside (``columns_outside`` in :func:`shape_program`) and
-    :func:`check_stride_concordant` refuses those it could not: one list for both.
-
-    >>> from compiler.format import parse_format
-    >>> e = Slice(N.Access("A", (N.Index("j"), N.Index("i"))), N.Index("j"), N.Index("k"), 1, 9, 2)
-    >>> [(str(acc), str(x)) for acc, x in stored_before(e, {"A": parse_format("csc")})]
-    [('A[j, i]', 'i')]
-    >>> list(stored_before(e, {"A": parse_format("csr")}))
-    []
-    """
-    for acc in N.accesses(e.operand):
-        fmt = formats.get(acc.tensor)
-        if fmt is None or e.index not in acc.indices or e.step == 1 and all(lvl.locatable for lvl in fmt.levels):
-            continue
-        order = fmt.mode_order
-        for q in order[:order.index(acc.indices.index(e.index))]:
-            yield acc, acc.indices[q]
-
-
-def check_stride_concordant(e: Slice, env: dict, depth: dict, formats: dict, loop: str) -> None:
-    """Refuse a slice with a mode :func:`stored_before` the sliced one looped inside the slice's loop
-    (named ``loop``): that tensor would be walked out of order. The statement's own loops put such a
-    mode's loop outside the slice's where the output allows it (``columns_outside`` in
-    :func:`shape_program`: a dense or CSC output of a CSC's rows sliced)."""
-    k = depth[loop]
-    for acc, x in stored_before(e, formats):
-        loop = env.get(x) if isinstance(x, N.Index) else None
-        if isinstance(loop, Index) and depth.get(loop.name, -1) > k:
-            raise StrategyError(
-                f"{e}: {acc} is stored with {x} before {e.index}, and the loop over {x} is inside the one over "
-                f"{e.result}: the {'strided ' if e.step != 1 else ''}walk of {e.index} would be discordant; "
-                f"store {acc.tensor} with {e.index} first (e.g. csr for rows)"
-                + (", or slice with step 1" if e.step != 1 else ""))
-
-
 def shape_program(stmt: N.Assign, formats: dict, dtype=None):
     """``(LoopProgram, ShapeInfo, reads)`` for ``stmt`` (index notation with shape operators) and
     the formats of its tensors; the extents are the tensors' sizes (the kernel serves any shape);
     ``reads`` says, for the trace, how each collapse under a split or a slice was read: ``(stage,
     note)``, the stage ``walk-reshape`` (the output's loops became the collapse's) or ``gather``
-    (each entry located).
+    (each entry located); and ``workspace`` when the reduction went through one
+    (:func:`~.slice_order.needs_workspace`).
     What no wrapper expresses is refused naming the lattice strategy."""
     try:
+        if needs_workspace(stmt, formats):
+            return _through_workspace(stmt, formats, dtype)
         return _shape_program(stmt, formats, dtype)
     except StrategyError as e:
         raise StrategyError(f"{e}{LATTICE_HINT}") from None
@@ -266,8 +224,8 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
                 table.pop(i, None)
         # (an index a collapse makes in one part of a concat and a concat in another is the collapse's
         # two loops; the concat is read where that index falls in each of its parts)
-        collapsed = {n.result for n in _scope_walk(body, set(indices)) if isinstance(n, Collapse)}
-        for n in _scope_walk(body, set(indices)):
+        collapsed = {n.result for n in scope_walk(body, set(indices)) if isinstance(n, Collapse)}
+        for n in scope_walk(body, set(indices)):
             if top_level and walks_collapse(n, var, loops):
                 # (the output's loops p, q become the collapse's i, j, walking the operand in storage
                 # order; p and q are let-bound to m's quotient and remainder by |q|, for m = j + i·|j|
@@ -299,8 +257,8 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
                 extent_of.update({ii: ext[i], jj: ext[j]})
                 env[k] = _plus(Index(jj), _times(Index(ii), _expr(ext[j])))
                 # (a collapse of a collapse: the outer one's index reads the loop this one replaced)
-                env = {x: _substitute(v, Index(var[k]), env[k]) for x, v in env.items()}
-                sc.walked = {n2: tuple((v, _substitute(x, Index(var[k]), env[k])) for v, x in bs)
+                env = {x: substitute(v, Index(var[k]), env[k]) for x, v in env.items()}
+                sc.walked = {n2: tuple((v, substitute(x, Index(var[k]), env[k])) for v, x in bs)
                              for n2, bs in sc.walked.items()}
                 # (the collapse's own indices are these loops: a concat making one splits it)
                 var.update({i: ii, j: jj})
@@ -321,13 +279,13 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
                 # a part that is a strided slice gets its one-step loop inside the part's loop
                 for (part, _), j, operand in zip(sc.fissions[n.result], n.indices, n.operands):
                     if part not in sc.part_steps and any(isinstance(x, Slice) and x.step != 1 and x.result == j
-                                                         for x in _scope_walk(operand, {j})):
+                                                         for x in scope_walk(operand, {j})):
                         sc.part_steps[part] = fresh("t")
                         one_step.add(sc.part_steps[part])
                 # a part that is a collapse walks its two loops in place of the part's (a stack's
                 # ravels concatenated: each operand's rows, then its columns, in storage order)
                 for (part, size), j, operand in zip(sc.fissions[n.result], n.indices, n.operands):
-                    makers = [x for x in _scope_walk(operand, {j}) if hasattr(x, "produced") and j in x.produced()]
+                    makers = [x for x in scope_walk(operand, {j}) if hasattr(x, "produced") and j in x.produced()]
                     if not makers or not all(isinstance(x, Collapse) for x in makers) or part in sc.part_collapsed:
                         continue
                     (a, b) = makers[0].indices
@@ -356,8 +314,19 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
                 split_steps[n.operand] = t
                 loops.insert(loops.index(var[n.results[1]]) + 1, t)
                 extent_of[t] = 1
+        for n in scope_walk(body, set(indices)):
+            if isinstance(n, Slice) and n.step != 1 and n.result in sc.collapsed and n not in split_steps and \
+                    sc.collapsed[n.result][1] in loops and not isinstance(n.operand, Collapse):
+                # (a strided slice beside a collapse making its index, x[7::-2] + c.reshape(4): read at
+                # t + (s + r·(j' + i'·|j|)) under a one-step loop t after the collapse's inner loop j', as
+                # a split's index: a window of t's ascending with j' (descending, r < 0), carried)
+                t = fresh("t")
+                one_step.add(t)
+                split_steps[n] = t
+                loops.insert(loops.index(sc.collapsed[n.result][1]) + 1, t)
+                extent_of[t] = 1
         if top_level:
-            slices = [n for n in _scope_walk(body, set(indices)) if isinstance(n, Slice)]
+            slices = [n for n in scope_walk(body, set(indices)) if isinstance(n, Slice)]
             moved = {n.result for n in slices
                      if var.get(n.result) in loops and columns_outside(n, var, env, loops, sc, slices)}
             for k in moved & set(sc.steps):
@@ -368,6 +337,9 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
                     loops.remove(t)
                     one_step.discard(t)
                     stepped.update(n for n in slices if n.result == k)
+            for n in slices:
+                if var.get(n.result) in loops:
+                    kept_outside(n, var, env, loops, sc, slices)
         for k, (t, name) in sc.steps.items():
             if k in var:
                 # (a write inside the one-step loop is at t + k, so a sparse output still sees its loops in order)
@@ -414,6 +386,36 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
             loops[at:at] = block
             moved = True
         return moved
+
+    def kept_outside(e, var, env, loops, sc, slices) -> None:
+        """Move the loop of the strided slice ``e``'s result (with its one-step loop) outside the
+        statement's loops over the modes its operand stores after the sliced one (:func:`stored_after`:
+        ``A_csc[:, ::2]``, whose columns' loop ran inside the rows'), where the output takes its writes
+        in that order: written at random, or storing the slice's result before those modes (a CSC
+        output). Each kept column is then read at ``s + r * k`` and its rows walked, where the rows'
+        loop outside located each entry. Not where another of the ``slices`` would then walk its
+        operand against its order (``A_csc[:, ::2] + B_csr[:, ::2]``: B's rows inside its columns)."""
+        def discordant(order) -> int:
+            return sum(var.get(y) in order and order.index(var[y]) > order.index(var[n.result])
+                       for n in slices if var.get(n.result) in order for _, y in stored_before(n, formats))
+
+        lhs, out = list(stmt.lhs.indices), formats.get(stmt.lhs.tensor)
+        anywhere = out is None or all(lvl.random_write for lvl in out.levels)
+        if e.result not in lhs and not anywhere:
+            return
+        for _, x in stored_after(e, formats):
+            if x not in var or env.get(x) != Index(var[x]) or var[x] not in loops or \
+                    loops.index(var[x]) > loops.index(var[e.result]):
+                continue
+            if not anywhere and x in lhs and \
+                    out.mode_order.index(lhs.index(x)) < out.mode_order.index(lhs.index(e.result)):
+                continue
+            block = [var[e.result]] + ([sc.steps[e.result][0]] if e.result in sc.steps else [])
+            order = [name for name in loops if name not in block]
+            at = order.index(var[x])
+            order[at:at] = block
+            if discordant(order) <= discordant(loops):
+                loops[:] = order
 
     def walks_stepped(e) -> bool:
         """Whether the strided slice ``e`` reads one access directly, at its index alone, whose level
@@ -505,7 +507,7 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
                 # (a slice of the split's result, i = start + step·p: k = j + i·|j| read as an offset
                 # by loops outside those j reads, as the split reads its own loops)
                 xi, xj = _affine(env[i]), _affine(env[j])
-                inner, outer = list(_indices_in(xj)), list(_indices_in(xi))
+                inner, outer = list(indices_in(xj)), list(indices_in(xi))
                 if not inner or not outer or any(x.name not in depth for x in inner + outer) or \
                         max(depth[x.name] for x in outer) >= min(depth[x.name] for x in inner):
                     raise StrategyError(f"{e}: looplets read a slice of {i} or {j} as an offset of the loops "
@@ -533,9 +535,11 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
         if isinstance(e, Slice):
             planned = e.result in sc.steps and env[e.result] == top[e.result]
             step = sc.steps[e.result] if planned else _part_step(env[e.result], sc.part_steps)
-            if not step and any(env[e.result] == at for at in made):
-                # (a slice read at an index another operator computes, a split's q + p·|q|: its operand
-                # is read at start + step·that index; a collapse gathered there, each entry located)
+            beside = e.result in sc.collapsed and env[e.result] == top.get(e.result)
+            if not step and (beside or any(env[e.result] == at for at in made)):
+                # (a slice read at an index another operator computes, a split's q + p·|q| or a collapse's
+                # beside it: its operand is read at start + step·that index; a collapse gathered there,
+                # each entry located)
                 at = _affine(env[e.result])
                 at = _plus(Literal(e.start), at if e.step == 1 else _times(at, Literal(e.step)))
                 if e in split_steps and split_steps[e] in depth and not isinstance(e.operand, Collapse):
@@ -623,8 +627,8 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
         l = e.result
         at = _affine(env.get(l))
         quotient = isinstance(at, Variable) and any(at == x for x in made)
-        if not quotient and (not isinstance(at, (Index, Call)) or not list(_indices_in(at)) or
-                             any(x.name not in depth for x in _indices_in(at))):
+        if not quotient and (not isinstance(at, (Index, Call)) or not list(indices_in(at)) or
+                             any(x.name not in depth for x in indices_in(at))):
             raise StrategyError(f"{e}: the looplet strategy splits the loop over {l} into one loop per operand, "
                                 f"or reads it at an index of loops; here {l} is {env.get(l)}")
         parts, offset = [], None
@@ -664,7 +668,7 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
             return Access(TensorRef(once[e]), ())
         names = [fresh(i.name) for i in e.indices]
         loops, inner, isc = plan(tuple(e.indices), names, e.body, sc)
-        t = _fresh_temp(taken, tensor_names)
+        t = fresh_temp(taken, tensor_names)
 
         def leaf(env2, choice2):
             nonlocal pending, lets
@@ -713,7 +717,7 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
             # (a strided part's one-step loop: its write is at t + the part's, as a strided loop's)
             here = at if step is None else _plus(Index(step), at)
             # (a collapse's index written through this loop, j + l·|j|, reads the part's coordinate)
-            moved = {x: _substitute(v, Index(name), here) for x, v in env.items()}
+            moved = {x: substitute(v, Index(name), here) for x, v in env.items()}
             inner = build(loops, sc, k + 1, {**moved, i: here}, {**choice, i: m}, leaf)
             if step is not None:
                 inner = Loop(Index(step), Extent(Const(0, "int64"), Const(1, "int64")), inner)
@@ -751,6 +755,30 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
     names = list(dict.fromkeys([stmt.lhs.tensor] + [a.tensor for a in N.accesses(stmt.rhs)]))
     return LoopProgram(stmt.lhs.tensor + "_kernel", tuple(names), Block(tuple(stmts)), str(stmt), 1,
                        tuple(temporaries)), info, tuple(reads)
+
+
+def _through_workspace(stmt: N.Assign, formats: dict, dtype):
+    """:func:`shape_program` of ``stmt`` reduced into a dense workspace ``w`` (its loops planned as
+    for a dense output: the slice's operand walked in storage order), then ``w`` copied into the
+    output in the output's storage order, the fills dropped: one kernel, as
+    ``for j: for i: w[i] += stride(A, 0, 1:9:2)[i, j]; for i: out[i] = w[i]``."""
+    out, idxs = stmt.lhs.tensor, stmt.lhs.indices
+    taken = {a.tensor for a in N.accesses(stmt)} | {i.name for n in N.walk(stmt) if isinstance(n, N.Access)
+                                                    for i in n.indices if isinstance(i, N.Index)}
+    w = fresh_temp(taken, set(), "w")
+    fmt = formats[out]
+    dense = parse_format("dense", ndim=len(idxs), fill=fmt.fill, dtype=fmt.dtype)
+    prog, info, reads = _shape_program(N.Assign(N.Access(w, idxs), None, stmt.rhs), {**formats, w: dense}, dtype)
+    copy = Assign(Access(TensorRef(out), tuple(Index(i.name) for i in idxs), "update"), None,
+                  Access(TensorRef(w), tuple(Index(i.name) for i in idxs)))
+    for m in reversed(fmt.mode_order):
+        copy = Loop(Index(idxs[m].name), Extent(Const(0, "int64"), extent_ir(info.extents[idxs[m]], formats)), copy)
+    names = tuple(dict.fromkeys((out, *(t for t in prog.tensors if t != w))))
+    return replace(prog, name=out + "_kernel", tensors=names, source=str(stmt), body=Block((*prog.body.stmts, copy)),
+                   temporaries=(*prog.temporaries, (w, dense))), info, \
+        (*reads, ("workspace", f"{stmt.rhs}: reduced into a dense workspace {w} (its loops those of a dense "
+                               f"output: the operands walked in storage order, from the reduction's identity), "
+                               f"then {w} copied into {out} in its storage order, the fills dropped"))
 
 
 def _top_reduction(stmt: N.Assign, dtype) -> tuple:
@@ -822,7 +850,7 @@ def _walks_on(at, depth: dict, one_step: set) -> bool:
     """Whether the index ``at`` is its innermost loop plus terms of outer ones (``q + p·J - |A|``): a
     window of the raveled operand moving on with that loop, walked; not a loop of one step (a
     strided slice's, each entry sought) nor a multiple of the loop (a stride)."""
-    loops = list(_indices_in(at))
+    loops = list(indices_in(at))
     if not loops or any(x.name not in depth for x in loops):
         return False
     inner = max(loops, key=lambda x: depth[x.name])
@@ -834,15 +862,6 @@ def _walks_on(at, depth: dict, one_step: set) -> bool:
             return True
         return isinstance(e, Call) and e.op in (_ADD, _SUB) and (plain(e.args[0]) or e.op == _ADD and plain(e.args[1]))
     return plain(at)
-
-
-def _indices_in(e):
-    """The loop indices an index expression reads."""
-    if isinstance(e, Index):
-        yield e
-    elif isinstance(e, Call):
-        for a in e.args:
-            yield from _indices_in(a)
 
 
 def _affine(at):
@@ -859,36 +878,6 @@ def _part_step(at, part_steps: dict):
         if at == _plus(Index(t), Index(part)):
             return t, part
     return None
-
-
-def _substitute(e, old: Index, new):
-    """The index expression ``e`` with the loop ``old`` read as ``new``."""
-    if e == old:
-        return new
-    if isinstance(e, Call):
-        return Call(e.op, tuple(_substitute(a, old, new) for a in e.args))
-    return e
-
-
-def _scope_walk(e, indices: set):
-    """The nodes of ``e`` that may make one of ``indices``: not inside a reduction that binds it again."""
-    if not indices:
-        return
-    yield e
-    if isinstance(e, N.Reduce):
-        indices = indices - set(e.indices)
-    for c in e.children():
-        yield from _scope_walk(c, indices)
-
-
-def _fresh_temp(taken: set, tensors: set) -> str:
-    """A name for a scalar temporary that no index or tensor of the statement has (``t``, ``t2``...)."""
-    name, k = "t", 1
-    while name in taken or name in tensors:
-        k += 1
-        name = f"t{k}"
-    taken.add(name)
-    return name
 
 
 __all__ = ["shape_program", "extent_ir"]
