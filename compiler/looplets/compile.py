@@ -664,7 +664,10 @@ def lower_for_runtime(program, formats: dict, trace, **options):
             formats[out_name] = stood[0]
         # (the loops a shape operator became are its meaning: they are not reordered, the output converted)
         fixed = not isinstance(program, NAssignType()) or shaped is not None
-        choice = choose_output_order(prog, out_name, formats, fixed=fixed, asked_format=asked)
+        try:
+            choice = choose_output_order(prog, out_name, formats, fixed=fixed, asked_format=asked)
+        except ProgramError as e:   # (a format of another order than the output's indices)
+            raise prog.error(e) from None
         scattering = None
         notation = isinstance(program, NAssignType())
         if stood is None and shaped is None and (not notation or program.op is None) and not privatized \

@@ -33,6 +33,7 @@ from dataclasses import dataclass, replace
 
 from ..format import Format
 from ..stand_in import stand_in
+from .errors import ProgramError
 from .program import Access, Assign, Block, Declare, Define, Index, Loop, Sieve, TensorRef, walk
 
 
@@ -213,11 +214,16 @@ def choose_output_order(prog, out: str, formats: dict, fixed: bool, asked_format
     fmt = formats.get(out)
     if fmt is None or all(lvl.random_write for lvl in fmt.levels):
         return OutputOrder(prog, None, "") if fixed else _read_in_order(prog, out, formats)
+    written = next((n for n in walk(prog.body) if isinstance(n, Assign) and isinstance(n.lhs.tns, TensorRef)
+                    and n.lhs.tns.name == out), None)
+    if written is not None and len(written.lhs.idxs) != len(fmt.mode_order):
+        # (before any order is chosen: the order names each of the format's modes by its index)
+        raise ProgramError(f"{out} has {len(fmt.mode_order)} mode(s) but is indexed with {len(written.lhs.idxs)} "
+                           f"index(es)", written.line)
     order = _write_order(prog.body, out)
     if order is None or tuple(order) == tuple(fmt.mode_order):
         return OutputOrder(prog, None, "")
-    lhs = next(n for n in walk(prog.body) if isinstance(n, Assign) and isinstance(n.lhs.tns, TensorRef)
-               and n.lhs.tns.name == out).lhs
+    lhs = written.lhs
     names = lambda modes: ", ".join(lhs.idxs[m].name for m in modes)  # noqa: E731
     shown = _text(asked_format or fmt)
     asked = f"{out} is {shown}, stored in the order {names(fmt.mode_order)}"

@@ -14,6 +14,7 @@ from compiler import Tensor
 from compiler.levels import (Dense, Element, RunList, SparseBand, SparseBlockList, SparseByteMap, SparseCOO,
                              SparseList, SparseRunList)
 from compiler.looplets import ProgramError, compile_program, loop_program
+from compiler.format import Format
 from compiler.looplets.gallery import concat
 
 VECTOR_FORMATS = {
@@ -444,3 +445,14 @@ def test_index_expression_no_wrapper_covers(expr):
     msg = compile_error(f"    for i in _:\n        for j in _:\n            y[i] += {expr}\n")
     assert msg.startswith("line 4 of k: no wrapper covers the index expression")
     assert f"    y[i] += {expr}" in msg
+
+
+@pytest.mark.parametrize("fmt,modes", [(Format(Dense(SparseList(SparseList(Element(0.0))))), 3),
+                                       (Format(Dense(Element(0.0))), 1)])
+def test_an_output_format_of_another_order_is_named(fmt, modes):
+    # (a format of more modes than the output's indices once raised an IndexError choosing its write order)
+    with pytest.raises(ProgramError, match=f"C has {modes} mode\\(s\\) but is indexed with 2 index") as e:
+        compile_program(loop_program(source="def k(C, A, B):\n    for i in _:\n        for j in _:\n"
+                                            "            C[i, j] += A[i, j] * B[i, j]\n"),
+                        C=fmt, A="csr", B="csr")
+    assert str(e.value).startswith("line 4 of k:")
