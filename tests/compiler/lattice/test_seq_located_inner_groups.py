@@ -85,6 +85,19 @@ def test_the_statement_against_every_oracle(shape, out):
     assert "group start" not in k.trace.find("cfir")[0].after_text
 
 
+@pytest.mark.parametrize("out", ["coo", "dense"])
+@pytest.mark.parametrize("w", [0, 1])
+def test_a_located_group_one_split_deeper(w, out):
+    # (the loop over the third index locates π0(π1(π1(s_c, 8), 4), 2) beside E's dense level: c's cursors enter
+    # that group there, not rewound to the second split's group start)
+    C = np.zeros((8, 2, 1))
+    C[0, 0, 0], C[6, 1, 0], C[3, 1, 0], C[1, 0, 0] = 1.0, 2.0, 3.0, inf
+    E = np.zeros((4, 2, w, 2))
+    c = lazy(C, "ddd", 0.0).reshape(2, 2, 2, 2)
+    e = xp.concat([xp.asarray(Tensor.from_numpy(E, "dense")), xp.concat([c, c], axis=0)], axis=2)
+    checked(e, np.concatenate([E, np.concatenate([C.reshape(2, 2, 2, 2)] * 2)], axis=2), out, 0.0)
+
+
 def part(kind: str, fmt: str, fill: float, seed: int, odd: tuple):
     """An operand of shape (2, 2, 4) built as ``kind`` says, and its numpy value."""
     r = np.random.default_rng(seed)
