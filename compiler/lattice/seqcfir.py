@@ -334,7 +334,8 @@ class Compiler:
     rewrites: list = field(default_factory=list)
     #: the result's fill: an assignment of it at a sub-point writes nothing
     fill: float = 0.0
-    #: the foralls around the one compiled, outermost first (``(index, sequence, the case's sequence)``)
+    #: the foralls around the one compiled, outermost first (``(index, sequence, the case's sequence, what the
+    #: case locates)``)
     enclosing: list = field(default_factory=list)
     #: each counted sum's summand fill (its :class:`Fold`'s): adding it at a sub-point is skipped
     folds: dict = field(default_factory=dict)
@@ -447,7 +448,7 @@ class Compiler:
         # of a concatenation's π0 and π1 are |m_A| + n_B, not m_A ⊔ n_B, and A's rows are not walked below it)
         plain_rewrites = []
         plain = simplify(f.seq, defs, plain_rewrites)
-        seen = defs | walked_below([(j, c) for j, _, c in self.enclosing], f.seq, plain)
+        seen = defs | walked_below([(j, c) for j, _, c, _ in self.enclosing], f.seq, plain)
         # what is live first: the dense j_B of (j_A ∪ j_B) would be located on j_A, gone under B's rows
         once = once_each(f.seq)
         if once != f.seq:
@@ -480,7 +481,8 @@ class Compiler:
         # (the π1s of what the loops walk or locate, their group visited again by a loop in between)
         # (a π1 may be simplified as its case's π0 is, not as the loop's: the second part of a concatenation's
         # π1 is |m_A| + n_B where the loop around walks m_A ⊔ n_B; its group is opened by either)
-        rewind = rewound([(j, t) for j, t, _ in self.enclosing], live, [(j, c) for j, _, c in self.enclosing])
+        rewind = rewound([(j, t) for j, t, _, _ in self.enclosing], live,
+                         [(j, c, *at) for j, _, c, at in self.enclosing])
         if rewind:
             self.rewrites.append(Rewrite("rewind", str(live), ", ".join(f"{p} from its group start" for p in rewind)))
         seq, locs = remove_locators(live)
@@ -515,10 +517,11 @@ class Compiler:
                     # (an hstack's ravel: A's columns and B's never meet, so no case for both)
                     self.rewrites.append(Rewrite("disjoint-case", str(sp), "never at one coordinate: no case"))
                     continue
-                here = defs | live_keys(sp) | frozenset(
-                    key for a, b in point_locs if at_coordinate(b, sp.iterated()) for key in live_keys(a))
-                # (the loops around: the loop's sequence and this case's, simplified as the π1s inside it are)
-                self.enclosing.append((f.index, f.seq, sp))
+                located = tuple(a for a, b in point_locs if at_coordinate(b, sp.iterated()))
+                here = defs | live_keys(sp) | frozenset(key for a in located for key in live_keys(a))
+                # (the loops around: the loop's sequence, this case's, simplified as the π1s inside it are, and
+                # what the case locates: a π0 located there enters its group as one walked would)
+                self.enclosing.append((f.index, f.seq, sp, located))
                 try:
                     cases.append((sp, self.stmt(f.body, here, known_temps)))
                 finally:

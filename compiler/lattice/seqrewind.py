@@ -55,19 +55,27 @@ def unopened(s: Seq, opened: frozenset = frozenset()):
 
 
 def between(loops: list, p1: Project, every: bool = False) -> list:
-    """The loops of ``loops`` (``(index, sequence)``, outermost first, all around the loop over
+    """The loops of ``loops`` (``(index, sequence, *located)``, outermost first, all around the loop over
     ``p1``) after the last one that moves ``p1``'s group's cursor (the one opening the group, a loop
-    over the group's major index of a split of π1) that walk more than one coordinate (``every``: any).
+    over the group's major index of a split of π1, walked or located at the loop's coordinate) that walk
+    more than one coordinate (``every``: any).
 
     >>> from compiler.lattice.sequences import Level, Universe
     >>> a = Level("a", 0, "compressed", 6, "l")
-    >>> [i for i, _ in between([("i", Project(0, a, 3)), ("j", Universe(1, "j")), ("m", Universe(4, "m"))],
-    ...                        Project(1, a, 3))]
+    >>> [i for i, *_ in between([("i", Project(0, a, 3)), ("j", Universe(1, "j")), ("m", Universe(4, "m"))],
+    ...                         Project(1, a, 3))]
     ['m']
+
+    A loop over ``j_A`` locating ``π0(π1(l_a, 6), 3)`` moves the cursor into one of the group's inner groups
+    (``a.reshape(-1, 2, 3)`` beside a dense ``A``): the loop over the minor index walks from there.
+
+    >>> a = Level("a", 0, "dense", 12, "l"); j = Level("A", 1, "dense", 2, "j")
+    >>> between([("i", Project(0, a, 6)), ("j", j, Project(0, Project(1, a, 6), 3))], Project(1, a, 6))
+    []
     """
     since = None      # (None until a loop opens the group)
-    for j, t in loops:
-        if any(isinstance(n, Project) and n.group_key == p1.group_key for n in walk(t)):
+    for j, t, *located in loops:
+        if any(isinstance(n, Project) and n.group_key == p1.group_key for x in (t, *located) for n in walk(x)):
             since = []
         elif since is not None and (every or t.size() > 1):
             since.append((j, t))
@@ -78,8 +86,8 @@ def rewound(loops: list, seq: Seq, *forms: list) -> tuple:
     """The π1s of ``seq`` (a loop nested in ``loops``, outermost first) whose group a loop between
     them and their π0 visits more than once: the loop over ``seq`` restarts them at its start (a
     π1 of a π1 rewound restarts its operand's leaves there, the start of the inner group). ``forms``:
-    the same loops with other sequences (each case's): a π1 rewound under any of them, those under
-    ``loops`` first, in one walk of ``seq``."""
+    the same loops with other sequences (each case's, with what the case locates, as :func:`between`
+    takes them): a π1 rewound under any of them, those under ``loops`` first, in one walk of ``seq``."""
     nests = (loops, *forms)
     out = [[] for _ in nests]
 
