@@ -52,7 +52,9 @@ def test_the_array_front_end_sums_sliced_rows_in_one_kernel(key, fmt):
 def test_the_workspace_walks_each_columns_kept_entries():
     a = matrix((10, 4), 0.5, np.nan, seed=12)
     A = ss.Tensor.from_numpy(a, "csc", fill=np.nan, name="A")
-    kernel, got = checked_kernel(sum_program(10, np.s_[1:9:2]), a[1:9:2].sum(axis=1), "sparse_vector", A=A)
+    with np.errstate(invalid="ignore"):   # (inf + -inf in a row: NaN, as the kernel sums it)
+        want = a[1:9:2].sum(axis=1)
+    kernel, got = checked_kernel(sum_program(10, np.s_[1:9:2]), want, "sparse_vector", A=A)
     program = str(next(s.after for s in kernel.trace.steps if s.stage == "program"))
     assert program.splitlines()[1:] == ["for j = 0:A0_size", "  for i = 0:4",
                                         "    w[i] += stride(A, 0, 1:9:2)[i, j]", "for i = 0:4", "  out[i] = w[i]"]
