@@ -39,6 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import serialize
+from .errors import UsageError
 
 
 @serialize.node
@@ -280,6 +281,22 @@ def assume(tensor: str, facts: Facts) -> None:
         a.facts[tensor] = facts
 
 
+def check_assumed(name: str, held: Facts, facts: Facts, built: str, remedy: str) -> None:
+    """Refuse values a lowering was not built for: ``name``'s stored values hold ``held``, beyond the ``facts``
+    ``built`` (what the lowering made, e.g. "the CFIR") assumed of them; ``remedy`` says what to do instead.
+
+    >>> check_assumed("A", FINITE, ANY, "the CFIR", "...")     # (fewer values than assumed: served)
+    >>> check_assumed("A", Facts(posinf=True), FINITE, "the CFIR", "call cfir_evaluate")
+    Traceback (most recent call last):
+    ...
+    compiler.errors.UsageError: A may hold +inf, but the CFIR was built assuming A finite (outside values.assuming, stored values are taken as finite): its intersections would leave out what A's non-finite values make of another tensor's fill (inf * 0 is NaN); call cfir_evaluate
+    """
+    if (facts | held) != facts:
+        raise UsageError(f"{name} {held}, but {built} was built assuming {name} {facts} (outside values.assuming, "
+                         f"stored values are taken as finite): its intersections would leave out what {name}'s "
+                         f"non-finite values make of another tensor's fill (inf * 0 is NaN); {remedy}")
+
+
 def decide(rule: str, expr, why: str) -> None:
     """Record an annihilation decision in the current lowering's assumptions (if any)."""
     a = _ASSUMED.get()
@@ -314,4 +331,4 @@ def _text(v) -> str:
 
 
 __all__ = ["Facts", "FINITE", "ANY", "of_array", "of_value", "of_call", "of_reduce", "Assumptions",
-           "assuming", "assumed", "assume", "decide", "annihilates"]
+           "assuming", "assumed", "assume", "check_assumed", "decide", "annihilates"]

@@ -28,7 +28,6 @@ import numpy as np
 
 from .. import values
 from ..dtypes import typed_scalar
-from ..errors import UsageError
 from ..notation.ast import Access, Call, IndexValue, Literal
 from .algebra import same_value
 from .cfir import CAlloc, CAssign, CDenseWorkspace, CForall, CSeq, CSkip, CWorkspace
@@ -240,15 +239,10 @@ class _Machine:
 def _check_assumed(setup: Setup, name: str, t) -> None:
     """Refuse values the CFIR was not built for: a stored NaN or inf the lowering assumed absent."""
     assumed = setup.assumed.get(name)
-    if assumed is None:
-        return
-    held = t.value_facts
-    if (assumed | held) != assumed:
-        raise UsageError(f"{name} {held}, but the CFIR was built assuming {name} {assumed} (outside "
-                         f"values.assuming, stored values are taken as finite): its intersections would "
-                         f"leave out what {name}'s non-finite values make of another tensor's fill "
-                         f"(inf * 0 is NaN); build the Setup and the CFIR under "
-                         f"values.assuming({{{name!r}: {name}.value_facts, ...}}), or call cfir_evaluate")
+    if assumed is not None:
+        values.check_assumed(name, t.value_facts, assumed, "the CFIR",
+                             f"build the Setup and the CFIR under values.assuming({{{name!r}: {name}.value_facts, "
+                             f"...}}), or call cfir_evaluate")
 
 
 def interpret_cfir(cfir, setup: Setup, **tensors) -> np.ndarray:

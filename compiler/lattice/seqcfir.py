@@ -620,6 +620,9 @@ class SeqCFIR:
     cfir: Stmt
     lattices: list
     rewrites: list = field(default_factory=list)
+    #: what the lowering assumed each tensor it reads may hold (:class:`compiler.values.Facts`, by the name its
+    #: entries are read under), which its intersections rely on; empty where none was recorded (built by hand)
+    assumed: dict = field(default_factory=dict)
 
     def text(self) -> str:
         return str(self.cfir)

@@ -798,6 +798,9 @@ def seq_lower(program, trace: Trace | None = None, loop_order=None, result_fill=
         body = b.forall(point, program.rhs, body)
     # the CFIR first: each derivation names the loops its sequence becomes (their lattices' points)
     built = cin.build_cfir(body, (), 0.0 if fill is None else fill)
+    # (what it assumed each input holds, which the interpreter checks the entries it is given against)
+    built = replace(built, assumed={acc.name: values.assumed(a.tensor) for a, acc in access_levels.items()
+                                    if a.tensor in tensors})
     if work:
         # (each workspace's producer, then the consumer: loop nests apart, each checked alone)
         derivations = [dv.with_loops(built.lattices) for n in nests for dv in n.derivations]
@@ -838,21 +841,24 @@ def seq_evaluate(program, trace: Trace | None = None, loop_order=None, hoisted=N
     assumes what the tensors hold (NaN, inf: :attr:`~compiler.tensor.Tensor.value_facts`), as a kernel lowered for
     them does."""
     tensors = {name: to_tensor(x, name) for name, x in tensors.items()}
-    with values.assuming({name: t.value_facts for name, t in tensors.items()}):
-        try:
-            low = seq_lower(program, trace=trace, loop_order=loop_order, hoisted=hoisted, sparse_rows=sparse_rows,
-                            **tensors)
-        except (StrategyError, SequenceError):
-            # (a concatenation's part of another fill under a collapse, read densely, as the kernel reads it)
-            program = parse(program) if isinstance(program, str) else program
-            extents = infer_shapes(program, {n: t.shape for n, t in tensors.items()}).extents
-            whole = walked_whole(program, input_fills(program, tensors), extents)
-            if not whole:
-                raise
-            tensors = {n: t.asformat(dense(t.ndim, fill=t.fill, dtype=t.dtype)) if n in whole else t
-                       for n, t in tensors.items()}
-            low = seq_lower(program, trace=trace, loop_order=loop_order, hoisted=hoisted, sparse_rows=sparse_rows,
-                            **tensors)
+
+    def lowered(tensors):
+        # (assuming what these tensors hold: a part read densely holds its fill too, which the lowering knows)
+        with values.assuming({name: t.value_facts for name, t in tensors.items()}):
+            return seq_lower(program, trace=trace, loop_order=loop_order, hoisted=hoisted, sparse_rows=sparse_rows,
+                             **tensors)
+
+    try:
+        low = lowered(tensors)
+    except (StrategyError, SequenceError):
+        # (a concatenation's part of another fill under a collapse, read densely, as the kernel reads it)
+        program = parse(program) if isinstance(program, str) else program
+        extents = infer_shapes(program, {n: t.shape for n, t in tensors.items()}).extents
+        whole = walked_whole(program, input_fills(program, tensors), extents)
+        if not whole:
+            raise
+        low = lowered({n: t.asformat(dense(t.ndim, fill=t.fill, dtype=t.dtype)) if n in whole else t
+                       for n, t in tensors.items()})
     run = interpret(low.cfir, low.data)
     out = np.full(low.shape, 0.0 if low.fill is None else low.fill, dtype=float)
     for key, val in run.outputs.get(low.program.lhs.tensor, {}).items():

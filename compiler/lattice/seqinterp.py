@@ -1,7 +1,10 @@
 """The sequence CFIR's interpreter (§5.3): the CFIR run over concrete data with the reference
 iterators of :mod:`compiler.lattice.seqiter`. The iterators of a series of loops are initialized
 once, a nested series on each entry; after a switch only the sub-iterators at the coordinate
-advance. The C the emitter writes (:mod:`compiler.lattice.seqemit`) does the same.
+advance. The C the emitter writes (:mod:`compiler.lattice.seqemit`) does the same. Entries holding a NaN or
+inf that the CFIR was built assuming absent (:attr:`SeqCFIR.assumed`: finite outside
+:func:`compiler.values.assuming`, where an intersection skips ``inf * 0``) are refused, naming the tensor;
+:func:`~compiler.lattice.seqderive.seq_evaluate` builds the CFIR for the tensors' values.
 
 >>> from compiler.lattice.sequences import Level, Union
 >>> from compiler.lattice.seqcfir import Add, Assign, Forall, Read, build_cfir
@@ -9,6 +12,15 @@ advance. The C the emitter writes (:mod:`compiler.lattice.seqemit`) does the sam
 >>> cf = build_cfir(Forall("i", Union(a, b), Assign("c", ("i",), Add(Read("a", (a,)), Read("b", (b,))))))
 >>> interpret(cf, {"a": {(0,): 1.0, (2,): 2.0}, "b": {(2,): 10.0, (3,): 20.0}}).outputs["c"]
 {(0,): 1.0, (2,): 12.0, (3,): 20.0}
+
+A CFIR that assumed ``b`` finite refuses an ``inf`` of ``b``'s:
+
+>>> from dataclasses import replace
+>>> from compiler import values
+>>> interpret(replace(cf, assumed={"b": values.FINITE}), {"a": {}, "b": {(1,): float("inf")}})
+Traceback (most recent call last):
+...
+compiler.errors.UsageError: b may hold +inf, but the sequence CFIR was built assuming b finite (outside values.assuming, stored values are taken as finite): its intersections would leave out what b's non-finite values make of another tensor's fill (inf * 0 is NaN); lower it under values.assuming({'b': b.value_facts, ...}), or call seq_evaluate
 """
 
 from __future__ import annotations
@@ -18,6 +30,7 @@ from typing import Mapping
 
 import numpy as np
 
+from .. import values
 from .seqcfir import (Add, Alloc, Assign, Bind, Block, Cat, Fold, Lit, Mul, Op, Read, Reduce, SeqCFIR, Skip, Switch,
                       Temp, While)
 from .seqiter import Cursors, advance, enter, equals, eval_, init, locate, resume, valid, walked_inside
@@ -37,8 +50,16 @@ class Run:
 
 def interpret(cf, data: Mapping, env: Mapping | None = None) -> Run:
     """Run the CFIR ``cf`` (a :class:`SeqCFIR` or a statement) over ``data``: per tensor, a dict
-    from stored coordinates to values (a level's unstored coordinate reads 0)."""
+    from stored coordinates to values (a level's unstored coordinate reads 0). Values a :class:`SeqCFIR` was
+    built assuming absent (NaN, inf: its ``assumed``) are refused."""
     stmt = cf.cfir if isinstance(cf, SeqCFIR) else cf
+    for name, facts in (cf.assumed if isinstance(cf, SeqCFIR) else {}).items():
+        if name in data:
+            # (a tensor read again is read under a primed name, A')
+            tensor = name.rstrip("'")
+            values.check_assumed(tensor, values.of_array(list(data[name].values())), facts, "the sequence CFIR",
+                                 f"lower it under values.assuming({{{tensor!r}: {tensor}.value_facts, ...}}), or "
+                                 f"call seq_evaluate")
     run = Run({}, [])
     workspaces = _summed_into(stmt)
     # (a sum's workspace kept in sparse rows is walked where its producer's loops added: its entries so far)
