@@ -286,10 +286,10 @@ def check_assumed(name: str, held: Facts, facts: Facts, built: str, remedy: str)
     ``built`` (what the lowering made, e.g. "the CFIR") assumed of them; ``remedy`` says what to do instead.
 
     >>> check_assumed("A", FINITE, ANY, "the CFIR", "...")     # (fewer values than assumed: served)
-    >>> check_assumed("A", Facts(posinf=True), FINITE, "the CFIR", "call cfir_evaluate")
+    >>> check_assumed("A", Facts(posinf=True), FINITE, "the CFIR", "call cfir_evaluate")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    compiler.errors.UsageError: A may hold +inf, but the CFIR was built assuming A finite (outside values.assuming, stored values are taken as finite): its intersections would leave out what A's non-finite values make of another tensor's fill (inf * 0 is NaN); call cfir_evaluate
+    compiler.errors.UsageError: A may hold +inf, but the CFIR was built assuming A finite (...); call cfir_evaluate
     """
     if (facts | held) != facts:
         raise UsageError(f"{name} {held}, but {built} was built assuming {name} {facts} (outside values.assuming, "
