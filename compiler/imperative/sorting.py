@@ -295,14 +295,12 @@ def merge_sort_pairs_ir(keys: str, vals: str, tmp_keys: str, tmp_vals: str, lo, 
 
 
 def count_sort_pairs_ir(keys: str, vals: str, tmp_keys: str, tmp_vals: str, counts: str, span, lo, hi,
-                        fresh, per=None) -> list:
+                        fresh) -> list:
     """IR sorting ``keys[lo:hi]`` (int64 in ``[0, span)``, repeats allowed) with ``vals[lo:hi]`` moved along,
     stably, by counting: each key's terms counted in ``counts[0:span]``, the counts summed into each key's first
     slot, each term placed at its key's next slot of ``tmp_keys`` / ``tmp_vals`` (scratch over the same
     positions) in the order it came, then copied back: ``O(terms + span)`` steps and no comparison of keys (a
-    merge sort's are unpredictable branches), where the span is small against the terms. ``per`` (an int64
-    Expr): the keys are in ``[0, span·per)``, counted by their quotient by ``per`` (those of one quotient keep
-    their order: already in order where they came so).
+    merge sort's are unpredictable branches), where the span is small against the terms.
 
     >>> from compiler.imperative import Var, pretty
     >>> from compiler.imperative.ir import Block
@@ -319,30 +317,17 @@ def count_sort_pairs_ir(keys: str, vals: str, tmp_keys: str, tmp_vals: str, coun
         k[c_p] = tk[c_p];
         v[c_p] = tv[c_p];
     }
-
-    Counted by the keys' quotient by 2 (1 and 0 keep their order, as 4 and 5 do):
-
-    >>> import numpy as np
-    >>> from compiler.imperative import Buffer, Function, interpret
-    >>> f = Function("s", tuple(Buffer(x, "float64" if x in "vu" else "int64", "inout") for x in "kvtuc"),
-    ...              count_sort_pairs_ir("k", "v", "t", "u", "c", Const(3, "int64"), Const(0, "int64"),
-    ...                                  Const(5, "int64"), Var, per=Const(2, "int64")))
-    >>> out = interpret(f, k=np.array([4, 1, 5, 0, 3]), v=np.array([0., 1, 2, 3, 4]), t=np.zeros(5, np.int64),
-    ...                 u=np.zeros(5), c=np.zeros(3, np.int64))
-    >>> out["k"].tolist(), out["v"].tolist()
-    ([1, 0, 3, 4, 5], [1.0, 3.0, 4.0, 0.0, 2.0])
     """
     one = Const(1, "int64")
     q, p, at, n, seen, key, slot = (fresh(v) for v in ("c_q", "c_p", "c_at", "c_n", "c_seen", "c_key", "c_slot"))
-    counted = (lambda x: x) if per is None else (lambda x: BinOp("/", x, per))  # noqa: E731
     return [For(q, Const(0, "int64"), span, [Store(counts, q, Const(0, "int64"))]),
-            For(p, lo, hi, [Declare(seen, "int64", counted(Load(keys, p))),
+            For(p, lo, hi, [Declare(seen, "int64", Load(keys, p)),
                             Store(counts, seen, BinOp("+", Load(counts, seen), one))]),
             # (each key's first slot: the terms of the keys before it, from lo)
             Declare(at, "int64", lo),
             For(q, Const(0, "int64"), span, [Declare(n, "int64", Load(counts, q)), Store(counts, q, at),
                                              CompoundAssign("+", at, n)]),
-            For(p, lo, hi, [Declare(key, "int64", Load(keys, p)), Declare(slot, "int64", Load(counts, counted(key))),
+            For(p, lo, hi, [Declare(key, "int64", Load(keys, p)), Declare(slot, "int64", Load(counts, key)),
                             Store(tmp_keys, slot, key), Store(tmp_vals, slot, Load(vals, p)),
-                            Store(counts, counted(key), BinOp("+", slot, one))]),
+                            Store(counts, key, BinOp("+", slot, one))]),
             For(p, lo, hi, [Store(keys, p, Load(tmp_keys, p)), Store(vals, p, Load(tmp_vals, p))])]

@@ -303,11 +303,12 @@ def column_major(program, inputs: dict, out_format, fill, why: str):
             note += (f", room for all the inputs' entries reserved up front: the loop around each store walks stored "
                      f"entries only, so {out} takes no more, and no append checks for room")
     elif len(names) > 2:
-        note += (f"the entries sorted by {m} before {out} appends them: phase 1 counts the entries, phase 2 puts each "
-                 f"one's {m} and value in a workspace of as many, sorted by {m} as the kernel finds them: counted by "
-                 f"{major} (the loops reach {minor} in increasing order) where its {math.prod(low.shape[:-1])} "
-                 f"coordinates are at most {COUNTED_SPAN} times the entries, else merge-sorted by {m} (each fiber the "
-                 f"innermost loop walks an ascending run)")
+        note += (f"the entries sorted by {m} into a workspace of as many before {out} appends them: phase 1 counts the "
+                 f"entries; where the {math.prod(low.shape[:-1])} coordinates of {major} are at most {COUNTED_SPAN} "
+                 f"times the entries, phase 2 counts each {major}'s, a prefix sum gives each {major}'s start and phase "
+                 f"3 places each entry at its {major}'s next slot (the loops reach {minor} in increasing order: a "
+                 f"counting sort), else merge-sorted by {m} (phase 2 puts each entry's {m} and value in the loops' "
+                 f"order, each fiber the innermost loop walks an ascending run), as the kernel finds them")
     else:
         note += (f"the entries sorted by {m} before {out} appends them: phase 1 counts each {major}'s entries, a "
                  f"prefix sum gives each {major}'s start, phase 2 places each entry at its {major}'s next slot "
