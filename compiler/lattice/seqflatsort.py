@@ -123,8 +123,8 @@ class FlatSortedOutput(ColumnMajorOutput):
         self.key_counts = fresh(f"{name}_key_counts")
         # (the keys: the flat coordinates of all indices but the last)
         self.keys = math.prod(self.shape[:-1])
-        # (the flat coordinates and the counts, at most the entries, one per flat coordinate, in int32 where the
-        # flat extent fits: the workspace is fresh memory each call, page faults its first touch of each page)
+        # (the flat coordinates, and the counts, at most the entries (one per flat coordinate), in int32 where the
+        # flat extent fits: half the fresh pages a call touches, each a page fault where glibc returned it)
         self.idt = "int32" if math.prod(self.shape) <= INT32_MAX else I64
         #: what the loops' stores do: ``count`` the entries, ``count keys``, ``place by key`` (at the key's next
         #: slot), ``place`` (at the next slot, in the loops' order)
