@@ -29,7 +29,13 @@ searches from the fiber's start, as before. A permissive read,
 fiber, and a row whose window lies before the fiber's start leaves the cursor where it was.
 An output written through such windows (``out[i, t + j]`` of a strided slice ``a[:, ::2]``) is carried
 up the same way: its fiber is opened once before the loop and closed after it, not at every window
-(a RunList's closing fill run up to the fiber's end was appended after each one).
+(a RunList's closing fill run up to the fiber's end was appended after each one). So is one written
+by a nest of loops through a collapse of a collapse, ``out[l + (k + j * K) * L]`` over ``j``, ``k``,
+``l`` (a flatten of three modes): the window of a ``j`` is ``[j * K * L, (j + 1) * K * L)`` when ``l``
+spans at most ``L`` and ``k`` at most ``K``, so the fiber is opened before the loop over ``j``, not
+before each ``k`` loop (a RunList restarted its coverage and its run bookkeeping at each ``j`` and
+wrote empty runs). A read through such windows is left to its inner loop: it restarts a search per
+``j``, which is slower but correct.
 
 >>> from compiler.looplets.program import Call, Index, Literal
 >>> from compiler.algebra import lookup
@@ -47,6 +53,7 @@ from typing import Any
 from ..algebra import Operator
 from ..imperative.ir import Assign, BinOp, Const, Declare, Var
 from . import extents as X
+from .appends import summands
 from .fibers import SubFiber
 from .levels import unfurl
 from .looplets import Case, Phase, Sequence, Stepper, Switch, Thunk
@@ -118,15 +125,56 @@ def affine_in(e, i):
     return None
 
 
-def _carries(n, i, inner: Loop):
+def _nested_windows_ascend(terms: list, i, loops) -> bool:
+    """Whether ``l + sum(terms)``, ``l`` the index of the last of ``loops`` (a nest, outermost first,
+    directly inside the loop over ``i``), ascends with ``i``, each ``i``'s window after the last's:
+    ``terms`` are static ones and ``D * M``, ``l``'s extent at most ``M`` long and ``D`` such a
+    coordinate of the loops before (``k + j * K``), down to the outermost loop's ``k + a * i + b``
+    with ``k``'s extent at most ``a`` long. (As ``D``'s windows ascend, the smallest ``D`` of an
+    ``i`` exceeds the largest of the ``i`` before, and ``l`` spanning at most ``M`` keeps the
+    ``l + D * M`` of the two apart too.)"""
+    inner = loops[-1]
+    if inner.ext is None:
+        return False
+    length = X.sub(inner.ext.stop, inner.ext.start)
+    if len(loops) == 1:
+        parts = [affine_in(t, i) for t in terms]
+        if any(p is None for p in parts):
+            return False
+        a = Const(0, "int64")
+        for p in parts:
+            a = X.add(a, p[0])
+        return not (isinstance(a, Const) and a.value == 0) and X.prove_le(length, a)
+    moving = [t for t in terms if static_ir(t) is None]
+    if len(moving) != 1 or not (isinstance(moving[0], Call) and isinstance(moving[0].op, Operator)
+                                and moving[0].op.name == "mul" and len(moving[0].args) == 2):
+        return False
+    a, b = moving[0].args
+    d, m = (a, static_ir(b)) if static_ir(b) is not None else (b, static_ir(a))
+    outer = loops[-2].idx
+    inside = summands(d)
+    if m is None or inside.count(outer) != 1 or not X.prove_le(length, m):
+        return False
+    rest = [t for t in inside if t != outer]
+    return bool(rest) and _nested_windows_ascend(rest, i, loops[:-1])
+
+
+def _carries(n, i, inner: Loop, loops: tuple = ()):
     """``"up"`` when read ``n`` in loop ``inner`` (directly inside the loop over ``i``) reads windows
     that ascend with ``i``, each starting at or after the end of the one before; ``"down"`` when
-    they descend, each ending at or before the start of the one before; else None."""
+    they descend, each ending at or before the start of the one before; else None. ``loops`` are
+    the loops inside ``inner`` around ``n``, outermost first: a write there is carried when its
+    windows ascend (:func:`_nested_windows_ascend`)."""
     # (a fiber over several modes that carries, a raveled matrix's, seeks forward from its cursor too)
     if not (isinstance(n, Access) and n.mode in ("read", "update") and n.idxs and inner.ext is not None and
             (isinstance(n.tns, SubFiber) and not n.tns.is_leaf or getattr(n.tns, "carries", False))):
         return None
     mods, base = modifier_chain(n.idxs[0])
+    if loops:
+        # (an output opened once across the loop over i; a read keeps its search per window)
+        nest = (inner, *loops)
+        return "up" if n.mode == "update" and base == nest[-1].idx and len(mods) == 1 and \
+            isinstance(mods[0], Offset) and _nested_windows_ascend(summands(mods[0].delta), i, nest) else None
     # (a permissive read, ~(j + a * i + b), reads missing outside the fiber: its windows still
     # ascend, a row before the fiber's start leaving the cursor where it was)
     offsets = [m for m in mods if not isinstance(m, Permit)]
@@ -188,8 +236,8 @@ def carry_cursors(i, body, ctx):
         # identical reads in one inner loop share a nest (and a cursor), as their unfurl would
         shared = {}
 
-        def visit(n):
-            way = _carries(n, i, inner)
+        def visit(n, loops):
+            way = _carries(n, i, inner, loops)
             if way is None:
                 return None
             key = (id(n.tns.tensor), n.tns.level, repr(getattr(n.tns, "pos", None)), repr(n.tns.seg), repr(n.idxs),
@@ -207,9 +255,24 @@ def carry_cursors(i, body, ctx):
                     pre.extend([*nest.preamble, *walk[0]])
                     epi[:0] = list(nest.epilogue)
                     shared[key] = CarriedFiber(n.tns, walk[1])
-                    carried.append((n.source or n.tns.label(), inner.idx.name + (" (down)" if way == "down" else "")))
+                    carried.append((n.source or n.tns.label(),
+                                    (loops or (inner,))[-1].idx.name + (" (down)" if way == "down" else "")))
             return None if shared[key] is None else replace(n, tns=shared[key])
-        return replace(inner, body=postmap(inner.body, visit))
+
+        def within(s, loops):
+            """``s`` with its accesses visited, ``loops`` the loops around it inside ``inner``."""
+            if isinstance(s, Loop):
+                body = within(s.body, (*loops, s))
+                return s if body is s.body else replace(s, body=body)
+            if isinstance(s, Block):
+                stmts = tuple(within(x, loops) for x in s.stmts)
+                return s if all(a is b for a, b in zip(stmts, s.stmts)) else replace(s, stmts=stmts)
+            if isinstance(s, (Sieve, Define)):
+                head = "cond" if isinstance(s, Sieve) else "val"
+                new = {head: postmap(getattr(s, head), lambda n: visit(n, loops)), "body": within(s.body, loops)}
+                return s if all(getattr(s, k) is v for k, v in new.items()) else replace(s, **new)
+            return postmap(s, lambda n: visit(n, loops))
+        return replace(inner, body=within(inner.body, ()))
 
     def rebuild(s):
         if isinstance(s, Block):
