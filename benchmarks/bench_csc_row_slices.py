@@ -12,7 +12,8 @@ The stages column says how the array front end lowered it (``retry``/``materiali
 Each round times every column once, one after the other; each column keeps its minimum over the rounds.
 Results are checked against scipy's.
 
-    PYTHONPATH=. .venv/bin/python benchmarks/bench_csc_row_slices.py --clock cpu [--rounds 10]
+    PYTHONPATH=. .venv/bin/python benchmarks/bench_csc_row_slices.py --clock cpu [--rounds 10] [--axis columns]
+        [--out csr]
 
 Run it with PYTHONPATH at another checkout (main) for that tree's route: the ratios to scipy, taken in the
 same run, compare across runs on a noisy machine.
@@ -52,6 +53,32 @@ slice; its ``kernel`` column is then the copy of the materialized result, not co
 
 The kept columns' loop runs outside the rows': each kept column's entries copied as a block, as scipy's
 ``A[:, key]`` does; the ``compute`` column's gap to scipy is the call path (about 0.8 ms), not the kernel.
+
+A column window and a CSR result (``--axis columns --out csc|csr``; ``[1:-1]`` added; ms, medians of three runs
+of this change (bb4c0ec, 5 rounds) alternating with two of main (4c1261a, 3 rounds); main gathered the window
+(each column's rows searched for each row) and every CSR result; scipy's ``A[:, key].tocsr()`` for a CSR):
+
+    into a CSC       compute  kernel  scipy  kernel / scipy  compute / scipy  main compute  main / scipy
+    1% A[:, 1:-1]    1.43     0.26    0.75   0.35x           1.91x            586 / 546     119x / 113x
+    10% A[:, 1:-1]   7.04     3.49    13.9   0.25x           0.57x            2352 / 2132   59x / 57x
+    (the strided keys as above: kernel / scipy 0.73x-1.07x)
+
+    into a CSR       compute  kernel  scipy  kernel / scipy  compute / scipy  main compute  main / scipy
+    1% A[:, ::2]     2.59     0.81    1.15   0.70x           1.96x            271 / 259     214x / 142x
+    1% A[:, 1::3]    1.60     0.41    0.56   0.73x           2.85x            168 / 159     170x / 151x
+    1% A[:, ::-1]    4.66     3.20    3.27   0.99x           1.43x            690 / 609     87x / 87x
+    1% A[:, ::-2]    2.37     0.90    1.23   0.80x           1.97x            275 / 248     173x / 152x
+    1% A[:, 1:-1]    3.31     2.13    2.20   0.97x           1.51x            641 / 547     76x / 73x
+    10% A[:, ::2]    15.6     14.3    16.2   0.88x           0.96x            889 / 837     38x / 15x
+    10% A[:, 1::3]   10.5     9.23    10.7   0.87x           0.98x            484 / 448     42x / 43x
+    10% A[:, ::-1]   35.2     30.2    38.4   0.79x           0.92x            2301 / 2188   16x / 15x
+    10% A[:, ::-2]   15.0     13.8    15.7   0.88x           0.95x            809 / 824     37x / 34x
+    10% A[:, 1:-1]   34.6     29.3    41.9   0.70x           0.83x            1967 / 2298   28x / 30x
+
+The window's columns are walked and copied as blocks, as kept columns are; a CSR result is built by the
+looplets' two-pass scatter (each kept column counted into its rows, then placed), as scipy's ``tocsr`` does
+after its slice, fused with it. (scipy's own times were 2-7x slower in main's runs, after the gathers: the
+ratios of main's rows are to those.)
 """
 
 from __future__ import annotations
@@ -69,19 +96,22 @@ import numpy as np  # noqa: E402
 import scipy.sparse as sp  # noqa: E402
 from bench_shape_order import CLOCK, timed  # noqa: E402
 
-KEYS = {"[::2]": np.s_[::2], "[1::3]": np.s_[1::3], "[::-1]": np.s_[::-1], "[::-2]": np.s_[::-2]}
+KEYS = {"[::2]": np.s_[::2], "[1::3]": np.s_[1::3], "[::-1]": np.s_[::-1], "[::-2]": np.s_[::-2], "[1:-1]": np.s_[1:-1]}
 
 
-def columns(A, key) -> tuple[dict, str]:
-    """``({column: callable}, stages)`` for ``A[key]`` of the csc_matrix ``A``."""
+def columns(A, key, out: str = "csc") -> tuple[dict, str]:
+    """``({column: callable}, stages)`` for ``A[key]`` of the csc_matrix ``A`` into the format ``out``
+    (scipy's ``A[key]``, then ``.tocsr()`` for a CSR)."""
     import compiler as ss
     from compiler import array as xp
     expr = xp.asarray(ss.Tensor.from_scipy(A, name="A"))[key]
-    kernel = ss.lower(expr, strategy="looplets", format="csc")
-    stages = ",".join(s for s in ("retry", "materialize", "convert") if s in kernel.trace.stages()) or "one kernel"
-    return {"compute": lambda: expr.compute(strategy="looplets", format="csc"),
+    kernel = ss.lower(expr, strategy="looplets", format=out)
+    stages = ",".join(s for s in ("retry", "materialize", "convert", "gather") if s in kernel.trace.stages())
+    scatter = any("by a scatter" in s.note for s in kernel.trace.find("output-order"))
+    return {"compute": lambda: expr.compute(strategy="looplets", format=out),
             "kernel": lambda: kernel(**kernel.arguments),
-            "scipy": lambda: A[key]}, stages
+            "scipy": (lambda: A[key].tocsr()) if out == "csr" else (lambda: A[key])}, \
+        stages or ("one kernel, scattered" if scatter else "one kernel")
 
 
 def check(name: str, cols: dict, want) -> None:
@@ -89,7 +119,7 @@ def check(name: str, cols: dict, want) -> None:
     for col, f in cols.items():
         got = f()
         got = got if sp.issparse(got) else got.to_scipy()
-        if got.shape != want.shape or (got != want).nnz:
+        if got.shape != want.shape or (got.tocsr() != want.tocsr()).nnz:
             raise SystemExit(f"{name}: {col} differs from scipy")
 
 
@@ -102,10 +132,12 @@ def main(argv=None) -> None:
     ap.add_argument("--clock", choices=sorted(CLOCK), default="wall")
     ap.add_argument("--axis", choices=["rows", "columns"], default="rows",
                     help="slice the rows (A[::2]) or the columns (A[:, ::2])")
+    ap.add_argument("--out", choices=["csc", "csr"], default="csc",
+                    help="the result's format (scipy: A[key], then .tocsr())")
     args = ap.parse_args(argv)
     clock = CLOCK[args.clock]
     os.environ.setdefault("SPARSESCOPE_CACHE_DIR", tempfile.mkdtemp(prefix="sparsescope-bench-"))
-    print(f"{args.rows} x {args.cols} CSC, min of {args.rounds} rounds ({args.clock} clock), ms")
+    print(f"{args.rows} x {args.cols} CSC into {args.out}, min of {args.rounds} rounds ({args.clock} clock), ms")
     rng = np.random.default_rng(0)
     for density in args.densities:
         A = sp.random(args.rows, args.cols, density=density, format="csc", random_state=rng, dtype=np.float64)
@@ -114,7 +146,7 @@ def main(argv=None) -> None:
             if args.axis == "columns":
                 text, key = f"[:, {text[1:-1]}]", (slice(None), key)
             name = f"{density:.0%} A{text}"
-            cols, stages = columns(A, key)
+            cols, stages = columns(A, key, args.out)
             check(name, cols, A[key])
             ms = {col: t * 1e3 for col, t in timed(cols, args.rounds, clock).items()}
             print(f"{name:15s} " + "  ".join(f"{col} {ms[col]:7.2f}" for col in cols) +

@@ -287,7 +287,8 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
     else:   # (from shape inference: the one output's logical sizes, in storage order)
         out_sizes = {t: [Const(shapes[t][m], "int64") if shapes.get(t) is not None else known_sizes[m]
                          for m in range(infos[t].ndim)] for t in outs}
-    temp_sizes = {t: _written_sizes(t, infos[t], body, shapes) for t, _ in prog.temporaries}
+    temp_sizes = {t: _written_sizes(t, infos[t], body, shapes, read_sized=shaped is not None)
+                  for t, _ in prog.temporaries}
     # the output's own sizes are scalar parameters: loops whose extent is the output's size use them
     ctx = UnfurlContext(Namer(_reserved(infos)), input_facts(
         infos, _equal_sizes(sources, infos) if not shaped else shape_equal_sizes(shaped, infos)))
@@ -485,10 +486,12 @@ def _write_bounds(name, info, body) -> list | None:
     return out
 
 
-def _written_sizes(name, info, body, shapes, writes=None) -> list:
+def _written_sizes(name, info, body, shapes, writes=None, read_sized=False) -> list:
     """The storage sizes of a written tensor: its given shape, else the largest coordinate its
     ``writes`` reach (:func:`_write_bounds`), else the extents of the loops of the indices it is
-    written at (an IR expression per storage mode)."""
+    written at (an IR expression per storage mode); with ``read_sized`` (a temporary of index
+    notation's shape operators, its extents checked by shape inference), else those of the loops it
+    is read at."""
     if writes and shapes.get(name) is None and all(stop is not INSIDE and stop is not None for _, stop, _ in writes):
         return [X.imax(*[stop for m, stop, _ in writes if m == mode]) for mode in range(info.ndim)]
     sizes = []
@@ -506,7 +509,12 @@ def _written_sizes(name, info, body, shapes, writes=None) -> list:
             continue
         if not isinstance(x, Index) or x not in ext_of:
             if info.role == "temporary" and writes is None:   # (written at t + i: as far as its writes reach)
-                return _written_sizes(name, info, body, shapes, _write_bounds(name, info, body))
+                return _written_sizes(name, info, body, shapes, _write_bounds(name, info, body), read_sized)
+            read = next((n for n in walk(body) if isinstance(n, Access) and isinstance(n.tns, TensorRef) and
+                         n.tns.name == name and all(i in ext_of for i in n.idxs)), None)
+            if read_sized and read is not None:
+                # (written at t + (k + j·|k|), a collapse walked minor index first: as far as a loop reads it)
+                return [xsub(ext_of[i].stop, ext_of[i].start) for i in read.idxs]
             # (only a format was given for it: no loop's extent says how far the coordinate reaches)
             raise ProgramError(f"cannot size {name}: storage mode {m} is indexed by {x}, not by a loop's index; "
                                f"give {name} as a tensor or an array of the shape it has, not only its format")
@@ -623,13 +631,15 @@ def lower_for_runtime(program, formats: dict, trace, **options):
         if program.op is not None and program.op.identity_for(result_dtype) is not NOVALUE:
             # an update of an output not given starts at the identity (y[i] min= ...: at +inf)
             implicit_fill = np.asarray(program.op.identity_for(result_dtype)).astype(result_dtype).item()
-    shaped = None
+    shaped, transposed = None, False
     if isinstance(program, NAssignType()) and has_shape_operators(program):
         prog, shaped, reads = shape_program(program, formats, result_dtype)
         trace.record("shape-operators", **printed_step(str(program), prog.body, shape_data(program)),
                      note=f"shape operators as wrappers: {shaped.text()}")
         for stage, note in reads:   # (how a collapse under a split or a slice is read: walked or gathered)
             trace.record(stage, **printed_step(after=prog.body), note=note)
+        # (loops the planner ran out of the output's order for it to scatter: A_csc[:, ::2] into a CSR)
+        transposed = any(stage == "transpose" for stage, _ in reads)
         for t, why in gathered_in(prog, formats, program.lhs.tensor, discordant_only=True).items():
             # (the loops a shape operator became are not reordered: such a level is searched for each
             # coordinate they visit, where lower() given no strategy prefers the lattice's conversion)
@@ -670,8 +680,8 @@ def lower_for_runtime(program, formats: dict, trace, **options):
             raise prog.error(e) from None
         scattering = None
         notation = isinstance(program, NAssignType())
-        if stood is None and shaped is None and (not notation or program.op is None) and not privatized \
-                and scatters_output(prog, out_name, asked, alone=not notation):
+        if stood is None and (shaped is None or transposed) and (not notation or program.op is None) and \
+                not privatized and scatters_output(prog, out_name, asked, alone=not notation):
             scattering = scatter_program(prog, choice, out_name, asked, formats, fixed=fixed)
         if scattering is not None:
             # (assembled in its own order by a two-phase scatter: no conversion after the call)

@@ -11,8 +11,11 @@ shape-operator planner (:mod:`compiler.looplets.shapes`) reads of the loops it m
 
 from __future__ import annotations
 
+from ..algebra import lookup
 from ..notation import ast as N
 from .program import Call, Index
+
+_ADD, _SUB = lookup("+"), lookup("-")
 
 
 def indices_in(e):
@@ -54,4 +57,44 @@ def fresh_temp(taken: set, tensors: set, base: str = "t") -> str:
     return name
 
 
-__all__ = ["fresh_temp", "indices_in", "scope_walk", "substitute"]
+def read_permissively(at) -> bool:
+    """Whether the index ``at`` is read permissively (``~l``: fill outside the operand)."""
+    return isinstance(at, Call) and at.op == "permit"
+
+
+def walks_on(at, depth: dict, one_step: set) -> bool:
+    """Whether the index ``at`` is its innermost loop plus terms of outer ones (``q + p·J - |A|``): a
+    window of the raveled operand moving on with that loop, walked; not a loop of one step (a
+    strided slice's, each entry sought) nor a multiple of the loop (a stride)."""
+    loops = list(indices_in(at))
+    if not loops or any(x.name not in depth for x in loops):
+        return False
+    inner = max(loops, key=lambda x: depth[x.name])
+    if inner.name in one_step or sum(x == inner for x in loops) != 1:
+        return False
+
+    def plain(e) -> bool:     # (inner appears as a summand, not scaled)
+        if e == inner:
+            return True
+        return isinstance(e, Call) and e.op in (_ADD, _SUB) and (plain(e.args[0]) or e.op == _ADD and plain(e.args[1]))
+    return plain(at)
+
+
+def affine(at):
+    """An index as an expression of loops: a window's loop plus its start (``window(p, 1, 3)`` is
+    ``p + 1``), else ``at`` itself."""
+    if isinstance(at, Call) and at.op == "window":
+        return Call(_ADD, (at.args[0], at.args[1]))
+    return at
+
+
+def part_step(at, part_steps: dict):
+    """``(one-step loop, part's loop)`` when ``at`` is ``t + part``, a strided part's index, else None."""
+    for part, t in part_steps.items():
+        if at == Call(_ADD, (Index(t), Index(part))):
+            return t, part
+    return None
+
+
+__all__ = ["affine", "fresh_temp", "indices_in", "part_step", "read_permissively", "scope_walk", "substitute",
+           "walks_on"]

@@ -31,10 +31,12 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, replace
 
+from ..algebra import lookup
 from ..format import Format
+from ..imperative.ir import Const
 from ..stand_in import stand_in
 from .errors import ProgramError
-from .program import Access, Assign, Block, Declare, Define, Index, Loop, Sieve, TensorRef, walk
+from .program import Access, Assign, Block, Call, Declare, Define, Extent, Index, Loop, Sieve, TensorRef, walk
 
 
 @dataclass(frozen=True)
@@ -64,18 +66,42 @@ def loops_of(stmt) -> list:
             return out
 
 
+#: the extent of a loop of one step, a strided slice's (:mod:`compiler.looplets.shapes`)
+_ONE_STEP = Extent(Const(0, "int64"), Const(1, "int64"))
+
+
+def one_step_loops(body) -> set:
+    """The indices of the loops of one step in ``body`` (a strided slice's ``for t = 0:1``)."""
+    return {n.idx for n in walk(body) if isinstance(n, Loop) and n.ext == _ONE_STEP}
+
+
+def written_loop(x, one_step: set):
+    """The loop an output is written at by its index ``x``: a loop's own, or one under a loop of one
+    step ``t`` (``t + k``: a strided slice's kept column, always ``k``); else None.
+
+    >>> str(written_loop(Call(lookup("+"), (Index("t"), Index("k"))), {Index("t")}))
+    'k'
+    """
+    if isinstance(x, Index):
+        return x
+    if isinstance(x, Call) and x.op == lookup("+") and x.args[0] in one_step and isinstance(x.args[1], Index):
+        return x.args[1]
+    return None
+
+
 def _write_order(body, out: str):
     """The output's logical modes in the order its writes' loops visit them, when every write
-    agrees and indexes the output by loop indices alone; else None."""
+    agrees and indexes the output by loop indices alone (:func:`written_loop`); else None."""
     orders = set()
+    one_step = one_step_loops(body)
 
     def visit(s, loops):
         if isinstance(s, Loop):
             visit(s.body, loops + [s.idx])
         elif isinstance(s, Assign) and isinstance(s.lhs.tns, TensorRef):
             if s.lhs.tns.name == out:
-                idxs = s.lhs.idxs
-                if not all(isinstance(x, Index) and x in loops for x in idxs) or len(set(idxs)) != len(idxs):
+                idxs = [written_loop(x, one_step) for x in s.lhs.idxs]
+                if not all(x in loops for x in idxs) or len(set(idxs)) != len(idxs):
                     orders.add(None)
                 else:
                     orders.add(tuple(sorted(range(len(idxs)), key=lambda m: loops.index(idxs[m]))))
@@ -223,8 +249,8 @@ def choose_output_order(prog, out: str, formats: dict, fixed: bool, asked_format
     order = _write_order(prog.body, out)
     if order is None or tuple(order) == tuple(fmt.mode_order):
         return OutputOrder(prog, None, "")
-    lhs = written.lhs
-    names = lambda modes: ", ".join(lhs.idxs[m].name for m in modes)  # noqa: E731
+    lhs, one_step = written.lhs, one_step_loops(prog.body)
+    names = lambda modes: ", ".join(written_loop(lhs.idxs[m], one_step).name for m in modes)  # noqa: E731
     shown = _text(asked_format or fmt)
     asked = f"{out} is {shown}, stored in the order {names(fmt.mode_order)}"
     if not fixed and set(lhs.idxs) <= {lp.idx for lp in movable(prog.body)}:

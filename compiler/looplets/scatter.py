@@ -60,8 +60,9 @@ from . import extents as X
 from .fibers import SubFiber, TensorInfo, UnfurlContext, child_fiber, fiber_tag
 from .levels import not_fill, unfurl_dense
 from .looplets import Fill, Lookup, Thunk, nest_dot, nest_text
-from .output_order import fewest_reads_out_of_order, loops_of, perfect_nest, reads_out_of_order, reordered
-from .program import Assign, Declare as PDeclare, Freeze, Index, Literal, TensorRef, walk
+from .output_order import (fewest_reads_out_of_order, loops_of, one_step_loops, perfect_nest, reads_out_of_order,
+                           reordered, written_loop)
+from .program import Assign, Declare as PDeclare, Freeze, Literal, TensorRef, walk
 
 #: the two passes, in order, and what each does (the trace's notes)
 PASSES = (("count", "each write counts in its fiber's next slot, computing no value"),
@@ -81,8 +82,8 @@ def scatters_output(prog, out: str, fmt, alone: bool = False) -> bool:
         return False
     if alone and (prog.temporaries or any(isinstance(n, Assign) and n not in writes for n in walk(prog.body))):
         return False
-    idxs = writes[0].lhs.idxs
-    return all(isinstance(x, Index) for x in idxs) and len(set(idxs)) == len(idxs)
+    loops = [written_loop(x, one_step_loops(prog.body)) for x in writes[0].lhs.idxs]
+    return None not in loops and len(set(loops)) == len(loops)
 
 
 def scatter_updates(prog, out: str) -> bool:
@@ -104,6 +105,7 @@ def combines_in_order(body, out: str, fmt) -> bool:
 
     >>> from compiler.format import csc
     >>> from compiler.looplets import from_index_notation
+    >>> from compiler.looplets.program import Index
     >>> from compiler.notation import parse
     >>> prog = from_index_notation(parse("C[i, j] = A[i, k] * B[k, j]"))
     >>> [lp.idx.name for lp in loops_of(prog.body)], combines_in_order(prog.body, "C", csc())

@@ -19,9 +19,16 @@ operator                                   loop program
 ``slice(A[j, i], j -> k, (s, e, r))``      ``stride(A, 0, s:e:r)[k, i]`` inside the loop over
 of a CSC ``A`` (its columns looped         ``i``: each column's entries the stride keeps walked
 outside)                                   (:mod:`compiler.looplets.stepped`), no one-step loop
-``slice(A[i, j], j -> k, (s, e, r))`` of a   the loop over ``k`` (and its one-step loop) moved
-CSC ``A`` (its columns sliced)              outside ``i``'s where the output takes the writes so:
+``slice(A[i, j], j -> k, (s, e, r))``      the loop over ``k`` (and its one-step loop) moved
+of a CSC ``A`` (its columns sliced)        outside ``i``'s where the output takes the writes so:
                                            each kept column read at ``t + (s + r * k)``, walked
+``slice(A[i, j], j -> k, (s, e, 1))``      the loop over ``k`` moved outside ``i``'s likewise:
+of a CSC ``A`` (a column window)           each column read at ``window(k, s, e)``, walked
+a CSC's columns (or rows) sliced into an   the columns' loop outside the rows' all the same; the
+output stored rows first (a CSR)           output built by a scatter (:mod:`.scatter`)
+``x[k] + collapse(C[i, j], (i, j) -> k)``  ``for j: for i: for t (one step)``: ``C`` walked column
+of a CSC ``C`` and a dense ``x``           by column, ``x`` and the output (dense, or a dense
+                                           workspace) at ``t + (j + i * |j|)``, out of order
 ``out[i] = sum[j](slice(A[k, j], ...))``   ``w[i] += ...`` into a dense workspace in the loops
 into a sparse vector (a CSC's columns      that walk ``A`` (``j`` outside), then ``for i:
 summed)                                    out[i] = w[i]``: the fills dropped, in order
@@ -95,6 +102,7 @@ from ..imperative.ir import BinOp, Const, Var
 from ..notation import ast as N
 from ..lattice.algebra import expr_facts
 from ..shortcircuit import early_exit
+from ..stand_in import scatters
 from ..notation.dtypes import expr_dtype, reduce_dtype
 from ..notation.infer import infer_shapes
 from ..notation.shape import Broadcast, Collapse, Concat, Slice, Split
@@ -104,8 +112,9 @@ from .program import (Access, Assign, Block, Call, Declare, Define, Extent, Inde
                       Strided, TensorRef, Variable)
 from .raveled import ravels
 from .stepped import steps_through
-from .index_walks import fresh_temp, indices_in, scope_walk, substitute
-from .slice_order import check_collapse_concordant, check_stride_concordant, needs_workspace, stored_after, stored_before
+from .index_walks import affine, fresh_temp, indices_in, part_step, read_permissively, scope_walk, substitute, walks_on
+from .slice_order import (check_collapse_concordant, check_stride_concordant, needs_workspace, stored_after,
+                          stored_before, walks_minor_first)
 from .scalars import Scalar, ShortCircuitScalar
 
 _ADD, _MUL, _SUB, _DIV, _MOD = lookup("+"), lookup("*"), lookup("-"), lookup("//"), lookup("%")
@@ -196,6 +205,7 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
     one_step: set = set()  # the loops of one step (a strided slice's)
     split_steps: dict = {}  # a strided slice split by the loops -> the one-step loop after the split's inner one
     stepped: set = set()   # the strided slices walked in the entries they keep (no one-step loop)
+    column_major: set = set()  # the collapses whose loops run minor index first (their operand's order)
 
     def drop_steps(sc: _Scope, loops: list, replaced: tuple) -> None:
         """Forget the one-step loops of strided slices planned after the loops ``replaced`` (a collapse
@@ -254,8 +264,21 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
                 drop_steps(sc, loops, (var[k],))
                 at = loops.index(var[k])
                 loops[at:at + 1] = [ii, jj]
-                extent_of.update({ii: ext[i], jj: ext[j]})
                 env[k] = _plus(Index(jj), _times(Index(ii), _expr(ext[j])))
+                if top_level and walks_column_major(n):
+                    # (the operand walked in its storage order, minor index first: each entry written
+                    # and read at t + (j' + i'·|j|) under a one-step loop t, an offset by the loops
+                    # outside it, where the output and the other reads take any coordinate)
+                    t = fresh("t")
+                    one_step.add(t)
+                    loops[at:at + 2] = [jj, ii, t]
+                    extent_of[t] = 1
+                    env[k] = _plus(Index(t), env[k])
+                    column_major.add(n)
+                    reads.append(("walk-reshape", f"{n}: the loops run {jj} outside {ii}, walking "
+                                                  f"{n.operand.tensor} in its storage order; {k} = {env[k]} "
+                                                  f"written and read out of order"))
+                extent_of.update({ii: ext[i], jj: ext[j]})
                 # (a collapse of a collapse: the outer one's index reads the loop this one replaced)
                 env = {x: substitute(v, Index(var[k]), env[k]) for x, v in env.items()}
                 sc.walked = {n2: tuple((v, substitute(x, Index(var[k]), env[k])) for v, x in bs)
@@ -369,16 +392,21 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
         moved = False
         for _, x in stored_before(e, formats):
             if x not in var or env.get(x) != Index(var[x]):
-                # (a slice of that mode: its loop walks it; a strided slice of the rows into a dense
-                # output lowered before, each row located inside the columns' loop: left as it was)
+                # (a slice of that mode: its loop walks it)
                 x = next((s.result for s in slices if s.index == x and var.get(s.result) in loops), None)
-                if x is None or e.step != 1 and anywhere:
+                if x is None:
                     continue
             if var[x] not in loops or loops.index(var[x]) < loops.index(var[e.result]):
                 continue
             if not anywhere and (x not in lhs or
                                  out.mode_order.index(lhs.index(x)) > out.mode_order.index(lhs.index(e.result))):
-                continue
+                if x not in lhs or not scattered(out):
+                    continue
+                # (an output storing the slice's result first takes the writes by a scatter: A_csc[::-1] into a CSR)
+                reads.append(("transpose", f"{e}: the loop over {x} runs outside {e.result}'s, walking "
+                                           f"{e.operand.tensor if isinstance(e.operand, N.Access) else e.operand} in "
+                                           f"its storage order; {stmt.lhs.tensor}, stored {e.result} first, is built "
+                                           f"by a scatter"))
             block = [var[x]] + ([sc.steps[x][0]] if x in sc.steps else [])
             for name in block:
                 loops.remove(name)
@@ -388,11 +416,11 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
         return moved
 
     def kept_outside(e, var, env, loops, sc, slices) -> None:
-        """Move the loop of the strided slice ``e``'s result (with its one-step loop) outside the
+        """Move the loop of the slice ``e``'s result (with a strided one's one-step loop) outside the
         statement's loops over the modes its operand stores after the sliced one (:func:`stored_after`:
-        ``A_csc[:, ::2]``, whose columns' loop ran inside the rows'), where the output takes its writes
-        in that order: written at random, or storing the slice's result before those modes (a CSC
-        output). Each kept column is then read at ``s + r * k`` and its rows walked, where the rows'
+        ``A_csc[:, ::2]`` or ``A_csc[:, 1:9]``, whose columns' loop ran inside the rows'), where the
+        output takes its writes in that order: written at random, storing the slice's result before
+        those modes (a CSC output), or by a scatter (a CSR output). Each kept column is then read at ``s + r * k`` and its rows walked, where the rows'
         loop outside located each entry. Not where another of the ``slices`` would then walk its
         operand against its order (``A_csc[:, ::2] + B_csr[:, ::2]``: B's rows inside its columns)."""
         def discordant(order) -> int:
@@ -403,12 +431,15 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
         anywhere = out is None or all(lvl.random_write for lvl in out.levels)
         if e.result not in lhs and not anywhere:
             return
-        for _, x in stored_after(e, formats):
+        for _, x in stored_after(e, formats, windows=True):
             if x not in var or env.get(x) != Index(var[x]) or var[x] not in loops or \
                     loops.index(var[x]) > loops.index(var[e.result]):
                 continue
-            if not anywhere and x in lhs and \
-                    out.mode_order.index(lhs.index(x)) < out.mode_order.index(lhs.index(e.result)):
+            against = not anywhere and x in lhs and \
+                out.mode_order.index(lhs.index(x)) < out.mode_order.index(lhs.index(e.result))
+            # (an output storing x first takes the writes of k's loop outside x's by a scatter, as a
+            # CSC of a CSR's row loops: A_csc[:, ::2] into a CSR walks A, where x's loop outside gathered)
+            if against and not scattered(out):
                 continue
             block = [var[e.result]] + ([sc.steps[e.result][0]] if e.result in sc.steps else [])
             order = [name for name in loops if name not in block]
@@ -416,6 +447,22 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
             order[at:at] = block
             if discordant(order) <= discordant(loops):
                 loops[:] = order
+                if against:
+                    reads.append(("transpose", f"{e}: the loop over {e.result} runs outside {x}'s, walking "
+                                               f"{e.operand.tensor} in its storage order; {stmt.lhs.tensor}, "
+                                               f"stored {x} first, is built by a scatter"))
+
+    def walks_column_major(n) -> bool:
+        """Whether the collapse ``n`` (of the statement's own loop) walks its minor index's loop outside
+        its major one's (:func:`~.slice_order.walks_minor_first`: ``x + c_csc.reshape(4)``), the output
+        taking writes anywhere (a dense one, a scalar, or the workspace of a sparse one)."""
+        out = formats.get(stmt.lhs.tensor)
+        return (out is None or all(lvl.random_write for lvl in out.levels)) and walks_minor_first(n, rhs, formats)
+
+    def scattered(out) -> bool:
+        """Whether the output ``out`` can take the statement's writes out of its storage order by a
+        scatter (:func:`~compiler.stand_in.scatters`): an assignment, no reduction, of a format that scatters."""
+        return stmt.op is None and not isinstance(stmt.rhs, N.Reduce) and scatters(out)
 
     def walks_stepped(e) -> bool:
         """Whether the strided slice ``e`` reads one access directly, at its index alone, whose level
@@ -481,7 +528,7 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
             return reduce_into_scalar(e, env, top, sc, choice)
         if isinstance(e, Collapse):
             (i, j), k = e.indices, e.result
-            if k not in sc.collapsed and (any(env.get(k) == at for at in made) or _permissive(env.get(k))):
+            if k not in sc.collapsed and (any(env.get(k) == at for at in made) or read_permissively(env.get(k))):
                 return collapse_gather(e, env, top, sc, choice)
             walked = next((c for c in sc.part_collapsed.values() if env.get(k) == c[4]), None)
             if walked is not None:
@@ -496,7 +543,8 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
                                     f"the kernel's output; here another shape operator makes it ({env.get(k)}); "
                                     f"compute the collapse in a statement of its own first")
             ii, jj, _, _ = sc.collapsed[k]
-            check_collapse_concordant(e, formats)
+            if e not in column_major:
+                check_collapse_concordant(e, formats)
             # (a concat making i or j has split its loop: env holds the part's coordinate)
             return conv(e.operand, {**env, i: env.get(i, Index(ii)), j: env.get(j, Index(jj))}, top, sc, choice)
         if isinstance(e, Split):
@@ -506,7 +554,7 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
             if not (isinstance(env[i], Index) and isinstance(env[j], Index)):
                 # (a slice of the split's result, i = start + step·p: k = j + i·|j| read as an offset
                 # by loops outside those j reads, as the split reads its own loops)
-                xi, xj = _affine(env[i]), _affine(env[j])
+                xi, xj = affine(env[i]), affine(env[j])
                 inner, outer = list(indices_in(xj)), list(indices_in(xi))
                 if not inner or not outer or any(x.name not in depth for x in inner + outer) or \
                         max(depth[x.name] for x in outer) >= min(depth[x.name] for x in inner):
@@ -534,13 +582,13 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
             return conv(e.operands[m], {**env, e.indices[m]: at}, top, sc, choice)
         if isinstance(e, Slice):
             planned = e.result in sc.steps and env[e.result] == top[e.result]
-            step = sc.steps[e.result] if planned else _part_step(env[e.result], sc.part_steps)
+            step = sc.steps[e.result] if planned else part_step(env[e.result], sc.part_steps)
             beside = e.result in sc.collapsed and env[e.result] == top.get(e.result)
             if not step and (beside or any(env[e.result] == at for at in made)):
                 # (a slice read at an index another operator computes, a split's q + p·|q| or a collapse's
                 # beside it: its operand is read at start + step·that index; a collapse gathered there,
                 # each entry located)
-                at = _affine(env[e.result])
+                at = affine(env[e.result])
                 at = _plus(Literal(e.start), at if e.step == 1 else _times(at, Literal(e.step)))
                 if e in split_steps and split_steps[e] in depth and not isinstance(e.operand, Collapse):
                     at = _plus(Index(split_steps[e]), at)
@@ -579,14 +627,14 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
         statement, and the operand is read there, each entry located (a binary search in a sparse
         level: a pass over the output's length, not over the stored entries)."""
         (i, j), k = e.indices, e.result
-        at = _affine(env[k])
+        at = affine(env[k])
         # (a concatenation's part read where the index falls in it: the quotient is permissive, the
         # remainder of a floor division always in range)
-        permissive = _permissive(at)
+        permissive = read_permissively(at)
         at = at.args[0] if permissive else at
         acc = e.operand
         if isinstance(acc, N.Access) and tuple(acc.indices) == (i, j) and acc.tensor in formats and \
-                ravels(formats[acc.tensor]) and _walks_on(at, depth, one_step):
+                ravels(formats[acc.tensor]) and walks_on(at, depth, one_step):
             # (a row-major matrix's stored entries are in raveled order: one walk, each window
             # seeking once, where the quotient and remainder would search for every coordinate)
             note = f"{e} read at {k} = {at}: ravel({acc.tensor}) walks its entries in storage order"
@@ -625,7 +673,7 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
         index falls in it, the first part present taken, as Finch's ``coalesce(x[~l], y[~(l - |x|)])``;
         a part's index must be read by its accesses directly or made by a collapse of them."""
         l = e.result
-        at = _affine(env.get(l))
+        at = affine(env.get(l))
         quotient = isinstance(at, Variable) and any(at == x for x in made)
         if not quotient and (not isinstance(at, (Index, Call)) or not list(indices_in(at)) or
                              any(x.name not in depth for x in indices_in(at))):
@@ -835,49 +883,10 @@ def _let(bindings: list, body):
     return body
 
 
-def _permissive(at) -> bool:
-    """Whether the index ``at`` is read permissively (``~l``: fill outside the operand)."""
-    return isinstance(at, Call) and at.op == "permit"
-
-
 def _reads_directly(e: Collapse) -> bool:
     """Whether the collapse's indices are read by its accesses directly (no operator makes them)."""
     return not any(hasattr(n, "produced") and set(e.indices) & set(n.produced()) for n in N.walk(e.operand)) \
         and all(any(isinstance(a, N.Access) and i in a.indices for a in N.walk(e.operand)) for i in e.indices)
-
-
-def _walks_on(at, depth: dict, one_step: set) -> bool:
-    """Whether the index ``at`` is its innermost loop plus terms of outer ones (``q + p·J - |A|``): a
-    window of the raveled operand moving on with that loop, walked; not a loop of one step (a
-    strided slice's, each entry sought) nor a multiple of the loop (a stride)."""
-    loops = list(indices_in(at))
-    if not loops or any(x.name not in depth for x in loops):
-        return False
-    inner = max(loops, key=lambda x: depth[x.name])
-    if inner.name in one_step or sum(x == inner for x in loops) != 1:
-        return False
-
-    def plain(e) -> bool:     # (inner appears as a summand, not scaled)
-        if e == inner:
-            return True
-        return isinstance(e, Call) and e.op in (_ADD, _SUB) and (plain(e.args[0]) or e.op == _ADD and plain(e.args[1]))
-    return plain(at)
-
-
-def _affine(at):
-    """An index as an expression of loops: a window's loop plus its start (``window(p, 1, 3)`` is
-    ``p + 1``), else ``at`` itself."""
-    if isinstance(at, Call) and at.op == "window":
-        return _plus(at.args[0], at.args[1])
-    return at
-
-
-def _part_step(at, part_steps: dict):
-    """``(one-step loop, part's loop)`` when ``at`` is ``t + part``, a strided part's index, else None."""
-    for part, t in part_steps.items():
-        if at == _plus(Index(t), Index(part)):
-            return t, part
-    return None
 
 
 __all__ = ["shape_program", "extent_ir"]

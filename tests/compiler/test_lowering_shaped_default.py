@@ -46,12 +46,18 @@ def test_a_csc_concatenated_row_major_is_read_converted_where_looplets_would_gat
 
 
 def test_a_csc_collapsed_row_major_is_read_converted_where_looplets_refuse_it():
-    # (refused by both before: the lattice without converting, looplets for the discordant walk)
-    a = data((4, 5), 0.0, 3)
-    A = ss.Tensor.from_numpy(a, "csc")
-    kernel = check("out[k] = collapse(A[i, j], (i, j) -> k)", a.reshape(-1), A=A)
+    # (refused by both before: the lattice without converting, looplets for the discordant walk. Alone,
+    # looplets now walk A column by column, writing out of order; beside a sparse b, which they would
+    # read out of order, they still refuse)
+    a, b = data((4, 5), 0.0, 3), data(20, 0.0, 4)
+    A, B = ss.Tensor.from_numpy(a, "csc"), ss.Tensor.from_numpy(b, "sparse_vector")
+    kernel = check("out[k] = collapse(A[i, j], (i, j) -> k) + b[k]", a.reshape(-1) + b, A=A, b=B)
     note = kernel.trace.find("strategy")[0].note
     assert kernel.strategy == "lattice" and "and looplets refuse the statement (collapse(A[i, j]" in note, note
+    kernel = check("out[k] = collapse(A[i, j], (i, j) -> k)", a.reshape(-1), A=A)
+    note = kernel.trace.find("strategy")[0].note
+    assert kernel.strategy == "looplets" and "the lattice strategy refused this statement" in note, note
+    assert kernel.trace.find("walk-reshape") and not kernel.trace.find("gather"), kernel.trace
     # an empty one
     e = np.zeros((0, 3))
     check("out[k] = collapse(A[i, j], (i, j) -> k)", e.reshape(-1), A=ss.Tensor.from_numpy(e, "csc"))

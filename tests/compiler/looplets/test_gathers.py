@@ -41,17 +41,19 @@ def test_a_level_read_at_a_computed_index_is_gathered():
         "A": "A[i, t + (4 + k * -2)]: its level 1 (SparseList) is indexed by t + (4 + k * -2), computed at each "
              "coordinate the loops visit"}
     # a positive step seeks on from the last column (the row's cursor stays outside k's loop): walked,
-    # a CSC's rows sliced so under the columns' loop too, and a CSC's kept columns, their loop moved
-    # outside the rows'; a CSC's rows outside their columns' windowed are not
+    # a CSC's rows sliced so under the columns' loop too, and a CSC's kept columns or column window,
+    # their loop moved outside the rows' (a CSR output scattered); into a COO they are not
     assert gathered(parse("out[i, k] = slice(A[i, j], j -> k, (1, 9, 2))"), formats(A="csr")) == {}
     assert gathered(parse("out[k, j] = slice(A[i, j], i -> k, (0, 9, 3))"), formats(A="csr")) == {}
-    assert gathered(parse("out[i, k] = slice(A[i, j], j -> k, (1, 9, 2))"), formats(A="csc")) == {}
-    (why,) = gathered(parse("out[i, k] = slice(A[i, j], j -> k, (1, 9, 1))"), formats(A="csc")).values()
-    assert "whose loop runs outside the one over" in why, why
+    for step in (2, 1):
+        window = parse(f"out[i, k] = slice(A[i, j], j -> k, (1, 9, {step}))")
+        assert gathered(window, formats(A="csc")) == gathered(window, formats(A="csc", out="csr")) == {}
+        (why,) = gathered(window, formats(A="csc", out="coo")).values()
+        assert "whose loop runs outside the one over" in why, why
     # a split of a sparse vector is read at an offset of the inner loop: walked
     assert gathered(parse("out[i, j] = split(b[k], k -> (i:2, j:3))"), formats(b="sparse_vector")) == {}
 
 
 def test_a_statement_looplets_refuse_raises_their_refusal_naming_the_lattice():
     with pytest.raises(StrategyError, match=r"discordant walk.*or lower it with strategy='lattice'$"):
-        gathered(parse("out[k] = collapse(A[i, j], (i, j) -> k)"), formats(A="csc"))
+        gathered(parse("out[k] = collapse(A[i, j], (i, j) -> k) + b[k]"), formats(A="csc", b="sparse_vector"))
