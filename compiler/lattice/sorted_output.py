@@ -95,9 +95,10 @@ def sort_over_converting(program, formats: dict, setup: Setup, conversions, orde
      j, k, i, the inputs' order, ...; sorted rather than reading B as csc, converted before each call: at every i the loops walk A[j, k, l] again, merging A[j, k, l] with B[l, i] over l
     """
     out = program.lhs.tensor
+    given = formats.get(out)
     if order is not None or len(conversions) != 1 or conversions[0][0] == out or conversions[0][4] is not None \
-            or formats.get(out) is None:
-        return None
+            or given is None or not sorts_sums(given) or scatters(given, pattern=True):
+        return None   # (cheap refusals first: the other loop orders are looked for only for an output it sorts)
     tensor, _, read, why, _ = conversions[0]
     found = output_only_setup(program, formats, schedule)
     if found is None:
