@@ -173,6 +173,8 @@ def test_the_array_form_into_csf_and_coo():
     with np.errstate(invalid="ignore"):
         for expr, want in ((xp.permute_dims(xp.asarray(a) @ xp.asarray(b), (1, 2, 0)),
                             np.transpose(np.einsum("kil,lj->kij", a.to_numpy(), b.to_numpy()), (1, 2, 0))),
+                           (xp.permute_dims(xp.asarray(a) @ xp.asarray(b), (2, 0, 1)),   # (was b converted)
+                            np.transpose(np.einsum("kil,lj->kij", a.to_numpy(), b.to_numpy()), (2, 0, 1))),
                            (xp.permute_dims(xp.asarray(a) * xp.asarray(c), (2, 0, 1)),
                             np.transpose(a.to_numpy() * c.to_numpy(), (2, 0, 1)))):
             for out in ("csf", "coo"):
