@@ -193,36 +193,115 @@ def sweeps_pairs(setup: Setup, formats: dict) -> str | None:
     out_indices = {i.name for i in program.lhs.indices}
     accesses = expr_accesses(program.rhs)
 
-    def stored_densely(acc, name):
-        fmt = formats[acc.tensor]
-        return all(lvl.located_by_coordinate for i, lvl in zip(storage_path(acc, fmt)[0], storage_levels(fmt))
-                   if i.name == name)
+    for st, outer in _loops(setup.statement, []):
+        name = st.index.name
+        if outer and name in out_indices:
+            reads = _swept(accesses, name, formats)
+            inner = [i.name for i in foralls(st.body) if i.name not in out_indices]
+            if reads is not None and inner:
+                return (f"the loop over {name} visits every {name} (no operand stores {name} sparsely: "
+                        f"{', '.join(str(a) for a in reads)} {'reads' if len(reads) == 1 else 'read'} it densely) "
+                        f"and, in each, reduces over {', '.join(dict.fromkeys(inner))}: {program.lhs.tensor} would "
+                        f"be computed pair by pair over all ({', '.join(outer + [name])}), an inner product")
+    return None
 
-    def swept(name):
-        reads = [a for a in accesses if any(i.name == name for i in a.indices) and formats.get(a.tensor) is not None]
-        if not reads or not all(stored_densely(a, name) for a in reads):
-            return None
-        return reads
 
-    def visit(st, outer):
-        if isinstance(st, Forall):
-            name = st.index.name
-            if outer and name in out_indices:
-                reads = swept(name)
-                inner = [i.name for i in foralls(st.body) if i.name not in out_indices]
-                if reads is not None and inner:
-                    return (f"the loop over {name} visits every {name} (no operand stores {name} sparsely: "
-                            f"{', '.join(str(a) for a in reads)} {'reads' if len(reads) == 1 else 'read'} it densely) "
-                            f"and, in each, reduces over {', '.join(dict.fromkeys(inner))}: {program.lhs.tensor} would "
-                            f"be computed pair by pair over all ({', '.join(outer + [name])}), an inner product")
-            return visit(st.body, outer + [name])
-        if isinstance(st, Where):
-            return visit(st.consumer, outer) or visit(st.producer, outer)
-        if isinstance(st, Sequence):
-            return visit(st.define, outer) or visit(st.mutate, outer)
+def _loops(st, outer: list):
+    """Each forall of statement ``st`` with the names of the loops around it (``outer`` and those in ``st``),
+    outermost first, a where's consumer before its producer."""
+    if isinstance(st, Forall):
+        yield st, outer
+        yield from _loops(st.body, outer + [st.index.name])
+    elif isinstance(st, Where):
+        yield from _loops(st.consumer, outer)
+        yield from _loops(st.producer, outer)
+    elif isinstance(st, Sequence):
+        yield from _loops(st.define, outer)
+        yield from _loops(st.mutate, outer)
+
+
+def merges_again(setup: Setup, formats: dict) -> str | None:
+    """Why the loops would merge an operand's entries again at every coordinate of an output index the operand
+    does not have (with the operands of ``formats``); None when they do not. ``out[i, j, k] = sum[l](A[j, k, l]
+    * B[l, i])``, CSF ``A``, ``B`` read as CSC (or as a COO stored ``i, l``): the loops run i, j, k, l, and at
+    every i merge each fiber of ``A`` with ``B``'s column i, walking all of ``A`` once per i however few entries
+    the column has (an inner product, as :func:`sweeps_pairs` finds inside an outer loop; here the loop may be
+    the outermost, and iterate its index sparsely). A loop locating the other factor instead (a dense ``B``)
+    does the work it must, and is not counted, nor an operand merged at its first loop (a COO ``B[l, k]``'s
+    ``l`` list swept at each ``(i, j)``, as a dense one would be looked up).
+
+    >>> from compiler.format import csc, csf, csr
+    >>> from compiler.notation import parse
+    >>> p = parse("out[i, j, k] = sum[l](A[j, k, l] * B[l, i])")
+    >>> f = {"A": csf(3), "B": csc(), "out": csf(3)}
+    >>> merges_again(Setup.create(p, f), f)
+    'at every i the loops walk A[j, k, l] again, merging A[j, k, l] with B[l, i] over l'
+    >>> f = {"A": csr(), "x": csr(), "y": csr()}
+    >>> merges_again(Setup.create(parse("y[i, k] = sum[j](A[i, j] * x[j, k])"), f), f) is None
+    True
+    """
+    program = setup.program
+    out_indices = {i.name for i in program.lhs.indices}
+    accesses = expr_accesses(program.rhs)
+
+    def merged_inside(name, body):
+        inside = [i.name for i in foralls(body)]
+        for inner in dict.fromkeys(i for i in inside if i not in out_indices):
+            merged = [a for a in accesses if formats.get(a.tensor) is not None
+                      and any(i.name == inner for i in a.indices) and not _stored_densely(a, inner, formats)]
+            # (an operand without ``name`` whose loops above the merge run inside ``name``'s: walked whole again;
+            # one merged at its own first loop is a list swept per coordinate, as a located one is looked up)
+            between = set(inside[:inside.index(inner)])
+            again = [a for a in merged if all(i.name != name for i in a.indices) and any(i.name in between
+                                                                                           for i in a.indices)]
+            if len(merged) > 1 and again:
+                return (f"at every {name} the loops walk {', '.join(str(a) for a in again)} again, merging "
+                        f"{' with '.join(str(a) for a in merged)} over {inner}")
         return None
 
-    return visit(setup.statement, [])
+    return next((found for st, _ in _loops(setup.statement, []) if st.index.name in out_indices
+                 for found in [merged_inside(st.index.name, st.body)] if found), None)
+
+
+def _stored_densely(acc: Access, name: str, formats: dict) -> bool:
+    """Whether every level of ``acc``'s tensor (of ``formats``) at index ``name`` is located by coordinate."""
+    fmt = formats[acc.tensor]
+    return all(lvl.located_by_coordinate for i, lvl in zip(storage_path(acc, fmt)[0], storage_levels(fmt))
+               if i.name == name)
+
+
+def _swept(accesses: list, name: str, formats: dict) -> list | None:
+    """The accesses reading index ``name`` when every one stores it densely (its loop visits every coordinate),
+    else None."""
+    reads = [a for a in accesses if any(i.name == name for i in a.indices) and formats.get(a.tensor) is not None]
+    if not reads or not all(_stored_densely(a, name, formats) for a in reads):
+        return None
+    return reads
+
+
+def output_only_setup(program: NAssign, formats: dict, schedule):
+    """``(setup, format)``: the setup of ``program`` (over ``formats``) with its output alone built in another
+    mode order (``format``), no input converted, whose loops neither gather the whole output in a workspace nor
+    sweep pairs; None when no loop order allows it.
+
+    >>> from compiler.format import csf, csr
+    >>> from compiler.notation import parse
+    >>> p = parse("out[i, j, k] = sum[l](A[j, k, l] * B[l, i])")
+    >>> setup, fmt = output_only_setup(p, {"A": csf(3), "B": csr(), "out": csf(3)}, None)
+    >>> fmt.mode_order
+    (1, 2, 0)
+    """
+    out = program.lhs.tensor
+    for plan, copies in _conversion_plans(program, formats, None, free=out):
+        if copies or set(plan) != {out}:
+            continue
+        try:
+            setup = Setup.create(program, {**formats, **plan}, schedule=schedule)
+        except StrategyError:
+            continue
+        if setup.gathered is None and sweeps_pairs(setup, {**formats, **plan}) is None:
+            return setup, plan[out]
+    return None
 
 
 def _conversion_plans(program: NAssign, formats: dict, order, free: str | None = None):
@@ -346,5 +425,5 @@ def record_conversions(trace: Trace, program: NAssign, read: NAssign, conversion
                           f"{conversion_cost(given, fmt)})")
 
 
-__all__ = ["MAX_CONVERSION_PLANS", "MAX_ORDERS", "conversion_cost", "format_text", "record_conversions", "setup_converting",
-           "sweeps_pairs"]
+__all__ = ["MAX_CONVERSION_PLANS", "MAX_ORDERS", "conversion_cost", "format_text", "merges_again", "output_only_setup",
+           "record_conversions", "setup_converting", "sweeps_pairs"]

@@ -74,11 +74,7 @@ class OutputAssembly:
                     info.starts_buffer = True
                     self.out_params.append(Buffer(info.starts, idt, "inout"))
                 else:
-                    info.starts_buffer = False
-                    info.starts_len = self.name(("poslen", k), f"{info.starts}_len")
-                    self.out_params.append(OutScalar(info.starts_len, "int64", 1))
-                    self.out_params.append(Growable(info.starts, idt, info.starts_len))
-                    self.init += [Grow(info.starts, Const(1, "int64")), Store(info.starts, 0, Const(0, idt))]
+                    self.grown_starts(info)
                     if fmt.levels[k - 1].located_by_coordinate:   # (Dense levels under an appended one: .emit_blocks)
                         self.row_fibers(info)
                 if lvl.at_most_one:
@@ -201,12 +197,29 @@ class OutputAssembly:
         info.table = binding.array_name(out, k, table)
         info.capacity = self.name(("cap", k), f"{out}{k}_cap")
         self.out_params += [OutScalar(info.counter, "int64", 0), Growable(info.appended[0], idt, info.counter)]
-        self.fiber_starts(info, binding.array_name(out, k, lvl.starts_array))   # (compiler.lattice.emit_ranges)
+        starts = binding.array_name(out, k, lvl.starts_array)
+        if k and self.out_levels[k - 1].located_by_coordinate and \
+                not all(above.located_by_coordinate for above in self.out_levels[:k]):
+            # (Dense levels under an appended one: a row of fibers per entry, .emit_blocks; each key is its row's slot
+            # times the size plus the coordinate)
+            info.starts = starts
+            self.grown_starts(info)
+            self.row_fibers(info)
+        else:
+            self.fiber_starts(info, starts)   # (compiler.lattice.emit_ranges)
         self.out_params += [*[Growable(name, dt, info.counter) for name, dt in info.keyed],
                             OutScalar(info.capacity, "int64", 0), Growable(info.table, "int64", info.capacity)]
         self.notes.append(f"{out}'s level {k} ({lvl.name}) is appended in storage order, each entry keeping its key; "
                           f"its table is built after the loops, inserting the keys in order (TACO's insert into a "
                           f"hashed level)")
+
+    def grown_starts(self, info: OutputLevel):
+        """The starts of the fibers of ``info`` (its ``starts`` named), grown as they are appended, from a first 0."""
+        idt = info.index_type
+        info.starts_buffer = False
+        info.starts_len = self.name(("poslen", info.k), f"{info.starts}_len")
+        self.out_params += [OutScalar(info.starts_len, "int64", 1), Growable(info.starts, idt, info.starts_len)]
+        self.init += [Grow(info.starts, Const(1, "int64")), Store(info.starts, 0, Const(0, idt))]
 
     def key_table(self, info: OutputLevel) -> list:
         """Insert the keys of a level that keeps them in a table, in order, by linear probing into

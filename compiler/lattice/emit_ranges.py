@@ -131,7 +131,8 @@ class RangeAssembly:
             # (a fiber per slot, or on threads every row an entry of the outermost level until the
             # compaction: the parent's position is located)
             return self.dense_position(info.mode)
-        parent = Var(next(x for x in self.levels_info if x.k == info.k - 1).counter)
+        parent = self.row_position(info) if info.row_parent is not None else \
+            Var(next(x for x in self.levels_info if x.k == info.k - 1).counter)   # (a row of Dense slots above: its slot)
         size = Var(self.out_sizes[info.mode].name)
         return BinOp("+", BinOp("*", parent, size), Var(self.out_path[info.mode].name))
 

@@ -91,7 +91,7 @@ from .schedule import as_schedule
 from ..notation.shape import has_shape_operators
 from .conversions import record_conversions, setup_converting
 from .scatter_output import scatter_note, scatter_setup
-from .sorted_output import entry_sort_setup
+from .sorted_output import entry_sort_setup, sort_over_converting
 from .seqlower import lower_shape_lattice
 
 
@@ -230,6 +230,8 @@ def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, ver
         setup, conversions = scattered, ()
     # (an output of three or more modes converted only for its mode order: its entries sorted in the kernel)
     sorting = entry_sort_setup(read, formats, setup, conversions, schedule, assembly) if scattered is None else None
+    if sorting is None and scattered is None:   # (or one input converted where sorting the output costs less)
+        sorting = sort_over_converting(read, formats, setup, conversions, order, schedule, assembly)
     if sorting is not None:
         setup, conversions = sorting[0], ()
     threaded = setup.parallel is not None and not is_all_dense(setup.output_format)

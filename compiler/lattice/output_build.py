@@ -37,7 +37,7 @@ the conversions of :mod:`compiler.lattice.conversions`.
 >>> print(built)
 SparseList(SparseHash(Element(0.0)))
 >>> print(why)
-the lattice strategy assembles no level 0 (SparseBand) in C: it places Dense levels by position under Dense levels (and under a SparseList, SparsePoint, SparseRunList, SparseInterval, SparseByteMap, SparseBand, SparseBlockList or SparseHash level when only Dense levels follow, or under a SparseList, SparsePoint, SparseRunList, SparseInterval or SparseHash level when a SparseList follows them), and appends sorted lists of coordinates (SparseList, a SparseHash under Dense levels, a SparseList or a SparseHash, innermost or over Dense levels, a SparseByteMap, SparseBand or SparseBlockList there, innermost or over Dense levels, a SparsePoint there, or SparseCOO as the only level) and runs (a RunList, SparseRunList or SparseInterval innermost there; a SparseRunList or SparseInterval above other levels, each coordinate its own run, and a RunList so as the outermost level over a SparseList or Dense levels, its gaps runs of the fill; a SparseByteMap under Dense levels over one of those, a SparseList or a level appended as above, a fiber per slot; a SparseBand or SparseBlockList over one of those or a SparseList, a fiber per position) in storage order, so it builds that level as a SparseList
+the lattice strategy assembles no level 0 (SparseBand) in C: it places Dense levels by position under Dense levels (and under a SparseList, SparsePoint, SparseRunList, SparseInterval, SparseByteMap, SparseBand, SparseBlockList or SparseHash level when only Dense levels follow, or under a SparseList, SparsePoint, SparseRunList, SparseInterval or SparseHash level when a SparseList or SparseHash follows them), and appends sorted lists of coordinates (SparseList, a SparseHash under Dense levels, a SparseList or a SparseHash, innermost or over Dense levels, a SparseByteMap, SparseBand or SparseBlockList there, innermost or over Dense levels, a SparsePoint there, or SparseCOO as the only level) and runs (a RunList, SparseRunList or SparseInterval innermost there; a SparseRunList or SparseInterval above other levels, each coordinate its own run, and a RunList so as the outermost level over a SparseList or Dense levels, its gaps runs of the fill; a SparseByteMap under Dense levels over one of those, a SparseList or a level appended as above, a fiber per slot; a SparseBand or SparseBlockList over one of those or a SparseList, a fiber per position) in storage order, so it builds that level as a SparseList
 >>> building_output(parse_format("SparseBand(SparseList(Element(0.0)))"), "C") is None
 True
 >>> building_output(parse_format("dcsr"), "C") is None
@@ -148,7 +148,9 @@ def assembles(levels: tuple, k: int, one_pass: bool = True, two_phase: bool = Fa
         # fiber of it per position: :func:`ranges_above`)
         return one_pass and (blocks_below(levels, k) or ranges_above(levels, k + 1)) and appended_under(levels, k)
     if lvl.keys_in_table is not None:
-        return (one_pass and appended_under(levels, k)) or (two_phase and two_phase_keys(levels, k, threaded))
+        # (under Dense levels under an appended one, a row of their slots per entry, each slot a fiber of keys)
+        rows = k > 0 and levels[k - 1].located_by_coordinate and rows_of_fibers(levels, k - 1)
+        return (one_pass and (appended_under(levels, k) or rows)) or (two_phase and two_phase_keys(levels, k, threaded))
     if not placed_or_appended(lvl):
         if lvl.appends_coordinates or lvl.appends_runs:
             # (appended as a list or as runs: the innermost level, under located or appended ones;
@@ -175,9 +177,10 @@ def assembles(levels: tuple, k: int, one_pass: bool = True, two_phase: bool = Fa
 def rows_of_fibers(levels: tuple, k: int) -> bool:
     """Whether level ``k`` of ``levels`` is one of the Dense levels (``locates_under_appended``)
     between a level appended as a SparseList (:func:`appends_entries`) or a hash, and a SparseList
-    (``appends_nested``) below them: each entry the upper level appends gets a row of their slots,
+    (``appends_nested``) or a hash (``keys_in_table``, each key its slot times the size plus the
+    coordinate) below them: each entry the upper level appends gets a row of their slots,
     ``parent * size + i`` (its position is its counter while its fiber is appended), each slot a
-    fiber of the SparseList, empty until appended into (:mod:`compiler.lattice.emit_blocks`).
+    fiber of the level below, empty until appended into (:mod:`compiler.lattice.emit_blocks`).
 
     >>> from compiler.levels import Dense, Element, RunList, SparseHash, SparseList
     >>> rows = SparseList(Dense(SparseList(Element(0.0))))
@@ -185,6 +188,9 @@ def rows_of_fibers(levels: tuple, k: int) -> bool:
     True
     >>> keyed = SparseHash(Dense(Dense(SparseList(Element(0.0)))))
     >>> rows_of_fibers((keyed, keyed.child, keyed.child.child, keyed.child.child.child), 2)
+    True
+    >>> hashed = SparseList(Dense(SparseHash(Element(0.0))))
+    >>> rows_of_fibers((hashed, hashed.child, hashed.child.child), 1)
     True
     >>> runs = RunList(Dense(SparseList(Element(0.0))))
     >>> rows_of_fibers((runs, runs.child, runs.child.child), 1)
@@ -203,7 +209,8 @@ def rows_of_fibers(levels: tuple, k: int) -> bool:
     parent, child = levels[first - 1], levels[last]
     return (all(x.full and x.locates_under_appended and x.nmodes == 1 for x in levels[first:last])
             and (appends_entries(parent) or parent.keys_in_table is not None) and parent.nmodes == 1
-            and child.appends_nested and child.appends_coordinates and child.nmodes == 1)
+            and (child.appends_nested and child.appends_coordinates or child.keys_in_table is not None)
+            and child.nmodes == 1)
 
 
 def two_phase_blocks(levels: tuple, k: int) -> bool:
@@ -506,7 +513,7 @@ def building_output(fmt: Format, tensor: str, one_pass: bool = True, two_phase: 
     holders = ("a SparseList, SparsePoint, SparseRunList, SparseInterval, SparseByteMap, SparseBand, SparseBlockList "
                "or SparseHash level")
     rows = "or under a SparseList, SparsePoint, SparseRunList, SparseInterval or SparseHash level when a SparseList " \
-        "follows them"
+        "or SparseHash follows them"
     blocks = f"and under {holders} when only Dense levels follow, {rows}" if one_pass else \
         f"and, in a one-pass kernel, under {holders} when only Dense levels follow, {rows}" + (
             "; in a two-phase one under a SparseList or a SparseHash under Dense levels, and a SparseByteMap or "

@@ -1,5 +1,6 @@
 """Outputs with Dense levels between two sparse ones (``SparseList(Dense(SparseList))``, CSF with a
-Dense middle) written directly by the lattice strategy: each entry the upper level appends gets a row
+Dense middle; a SparseHash below them too, each key its row's slot times the size plus the coordinate)
+written directly by the lattice strategy: each entry the upper level appends gets a row
 of the Dense slots, each slot a fiber of the SparseList below (compiler/lattice/emit_blocks.py,
 ``row_segment``; compiler/lattice/output_build.py, ``rows_of_fibers``). Main built them in a
 SparseList stand-in and converted after each call (a ``convert`` step) in every sequence kernel
@@ -21,7 +22,7 @@ import compiler as ss
 from compiler import array as xp
 from compiler.format import Format
 from compiler.lattice.output_build import assembles, building_output, rows_of_fibers
-from compiler.levels import Dense, Element, SparseHash, SparseList, SparseRunList
+from compiler.levels import Dense, Element, SparseByteMap, SparseHash, SparseList, SparseRunList
 from compiler.testing import assert_canonical
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -39,12 +40,14 @@ CUBES = {
     "SparseRunList(Dense(SparseList))": lambda f: Format(SparseRunList(Dense(SparseList(leaf(f))))),
     "SparseList(Dense(SparseList)) stored k, j, i": lambda f: Format(SparseList(Dense(SparseList(leaf(f)))),
                                                                     (2, 1, 0)),
+    "SparseList(Dense(SparseHash))": lambda f: Format(SparseList(Dense(SparseHash(leaf(f))))),
 }
 HYPERCUBES = {
     "SparseList(Dense(Dense(SparseList)))": lambda f: Format(SparseList(Dense(Dense(SparseList(leaf(f)))))),
     "Dense(SparseList(Dense(SparseList)))": lambda f: Format(Dense(SparseList(Dense(SparseList(leaf(f)))))),
     "SparseList(SparseList(Dense(SparseList)))": lambda f: Format(SparseList(SparseList(Dense(SparseList(leaf(f)))))),
     "SparseList(Dense(SparseList(Dense)))": lambda f: Format(SparseList(Dense(SparseList(Dense(leaf(f)))))),
+    "SparseList(Dense(Dense(SparseHash)))": lambda f: Format(SparseList(Dense(Dense(SparseHash(leaf(f)))))),
 }
 VALUES = np.array([1.0, 2.0, -3.0, np.nan, np.inf, -np.inf])
 
@@ -143,10 +146,12 @@ def test_einsum_kernels_write_it_directly_too(fill):
     fmt = CUBES["SparseList(Dense(SparseList))"](fill)
     a, b = values((3, 3, 4), fill, 12), values((3, 3, 4), fill, 13)
     A, B = (ss.Tensor.from_numpy(x, "csf", fill=fill) for x in (a, b))
-    k = ss.lower("C[i, j, k] = A[i, j, k] + B[i, j, k]", strategy="lattice", A=A, B=B, C=fmt)
-    assert "convert" not in [s.stage for s in k.trace.steps]
-    with np.errstate(invalid="ignore"):
-        assert_canonical(k(A=A, B=B), a + b)
+    for out in (fmt, CUBES["SparseList(Dense(SparseHash))"](fill)):
+        k = ss.lower("C[i, j, k] = A[i, j, k] + B[i, j, k]", strategy="lattice", A=A, B=B, C=out)
+        assert "convert" not in [s.stage for s in k.trace.steps]
+        with np.errstate(invalid="ignore"):
+            assert_canonical(k(A=A, B=B), a + b)
+            np.testing.assert_array_equal(k.interpret(A=A, B=B).to_numpy(), a + b)
     m = np.where(np.random.default_rng(14).random((4, 4)) < 0.5, 2.0, fill)
     M = ss.Tensor.from_numpy(m, "csr", fill=fill)
     if fill == 0.0:
@@ -165,14 +170,27 @@ def test_what_is_assembled():
     # (a two-phase kernel, or one on threads, still builds its stand-in)
     assert not assembles(levels, 1, one_pass=False, two_phase=True)
     assert building_output(Format(rows), "C", False, True, True) is not None
-    # (a level below the Dense ones other than a SparseList: its stand-in too)
+    # (a hash below the Dense ones: a fiber of keys per slot; a byte map: its stand-in still)
     hashed = SparseList(Dense(SparseHash(leaf(0.0))))
-    assert not rows_of_fibers((hashed, hashed.child, hashed.child.child), 1)
+    assert rows_of_fibers((hashed, hashed.child, hashed.child.child), 1)
+    assert assembles((hashed, hashed.child, hashed.child.child), 2)
+    marked = SparseList(Dense(SparseByteMap(leaf(0.0))))
+    assert not rows_of_fibers((marked, marked.child, marked.child.child), 1)
+    assert building_output(Format(marked), "C") is not None
 
     class Rows(SparseList):   # (a SparseList's subclass declares what a SparseList does: asked, not named)
         name = "Rows"
     mine = Rows(Dense(Rows(leaf(0.0))))
     assert rows_of_fibers((mine, mine.child, mine.child.child), 1)
+
+
+@pytest.mark.parametrize("fill", [0.0, np.nan])
+def test_hash_fibers_under_rows_of_a_hash(fill):
+    # (each key of the upper hash kept where its row's fibers got entries, each lower key its row's slot's)
+    fmt = Format(SparseHash(Dense(SparseHash(leaf(fill)))))
+    a, b = values((2, 3, 4), fill, 17), values((1, 3, 4), fill, 18)
+    a[1] = fill
+    check(xp.concat([operand(a, fill), operand(b, fill)]), np.concatenate([a, b]), fmt)
 
 
 SHAPES = st.tuples(st.integers(0, 3), st.integers(1, 3), st.integers(1, 4))
