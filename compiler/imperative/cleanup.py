@@ -53,13 +53,13 @@ from dataclasses import replace
 from .deadstores import drop_dead_stores
 from .ir import (Allocate, Assign, BinOp, Block, Break, BufferArg, Comment, CompoundAssign, Const, Declare, For, Grow, If, Load,
                  Pragma, Prefetch, Store, Tagged, UnOp, Var, View, While)
-from .traverse import map_bodies, pure, untagged, var_names, walk
+from .traverse import map_bodies, pure, statements, untagged, var_names, walk
 
 
 def assigns(s, name: str) -> bool:
     """Whether ``s`` (or a statement in it) declares or assigns the local ``name``."""
     return any(isinstance(n, (Assign, CompoundAssign)) and n.target.name == name
-               or isinstance(n, Declare) and n.var.name == name for n in walk(s))
+               or isinstance(n, Declare) and n.var.name == name for n in statements(s))
 
 
 def _assigned(nodes) -> set:
@@ -286,7 +286,7 @@ def fold_flags(stmts) -> list:
     """``stmts`` with ifs on known boolean flags replaced by their taken branch, and flags
     nobody reads any more removed."""
     folded = _fold(list(stmts), {})
-    nodes = list(walk(tuple(folded)))   # (one walk: a kernel of many flags made this quadratic)
+    nodes = list(statements(tuple(folded)))   # (one walk: a kernel of many flags made this quadratic)
     flags = {n.var.name for n in nodes if isinstance(n, Declare) and n.dtype == "bool"
              and _bool_const(n.init) is not None}
     assigned_other = {n.target.name for n in nodes if isinstance(n, (Assign, CompoundAssign))
@@ -573,7 +573,7 @@ def first_grows(stmts, known: dict | None = None) -> list:
             elif isinstance(s, Declare) and isinstance(s.init, Const) and s.dtype == "int64":
                 known[s.var.name] = s.init.value
             # (one walk a statement: a test per known local walked it once each)
-            nodes = list(walk(s))
+            nodes = list(statements(s))
             grown.update(n.buffer for n in nodes if isinstance(n, Grow))
             for name in _assigned(nodes) & known.keys():
                 del known[name]
@@ -676,7 +676,7 @@ def reuse_dead_locals(stmts) -> list:
     for k, s in enumerate(out):
         flat = untagged([s])
         # (nothing declared before the loop: nothing to look for in it)
-        nodes = list(walk(flat[0])) if (declared and len(flat) == 1 and isinstance(flat[0], (For, While))
+        nodes = list(statements(flat[0])) if (declared and len(flat) == 1 and isinstance(flat[0], (For, While))
                                          and not isinstance(last, Pragma)) else ()
         if nodes and not any(isinstance(n, Pragma) for n in nodes):
             loop = flat[0]

@@ -33,11 +33,10 @@ while (q < q_stop) {
 
 from __future__ import annotations
 
-import re
 from dataclasses import fields, replace
 
-from .ir import Allocate, Block, Declare, Expr, For, If, Pragma, Stmt, Tagged, Var, While
-from .traverse import assigned_in, map_bodies, walk
+from .ir import Allocate, Block, Declare, Expr, For, If, Stmt, Tagged, Var, While
+from .traverse import assigned_in, map_bodies, pragma_names
 
 __all__ = ["copies", "drop_copies"]
 
@@ -68,8 +67,7 @@ def drop_copies(stmts) -> list:
 class _Copies:
     def __init__(self, stmts, found: dict):
         self.found = found
-        self.mentioned = set(re.findall(r"[A-Za-z_]\w*", " ".join(
-            n.text for n in walk(tuple(stmts)) if isinstance(n, Pragma))))
+        self.mentioned = pragma_names(stmts)
 
     def scope(self, stmts: list, env: dict) -> list:
         """``stmts``, one C scope, without its copies (and its inner scopes' too); ``env``: the

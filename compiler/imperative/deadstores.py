@@ -30,11 +30,10 @@ if (i < phase_stop) {
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 
-from .ir import Allocate, Assign, Block, Break, CompoundAssign, Declare, For, If, Pragma, Tagged, While
-from .traverse import map_bodies, pure, var_names, walk
+from .ir import Allocate, Assign, Block, Break, CompoundAssign, Declare, For, If, Tagged, While
+from .traverse import map_bodies, pragma_names, pure, var_names
 
 __all__ = ["drop_dead_stores"]
 
@@ -44,9 +43,7 @@ _EMPTY: frozenset = frozenset()
 def drop_dead_stores(stmts) -> list:
     """``stmts`` without the assignments to locals that are dead after them (module docstring)."""
     stmts = list(stmts)
-    mentioned = set(re.findall(r"[A-Za-z_]\w*", " ".join(
-        n.text for n in walk(tuple(stmts)) if isinstance(n, Pragma))))
-    return _Liveness(mentioned).scope(stmts, frozenset(), None, frozenset())[1]
+    return _Liveness(pragma_names(stmts)).scope(stmts, frozenset(), None, frozenset())[1]
 
 
 class _Liveness:

@@ -164,18 +164,30 @@ class Const(Expr):
     def __post_init__(self):
         dt = _dtype(self.dtype)
         _set(self, "dtype", dt)
-        if dt == "bool":
+        kind, low, high = _KINDS.get(dt) or _kind(dt)
+        if kind == "b":
             _set(self, "value", bool(self.value))
-        elif np.dtype(dt).kind in "iu":
+        elif kind in "iu":
             v = int(self.value)
-            info = np.iinfo(dt)
-            if not info.min <= v <= info.max:
+            if not low <= v <= high:
                 raise ValueError(f"constant {v} does not fit in {dt}")
             _set(self, "value", v)
-        elif np.dtype(dt).kind == "c":
+        elif kind == "c":
             _set(self, "value", complex(self.value))
         else:
             _set(self, "value", float(self.value))
+
+
+#: a dtype name -> its kind and, for an integer dtype, its range: the lowerings make thousands of
+#: constants, and asking numpy for the dtype and its ``iinfo`` each time was most of their making
+_KINDS: dict[str, tuple] = {}
+
+
+def _kind(dt: str) -> tuple:
+    kind = np.dtype(dt).kind
+    info = np.iinfo(dt) if kind in "iu" else None
+    _KINDS[dt] = found = (kind, int(info.min), int(info.max)) if info is not None else (kind, None, None)
+    return found
 
 
 @serialize.node
@@ -831,12 +843,16 @@ class Function:
         names = [h.name for h in self.helpers]
         if len(set(names)) != len(names):
             raise ValueError(f"function {self.name}: helper names are not unique: {names}")
-        # Hashing a large tree is not free and the kernel cache hashes on every lookup.
-        # (kept out of the dataclass fields so it is never serialized)
-        _set(self, "_hash", hash((self.name, self.params, self.body, self.helpers)))
 
     def __hash__(self) -> int:
-        return self._hash
+        # Hashing a large tree is not free and the kernel cache hashes on every lookup: hashed once,
+        # when first asked (the cleanup passes rebuild a kernel's Function many times, hashed never;
+        # kept out of the dataclass fields so it is never serialized)
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = hash((self.name, self.params, self.body, self.helpers))
+            _set(self, "_hash", h)
+        return h
 
     def param(self, name: str) -> Param:
         for p in self.params:

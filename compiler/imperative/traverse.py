@@ -1,5 +1,6 @@
-"""Walks over the imperative IR: every node of a tree, each statement list inside a statement, the
-provenance tags' descriptions and origins, and statements with their tags spliced out.
+"""Walks over the imperative IR: every node of a tree (or its statements alone), each statement list
+inside a statement, the provenance tags' descriptions and origins, and statements with their tags
+spliced out.
 
 >>> from compiler.imperative.ir import Break, Var
 >>> [type(n).__name__ for n in walk(While(Var("go"), [Break()]))]
@@ -9,19 +10,39 @@ provenance tags' descriptions and origins, and statements with their tags splice
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import fields, replace
 from operator import is_
 from typing import Any, Iterable
 
 from .ir import (BIT_FUNCTIONS, MATH_FUNCTIONS, SEARCH_FUNCTIONS, THREAD_FUNCTIONS, Allocate, Assign, Block, Call, CompoundAssign, Const,
-                 Declare, Expr, For, Helper, If, Origin, Stmt, Tagged, Var, While)
+                 Declare, Expr, For, Helper, If, Origin, Pragma, Stmt, Tagged, Var, While)
 from ..trace import LaterText
 
 
 def walk(node) -> Iterable[Any]:
     """Every node reachable from ``node`` (pre-order), including ``node`` itself."""
+    return _walked(node, _CHILD_KIND, _child_kind)
+
+
+def statements(node) -> Iterable[Any]:
+    """The nodes of ``node`` that :func:`walk` meets outside expressions, in its order: statements,
+    their blocks and tuples, not an expression nor anything in one (no statement is inside an
+    expression). Most of a kernel's nodes are its expressions' parts, which the passes that look
+    for statements (declarations, assignments, pragmas, growths) walked too.
+
+    >>> from compiler.imperative.ir import Assign, Var
+    >>> [type(n).__name__ for n in statements(While(Var("go"), [Assign(Var("x"), Var("y") + 1)]))]
+    ['While', 'Block', 'tuple', 'Assign']
+    """
+    return _walked(node, _STMT_KIND, _stmt_kind)
+
+
+def _walked(node, kinds: dict, kind_of) -> Iterable[Any]:
+    """The nodes from ``node`` on (pre-order), going into the field values whose type ``kind_of``
+    (remembered in ``kinds``) says to."""
     stack = [node]
-    pop, push, names_of, kinds = stack.pop, stack.append, _FIELD_NAMES, _CHILD_KIND
+    pop, push, names_of = stack.pop, stack.append, _FIELD_NAMES
     while stack:
         n = pop()
         yield n
@@ -36,16 +57,28 @@ def walk(node) -> Iterable[Any]:
             # (by the value's type, cached: most fields hold names, dtypes or numbers)
             child = kinds.get(type(v))
             if child is None:
-                child = _child_kind(type(v))
+                child = kind_of(type(v))
             if child:
                 push(v)
 
 
+def pragma_names(stmts) -> set[str]:
+    """The words (C names) that the pragmas in ``stmts`` mention: a pass keeps the locals they name.
+
+    >>> from compiler.imperative.ir import Pragma
+    >>> sorted(pragma_names([For(Var("i"), 0, 4, [Pragma("omp simd reduction(+: s)")])]))
+    ['omp', 'reduction', 's', 'simd']
+    """
+    return {w for n in statements(tuple(stmts)) if isinstance(n, Pragma) for w in _WORD.findall(n.text)}
+
+
+_WORD = re.compile(r"[A-Za-z_]\w*")
 #: the types of field values that are never nodes (most fields: names, dtypes, numbers)
 _LEAF_TYPES = frozenset((str, int, float, bool, type(None)))
 _TUPLE = object()          # (stands for the field names of a tuple type: its items are walked instead)
 _FIELD_NAMES: dict = {}    # a type -> its dataclass field names, last first (fields() builds them per call)
 _CHILD_KIND: dict = {}     # a field value's type -> whether the walk goes into such a value
+_STMT_KIND: dict = {}      # ... and whether the walk of statements goes into it (not into an expression)
 
 
 def _field_names(tp):
@@ -66,6 +99,13 @@ def _child_kind(tp) -> bool:
     child = (tp not in _LEAF_TYPES and not issubclass(tp, (Origin, LaterText))
              and (issubclass(tp, (Expr, Stmt, tuple, Helper)) or hasattr(tp, "__dataclass_fields__")))
     _CHILD_KIND[tp] = child
+    return child
+
+
+def _stmt_kind(tp) -> bool:
+    """Whether a field value of type ``tp`` is walked into by :func:`statements`: as by :func:`walk`,
+    and not an expression."""
+    child = _STMT_KIND[tp] = _child_kind(tp) and not issubclass(tp, Expr)
     return child
 
 
@@ -118,7 +158,7 @@ def _own_assigned(n) -> frozenset:
 def _children(n) -> list:
     """What :func:`walk` goes into from ``n`` (last field first, as it pushes them).
 
-    :func:`walk` repeats this loop inline on purpose: it is the lowering's hottest function, and
+    :func:`walk` (:func:`_walked`) repeats this loop inline on purpose: it is the lowering's hottest function, and
     walking by a call of this per node took 1.9x its time (150 nodes, 200 walks: 37-39 against 20 ms).
     """
     names = _FIELD_NAMES.get(type(n))

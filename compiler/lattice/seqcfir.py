@@ -54,7 +54,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from .. import serialize
-from ..trace import Artifact, Rewrite, Trace
+from ..trace import Artifact, Later, Rewrite, Trace
 from .seqcfirvalues import (Add, Cat, Lit, Mul, Op, Read, Temp, Value, fold, same_value, specialize_value, value_parts,
                             value_text)
 from .seqlattice import build_seq_lattice, drop_fill_points, live_keys, loop_tag, simplify
@@ -687,28 +687,39 @@ def sequence_trace(program: Stmt, defs=(), trace: Trace | None = None, fill=0.0,
     """
     t = trace if trace is not None else Trace()
     cf = built if built is not None else build_cfir(program, defs, fill)
+    # (the artifacts and the lattices' data are made when first read: most traces are never looked
+    # at, and drawing every lattice and CFIR was about a tenth of a shape operator's lowering)
     for index, L in cf.lattices:
-        # (as the lattice strategy records its lattices: the lattice is the step's program; as data
-        # too, for the explorer: each point's sequence, edges and sub-points)
-        points = [{"seq": str(p.seq), "subs": list(p.subs), "writes_fill": p.writes_fill,
-                   "edges": [{"removed": str(e.removed), "to": e.target, "result": str(e.result),
-                              "sub_point": e.sub_point} for e in p.edges]} for p in L.points]
-        # (where the forall's head, the lattice's heading and its points are printed, and their tags)
-        head = f"forall {index}"
-        t.record("lattice", before=f"{head} ∈ {L.seq}", after=L,
-                 artifacts=[Artifact("seq-lattice", f"forall {index} ∈ {L.seq}", L.text(), L.dot(),
-                                     data={"index": str(index), "line_spans": L.point_spans(index),
-                                           "node_tags": L.node_tags(index)})],
+        t.record("lattice", before=f"forall {index} ∈ {L.seq}", after=L,
+                 artifacts=[Artifact.deferred("seq-lattice", f"forall {index} ∈ {L.seq}",
+                                              lambda L=L, index=index: _lattice_artifact(L, index))],
                  rewrites=L.rewrites, note=f"forall {index}: {len(L.points)} point(s)",
-                 data={"index": str(index), "sequence": str(L.seq), "points": points,
-                       "before_spans": {"1": [[0, len(head), {"index": str(index)}, "loop"]]},
-                       "after_spans": L.printed_parts(index)[1]})
-    loops = sum(1 for line in cf.text().splitlines() if line.lstrip().startswith("while "))
+                 data=Later(lambda L=L, index=index: _lattice_data(L, index)))
+    text = cf.text()
+    loops = sum(1 for line in text.splitlines() if line.lstrip().startswith("while "))
     t.record("cfir", before=program, after=cf.cfir,
-             artifacts=[Artifact("seq-cfir", "cfir", cf.text(), cf.dot(), data={"line_spans": loop_spans(cf.cfir)})],
+             artifacts=[Artifact("seq-cfir", "cfir", text, Later(cf.dot), Later(lambda: {"line_spans": loop_spans(cf.cfir)}))],
              rewrites=cf.rewrites,
              data={"loops": loops})
     return cf, t
+
+
+def _lattice_artifact(L, index) -> tuple[str, str, dict]:
+    """The text, drawing and data of the trace's artifact of ``L``, the lattice of the loop over ``index``."""
+    return L.text(), L.dot(), {"index": str(index), "line_spans": L.point_spans(index), "node_tags": L.node_tags(index)}
+
+
+def _lattice_data(L, index) -> dict:
+    """The data of the trace's step of ``L``, the lattice of the loop over ``index``, as the lattice strategy
+    records its lattices (the lattice is the step's program): each point's sequence, edges and sub-points,
+    where the forall's head, the lattice's heading and its points are printed, and their tags."""
+    points = [{"seq": str(p.seq), "subs": list(p.subs), "writes_fill": p.writes_fill,
+               "edges": [{"removed": str(e.removed), "to": e.target, "result": str(e.result),
+                          "sub_point": e.sub_point} for e in p.edges]} for p in L.points]
+    head = f"forall {index}"
+    return {"index": str(index), "sequence": str(L.seq), "points": points,
+            "before_spans": {"1": [[0, len(head), {"index": str(index)}, "loop"]]},
+            "after_spans": L.printed_parts(index)[1]}
 
 
 __all__ = ["Read", "Lit", "Temp", "Add", "Mul", "Op", "Cat", "fold", "same_value", "Assign", "Reduce", "Alloc", "Fold",

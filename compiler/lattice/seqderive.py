@@ -236,6 +236,17 @@ class Derivation:
     def rewrites(self) -> list[Rewrite]:
         return [Rewrite(rule, f"Seq({node}, {i})", res) for _, node, i, rule, res in self.steps]
 
+    def artifact_parts(self) -> tuple[str, str, dict]:
+        """The text, drawing and data of the derivation's trace artifact, which the trace makes
+        when first read (most traces are never looked at; drawing every derivation was about
+        a tenth of a shape operator's lowering).
+
+        >>> text, dot, data = Derivation("k", [(0, "a[k]", "k", "line 3", "k_a")], ["n2"]).artifact_parts()
+        >>> text, data
+        ('Seq(a[k], k) = k_a   [line 3]', {'node_tags': {'n0': ['expr:n2']}, 'line_spans': {'1': [[4, 8, 'expr:n2', 'node']]}})
+        """
+        return self.text(), self.dot(), {"node_tags": self.node_tags(), "line_spans": self.line_spans()}
+
 
 class Deriver:
     """``Seq`` over one program: its accesses' levels and its indices' extents."""
@@ -823,8 +834,7 @@ def seq_lower(program, trace: Trace | None = None, loop_order=None, result_fill=
               f"coordinate, writing {f} where {x} stores nothing"
               for n in walk_notation(program.rhs) if isinstance(n, Concat) for x, f, r in deriver.filled_parts(n)]
     t.record("seq-derive", before=program, after=body, note="; ".join(filled),
-             artifacts=[Artifact("seq-derivation", f"Seq(..., {dv.index})", dv.text(), dv.dot(),
-                                 data={"node_tags": dv.node_tags(), "line_spans": dv.line_spans()})
+             artifacts=[Artifact.deferred("seq-derivation", f"Seq(..., {dv.index})", dv.artifact_parts)
                         for dv in derivations],
              rewrites=[r for dv in derivations for r in dv.rewrites()],
              data={**shape_data(program, info), "loops": [[str(i), str(s)] for i, s in loops]})

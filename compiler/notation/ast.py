@@ -299,7 +299,23 @@ def _literal_text(v) -> str:
 def _show(e, spans: bool = False) -> tuple[str, int, tuple]:
     """(text, precedence, parts) of a node; with ``spans``, ``parts`` says where each access and
     reduction head is printed in the text: ``((start, end, about, role), ...)`` (see
-    :func:`show_parts`), else it is ``()`` (printing a step's program should stay cheap)."""
+    :func:`show_parts`), else it is ``()`` (printing a step's program should stay cheap).
+
+    Without ``spans``, kept in the node (nodes are immutable): the lowerings print the same
+    accesses and operators again and again, as keys, in notes and in messages, and each shape
+    operator's premise printed its whole operand again."""
+    if spans:
+        return _shown(e, spans)
+    kept = getattr(e, "__dict__", None)
+    if kept is None:
+        return _shown(e, spans)
+    hit = kept.get("_shown")
+    if hit is None:
+        hit = kept["_shown"] = _shown(e, spans)   # (a frozen dataclass's __setattr__ refuses: its dict takes it)
+    return hit
+
+
+def _shown(e, spans: bool) -> tuple[str, int, tuple]:
     if isinstance(e, Access):
         text = f"{e.tensor}[{', '.join(str(i) for i in e.indices)}]"
         return text, _ATOM, ((0, len(text), access_about(e, "read"), "access"),) if spans else ()

@@ -48,6 +48,7 @@ compiler.errors.ParseError: unbalanced bracket: '[' is not closed (expected ',' 
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass
@@ -129,6 +130,13 @@ def _tokenize(text: str, shown: str) -> list[_Tok]:
     return toks
 
 
+@functools.lru_cache(maxsize=512)
+def _parsed(text: str) -> Assign:
+    """``text`` parsed with the builtin operators alone, kept (the AST is immutable): a test's oracle,
+    the sequence interpreter and the lowering each parsed the same statement again."""
+    return _Parser(text, {}).statement()
+
+
 def parse(text: str, functions: dict[str, Operator] | None = None, trace=None) -> Assign:
     """Parse an index-notation statement into an :class:`Assign` with explicit reductions.
 
@@ -145,7 +153,7 @@ def parse(text: str, functions: dict[str, Operator] | None = None, trace=None) -
     if not isinstance(text, str):
         raise UsageError(f"parse() needs a string, not {type(text).__name__}")
     try:
-        program = _Parser(text, functions or {}).statement()
+        program = _Parser(text, functions).statement() if functions else _parsed(text)
     except RecursionError:
         error = ParseError("the expression nests too deeply to parse (hundreds of parentheses or terms); split "
                            "it into several statements")

@@ -66,3 +66,13 @@ def test_walk_and_helpers():
                   [If(Var("a") > 0, [Declare(Var("t"), "float64", Call("sq", (Var("a"),)))])],
                   helpers=(Helper("sq", "static inline double sq(double v) { return v * v; }"),))
     assert any(isinstance(n, Call) and n.function == "sq" for n in walk(fn))
+
+
+def test_function_hashes_its_tree_when_first_asked():
+    """A Function hashes its tree when its hash is first asked, once: the cleanup passes rebuild a
+    kernel's Function many times, and the kernel cache hashes the last one only."""
+    fn, same = csr_spmv(), csr_spmv()
+    assert "_hash" not in vars(fn)
+    assert hash(fn) == hash(same) == hash((fn.name, fn.params, fn.body, fn.helpers))
+    assert vars(fn)["_hash"] == hash(fn) and fn == same and hash(fn) != hash(csr_spmv(name="other"))
+    assert json.dumps(serialize.encode(fn)) == json.dumps(serialize.encode(csr_spmv()))

@@ -514,3 +514,31 @@ def test_a_unary_operator_is_lowered_by_the_sequence_lowering():
     # (cos(0) is 1: the result's fill, where A stores nothing)
     np.testing.assert_array_equal(seq_evaluate("c[k] = cos(collapse(A[i, j], (i, j) -> k))", A=stored(A, "csr")),
                                   np.cos(A.ravel()))
+
+
+def test_trace_draws_its_derivations_lattices_and_cfir_when_read(monkeypatch):
+    """The drawings of a shape operator's derivations, lattices and CFIR are made when the trace is
+    read, not as the statement lowers (most traces are never read), and are then what drawing each
+    at once gives; the lattices' step data too."""
+    from compiler.lattice.seqcfir import SeqCFIR
+    from compiler.lattice.seqderive import Derivation
+    from compiler.lattice.seqlattice import SeqLattice
+    drawn = []
+    for cls in (Derivation, SeqLattice, SeqCFIR):
+        monkeypatch.setattr(cls, "dot", lambda self, draw=cls.dot: drawn.append(type(self).__name__) or draw(self))
+    A = stored(np.array([[0, 1.0, 0], [2.0, 0, 3.0]]), "csr")
+    B = stored(np.array([[4.0, 0, 5.0]]), "coo")
+    low = seq_lower("D[l, i] = concat((A[j, i], B[k, i]), (j, k) -> l)", A=A, B=B)
+    assert drawn == [] and low.trace.stages() == ["seq-derive", "lattice", "lattice", "lattice", "cfir"]
+    derive, *lattices, cfir = low.trace.steps
+    assert [a.dot for a in derive.artifacts] == [dv.dot() for dv in low.derivations]
+    assert [s.artifact("seq-lattice").dot for s in lattices] == [L.dot() for _, L in low.cfir.lattices]
+    assert cfir.artifact("seq-cfir").dot == low.cfir.dot()
+    assert sorted(set(drawn)) == ["Derivation", "SeqCFIR", "SeqLattice"]
+    for step, (index, L) in zip(lattices, low.cfir.lattices):
+        assert step.data["index"] == str(index) and step.data["after_spans"] == L.printed_parts(index)[1]
+        assert [p["seq"] for p in step.data["points"]] == [str(p.seq) for p in L.points]
+        assert step.artifact("seq-lattice").data["node_tags"] == L.node_tags(index)
+    back = Trace.from_json(low.trace.to_json())
+    assert [s.data for s in back] == [s.data for s in low.trace]
+    assert [[a.dot for a in s.artifacts] for s in back] == [[a.dot for a in s.artifacts] for s in low.trace]

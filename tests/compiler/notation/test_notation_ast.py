@@ -166,3 +166,15 @@ def test_printed_parts_inside_shape_operators():
     e = Concat((Access("A", ["j"]), Access("A", ["j"])), (Index("j"), Index("j")), Index("l"))
     text, parts = show_parts(Call(lookup("+"), (e, Access("x", ["l"]))))
     assert [(a, text[a:b]) for a, b, _, _ in parts] == [(8, "A[j]"), (14, "A[j]"), (36, "x[l]")], text
+
+
+def test_a_printed_node_stays_equal_to_an_unprinted_one():
+    """A node keeps its text once printed (the lowerings print the same accesses again and again):
+    it stays equal to, hashes and serializes as one never printed, and prints its parts alike."""
+    text = "y[i] = gcd(A[i, j], 2) + min[k](B[i, k] * -inf) + nan"
+    a, b = parse(text, functions=FUNCTIONS), parse(text, functions=FUNCTIONS)
+    first = str(a)
+    assert str(a) == first and str(a.rhs) == first[len("y[i] = "):] and "sum[j](gcd(A[i, j], 2))" in first
+    assert a == b and hash(a) == hash(b) and serialize.encode(a) == serialize.encode(b)
+    assert a.rhs.printed_parts() == b.rhs.printed_parts() and str(b) == first
+    assert str(Access("A", ("i", "k"))) == "A[i, k]" and str(Access("A", ("i", "j"))) == "A[i, j]"

@@ -214,3 +214,21 @@ def test_a_reduction_given_two_expressions_says_it_takes_one():
     with pytest.raises(ParseError, match=r"a reduction max\[...\]\(...\) takes one expression, the body it "
                                          r"reduces; combine two with an operator inside it"):
         parse("y[i] = max[j](A[i, j], x[j])")
+
+
+def test_a_statement_is_parsed_once():
+    """A statement of builtin operators is parsed once (its AST is immutable), by each of the oracle,
+    the sequence interpreter and the lowering; one with user functions, or in error, every time,
+    and a trace records its parse step each time."""
+    from compiler.trace import Trace
+    text = "y[i] = A[i, j] * x[j] + max[k](B[i, k])"
+    assert parse(text) is parse(text) and parse(text) == parse(text + " ")
+    gcd = user_function("gcd", math.gcd, "return 0;", identity=0, associative=True, commutative=True)
+    with_gcd = "y[i] = gcd(A[i, j], 2)"
+    assert parse(with_gcd, {"gcd": gcd}) == parse(with_gcd, {"gcd": gcd})
+    assert parse(with_gcd, {"gcd": gcd}) is not parse(with_gcd, {"gcd": gcd})
+    for _ in range(2):
+        with pytest.raises(ParseError, match="unknown"):
+            parse(with_gcd)
+        t = Trace()
+        assert parse(text, trace=t) is parse(text) and t.stages() == ["parse"] and t[0].after_text == str(parse(text))
