@@ -135,8 +135,7 @@ def annihilator(t, facts=values.FINITE):
                 continue
             if any(_lit(x) and x.value is MISSING for x in t.args):
                 return a   # (the annihilator wins over a missing argument)
-            others = [values.of_value(x.value) if _lit(x) else facts(x) if callable(facts) else facts
-                      for n, x in enumerate(t.args) if n != k]
+            others = [_may_hold(x, facts) for n, x in enumerate(t.args) if n != k]
             ok, why = values.annihilates(t.op, ann, others)
             if ann.unless:   # (once per operator and annihilator: the looplets' cases repeat it)
                 values.decide("sparse-path" if ok else "exact-path", f"{t.op.symbol} with {a} at argument {k + 1}",
@@ -283,13 +282,14 @@ def integrate(t, facts=values.FINITE):
 
 def _may_hold(e, facts) -> values.Facts:
     """What ``e`` may hold: a literal its value, an operator what it makes of its arguments' (``1 / x``
-    and ``x * inf`` may be infinite for a finite ``x``), anything else what ``facts`` say."""
+    and ``x * inf`` may be infinite for a finite ``x``, ``0 / 0`` is NaN), anything else what ``facts``
+    say (or, given a function, what it says of that operand)."""
     if _lit(e):
         v = e.value
         return values.FINITE if v is MISSING or not isinstance(v, float) or math.isfinite(v) else values.of_value(v)
     if isinstance(e, Call) and isinstance(e.op, Operator):
         return values.of_call(e.op, [_may_hold(x, facts) for x in e.args])
-    return facts
+    return facts(e) if callable(facts) else facts
 
 
 def _mul():
