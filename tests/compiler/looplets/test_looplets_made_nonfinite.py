@@ -1,7 +1,11 @@
-"""A product with a sparse operand's fill 0 beside an operand an operator may make NaN or infinite
-from finite tensors (``exp(b)`` overflows, ``c / b`` is NaN for ``0 / 0``): the looplets'
-``annihilator`` rule keeps ``0 * x`` exact there, as numpy computes it and the lattice does.
-Each kernel checked against numpy and the oracle."""
+"""A sparse operand's fill 0 beside a value an operator may make NaN or infinite though every tensor
+is finite (a literal ``inf``, ``exp(b)`` overflowing, ``1 / b``, ``0 / 0``), in both strategies:
+
+* the looplets' ``integrate`` rule adds a run's ``(stop - start) * v`` only where the run is not
+  empty (the gap between two adjacent entries is an empty run, and ``0 * inf`` is NaN);
+* their ``annihilator`` rule keeps ``0 * x`` exact there, as numpy computes it and the lattice does.
+
+Each kernel checked against numpy and the dense oracle."""
 
 import numpy as np
 import pytest
@@ -13,10 +17,15 @@ import compiler as ss
 STRATEGIES = ["lattice", "looplets"]
 
 #: programs over a sparse a and dense b, c (finite values), with what numpy computes for them
-PROGRAMS = {
+SUMS = {   # (a[j] beside b[i]: the sum over j integrates a's runs of its fill)
+    "y[i] = (a[j] + b[i]) * inf": lambda a, b, c: np.sum((a[None, :] + b[:, None]) * np.inf, axis=1),
+    "y[i] = sum[j](1 / (a[j] + b[i]))": lambda a, b, c: np.sum(1 / (a[None, :] + b[:, None]), axis=1),
+}
+PRODUCTS = {   # (a, b and c of one length)
     "y[i] = a[i] * exp(b[i])": lambda a, b, c: a * np.exp(b),
     "s[] = a[i] * (c[i] / b[i])": lambda a, b, c: np.sum(a * (c / b)),
 }
+PROGRAMS = {**SUMS, **PRODUCTS}
 
 
 def check(program, strategy, a, b, c):
@@ -32,6 +41,13 @@ def check(program, strategy, a, b, c):
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
+def test_adjacent_entries_leave_an_empty_run_that_adds_nothing(strategy):
+    # the looplets added 0 * (b[i] * inf) for the empty gap between a's entries at 1 and 2: NaN
+    b = np.array([0.0, 1.0])
+    check("y[i] = (a[j] + b[i]) * inf", strategy, np.array([0.0, 1.0, 1.0]), b, b)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
 def test_an_overflowing_exp_beside_an_absent_entry_is_nan(strategy):
     # the looplets dropped 0 * exp(1000.0) as 0: exp of a finite value was taken to be finite
     a, b = np.array([0.0, 1.0, 0.0]), np.array([1000.0, 1.0, 2.0])
@@ -40,15 +56,20 @@ def test_an_overflowing_exp_beside_an_absent_entry_is_nan(strategy):
 
 @st.composite
 def cases(draw):
+    program = draw(st.sampled_from(sorted(PROGRAMS)))
     n = draw(st.integers(0, 5))
-    vector = lambda pool: np.array(draw(st.lists(st.sampled_from(pool), min_size=n, max_size=n)))
-    return vector([0.0, 1.0, -2.0]), vector([0.0, 1.0, -1.0, 1000.0]), vector([0.0, 2.0])
+    m = draw(st.integers(1, 3)) if program in SUMS else n
+    vector = lambda pool, k: np.array(draw(st.lists(st.sampled_from(pool), min_size=k, max_size=k)))
+    return program, vector([0.0, 1.0, -2.0, 2.5], n), vector([0.0, 1.0, -1.0, 1000.0], m), vector([0.0, 2.0], m)
 
 
-@settings(max_examples=15)
-@given(program=st.sampled_from(sorted(PROGRAMS)), strategy=st.sampled_from(STRATEGIES), case=cases())
+@settings(max_examples=20)
+@given(strategy=st.sampled_from(STRATEGIES), case=cases())
+@example(strategy="looplets", case=("y[i] = sum[j](1 / (a[j] + b[i]))", np.array([0.0, 1.0, 1.0]),
+                                    np.array([0.0, 1.0]), np.array([0.0, 0.0])))
 # the looplets summed a's run of fill 0 as 0 * (c / b) folded to 0, where 0 / 0 is NaN
-@example(program="s[] = a[i] * (c[i] / b[i])", strategy="looplets",
-         case=(np.array([0.0, 1.0]), np.array([0.0, 1.0]), np.array([0.0, 2.0])))
-def test_products_with_operands_made_non_finite_agree_with_numpy(program, strategy, case):
-    check(program, strategy, *case)
+@example(strategy="looplets", case=("s[] = a[i] * (c[i] / b[i])", np.array([0.0, 1.0]),
+                                    np.array([0.0, 1.0]), np.array([0.0, 2.0])))
+def test_fills_beside_values_made_non_finite_agree_with_numpy(strategy, case):
+    program, a, b, c = case
+    check(program, strategy, a, b, c)
