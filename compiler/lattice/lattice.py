@@ -529,7 +529,15 @@ def _sample(op_fill, dtype, rng) -> Any:
 
 
 def evaluate_expr(e, values: dict):
-    """Evaluate ``e`` on scalar values by access text; a reduction takes its body once."""
+    """Evaluate ``e`` on scalar values by access text; a reduction takes its body once. A zero an
+    operator computes is unsigned: the annihilator and identity rules hold up to the sign of zero
+    (``0 * y`` is 0.0 for a negative ``y`` too, a product's fill folds to 0.0), so ``1 / (0 * -1)``
+    is taken as ``inf``, as the lattice computes it.
+
+    >>> from compiler.notation import parse
+    >>> evaluate_expr(parse("y[] = 1 / (b[] * c[])").rhs, {"b[]": np.float64(0.0), "c[]": np.float64(-1.0)})
+    np.float64(inf)
+    """
     if isinstance(e, Access):
         return values[str(e)]
     if isinstance(e, Literal):
@@ -537,7 +545,8 @@ def evaluate_expr(e, values: dict):
     if isinstance(e, IndexValue):   # (a coordinate: verify draws one, by the index's name)
         return values[f"index {e.index.name}"]
     if isinstance(e, Call):
-        return np.asarray(e.op(*[evaluate_expr(a, values) for a in e.args]))[()]
+        v = np.asarray(e.op(*[evaluate_expr(a, values) for a in e.args]))[()]
+        return v + v.dtype.type(0) if v.dtype.kind in "fc" else v   # (-0.0 + 0.0 is 0.0)
     if isinstance(e, Reduce):
         return evaluate_expr(e.body, values)
     raise TypeError(f"cannot evaluate {e!r}")

@@ -113,7 +113,7 @@ class ExpressionLowering:
             return args[0]
         if n == "imag":
             return Const(0, rdt)
-        a = args
+        a, given = args, dtypes
         if len(set(map(str, dtypes)) | {rdt}) > 1 and n not in ("and", "or", "not", "ldexp", "div"):
             # in numpy's dtype: C would compute int32 + 1 in 32 bits, and int32 < uint32 as unsigned
             common = promote_dtypes(*dtypes) if n in ("lt", "le", "gt", "ge", "eq", "ne") else rdt
@@ -130,7 +130,9 @@ class ExpressionLowering:
             return BinOp("/", x, y)
         if n in ("min", "max"):
             better = BinOp("<" if n == "min" else ">", a[0], a[1])
-            if str(dtypes[0]).startswith("float"):   # a NaN wins, as in numpy (and the vectorizer knows the form)
+            # a NaN wins, as in numpy (and the vectorizer knows the form); an integer or bool operand, which
+            # an operand of another dtype leaves uncast, is never NaN (and C's isnan takes no integer)
+            if str(given[0]).startswith("float"):
                 better = BinOp("||", ir.Call("isnan", (a[0],)), better)
             return Select(better, a[0], a[1])
         if n == "neg":

@@ -135,8 +135,7 @@ def annihilator(t, facts=values.FINITE):
                 continue
             if any(_lit(x) and x.value is MISSING for x in t.args):
                 return a   # (the annihilator wins over a missing argument)
-            others = [values.of_value(x.value) if _lit(x) else facts(x) if callable(facts) else facts
-                      for n, x in enumerate(t.args) if n != k]
+            others = [_may_hold(x, facts) for n, x in enumerate(t.args) if n != k]
             ok, why = values.annihilates(t.op, ann, others)
             if ann.unless:   # (once per operator and annihilator: the looplets' cases repeat it)
                 values.decide("sparse-path" if ok else "exact-path", f"{t.op.symbol} with {a} at argument {k + 1}",
@@ -256,8 +255,9 @@ def empty_loop(t):
 
 def integrate(t, facts=values.FINITE):
     """Loop-invariant reductions: ``+=`` multiplies by the loop length, idempotent ops update once.
-    A value that may not be finite (a literal inf or NaN; where ``facts`` are not finite, any other) is added only
-    where the loop runs: ``0 * inf`` is NaN, while adding nothing leaves the sum as it is."""
+    A value that may not be finite (a literal inf or NaN, an operator that can make one of finite values, as
+    ``1 / x``; where ``facts`` are not finite, any other) is added only where the loop runs: ``0 * inf`` is NaN,
+    while adding nothing leaves the sum as it is."""
     if not (isinstance(t, Loop) and t.ext is not None and isinstance(t.body, Assign)):
         return None
     a = t.body
@@ -273,16 +273,23 @@ def integrate(t, facts=values.FINITE):
         if _lit(n) and n.value == 1:
             return a
         scaled = Assign(a.lhs, a.op, Call(_mul(), (n, a.rhs)), line=a.line, column=a.column)
-        finite = _finite_literal(a.rhs) if _lit(a.rhs) else facts.finite
+        finite = _may_hold(a.rhs, facts).finite
         if finite or X.prove_lt(Const(0, "int64"), length):
             return scaled
         return Sieve(Value(BinOp("<", t.ext.start, t.ext.stop), "bool"), scaled, line=t.line)
     return None
 
 
-def _finite_literal(e) -> bool:
-    v = e.value
-    return v is MISSING or not isinstance(v, float) or math.isfinite(v)
+def _may_hold(e, facts) -> values.Facts:
+    """What ``e`` may hold: a literal its value, an operator what it makes of its arguments' (``1 / x``
+    and ``x * inf`` may be infinite for a finite ``x``, ``0 / 0`` is NaN), anything else what ``facts``
+    say (or, given a function, what it says of that operand)."""
+    if _lit(e):
+        v = e.value
+        return values.FINITE if v is MISSING or not isinstance(v, float) or math.isfinite(v) else values.of_value(v)
+    if isinstance(e, Call) and isinstance(e.op, Operator):
+        return values.of_call(e.op, [_may_hold(x, facts) for x in e.args])
+    return facts(e) if callable(facts) else facts
 
 
 def _mul():
