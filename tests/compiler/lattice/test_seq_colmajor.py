@@ -164,12 +164,19 @@ def test_what_it_cannot_flatten_stays_refused_naming_looplets():
         ss.lower(program, strategy="lattice", A=A, B=B)
 
 
-def test_looplets_refuse_it_naming_the_lattice_which_lower_picks():
-    a, A = matrix((3, 4), "csr", 8)
-    with pytest.raises(StrategyError, match=r"A stores i before j, but the collapse walks j outside i.*"
-                                            r"strategy='lattice'"):
-        ss.lower(FLAT, strategy="looplets", A=A)
-    k = ss.lower(FLAT, A=A)
+@pytest.mark.parametrize("out", ["dense", "sparse", "coo"])
+def test_looplets_walk_it_in_storage_order_and_lower_picks_the_lattice(out):
+    # (the looplets walk A by rows and write c at i + j * |i|: a dense output directly, a sparse one
+    # through a dense workspace copied in order; lower() given no strategy keeps the lattice's kernel)
+    a, A = matrix((3, 4), "csr", 8, fill=nan, odd=(nan, inf))
+    c = ss.parse_format(out, ndim=1, fill=nan)
+    k = ss.lower(FLAT, strategy="looplets", A=A, c=c)
+    assert [s.stage for s in k.trace.steps if s.stage in ("retry", "materialize", "convert")] == []
+    got = k(A=A)
+    got.validate()
+    np.testing.assert_array_equal(got.to_numpy(), a.T.reshape(-1))
+    np.testing.assert_array_equal(k.interpret(A=A).to_numpy(), a.T.reshape(-1))
+    k = ss.lower(FLAT, A=A, c=c)
     assert k.strategy == "lattice"
     np.testing.assert_array_equal(k(A=A).to_numpy(), a.T.reshape(-1))
 
