@@ -71,7 +71,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..capabilities import applied_by
-from ..errors import StrategyError
+from ..errors import ParseError, StrategyError
 from ..notation.ast import Index
 from ..schedule import Command, Schedule, as_schedule
 from .output_build import listed_after_threads
@@ -203,7 +203,11 @@ def _precompute(c: Command, stmt, graph, program, formats):
         raise StrategyError(f"schedule: {c} does not apply: workspace name {name} is already a temporary")
     expr = c.args[2] if len(c.args) > 2 else None
     if isinstance(expr, str):
-        expr = parse_expr(expr, {op.name: op for op in _user_ops(program.rhs)})
+        try:
+            expr = parse_expr(expr, {op.name: op for op in _user_ops(program.rhs)})
+        except ParseError as e:   # (the caret is under the schedule's text, not the program's: say so)
+            raise ParseError(f"schedule: {c}: its expression does not parse: {e.reason}", e.source,
+                             e.offset) from None
     if expr is not None and not isinstance(expr, Expr):
         raise StrategyError(f"schedule: {c} does not apply: the expression must be index notation (a string), "
                             f"not {type(expr).__name__}")

@@ -372,7 +372,9 @@ def test_property_sparse_2d_workspace(m, n, q, density, out, seed):
     ("y[i] = A[i, j] * x[j] + z[i]", {"A": csr(), "x": dense(1), "z": dense(1)},
      Schedule().precompute("j", "w", expr="A[i, j] * x[j]"), r"j is not a loop around y\[i\]"),
     ("a[i] = b[i] * (c[i] + d[i])", {"b": dense(1), "c": dense(1), "d": dense(1)},
-     Schedule().precompute("i", "w", expr="c[i] +"), "expected"),
+     Schedule().precompute("i", "w", expr="c[i] +"),
+     r"schedule: precompute\(i, w, c\[i\] \+\): its expression does not parse: expected an expression, found "
+     r"the end of the input\n    c\[i\] \+\n {10}\^"),
     ("a[i] = b[i] * (c[i] + d[i])", {"b": dense(1), "c": dense(1), "d": dense(1)},
      Schedule().precompute("i, i", "w", expr="c[i] + d[i]"), "workspace index repeated"),
     ("C[i, j] = x[i] * z[j]", {"x": sparse_vector(), "z": sparse_vector()}, Schedule().precompute("j", "w"),
