@@ -57,7 +57,8 @@ def fast_call(kernel, wanted=None):
     outputs) the others are None there, and the arrays the kernel grew for them are freed at once
     (an intermediate its caller never reads)."""
     low = kernel.lowered
-    if kernel.compiled.checked or low.copies or low.conversions or getattr(kernel, "shape_operators", False):
+    if kernel.compiled.checked or low.copies or low.conversions or getattr(kernel, "shape_operators", False) \
+            or low.shapes:   # (a kernel lowered for its tensors' shapes: each call checks them)
         return None
     inputs = set(kernel.formats) - set(kernel.output_names)
     for view in _views(kernel):

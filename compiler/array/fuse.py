@@ -25,7 +25,12 @@ The default result of shape operators over CSC matrices only (no transpose) is C
 (:func:`keeps_column_order`); of a stack whose matrices are neither all CSR nor all CSC, COO, as
 scipy's ``sp.vstack([csr, coo])`` and ``sp.hstack([csc, csr])`` (:func:`stacks_as_coo`); where that
 statement is refused, CSR, the refusal in the trace (and, given no strategy, where its kernel
-gathers an operand and the CSR one does not: a ``retry`` step says so).
+gathers an operand and the CSR one does not: a ``retry`` step says so). A statement whose lattice
+kernel reads an input converted before each call is lowered once more where that may read none: a
+sum, for the tensors' shapes (:mod:`compiler.lattice.bucketed_sums`), and a reshape of several axes
+to several, each axis split first into the pieces both shapes' axes divide, then collapsed
+(:func:`~compiler.array.reshapes.refined_group`: a concatenation with a part of another fill,
+reshaped); the other kernel is kept where it converts an input too.
 - an extent-1 axis of a stored tensor broadcast against a longer one: that tensor without the axis
   (``squeeze_tensor``);
 - a reduction inside an elementwise operator when the strategy refuses it there (looplets, where
@@ -58,7 +63,7 @@ from ..tensor import Tensor
 from ..trace import Trace
 from .exprtree import expression_artifact
 from .nodes import Broadcast, Leaf, Map, Node, Permute, Reduction, Scalar, ShapeOp, describe
-from .reshapes import reshape_groups
+from .reshapes import refined_group, reshape_groups
 from .shapeops import MATERIALIZE, squeeze_tensor
 
 _INDEX_NAMES = "ijklmnpqrstuvw"
@@ -71,8 +76,10 @@ class Emitter:
     ``split_reductions``: a reduction under an elementwise operator is materialized (for a strategy
     that refuses it there). ``fuse_shapes``: shape operators are the notation's (``"whole"``: each
     reshape one collapse of all its operand's axes and one split, for a strategy that refuses an
-    axis kept as a loop of its own). ``materialized`` caches the tensors computed apart, by
-    node, across attempts; ``notes`` lists ``(node, why)`` for the trace.
+    axis kept as a loop of its own; ``"refined"``: a group of several axes to several split into the
+    pieces both sides' axes divide, then collapsed, where it can be: :func:`refined_group`).
+    ``materialized`` caches the tensors computed apart, by node, across attempts; ``notes`` lists
+    ``(node, why)`` for the trace.
     """
 
     def __init__(self, strategy, checked: bool, split_reductions: bool = False, materialized=None,
@@ -80,6 +87,7 @@ class Emitter:
         self.strategy = strategy
         self.fuse_shapes = fuse_shapes
         self.whole_reshapes = fuse_shapes == "whole"
+        self.refined_reshapes = fuse_shapes == "refined"
         self.checked = checked
         self.split_reductions = split_reductions
         self.materialized = {} if materialized is None else materialized
@@ -228,6 +236,7 @@ class Emitter:
             return self.emit_extent_one(child)
         sub = [None] * len(old)
         wrap = []    # (each group's collapse and split chains, applied to the operand in turn)
+        splits = []  # (a refined group's split chains, then its collapse chains)
         raveled = None   # (the group collapsing a stack's new axis with the axes after it)
         for olds, news in groups:
             outs = [idx[kept[b]] for b in news]
@@ -245,6 +254,11 @@ class Emitter:
             ins = [self.index() for _ in olds]
             for a, i in zip(olds, ins):
                 sub[a] = i
+            refined = self.refined_reshapes and len(olds) > 1 and len(news) > 1 and \
+                refined_group(tuple(old[a] for a in olds), tuple(shape[b] for b in news))
+            if refined:
+                splits.append(self.refined_pieces(refined, ins, outs))
+                continue
             k = outs[0] if len(news) == 1 else ins[0] if len(olds) == 1 else self.index()
             wrap.append((ins, k, outs, [shape[b] for b in news]))
         if raveled is None:
@@ -260,7 +274,29 @@ class Emitter:
         for ins, k, outs, sizes in wrap:
             expr = collapse_chain(expr, ins, k, self.index)
             expr = split_chain(expr, k, outs, sizes, self.index)
+        for chains, collapses in splits:
+            for k, outs, sizes in chains:
+                expr = split_chain(expr, k, outs, sizes, self.index)
+            for ins, k in collapses:
+                expr = collapse_chain(expr, ins, k, self.index)
         return expr
+
+    def refined_pieces(self, refined: tuple, ins: list, outs: list) -> tuple:
+        """``(splits, collapses)`` of a group refined (:func:`refined_group`: its pieces and which each old and
+        new axis holds), its old axes indexed ``ins``, its new ``outs``: each old axis of several pieces split
+        into them (``(index, pieces' indices, extents)``), then each new axis of several collapsed from them
+        (``(pieces' indices, index)``); a piece that is a whole axis is indexed as that axis."""
+        pieces, olds, news = refined
+        at = [None] * len(pieces)
+        for i, held in zip(ins, olds):
+            if len(held) == 1:
+                at[held[0]] = i
+        for o, held in zip(outs, news):
+            if len(held) == 1:
+                at[held[0]] = o     # (never a whole old axis too: the group would have ended there)
+        at = [self.index() if x is None else x for x in at]
+        splits = [(i, [at[p] for p in held], [pieces[p] for p in held]) for i, held in zip(ins, olds) if len(held) > 1]
+        return splits, [([at[p] for p in held], o) for o, held in zip(outs, news) if len(held) > 1]
 
     def emit_stack_ravel(self, node: ShapeOp, sub: tuple, count: int, k: Index, first: int | None = None):
         """A stack with its new axis collapsed (row-major) with the ``count`` axes after it into
@@ -490,6 +526,12 @@ def output_format(node: Node, format, tensors: dict):
     return parse_format(format)
 
 
+#: what the ``array`` step adds where the reshapes were refined because the statement read an input converted
+REFINED_WHY = ("; each reshape of several axes to several as each axis split into the pieces both sides' axes "
+               "divide, then collapsed (compiler.array.reshapes.refined_group): a split after a collapse read an "
+               "input converted before each call")
+
+
 def lower_node(node: Node, format=None, strategy=None, checked: bool = False, materialized=None):
     """Lower ``node`` as one kernel: ``(kernel, tensors)``; ``kernel(**tensors)`` computes it. If the
     strategy refuses the fused statement, reductions under operators are computed apart (and a
@@ -507,6 +549,9 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
             # (a CSC's rows split with its columns kept as a loop walks it against its storage
             # order; a split of its whole ravel is gathered by looplets)
             attempts.insert(1, (False, True, "whole", None))
+        if _has_refinable_reshape(node):
+            # (a split after a collapse that reads an input converted, or is refused: each axis split first)
+            attempts.insert(1, (False, True, "refined", None))
         if format is None and stacks_as_coo(node):
             # (scipy's sp.vstack([csr, coo]) is COO, fused or not)
             attempts = [(split, sparse, fuse, "coo" if sparse else None) for split, sparse, fuse, _ in attempts]
@@ -531,13 +576,20 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
         for what, why, kernel in em.notes:
             trace.record("materialize", after=kernel.program if kernel is not None else None,
                          note=f"{what} materialized: {why}")
+        refined = REFINED_WHY if fuse == "refined" and held is not None else ""
         trace.record("array", before=show(node, em), after=assign,
-                     note=f"the array expression {show(node, em)} as one statement",
+                     note=f"the array expression {show(node, em)} as one statement{refined}",
                      artifacts=[expression_artifact(node, em)])
         extra = {} if out is None else {"out": out}
         try:
             # (lower()'s cache: the same statement for the same formats is lowered once)
             kernel = lower(assign, strategy, checked=checked, **tensors, **extra)
+            if kernel.strategy == "lattice" and _converts_input(kernel) and not kernel.shape_operators:
+                # (lowered again for the tensors' shapes: a sum's terms bucketed in one kernel where the
+                # plan read an input converted, compiler.lattice.bucketed_sums; kept where it converts none)
+                shapes = tuple(sorted((t, tuple(v.shape)) for t, v in tensors.items() if isinstance(v, Tensor)))
+                shaped = lower(assign, strategy, checked=checked, options={"shapes": shapes}, **tensors, **extra)
+                kernel = kernel if _converts_input(shaped) else shaped
         except (CompileError, CompilerNotFoundError, KernelError):
             raise
         except SparsescopeError as e:
@@ -545,9 +597,13 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
             # as a StrategyError, or as looplets' ProgramError for an output format it cannot build)
             if split and (format is not None or not default_sparse):
                 raise
+            if fuse == "refined" and held is not None:
+                return held
             what = "the statement with its shape operators" if fuse else "the fused statement"
             if fuse == "whole":
                 what += " (each reshape a split of its whole ravel)"
+            elif fuse == "refined":
+                what += " (each reshape's axes split before they are collapsed)"
             by = f"the {strategy} strategy" if strategy else "both strategies"
             if order is not None:
                 what += f" into {order.upper()} ({ORDER_WHY[order]})"
@@ -556,6 +612,12 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
         kernel = copy.copy(kernel)   # (the cached kernel keeps its own trace and tensors)
         kernel.trace = Trace(trace.steps + kernel.trace.steps)
         kernel.arguments = tensors
+        if fuse == "refined" and held is not None:
+            return held if _converts_input(kernel) else (kernel, tensors)
+        if held is None and fuse is True and attempts[n + 1:n + 2] == [(split, default_sparse, "refined", order)] \
+                and _converts_input(kernel):
+            held = (kernel, tensors)   # (kept unless the reshapes refined read nothing converted)
+            continue
         gathers = strategy is None and bool(kernel.trace.find("gather"))
         if held is not None and gathers:
             return held
@@ -574,6 +636,16 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
     raise AssertionError("unreachable")
 
 
+def _converts_input(kernel) -> bool:
+    """Whether ``kernel`` reads an input converted before each call.
+
+    >>> from compiler import lower
+    >>> _converts_input(lower("y[i] = A[j, i]", A="csr", y="dense"))
+    False
+    """
+    return any(name != kernel.lowered.output for name, _ in kernel.lowered.conversions)
+
+
 def attempt_text(node: Node, format, split: bool, default_sparse: bool, fuse, order) -> str:
     """What one attempt of :func:`lower_node` lowers (``format``: the one asked for), for the
     trace's ``retry`` steps.
@@ -590,6 +662,8 @@ def attempt_text(node: Node, format, split: bool, default_sparse: bool, fuse, or
         text = "the statement with its shape operators"
         if fuse == "whole":
             text += ", each reshape a split of its whole ravel"
+        elif fuse == "refined":
+            text += ", each reshape's axes split before they are collapsed"
     else:
         text = ("its shape operators computed on their stored entries" if _has_shape_ops(node)
                 else "the fused statement")
@@ -697,6 +771,17 @@ def _has_grouped_reshape(node: Node) -> bool:
             len(reshape_groups(node.args[0].shape, node.shape)) > 1:
         return True
     return any(_has_grouped_reshape(c) for c in node.children())
+
+
+def _has_refinable_reshape(node: Node) -> bool:
+    """Whether ``node`` has a reshape with a group of several axes to several that splits each axis into pieces
+    both sides' axes divide (:func:`refined_group`: ``(2, 12) -> (6, 4)``)."""
+    if isinstance(node, ShapeOp) and node.kind == "reshape":
+        old, new = node.args[0].shape, node.shape
+        if any(len(a) > 1 and len(b) > 1 and refined_group(tuple(old[x] for x in a), tuple(new[y] for y in b))
+               for a, b in reshape_groups(old, new)):
+            return True
+    return any(_has_refinable_reshape(c) for c in node.children())
 
 
 def _has_shape_ops(node: Node) -> bool:

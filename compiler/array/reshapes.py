@@ -58,4 +58,30 @@ def reshape_groups(old: tuple, new: tuple) -> tuple:
     return tuple((tuple(ga), tuple(gb)) for ga, gb in groups)
 
 
-__all__ = ["reshape_groups"]
+def refined_group(old: tuple, new: tuple) -> tuple | None:
+    """The common refinement of one group of a reshape (``old`` and ``new``: its axes' extents, as many entries):
+    ``(pieces, olds, news)``, the extents of the pieces, major first, and the pieces each old and each new axis
+    holds (ranges), where every boundary of one side's axes is a boundary of pieces the other's divide; then the
+    reshape is a split of each old axis into its pieces and a collapse of each new axis's pieces, no index
+    split after a collapse. None where there is no such refinement, or an axis of extent 1.
+
+    >>> refined_group((2, 12), (6, 4))     # (2, 12) -> (2, 3, 4) -> (6, 4)
+    ((2, 3, 4), (range(0, 1), range(1, 3)), (range(0, 2), range(2, 3)))
+    >>> refined_group((2, 3, 4), (4, 6)) is None    # (6 is no multiple of 4, nor 4 of 6)
+    True
+    """
+    if 1 in old or 1 in new:
+        return None
+    # (each side's boundaries as the entries from an axis on, counted from the last axis)
+    from_old = [math.prod(old[a:]) for a in range(len(old) + 1)]
+    from_new = [math.prod(new[b:]) for b in range(len(new) + 1)]
+    bounds = sorted(set(from_old) | set(from_new), reverse=True)
+    if any(big % small for big, small in zip(bounds, bounds[1:])):
+        return None
+    pieces = tuple(big // small for big, small in zip(bounds, bounds[1:]))
+    spans = lambda side: tuple(range(bounds.index(side[a]), bounds.index(side[a + 1]))  # noqa: E731
+                               for a in range(len(side) - 1))
+    return pieces, spans(from_old), spans(from_new)
+
+
+__all__ = ["refined_group", "reshape_groups"]

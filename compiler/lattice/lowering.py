@@ -32,7 +32,9 @@ built with SparseList levels in place of the others and converted after the call
 (:mod:`compiler.lattice.output_build`). An output the loops cannot visit in its storage order is
 scattered (Dense levels over one SparseList: :mod:`compiler.lattice.scatter_output`), has every
 entry sorted in the kernel (a CSF or COO of three or more modes: :mod:`compiler.lattice.sorted_output`),
-or is built in the loops' order and converted after the call.
+or is built in the loops' order and converted after the call. A sum whose plan reads an input converted is,
+where the tensors' shapes are given (the array front end gives them), lowered by the sequence lowering with
+its terms bucketed by the output's rows instead (:mod:`compiler.lattice.bucketed_sums`).
 
 >>> from compiler.notation import parse
 >>> from compiler.format import csr, dense
@@ -93,6 +95,7 @@ from .conversions import record_conversions, setup_converting
 from .scatter_output import scatter_note, scatter_setup
 from .sorted_output import entry_sort_setup, sort_over_converting
 from .seqlower import lower_shape_lattice
+from .bucketed_sums import buckets_over_converting
 
 
 def compressible_indices(cfir) -> tuple[str, ...]:
@@ -224,6 +227,11 @@ def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, ver
     from ..runtime import Lowered
     with _schedule_named(schedule), _renamings_explained(program):
         read, setup, conversions = setup_converting(program, formats, order, schedule, assembly)
+    if order is None and schedule is None and assembly is None:
+        # (a sum whose plan reads an input converted: its terms bucketed in one kernel, for the shapes given)
+        bucketed = buckets_over_converting(read, formats, conversions, shapes, trace, name)
+        if bucketed is not None:
+            return bucketed
     # (an output converted only for its mode order is built in its own by a scatter, where it can be)
     scattered = scatter_setup(read, formats, order, schedule, assembly, conversions)
     if scattered is not None:
