@@ -429,6 +429,31 @@ class Operator:
             return NOVALUE
         return _scalar(self(*[chosen[0] if f is NOVALUE else f for f in fills]))   # (any other value gives it)
 
+    def selected_by(self, values):
+        """The argument position (one of :attr:`selects`) whose value the result is where every
+        other argument (a condition) holds its value in ``values`` (its fill, say; the values at
+        the selected positions are not read); None when a condition's value is unknown or the
+        choice does not follow from them.
+
+        >>> from compiler.user_functions import user_function
+        >>> pick = user_function("pick", lambda c, x, y: np.where(c, x, y), "return x ? y : z;", arity=3,
+        ...                      selects=(1, 2))
+        >>> pick.selected_by((False, 0.0, 1.0)), pick.selected_by((np.nan, NOVALUE, NOVALUE))
+        (2, 1)
+        >>> pick.selected_by((NOVALUE, 0.0, 1.0)) is None
+        True
+        """
+        if not self.selects or any(v is NOVALUE for k, v in enumerate(values) if k not in self.selects):
+            return None
+        # (distinct markers at the selected positions: the result names the one chosen)
+        marks = {k: n + 1 for n, k in enumerate(self.selects)}
+        try:
+            got = self(*[marks.get(k, v) for k, v in enumerate(values)])
+        except Exception:   # (a user function without a Python implementation, say)
+            return None
+        hit = [k for k, m in marks.items() if _same(got, m)]
+        return hit[0] if len(hit) == 1 else None
+
     def reduce_fill(self, fill, count: int):
         """The fill of a reduction of ``count`` copies of ``fill``.
 

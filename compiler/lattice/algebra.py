@@ -143,8 +143,19 @@ def union(*parts: Alg) -> Alg:
         if isinstance(p, Universe) or isinstance(out, Universe):
             out = Universe()
             continue
-        out = p if out is None or out == p else Union(out, p)
+        if out is None:
+            out = p
+            continue
+        # (a part already there is left out: (d ∪ e) ∪ e is d ∪ e)
+        have = _members(out, Union)
+        new = [m for m in _members(p, Union) if m not in have]
+        out = Union(out, p) if len(new) == len(_members(p, Union)) else union(out, *new)
     return Empty() if out is None else out
+
+
+def _members(a: Alg, kind) -> list:
+    """The operands of a chain of ``kind`` (Union or Intersect) nodes, ``a`` itself if it is none."""
+    return _members(a.left, kind) + _members(a.right, kind) if isinstance(a, kind) else [a]
 
 
 def intersect(*parts: Alg) -> Alg:
@@ -156,7 +167,7 @@ def intersect(*parts: Alg) -> Alg:
         if isinstance(p, Empty) or isinstance(out, Empty):
             out = Empty()
             continue
-        out = p if out is None or out == p else Intersect(out, p)
+        out = p if out is None else out if p in _members(out, Intersect) else Intersect(out, p)
     return Universe() if out is None else out
 
 
@@ -574,6 +585,17 @@ def _derive_call(e, op: Operator, algs, fills, log, fill_of=None):
         log.append(f"explicit-algebra: {e}")
         return out, fill
     n = len(algs)
+    at = op.selected_by(fills) if known else None
+    if at is not None:
+        # where the conditions are all at their fills the result is the argument they pick, so it
+        # differs from that one's fill only where that argument does, or where a condition is
+        # stored and picks an argument that differs from it there (where(b != c, x, 0.0) is fill
+        # 0 wherever neither b nor c is stored, whatever x holds)
+        conds = union(*(algs[k] for k in range(n) if k not in op.selects))
+        others = union(*(algs[k] if same_value(fills[k], fills[at]) else Universe()
+                         for k in op.selects if k != at))
+        log.append(f"selection-by-condition: {e}")
+        return union(algs[at], intersect(conds, others)), fill
     chosen = op.selected_fill(fills)
     if chosen is not NOVALUE and op.selects:
         # (where the selected arguments are all at their one fill, so is the result: the others,

@@ -120,13 +120,19 @@ class CCase(CNode):
 @serialize.node
 @dataclass(frozen=True)
 class CLoop(CNode):
-    """``while index <- iterated [∩ U] with (located = index): switch``."""
+    """``while index <- iterated [∩ U] with (located = index): switch``.
+
+    ``any_of``: the lattice merged its loops into this one (:func:`~compiler.lattice.lattice.merge_loops`):
+    it runs while one of these tuples of iterators has entries in each (U: over the dense range), an
+    iterator out of entries at no coordinate after.
+    """
 
     index: Index
     iterated: tuple[ModeIterator, ...]
     located: tuple
     universe: bool
     cases: tuple[CCase, ...]
+    any_of: tuple = ()
 
     __str__ = CNode.__str__
 
@@ -269,7 +275,10 @@ def loop_head(n: CLoop) -> str:
     """How a loop's line of the CFIR's text starts (before its colon): ``while i <- b0 ∩ c0``,
     with what it locates (``with (x = i)``)."""
     seq = _labels(n.iterated)
-    if n.universe:
+    if n.any_of:
+        seq = "U" if n.universe else " ∪ ".join(f"({_labels(p)})" if len(p) > 1 else _labels(p) for p in n.any_of)
+        seq += f", merging {' '.join(x.label for x in n.iterated)}"
+    elif n.universe:
         seq = f"U ∩ {seq}" if seq else "U"
     head = f"while {n.index} <- {seq}"
     if n.located:

@@ -40,7 +40,7 @@ from .cfir import (CAlloc, CAssign, CCase, CDenseWorkspace, CFold, CForall, CLoo
 from .cin import Assignment, Forall, Sequence, Skip, Where, expr_accesses, foralls
 from .diagonal import found
 from .iteration_graph import is_all_dense
-from .lattice import Operand, build_lattice, literal, remove_operands, simplify_rules, typed_fill, verify
+from .lattice import MERGE_ABOVE, Operand, build_lattice, literal, remove_operands, simplify_rules, typed_fill, verify
 from .plan import Setup, init_of, stmt_accesses
 from .plan_steps import foldable
 
@@ -271,15 +271,17 @@ def build_cfir(stmt, setup: Setup, ctx: _Ctx | None = None, verify_lattices: boo
     if ctx.tally is not None and isinstance(stmt.body, Assignment):
         # the reduction around folds the fill per coordinate of i: visit where the value differs
         tally, neutral = ctx.tally
+    merge = MERGE_ABOVE if _mergeable(operands, by_key, also, setup) else None
     L = build_lattice(i, value, operands, neutral=neutral, free=free, fixed=fixed,
-                      fill_of=setup.fill_of, dtype_of=setup.dtype_of, force_value_tests=force)
+                      fill_of=setup.fill_of, dtype_of=setup.dtype_of, force_value_tests=force, merge_above=merge)
     fold = _fold(stmt, value, neutral, setup) if L.universe and tally is None else None
     per = _fold_per(stmt, value, setup, ctx) if fold is None and tally is None else None
     if fold is not None:
         # the fill is not the reduction's identity, so every coordinate counts: iterate where
         # the value can differ from its fill instead, and fold the fill in for the rest
         folded = build_lattice(i, value, operands, neutral=fold.fill, free=free, fixed=fixed,
-                               fill_of=setup.fill_of, dtype_of=setup.dtype_of, force_value_tests=force)
+                               fill_of=setup.fill_of, dtype_of=setup.dtype_of, force_value_tests=force,
+                               merge_above=merge)
         if folded.universe:
             fold = None
         else:
@@ -313,12 +315,29 @@ def build_cfir(stmt, setup: Setup, ctx: _Ctx | None = None, verify_lattices: boo
             L.rewrites.extend(log)
             inner = _Ctx(ctx.bound + (i,), (i, per.fill) if per is not None else None)
             cases.append(CCase(present, tests, vtests, build_cfir(body, setup, inner, verify_lattices)))
-        loops.append(CLoop(i, iterated, located, L.universe, tuple(cases)))
+        any_of = tuple(tuple(by_key[k] for k in part) for part in loop.any_of)
+        loops.append(CLoop(i, iterated, located, L.universe, tuple(cases), any_of))
     if per is not None:
         L.rewrites.append(Rewrite("fold-fill", f"U at {per.per} (the fill {value_text(per.fill)} is not the identity "
                                   f"of {per.op.name})", f"the fill folded in per {per.per}, after the loop over {i}"))
         return CForall(i, setup.extents[i], tuple(loops), per)
     return CForall(i, setup.extents[i], tuple(loops), fold, tally)
+
+
+def _mergeable(operands, by_key: dict, also: dict, setup: Setup) -> bool:
+    """Whether the lattice's loops at this forall may be merged into one (:func:`~.lattice.merge_loops`):
+    its sparse operands are levels read by position alone (unique coordinates, no block kept beside the
+    position, not located by a table), none a workspace or a diagonal, and no schedule splits, fuses or
+    runs a loop on threads (their blocks walk the lattice's loops as TACO emits them)."""
+    if setup.parallel is not None or setup.relations or also:
+        return False
+    for op in operands:
+        if op.kind != "sparse":
+            continue
+        it = by_key[op.key]
+        if op.access.tensor in setup.temps or not it.unique or it.keeps_block or it.locatable:
+            return False
+    return True
 
 
 def _fold_per(stmt: Forall, value, setup: Setup, ctx: _Ctx) -> CFold | None:

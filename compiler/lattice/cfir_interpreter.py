@@ -167,8 +167,12 @@ class _Machine:
             self.tallies[n.index.name] = {}
         for loop in n.loops:
             its = [(it, (it.name, it.mode)) for it in loop.iterated]
-            while all(cursor[k] < len(fibers[k]) for _, k in its) and (not loop.universe or u < N):
-                coords = {k: fibers[k][cursor[k]][0] for _, k in its}
+            # (a merged loop runs while one of the loops it stands for would; an iterator out of entries
+            # is at the extent, where no case tests it true)
+            parts = [[(x.name, x.mode) for x in part] for part in loop.any_of] or [[k for _, k in its]]
+            while (loop.universe and loop.any_of or any(all(cursor[k] < len(fibers[k]) for k in part)
+                                                          for part in parts)) and (not loop.universe or u < N):
+                coords = {k: fibers[k][cursor[k]][0] if cursor[k] < len(fibers[k]) else N for _, k in its}
                 i = u if loop.universe else min(coords.values())
                 self.env[n.index.name] = i
                 for loc in loop.located:

@@ -4,7 +4,9 @@ A mixin of :class:`~compiler.lattice.emitter.Emitter`. Each forall becomes itera
 initialization, one ``while`` per lattice loop (a ``for`` when one unique iterator or the dense
 range is all there is), the least coordinate as ``i``, segment ends of non-unique levels,
 locates, the ``if / else if`` chain of its cases and conditional increments; a loop where several
-regions work branches once on exactly which iterators are at ``i``. A fold of the fill counts the
+regions work branches once on exactly which iterators are at ``i``. A loop the lattice merged from
+several (:func:`~compiler.lattice.lattice.merge_loops`) runs while one of them would, an iterator
+out of entries at the extent, a coordinate no case tests true. A fold of the fill counts the
 coordinates where a case ran and folds the fill in for the others after the loop.
 
 Example: ``a[i] = b[i] + c[i]`` over two sparse vectors::
@@ -26,7 +28,7 @@ from dataclasses import replace
 from .. import binding
 from ..errors import StrategyError
 from ..imperative.ir import (Assign, BinOp, Break, Cast, Comment, CompoundAssign, Const, Declare, For, If, Load, Origin, Select,
-                             Store, Tagged, UnOp, Var, While, and_)
+                             Store, Tagged, UnOp, Var, While, and_, or_)
 from ..imperative.search import gallop_past
 from ..levels import Pattern
 from ..notation.node_provenance import computing
@@ -192,9 +194,14 @@ class Loops:
         for loop in n.loops:
             its = list(loop.iterated)
             conds = [self.has_entry(it) for it in its]
+            if loop.any_of:
+                # the loops merged into this one (lattice.merge_loops): on while one of them would be,
+                # an iterator out of entries at the extent, a coordinate no case tests true
+                conds = [] if universe else [or_(*(and_(*(self.has_entry(it) for it in part))
+                                                   for part in loop.any_of))]
             if universe:
                 conds.append(BinOp("<", i, N if block is None else limit))
-            single = len(its) == 1 and not universe
+            single = len(its) == 1 and not universe and not loop.any_of
             body = []
             coord = {}
             for it in its:
@@ -205,7 +212,8 @@ class Loops:
                     coord[it] = i
                 else:
                     c = self.cvar(it, n.index)
-                    body.append(Declare(c, "int64", self.coord(it, p)))
+                    at = self.coord(it, p)
+                    body.append(Declare(c, "int64", Select(self.has_entry(it), at, N) if loop.any_of else at))
                     coord[it] = c
             busy = {frozenset(c.tests) for c in loop.cases if not c.omit}
             pair = (len(its) == 2 and not universe and all(it.unique for it in its) and not loop.located
@@ -344,7 +352,8 @@ class Loops:
             # one region does the work (an intersection): test it, advance branch-free
             body += self._case_chain(loop, iterated, segs, located, coord, i, tested=True, later=later)
             body += self._advance(iterated, segs, coord, i, single, advance,
-                                  self._galloping(loop, iterated, busy) if advance and not single else {})
+                                  self._galloping(loop, iterated, busy) if advance and not single
+                                  and not loop.any_of else {})
         else:
             # dispatch on exactly which iterators are at i: each branch runs its cases and
             # advances exactly those iterators (most specific first; the last is the else)

@@ -153,8 +153,8 @@ class TwoPhase:
         if inner.fold is not None or len(inner.loops) != 1:
             return None
         loop = inner.loops[0]
-        if loop.universe or not loop.iterated or not all(it.unique for it in loop.iterated):
-            return None
+        if loop.universe or loop.any_of or not loop.iterated or not all(it.unique for it in loop.iterated):
+            return None   # (a merged loop's entries are bounded by the sum of its fibers, not the shortest)
         if not all(isinstance(c.body, CAssign) and c.body.output for c in loop.cases if not c.omit):
             return None
         return inner
