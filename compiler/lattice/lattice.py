@@ -20,7 +20,7 @@ Simplifications, each recorded as a named rule: points lacking a Dense operand
 are dropped when presence is structural (``dense-always-present``), producers
 whose case simplifies to the fill become skips (``case-is-fill``), loops are one
 per distinct set of sparse iterators (``same-iterators``), loops with only
-omitter cases and trailing omitter cases are dropped, and more than three loops are merged
+omitter cases and trailing omitter cases are dropped, and more than seven loops are merged
 into one that runs while any of them would (``merged-loops``, where the forall allows it:
 :func:`merge_loops`). Each case's expression is
 the statement with absent operands replaced by their fill, simplified by the
@@ -542,8 +542,9 @@ def build_lattice(index: Index, expr, operands: list[Operand], *, neutral, free=
 
 
 #: a lattice of more loops than this has them merged into one (:func:`merge_loops`) where its forall
-#: allows it: three are a union of two operands' (a + b: both, then each alone), kept as TACO emits it
-MERGE_ABOVE = 3
+#: allows it: seven are a union of three operands' (b + c + d: all, each pair, each alone), TACO's
+#: textbook form, which a student compares with the paper; four and more operands are merged
+MERGE_ABOVE = 7
 
 
 def merge_loops(loops: list, points: list, order: list, log: list) -> Loop:
@@ -556,11 +557,11 @@ def merge_loops(loops: list, points: list, order: list, log: list) -> Loop:
     did, once each.
 
     >>> from compiler.notation import parse
-    >>> prog = parse("a[i] = b[i] + c[i] + d[i]")
+    >>> prog = parse("a[i] = b[i] + c[i] + d[i] + e[i]")
     >>> ops = [Operand(acc, "sparse", True, 0.0, "float64") for acc in expr_accesses(prog.rhs)]
     >>> L = build_lattice(Index("i"), prog.rhs, ops, neutral=0.0, merge_above=MERGE_ABOVE)
     >>> print(L.text().split("loops:")[1].strip())
-    while i <- b ∪ c ∪ d, merging b c d: b c d, b c, b d, c d, b, c, d
+    while i <- b ∪ c ∪ d ∪ e, merging b c d e: b c d e, b c d, b c e, b d e, c d e, b c, b d, b e, c d, c e, d e, b, c, d, e
     """
     parts = [frozenset(lp.iterated) for lp in loops]
     # (a loop over a superset of another's operands runs only while that one would)
