@@ -224,10 +224,15 @@ class BlockAssembly:
             CompoundAssign("+", Var(anchor.counter), Const(1, "int64"))]
         return pre + stmts + [If(BinOp(">", child, begin), kept)]
 
+    def row_fiber_count(self, info: OutputLevel):
+        """The fibers of the SparseList ``info`` under rows of Dense slots: a row of them per entry its
+        upper level kept."""
+        return BinOp("*", Var(info.row_parent.counter), self.row_size(info))
+
     def rows_final(self, info: OutputLevel) -> list:
         """After the loops, the SparseList ``info`` under rows of Dense slots: its fibers' lengths,
         one per slot of the rows kept, summed into their ends."""
-        count = BinOp("*", Var(info.row_parent.counter), self.row_size(info))
+        count = self.row_fiber_count(info)
         return [Assign(Var(info.starts_len), BinOp("+", count, Const(1, "int64"))), self.prefix_sum(info, count)]
 
     def blocks_on_rows(self, count) -> list:

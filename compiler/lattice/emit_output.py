@@ -25,6 +25,7 @@ from ..imperative.ir import (Assign, BinOp, Buffer, Cast, Comment, CompoundAssig
 from .cfir import CForall
 from .cin import expr_accesses
 from .exprs import cast, const_of, not_fill
+from .output_build import rows_of_fibers
 from .output_level import OutputLevel
 from .reserve import count_scatters
 
@@ -75,7 +76,7 @@ class OutputAssembly:
                     self.out_params.append(Buffer(info.starts, idt, "inout"))
                 else:
                     self.grown_starts(info)
-                    if fmt.levels[k - 1].located_by_coordinate:   # (Dense levels under an appended one: .emit_blocks)
+                    if rows_of_fibers(tuple(fmt.levels), k - 1):   # (Dense levels under an appended one: .emit_blocks)
                         self.row_fibers(info)
                 if lvl.at_most_one:
                     self.notes.append(f"{out}'s level {k} ({lvl.name}) is appended in storage order as a SparseList "
@@ -157,6 +158,8 @@ class OutputAssembly:
         info.marks = binding.array_name(out, k, lvl.mark_array)
         self.out_params += [OutScalar(info.counter, "int64", 0), Growable(info.appended[0], idt, info.counter)]
         self.fiber_starts(info, binding.array_name(out, k, lvl.starts_array))   # (compiler.lattice.emit_ranges)
+        if k and rows_of_fibers(tuple(self.out_levels), k - 1):   # (Dense levels under an appended one: .emit_blocks)
+            self.row_fibers(info)
         self.out_params += [OutScalar(info.slots, "int64", 0), Growable(info.marks, "bool", info.slots)]
         self.notes.append(f"{out}'s level {k} ({lvl.name}) is appended in storage order, each entry marked and "
                           f"stored in its slot (TACO's insert into a level with a slot per coordinate)" if not above else
@@ -198,8 +201,7 @@ class OutputAssembly:
         info.capacity = self.name(("cap", k), f"{out}{k}_cap")
         self.out_params += [OutScalar(info.counter, "int64", 0), Growable(info.appended[0], idt, info.counter)]
         starts = binding.array_name(out, k, lvl.starts_array)
-        if k and self.out_levels[k - 1].located_by_coordinate and \
-                not all(above.located_by_coordinate for above in self.out_levels[:k]):
+        if k and rows_of_fibers(tuple(self.out_levels), k - 1):
             # (Dense levels under an appended one: a row of fibers per entry, .emit_blocks; each key is its row's slot
             # times the size plus the coordinate)
             info.starts = starts

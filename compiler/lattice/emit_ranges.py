@@ -151,8 +151,12 @@ class RangeAssembly:
         out, k = self.setup.output.tensor, info.k
         info.prepared = self.name(("slots", "prepared", k), f"{out}{k}_filled")
         self.init.append(Declare(Var(info.prepared), "int64", Const(0, "int64")))
-        parent = Var(next(x for x in self.levels_info if x.k == k - 1).counter)
-        self.final.append(Assign(Var(info.slots), BinOp("*", parent, Var(self.out_sizes[info.mode].name))))
+        if info.row_parent is not None:   # (a fiber per slot of the rows above: the slots of every fiber, after)
+            slots = BinOp("*", self.row_fiber_count(info), Var(self.out_sizes[info.mode].name))
+            self.final += [Assign(Var(info.slots), slots), self.prepare_slots(info, Var(info.slots))]
+        else:
+            parent = Var(next(x for x in self.levels_info if x.k == k - 1).counter)
+            self.final.append(Assign(Var(info.slots), BinOp("*", parent, Var(self.out_sizes[info.mode].name))))
         self.notes.append(f"{out}'s level {k} ({info.level.name}) gets a block of slots per fiber of its appended "
                           f"parent, unmarked and at the fill, as the fiber starts")
 
@@ -169,6 +173,9 @@ class RangeAssembly:
             return [Assign(Var(info.runs.end), Const(0, "int64"))]
         if info.prepared is None:
             return []
+        if info.row_parent is not None:   # (a fiber in a row of Dense slots: those before it may be unvisited)
+            base = BinOp("*", self.row_position(info), Var(self.out_sizes[info.mode].name))
+            return [self.prepare_slots(info, BinOp("+", base, Var(self.out_sizes[info.mode].name)))]
         s = self.setup
         parent = Var(next(x for x in self.levels_info if x.k == info.k - 1).counter)
         base = BinOp("*", parent, Var(self.out_sizes[info.mode].name))
@@ -187,6 +194,16 @@ class RangeAssembly:
             For(q, base, end, [Store(info.marks, q, Const(False, "bool"))]),
             For(q, BinOp("*", base, size), BinOp("*", end, size), [Store(self.val, q, fill)]),
             Assign(prepared, end)])]
+
+    def prepare_slots(self, info: OutputLevel, end) -> If:
+        """The slots of the level that marks them ``info`` up to ``end``, unmarked and at the fill, past
+        those prepared so far (a slot before them not marked is at the fill already)."""
+        prepared, q = Var(info.prepared), Var(self.name(("slots", "q"), "q"))
+        fill = const_of(self.setup.out_fill_value, self.setup.out_dtype)
+        return If(BinOp("<", prepared, end), [
+            Grow(info.marks, end), Grow(self.val, end),
+            For(q, prepared, end, [Store(info.marks, q, Const(False, "bool")), Store(self.val, q, fill)]),
+            Assign(prepared, end)])
 
     def range_counted(self, info: OutputLevel) -> str:
         """What a fiber's start in ``starts`` counts: values (a band's) or blocks."""

@@ -283,11 +283,12 @@ class TwoPhase:
         k = listed_after_threads(tuple(fmt.levels)) if s.parallel is not None and s.scattered is None else None
         if k is None:
             return
-        lists = self.levels_info[k:]
+        # (Dense levels between the last two lists stay Dense: a row of fibers of the innermost per coordinate)
+        lists = [x for x in self.levels_info[k:] if not x.level.located_by_coordinate]
         params, root = list(self.out_params), fmt.leaf
         for q, lvl in reversed(list(enumerate(fmt.levels))):
             root = Dense(root) if k <= q < len(fmt.levels) - 1 else replace(lvl, child=root)
-        self.out_params, self.init, self.final = [], [], []
+        self.out_params, self.init, self.final, self.notes = [], [], [], []   # (the notes too: it is built as this)
         self.setup_output(Format(root, fmt.mode_order))
         self.out_params = params   # (the same arrays by name, but the innermost list's pos, grown here)
         fibers = self.dense_count(lists[-1].mode)
@@ -299,12 +300,13 @@ class TwoPhase:
                       For(q, 0, BinOp("+", fibers, 1), [Store(lists[-1].starts, q, Const(0, lists[-1].index_type))])]
         self.middle = lists
         upper = len(lists) - 1
-        ks = [str(x) for x in range(k, k + upper)]
+        ks = [str(x.k) for x in lists[:-1]]
         named = f"level {k}" if upper == 1 else f"levels {', '.join(ks[:-1])} and {ks[-1]}"
-        kinds = ", ".join(fmt.levels[x].name for x in range(k, k + upper))
+        kinds = ", ".join(x.level.name for x in lists[:-1])
+        fiber = "a row of fibers" if lists[-1].row_parent is not None else "a fiber"
         self.notes.append(f"{s.output.tensor}'s {named} ({kinds}) {'is' if upper == 1 else 'are'} filled on threads as "
-                          f"{'a Dense level' if upper == 1 else 'Dense levels'}, every coordinate a fiber of level "
-                          f"{k + upper}, and listed after: the coordinates whose fiber got entries")
+                          f"{'a Dense level' if upper == 1 else 'Dense levels'}, every coordinate {fiber} of level "
+                          f"{lists[-1].k}, and listed after: the coordinates whose {fiber[2:]} got entries")
 
     def list_middle(self) -> list:
         """After a kernel on threads filled CSF rows, or a CSF, with Dense levels for its upper lists
@@ -316,8 +318,10 @@ class TwoPhase:
         *upper, lower = self.middle
         out, top = self.setup.output.tensor, upper[0]
         lo = Var(self.name(("middle", "lo"), f"m_lo{upper[-1].k}"))
+        fiber = "a row of fibers" if lower.row_parent is not None else "a fiber"
         head = [Comment(f"{out}'s level{'s' * (len(upper) > 1)} {', '.join(str(x.k) for x in upper)}: every "
-                        f"coordinate held a fiber of level {lower.k} on the threads; keep those whose fiber got entries"
+                        f"coordinate held {fiber} of level {lower.k} on the threads; keep those whose {fiber[2:]} got "
+                        f"entries"
                         + (" (a coordinate above, those with one kept below)" if len(upper) > 1 else "")),
                 Declare(lo, "int64", Const(0, "int64"))]
         at = Var(top.counter)
@@ -329,7 +333,8 @@ class TwoPhase:
             body = head + [For(r, 0, self.dense_count(top.mode), [
                 *self._list_level(upper, lower, 0, r, lo),
                 Store(top.starts, BinOp("+", r, 1), cast(at, "int64", top.index_type))])]
-        lens = [Assign(Var(child.starts_len), BinOp("+", Var(parent.counter), 1))
+        lens = [Assign(Var(child.starts_len), BinOp("+", self.row_fiber_count(child) if child.row_parent is not None
+                                                     else Var(parent.counter), 1))
                 for parent, child in zip(self.middle, self.middle[1:])]
         return body + lens
 
@@ -344,7 +349,16 @@ class TwoPhase:
         at = Var(info.counter)
         fiber = c if parent is None else BinOp("+", BinOp("*", parent, size), c)
         keep = self.keep_coordinate(info, c)
-        if t == len(upper) - 1:
+        if t == len(upper) - 1 and lower.row_parent is not None:
+            # (a row of fibers of the innermost list per coordinate: it ends where its last fiber does,
+            # and its fibers' ends move with it)
+            hi, idt = Var(self.name(("middle", "hi"), f"m_hi{k}")), lower.index_type
+            end = BinOp("*", BinOp("+", fiber, 1), self.row_size(lower))
+            body = [Declare(hi, "int64", cast(Load(lower.starts, end), idt, "int64")),
+                    If(BinOp(">", hi, lo), [*keep, *self.move_row(lower, fiber, at),
+                                            CompoundAssign("+", at, Const(1, "int64"))]),
+                    Assign(lo, hi)]
+        elif t == len(upper) - 1:
             hi, idt = Var(self.name(("middle", "hi"), f"m_hi{k}")), lower.index_type
             body = [Declare(hi, "int64", cast(Load(lower.starts, BinOp("+", fiber, 1)), idt, "int64")),
                     If(BinOp(">", hi, lo), [*keep, Store(lower.starts, BinOp("+", at, 1), cast(hi, "int64", idt)),
@@ -389,13 +403,16 @@ class TwoPhase:
         # (sequentially, a byte map or hash under a SparseList too: its slots or keys follow their
         # parent's position through the compaction, :meth:`follow_parent`)
         listed = (s.parallel is None or last.k == 1) and self.block is None and self._under_list(last)
-        keys = keys or (last.keyed is not None and listed)
+        # (a hash over, or under, rows of fibers: its keys move, or are computed again, in the compaction)
+        keys = keys or (last.keyed is not None and (listed or last.row_parent is not None))
+        anchors = [x.row_parent for x in self.levels_info if x.row_parent is not None]
         slots = last.slots is not None and (last.starts_buffer or listed) and self.block is None
         if s.parallel is not None and self.block is not None:   # (fibers of blocks: output_build.rows_of_blocks)
             blocks = blocks and rows_of_blocks(tuple(self.out_levels))
         if (self.block is not None and not blocks) or any(x.ranged is not None for x in self.levels_info) \
                 or any(x.slots is not None and not (x is last and slots) for x in self.levels_info) \
-                or any(x.keyed is not None and not (x is last and keys) for x in self.levels_info):
+                or any(x.keyed is not None and not (x is last and keys) and not any(x is a for a in anchors)
+                       for x in self.levels_info):
             raise StrategyError(f"assembly='two-phase' does not apply to the output {out}: it places Dense levels "
                                 f"under a sparse one only under a SparseList (on threads, the only sparse level "
                                 f"under Dense levels only, or a DCSR's), and a level that marks its slots or keeps "
@@ -455,9 +472,14 @@ class TwoPhase:
             as_int = (lambda v: v) if idt == "int64" else (lambda v: Cast("int64", v))  # noqa: E731
             if t == 0:
                 parents = self.dense_count(info.mode)
+            elif info.row_parent is not None:   # (a row of fibers per entry above: .emit_blocks)
+                parents = self.row_fiber_count(info)
             else:
                 parents = Var(sparse[t - 1].counter)
             moves = [Store(name, kept, Load(name, q)) for name in info.appended]
+            if info.keyed is not None and t < len(sparse) - 1:   # (a hash over rows of fibers: its key moves too)
+                (ptr, pdt), (key, _) = info.keyed
+                moves += [Store(key, kept, Load(key, q)), Store(ptr, kept, cast(kept, "int64", pdt))]
             more = CompoundAssign("+", kept, Const(1, "int64"))
             if t == len(sparse) - 1 and self.par_rows:
                 if info.k == 0:   # the output's only level: its rows start in the scratch row_info
@@ -474,15 +496,21 @@ class TwoPhase:
                 child = sparse[t + 1]
                 cpos, cidt = child.starts, child.index_type
                 lo, hi = (Var(self.name(("compact", k, x), f"{x}{k}")) for x in ("c_lo", "c_hi"))
-                read = Load(cpos, BinOp("+", q, 1))
+                if child.row_parent is not None:   # (a row of its fibers per entry: their ends move with it)
+                    size = self.row_size(child)
+                    read = Load(cpos, BinOp("*", BinOp("+", q, 1), size))
+                    ends = self.move_row(child, q, kept)
+                    post = [Assign(Var(child.starts_len), BinOp("+", BinOp("*", kept, size), Const(1, "int64")))]
+                else:
+                    read = Load(cpos, BinOp("+", q, 1))
+                    ends = [Store(cpos, BinOp("+", kept, 1), hi if cidt == "int64" else Cast(cidt, hi))]
+                    post = [Assign(Var(child.starts_len), BinOp("+", kept, 1))]
                 if child is self.slots_under_list():   # (its slots, a block per entry, move with the entry)
                     moves += self._move_slots(child, q, kept)
                 body = [Declare(hi, "int64", read if cidt == "int64" else Cast("int64", read)),
-                        If(BinOp(">", hi, lo), moves + [Store(cpos, BinOp("+", kept, 1),
-                                                              hi if cidt == "int64" else Cast(cidt, hi)), more]),
+                        If(BinOp(">", hi, lo), moves + ends + [more]),
                         Assign(lo, hi)]
                 pre = [Declare(lo, "int64", Const(0, "int64"))]
-                post = [Assign(Var(child.starts_len), BinOp("+", kept, 1))]
                 if child is self.slots_under_list():   # (the slots counted anew: a block per entry kept here)
                     post.append(Assign(Var(child.slots), BinOp("*", kept, Var(self.out_sizes[child.mode].name))))
             out += pre + [Declare(kept, "int64", Const(0, "int64"))]
@@ -501,6 +529,16 @@ class TwoPhase:
         if len(sparse) > 1 and sparse[-1].keyed is not None:
             out += self._keys_again(sparse[-2], sparse[-1])
         return out
+
+    def move_row(self, info: OutputLevel, q: Var, kept: Var) -> list:
+        """Move the ends of the row of fibers of the SparseList ``info`` (under Dense levels under the
+        entry ``q`` of its upper level) to the row of ``kept``: the compaction drops the upper level's
+        entries whose row became empty, and the listing after threads its coordinates whose row got
+        none (a row ends where its last fiber does)."""
+        size, pos = self.row_size(info), info.starts
+        y = Var(self.name(("compact", info.k, "c_fiber"), f"c_fiber{info.k}"))
+        to, at = (BinOp("+", BinOp("+", BinOp("*", x, size), y), Const(1, "int64")) for x in (kept, q))
+        return [If(BinOp("!=", kept, q), [For(y, 0, size, [Store(pos, to, Load(pos, at))])])]
 
     def _move_slots(self, info: OutputLevel, q: Var, kept: Var) -> list:
         """Move the block of slots (marks and values) of the level ``info`` that marks them from its
@@ -521,9 +559,10 @@ class TwoPhase:
         key = info.keyed[1][0]
         size = Var(self.out_sizes[info.mode].name)
         i = cast(Load(info.appended[0], q), idt, "int64")
+        fibers = self.row_fiber_count(info) if info.row_parent is not None else Var(parent.counter)
         return [Comment(f"the keys of {self.setup.output.tensor}'s level {k} again: their parents moved down over "
                         f"the dropped ones"),
-                For(p, 0, Var(parent.counter), [
+                For(p, 0, fibers, [
                     For(q, cast(Load(info.starts, p), idt, "int64"), cast(Load(info.starts, BinOp("+", p, 1)), idt, "int64"),
                         [Store(key, q, BinOp("+", BinOp("*", p, size), i))])])]
 

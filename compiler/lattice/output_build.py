@@ -26,7 +26,9 @@ appended as a SparseList, or a hash, band, block or byte map level, below it, a 
 other level (a RunList above another but outermost over a list or Dense levels, a byte map above a RunList or
 under a sparse level with one below, a band or block level above a
 sparse one other than those, a Dense level under a sparse one in a two-phase kernel under a level other
-than a SparseList or a hash under Dense ones, and on threads a byte map or hash under a SparseList that is
+than a SparseList or a hash under Dense ones, unless between two such levels (rows of fibers:
+:func:`two_phase_rows`; on threads, a SparseList and a SparseList only), a byte map under such rows in a
+two-phase kernel, and on threads a byte map or hash under a SparseList that is
 not outermost, or blocks under more than one sparse level but an outermost SparseList's) is built as a
 SparseList holding the same coordinates (:func:`compiler.stand_in.stand_in`), and the call converts the result to the
 format asked (``Tensor.asformat``). The plan records the choice as a ``convert`` step, with
@@ -37,7 +39,7 @@ the conversions of :mod:`compiler.lattice.conversions`.
 >>> print(built)
 SparseList(SparseHash(Element(0.0)))
 >>> print(why)
-the lattice strategy assembles no level 0 (SparseBand) in C: it places Dense levels by position under Dense levels (and under a SparseList, SparsePoint, SparseRunList, SparseInterval, SparseByteMap, SparseBand, SparseBlockList or SparseHash level when only Dense levels follow, or under a SparseList, SparsePoint, SparseRunList, SparseInterval or SparseHash level when a SparseList or SparseHash follows them), and appends sorted lists of coordinates (SparseList, a SparseHash under Dense levels, a SparseList or a SparseHash, innermost or over Dense levels, a SparseByteMap, SparseBand or SparseBlockList there, innermost or over Dense levels, a SparsePoint there, or SparseCOO as the only level) and runs (a RunList, SparseRunList or SparseInterval innermost there; a SparseRunList or SparseInterval above other levels, each coordinate its own run, and a RunList so as the outermost level over a SparseList or Dense levels, its gaps runs of the fill; a SparseByteMap under Dense levels over one of those, a SparseList or a level appended as above, a fiber per slot; a SparseBand or SparseBlockList over one of those or a SparseList, a fiber per position) in storage order, so it builds that level as a SparseList
+the lattice strategy assembles no level 0 (SparseBand) in C: it places Dense levels by position under Dense levels (and under a SparseList, SparsePoint, SparseRunList, SparseInterval, SparseByteMap, SparseBand, SparseBlockList or SparseHash level when only Dense levels follow, or under a SparseList, SparsePoint, SparseRunList, SparseInterval or SparseHash level when a SparseList, a SparseHash or an innermost SparseByteMap follows them), and appends sorted lists of coordinates (SparseList, a SparseHash under Dense levels, a SparseList or a SparseHash, innermost or over Dense levels, a SparseByteMap, SparseBand or SparseBlockList there, innermost or over Dense levels, a SparsePoint there, or SparseCOO as the only level) and runs (a RunList, SparseRunList or SparseInterval innermost there; a SparseRunList or SparseInterval above other levels, each coordinate its own run, and a RunList so as the outermost level over a SparseList or Dense levels, its gaps runs of the fill; a SparseByteMap under Dense levels over one of those, a SparseList or a level appended as above, a fiber per slot; a SparseBand or SparseBlockList over one of those or a SparseList, a fiber per position) in storage order, so it builds that level as a SparseList
 >>> building_output(parse_format("SparseBand(SparseList(Element(0.0)))"), "C") is None
 True
 >>> building_output(parse_format("dcsr"), "C") is None
@@ -106,7 +108,7 @@ def assembles(levels: tuple, k: int, one_pass: bool = True, two_phase: bool = Fa
     dense}``) under a level that appends, with only such levels below it, in a one-pass kernel
     (``one_pass``; a two-phase kernel places them as said below), and so are Dense levels between
     such a level and a SparseList below them, a row of their slots per position
-    (:func:`rows_of_fibers`); a sparse level that appends
+    (:func:`rows_of_fibers`; in a two-phase kernel too, :func:`two_phase_rows`); a sparse level that appends
     under any parent (a SparseList's fiber starts where the one before it ended), and any other
     (a SparseCOO's one segment) only as the output's one level; a level that marks its slots
     (``marks_slots``: SparseByteMap) or stores a band or blocks per fiber as the innermost level
@@ -134,7 +136,7 @@ def assembles(levels: tuple, k: int, one_pass: bool = True, two_phase: bool = Fa
     (True, False, True)
     >>> fibers = SparseList(Dense(SparseList(Element(0.0))))
     >>> assembles((fibers, fibers.child, fibers.child.child), 1), assembles((fibers, fibers.child, fibers.child.child), 1, False, True)
-    (True, False)
+    (True, True)
     >>> lists = SparseList(SparseList(Dense(Element(0.0))))
     >>> assembles((lists, lists.child, lists.child.child), 2, False, True, threaded=True)
     True
@@ -148,9 +150,12 @@ def assembles(levels: tuple, k: int, one_pass: bool = True, two_phase: bool = Fa
         # fiber of it per position: :func:`ranges_above`)
         return one_pass and (blocks_below(levels, k) or ranges_above(levels, k + 1)) and appended_under(levels, k)
     if lvl.keys_in_table is not None:
-        # (under Dense levels under an appended one, a row of their slots per entry, each slot a fiber of keys)
-        rows = k > 0 and levels[k - 1].located_by_coordinate and rows_of_fibers(levels, k - 1)
-        return (one_pass and (appended_under(levels, k) or rows)) or (two_phase and two_phase_keys(levels, k, threaded))
+        # (under Dense levels under an appended one, a row of their slots per entry, each slot a fiber of keys;
+        # or over such levels, each entry a row of fibers)
+        rows = k > 0 and rows_of_fibers(levels, k - 1)
+        over_rows = k + 1 < len(levels) and rows_of_fibers(levels, k + 1)
+        return (one_pass and (appended_under(levels, k) or rows)) or (two_phase and two_phase_keys(levels, k, threaded)) \
+            or (rows or over_rows) and two_phase_rows(levels, two_phase, threaded)
     if not placed_or_appended(lvl):
         if lvl.appends_coordinates or lvl.appends_runs:
             # (appended as a list or as runs: the innermost level, under located or appended ones;
@@ -161,16 +166,16 @@ def assembles(levels: tuple, k: int, one_pass: bool = True, two_phase: bool = Fa
         # under located levels over a level appended as a SparseList, a fiber per slot)
         if two_phase and two_phase_slots(levels, k, threaded):
             return True
-        return one_pass and lvl.marks_slots and appended_under(levels, k) and (
-            blocks_below(levels, k) or in_slots(levels, k + 1))
+        return one_pass and lvl.marks_slots and (appended_under(levels, k) and (
+            blocks_below(levels, k) or in_slots(levels, k + 1)) or k > 0 and rows_of_fibers(levels, k - 1))
     if lvl.full:
         if all(above.full for above in levels[:k]):
             return True
         parent = next(above for above in reversed(levels[:k]) if not above.full)
         if two_phase and two_phase_blocks(levels, k) and (not threaded or rows_of_blocks(levels)):
             return True
-        return one_pass and (all(x.full and x.locates_under_appended for x in levels[k:]) and holds_blocks(parent)
-                             or rows_of_fibers(levels, k))
+        return (one_pass and all(x.full and x.locates_under_appended for x in levels[k:]) and holds_blocks(parent)
+                or (one_pass or two_phase_rows(levels, two_phase, threaded)) and rows_of_fibers(levels, k))
     return lvl.appends_nested or len(levels) == 1
 
 
@@ -199,6 +204,8 @@ def rows_of_fibers(levels: tuple, k: int) -> bool:
     >>> rows_of_fibers((blocks, blocks.child), 1)
     False
     """
+    if not levels[k].located_by_coordinate:
+        return False
     first, last = k, k
     while first > 0 and levels[first - 1].located_by_coordinate:
         first -= 1
@@ -209,8 +216,31 @@ def rows_of_fibers(levels: tuple, k: int) -> bool:
     parent, child = levels[first - 1], levels[last]
     return (all(x.full and x.locates_under_appended and x.nmodes == 1 for x in levels[first:last])
             and (appends_entries(parent) or parent.keys_in_table is not None) and parent.nmodes == 1
-            and (child.appends_nested and child.appends_coordinates or child.keys_in_table is not None)
+            and (child.appends_nested and child.appends_coordinates or child.keys_in_table is not None
+                 or child.marks_slots and last == len(levels) - 1)
             and child.nmodes == 1)
+
+
+def two_phase_rows(levels: tuple, two_phase: bool, threaded: bool) -> bool:
+    """Whether a two-phase kernel (``two_phase``) assembles the rows of fibers of ``levels``
+    (:func:`rows_of_fibers`): sequentially, phase 1 appends the coordinates as a one-pass kernel
+    does, a row of fibers per entry of the upper level, phase 2 the values, and the compaction drops
+    the entries at the fill, then the upper entries whose row of fibers became empty, their row moving
+    with them; on threads (``threaded``), when the sparse levels are SparseLists under Dense levels
+    only (:func:`listed_after_threads`): the upper one is filled as a Dense level, a row of fibers per
+    coordinate, and listed after.
+
+    >>> from compiler.levels import Dense, Element, SparseHash, SparseList
+    >>> rows = SparseList(Dense(SparseList(Element(0.0))))
+    >>> two_phase_rows((rows, rows.child, rows.child.child), True, False)
+    True
+    >>> two_phase_rows((rows, rows.child, rows.child.child), True, True)
+    True
+    >>> keyed = SparseHash(Dense(SparseList(Element(0.0))))
+    >>> two_phase_rows((keyed, keyed.child, keyed.child.child), True, True)
+    False
+    """
+    return two_phase and (not threaded or listed_after_threads(levels) is not None)
 
 
 def two_phase_blocks(levels: tuple, k: int) -> bool:
@@ -322,8 +352,9 @@ def listed_after_threads(levels: tuple) -> int | None:
     """The first level ``k`` a two-phase kernel on threads fills as a Dense level and lists after, or
     None: SparseList levels (each of one mode, appending sorted coordinates) under Dense levels only,
     two or more of them (``Dense(SparseList(SparseList))``, CSF rows) or three or more outermost
-    (``SparseList(SparseList(SparseList))``, CSF; a DCSR's rows are counted by row number instead).
-    On the threads every coordinate of the lists above the innermost one is an entry (a fiber of the
+    (``SparseList(SparseList(SparseList))``, CSF; a DCSR's rows are counted by row number instead),
+    or two with Dense levels between the innermost and the one above it (``SparseList(Dense(SparseList))``,
+    a row of fibers per coordinate above: :func:`rows_of_fibers`). On the threads every coordinate of the lists above the innermost one is an entry (a fiber of the
     innermost list per position ``i * n + j``, counted and filled by its own row as under Dense
     levels: :func:`on_fibers`); a sequential pass then keeps, bottom-up, the coordinates whose fiber
     got entries, as the compaction of a DCSR's rows keeps its non-empty rows.
@@ -338,14 +369,21 @@ def listed_after_threads(levels: tuple) -> int | None:
     >>> dcsr = SparseList(SparseList(Element(0.0)))
     >>> listed_after_threads((dcsr, dcsr.child)) is None
     True
+    >>> rows = SparseList(Dense(SparseList(Element(0.0))))   # (a row of fibers per coordinate of level 0)
+    >>> listed_after_threads((rows, rows.child, rows.child.child))
+    0
     """
     k = 0
     while k < len(levels) and levels[k].located_by_coordinate:
         k += 1
-    lists = levels[k:]
-    if len(lists) < 2 or (k == 0 and len(lists) == 2) or any(lvl.nmodes != 1 for lvl in levels):
+    lists = [q for q in range(k, len(levels)) if not levels[q].located_by_coordinate]
+    rows = [q for q in range(k, len(levels)) if levels[q].located_by_coordinate]
+    if len(lists) < 2 or (k == 0 and len(lists) == 2 and not rows) or any(lvl.nmodes != 1 for lvl in levels):
         return None
-    if all(lvl.appends_coordinates and lvl.appends_nested and not lvl.at_most_one for lvl in lists):
+    # (Dense levels only between the innermost list and the one above it: a row of its fibers each)
+    if not all(lists[-2] < q and rows_of_fibers(levels, q) for q in rows):
+        return None
+    if all(levels[q].appends_coordinates and levels[q].appends_nested and not levels[q].at_most_one for q in lists):
         return k
     return None
 
@@ -512,15 +550,16 @@ def building_output(fmt: Format, tensor: str, one_pass: bool = True, two_phase: 
     :func:`assembles`)."""
     holders = ("a SparseList, SparsePoint, SparseRunList, SparseInterval, SparseByteMap, SparseBand, SparseBlockList "
                "or SparseHash level")
-    rows = "or under a SparseList, SparsePoint, SparseRunList, SparseInterval or SparseHash level when a SparseList " \
-        "or SparseHash follows them"
+    rows = "or under a SparseList, SparsePoint, SparseRunList, SparseInterval or SparseHash level when a SparseList, " \
+        "a SparseHash or an innermost SparseByteMap follows them"
     blocks = f"and under {holders} when only Dense levels follow, {rows}" if one_pass else \
         f"and, in a one-pass kernel, under {holders} when only Dense levels follow, {rows}" + (
-            "; in a two-phase one under a SparseList or a SparseHash under Dense levels, and a SparseByteMap or "
+            "; in a two-phase one under a SparseList or a SparseHash under Dense levels or between a SparseList or "
+            "SparseHash and a SparseList or SparseHash below them, and a SparseByteMap or "
             "SparseHash as the innermost level under Dense levels or a SparseList" + (
                 "; on threads, under a SparseList or SparseHash that is the only sparse level, under Dense levels "
-                "only, or under a SparseList under an outermost one, and a SparseByteMap or SparseHash under Dense "
-                "levels only or innermost under an outermost SparseList"
+                "only, or under a SparseList under an outermost one, or between SparseLists, and a SparseByteMap or "
+                "SparseHash under Dense levels only or innermost under an outermost SparseList"
                 if threaded else "") if two_phase else "")
     return building(fmt, tensor, lambda levels, k: assembles(levels, k, one_pass, two_phase, threaded), "lattice",
                     f"it places Dense levels by position "

@@ -416,7 +416,8 @@ class Setup:
                                     f"is assembled only under a SparseList, SparsePoint, SparseRunList, "
                                     f"SparseInterval, SparseByteMap, SparseBand, SparseBlockList or SparseHash "
                                     f"level, with Dense levels alone below it, or under a SparseList, SparsePoint, "
-                                    f"SparseRunList, SparseInterval or SparseHash level over a SparseList")
+                                    f"SparseRunList, SparseInterval or SparseHash level over a SparseList, a "
+                                    f"SparseHash or an innermost SparseByteMap")
             if lvl.coordinate_list and k != len(names) - 1:
                 raise StrategyError(f"output {self.output.tensor}: {n} must be the innermost level")
         if self.program.op is not None:

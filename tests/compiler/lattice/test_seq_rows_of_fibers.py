@@ -167,16 +167,19 @@ def test_what_is_assembled():
     levels = (rows, rows.child, rows.child.child)
     assert rows_of_fibers(levels, 1) and assembles(levels, 1)
     assert building_output(Format(rows), "C") is None
-    # (a two-phase kernel, or one on threads, still builds its stand-in)
-    assert not assembles(levels, 1, one_pass=False, two_phase=True)
-    assert building_output(Format(rows), "C", False, True, True) is not None
-    # (a hash below the Dense ones: a fiber of keys per slot; a byte map: its stand-in still)
+    # (a two-phase kernel, and one on threads, too: tests/compiler/lattice/test_lattice_two_phase_rows.py)
+    assert assembles(levels, 1, one_pass=False, two_phase=True)
+    assert building_output(Format(rows), "C", False, True, True) is None
+    # (a hash below the Dense ones: a fiber of keys per slot; a byte map: a block of slots per fiber, as
+    # its innermost level only)
     hashed = SparseList(Dense(SparseHash(leaf(0.0))))
     assert rows_of_fibers((hashed, hashed.child, hashed.child.child), 1)
     assert assembles((hashed, hashed.child, hashed.child.child), 2)
     marked = SparseList(Dense(SparseByteMap(leaf(0.0))))
-    assert not rows_of_fibers((marked, marked.child, marked.child.child), 1)
-    assert building_output(Format(marked), "C") is not None
+    assert rows_of_fibers((marked, marked.child, marked.child.child), 1)
+    assert building_output(Format(marked), "C") is None
+    above = SparseList(Dense(SparseByteMap(SparseList(leaf(0.0)))))
+    assert not rows_of_fibers((above, above.child, above.child.child, above.child.child.child), 1)
 
     class Rows(SparseList):   # (a SparseList's subclass declares what a SparseList does: asked, not named)
         name = "Rows"
@@ -219,3 +222,45 @@ def test_property(name, kernel, shape, fill, density, seed):
         with np.errstate(invalid="ignore"):
             want = np.concatenate([d, d], axis=3).sum(axis=3)
         check(xp.sum(xp.concat([operand(d, fill), operand(d, fill)], axis=3), axis=3), want, fmt)
+
+
+@pytest.mark.parametrize("fill", [0.0, 1.0, np.nan, -np.inf])
+def test_byte_map_fibers_under_rows(fill):
+    """``SparseList(Dense(SparseByteMap))``: each fiber of the byte map under a row of Dense slots gets its
+    block of slots, unmarked and at the fill up to it as it starts (the fibers before it unvisited
+    too), and after the loops up to every row's (main: a SparseList stand-in, converted)."""
+    fmt = Format(SparseList(Dense(SparseByteMap(leaf(fill)))))
+    a, b = values((2, 3, 4), fill, 19), values((2, 3, 4), fill, 20)
+    a[0, 2], b[0, 2] = fill, fill   # (a row's last fiber unvisited: its slots set after the loops)
+    check(xp.concat([operand(a, fill), operand(b[:1], fill)]), np.concatenate([a, b[:1]]), fmt)().validate()
+    A, B = (ss.Tensor.from_numpy(x, "csf", fill=fill) for x in (a, b))
+    with np.errstate(invalid="ignore"):
+        want = a * b
+    out = Format(SparseList(Dense(SparseByteMap(leaf(float(ss.evaluate("C[i, j, k] = A[i, j, k] * B[i, j, k]",
+                                                                            A=A, B=B)[1]))))))
+    k = ss.lower("C[i, j, k] = A[i, j, k] * B[i, j, k]", strategy="lattice", A=A, B=B, C=out)
+    assert "convert" not in [s.stage for s in k.trace.steps]
+    got = k(A=A, B=B)
+    got.validate()
+    assert_canonical(got, want)
+    np.testing.assert_array_equal(k.interpret(A=A, B=B).to_numpy(), want)
+
+
+@pytest.mark.parametrize("empty", [True, False], ids=["empty", "all-fill"])
+def test_byte_map_fibers_under_rows_of_empty_and_all_fill_results(empty):
+    fmt = Format(SparseList(Dense(SparseByteMap(leaf(1.0)))))
+    a = np.ones((2, 3, 2))
+    got = check(operand(a, 1.0)[2:1] if empty else xp.concat([operand(a, 1.0), operand(a[:1], 1.0)]),
+                a[2:1] if empty else np.ones((3, 3, 2)), fmt)()
+    got.validate()
+    assert got.levels[0].arrays()["idx"].size == 0
+
+
+@settings(max_examples=5, deadline=None, suppress_health_check=list(HealthCheck))
+@given(shape=SHAPES, fill=st.sampled_from([0.0, 1.0, np.nan]), density=st.sampled_from([0.0, 0.3, 1.0]),
+       seed=st.integers(0, 2 ** 16))
+def test_property_byte_map_fibers(shape, fill, density, seed):
+    fmt = Format(SparseList(Dense(SparseByteMap(leaf(fill)))))
+    a, b = values(shape, fill, seed, density), values((2, *shape[1:]), fill, seed + 1, density)
+    check(xp.concat([operand(a, fill), operand(b, fill)]), np.concatenate([a, b]), fmt)().validate()
+    check(operand(a, fill)[::-1, 1:, ::2], a[::-1, 1:, ::2], fmt)().validate()
