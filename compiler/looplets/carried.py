@@ -34,8 +34,10 @@ by a nest of loops through a collapse of a collapse, ``out[l + (k + j * K) * L]`
 ``l`` (a flatten of three modes): the window of a ``j`` is ``[j * K * L, (j + 1) * K * L)`` when ``l``
 spans at most ``L`` and ``k`` at most ``K``, so the fiber is opened before the loop over ``j``, not
 before each ``k`` loop (a RunList restarted its coverage and its run bookkeeping at each ``j`` and
-wrote empty runs). A read through such windows is left to its inner loop: it restarts a search per
-``j``, which is slower but correct.
+wrote empty runs). A read through such windows is carried up the same way (``x[l + (k + j * K) * L]``
+of a sparse ``x`` beside a flatten of three modes): its cursor is declared before the loop over ``j``
+and each ``l`` loop's seek goes on from where the last one stopped, where it restarted at the fiber's
+start at each ``j`` and searched the vector for that ``j``'s first window.
 
 >>> from compiler.looplets.program import Call, Index, Literal
 >>> from compiler.algebra import lookup
@@ -171,9 +173,10 @@ def _carries(n, i, inner: Loop, loops: tuple = ()):
         return None
     mods, base = modifier_chain(n.idxs[0])
     if loops:
-        # (an output opened once across the loop over i; a read keeps its search per window)
+        # (an output opened once across the loop over i; a read's cursor goes on from window to
+        # window across it as well, up only: its windows ascend through every loop of the nest)
         nest = (inner, *loops)
-        return "up" if n.mode == "update" and base == nest[-1].idx and len(mods) == 1 and \
+        return "up" if base == nest[-1].idx and len(mods) == 1 and \
             isinstance(mods[0], Offset) and _nested_windows_ascend(summands(mods[0].delta), i, nest) else None
     # (a permissive read, ~(j + a * i + b), reads missing outside the fiber: its windows still
     # ascend, a row before the fiber's start leaving the cursor where it was)

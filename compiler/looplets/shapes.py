@@ -26,9 +26,11 @@ of a CSC ``A`` (its columns sliced)        outside ``i``'s where the output take
 of a CSC ``A`` (a column window)           each column read at ``window(k, s, e)``, walked
 a CSC's columns (or rows) sliced into an   the columns' loop outside the rows' all the same; the
 output stored rows first (a CSR)           output built by a scatter (:mod:`.scatter`)
-``x[k] + collapse(C[i, j], (i, j) -> k)``  ``for j: for i: for t (one step)``: ``C`` walked column
-of a CSC ``C`` and a dense ``x``           by column, ``x`` and the output (dense, or a dense
-                                           workspace) at ``t + (j + i * |j|)``, out of order
+``x[k] * collapse(C[i, j], (i, j) -> k)``  ``for j: for i: for t (one step)``: ``C`` walked column
+of a CSC ``C`` (a sparse ``x`` copied      by column, ``x`` and the output (dense, or a dense
+into a dense workspace first)              workspace) at ``t + (j + i * |j|)``, out of order
+``x[k] + collapse(C[i, j], ...)`` (C's     ``for k: y[k] = x[k]``, then ``C``'s entries added in
+fill the identity)                         column by column (:mod:`.flatten_passes`)
 ``out[i] = sum[j](slice(A[k, j], ...))``   ``w[i] += ...`` into a dense workspace in the loops
 into a sparse vector (a CSC's columns      that walk ``A`` (``j`` outside), then ``for i:
 summed)                                    out[i] = w[i]``: the fills dropped, in order
@@ -105,13 +107,14 @@ from ..shortcircuit import early_exit
 from ..stand_in import scatters
 from ..notation.dtypes import expr_dtype, reduce_dtype
 from ..notation.infer import infer_shapes
-from ..notation.shape import Broadcast, Collapse, Concat, Slice, Split
+from ..notation.shape import Broadcast, Collapse, Concat, ShapeOp, Slice, Split
 from . import extents as X
 from .language import LoopProgram
 from .program import (Access, Assign, Block, Call, Declare, Define, Extent, Index, Literal, Loop, Raveled, Size,
                       Strided, TensorRef, Variable)
 from .raveled import ravels
 from .stepped import steps_through
+from .flatten_passes import copied_beside, copy_loops, in_passes, read_copies
 from .index_walks import affine, fresh_temp, indices_in, part_step, read_permissively, scope_walk, substitute, walks_on
 from .slice_order import (check_collapse_concordant, check_stride_concordant, needs_workspace, stored_after,
                           stored_before, walks_minor_first)
@@ -171,9 +174,13 @@ def shape_program(stmt: N.Assign, formats: dict, dtype=None):
     (:func:`~.slice_order.needs_workspace`).
     What no wrapper expresses is refused naming the lattice strategy."""
     try:
-        if needs_workspace(stmt, formats):
-            return _through_workspace(stmt, formats, dtype)
-        return _shape_program(stmt, formats, dtype)
+        # (a sparse vector read where a flatten walked minor index first writes: read from a dense copy)
+        copies = copied_beside(stmt, formats)
+        planned = {**formats, **copies}
+        prog, info, reads = (_through_workspace if needs_workspace(stmt, planned) else _shape_program)(
+            stmt, planned, dtype)
+        prog, notes = read_copies(prog, stmt, copies, formats, lambda i: extent_ir(info.extents[i], formats))
+        return prog, info, (*reads, *notes)
     except StrategyError as e:
         raise StrategyError(f"{e}{LATTICE_HINT}") from None
 
@@ -182,6 +189,9 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
     shapes = {t: tuple((t, m) for m in range(len(f.mode_order))) for t, f in formats.items()
               if t != stmt.lhs.tensor}
     info = infer_shapes(stmt, shapes)
+    passes = in_passes(stmt, formats, lambda s: _shape_program(s, formats, dtype))
+    if passes is not None:
+        return passes[0], info, passes[1]
     ext = info.extents
     # (a reduction at the top is the statement's own loops, writing the output inside them; where
     # planning them splits a loop into parts, it goes through a scalar instead: see below)
@@ -190,7 +200,7 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
     # -- the loops: output indices, then reduced ones; collapses and strided slices reshape them ------
     top_indices = list(dict.fromkeys(tuple(stmt.lhs.indices) + red))
     # (an operator's consumed indices are bound inside it: a collapse's loops may take their names)
-    produced = {i.name for n in N.walk(stmt) if hasattr(n, "produced") for i in n.produced()}
+    produced = {i.name for n in N.walk(stmt) if isinstance(n, ShapeOp) for i in n.produced()}
     taken = {i.name for i in top_indices} | produced
 
     def fresh(base: str) -> str:
@@ -308,7 +318,7 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
                 # a part that is a collapse walks its two loops in place of the part's (a stack's
                 # ravels concatenated: each operand's rows, then its columns, in storage order)
                 for (part, size), j, operand in zip(sc.fissions[n.result], n.indices, n.operands):
-                    makers = [x for x in scope_walk(operand, {j}) if hasattr(x, "produced") and j in x.produced()]
+                    makers = [x for x in scope_walk(operand, {j}) if isinstance(x, ShapeOp) and j in x.produced()]
                     if not makers or not all(isinstance(x, Collapse) for x in makers) or part in sc.part_collapsed:
                         continue
                     (a, b) = makers[0].indices
@@ -512,7 +522,7 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
             if x is n:
                 continue
             if isinstance(x, N.Access) and {p, q} & set(x.indices) or \
-                    hasattr(x, "produced") and {p, q} & set(x.produced()):
+                    isinstance(x, ShapeOp) and {p, q} & set(x.produced()):
                 return False
         return True
 
@@ -682,7 +692,7 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
         parts, offset = [], None
         for j, operand in zip(e.indices, e.operands):
             reads = [a for a in N.walk(operand) if isinstance(a, N.Access) and j in a.indices]
-            makers = [n for n in N.walk(operand) if hasattr(n, "produced") and j in n.produced()]
+            makers = [n for n in N.walk(operand) if isinstance(n, ShapeOp) and j in n.produced()]
             # (a collapse making the part's index is gathered where it falls in the part: a stack's
             # ravels concatenated, split into rows straddling two operands)
             if all(isinstance(n, Collapse) and _reads_directly(n) for n in makers):
@@ -817,10 +827,8 @@ def _through_workspace(stmt: N.Assign, formats: dict, dtype):
     fmt = formats[out]
     dense = parse_format("dense", ndim=len(idxs), fill=fmt.fill, dtype=fmt.dtype)
     prog, info, reads = _shape_program(N.Assign(N.Access(w, idxs), None, stmt.rhs), {**formats, w: dense}, dtype)
-    copy = Assign(Access(TensorRef(out), tuple(Index(i.name) for i in idxs), "update"), None,
-                  Access(TensorRef(w), tuple(Index(i.name) for i in idxs)))
-    for m in reversed(fmt.mode_order):
-        copy = Loop(Index(idxs[m].name), Extent(Const(0, "int64"), extent_ir(info.extents[idxs[m]], formats)), copy)
+    copy = copy_loops(out, w, [i.name for i in idxs], fmt.mode_order,
+                      lambda m: extent_ir(info.extents[idxs[m]], formats))
     names = tuple(dict.fromkeys((out, *(t for t in prog.tensors if t != w))))
     return replace(prog, name=out + "_kernel", tensors=names, source=str(stmt), body=Block((*prog.body.stmts, copy)),
                    temporaries=(*prog.temporaries, (w, dense))), info, \
@@ -885,7 +893,7 @@ def _let(bindings: list, body):
 
 def _reads_directly(e: Collapse) -> bool:
     """Whether the collapse's indices are read by its accesses directly (no operator makes them)."""
-    return not any(hasattr(n, "produced") and set(e.indices) & set(n.produced()) for n in N.walk(e.operand)) \
+    return not any(isinstance(n, ShapeOp) and set(e.indices) & set(n.produced()) for n in N.walk(e.operand)) \
         and all(any(isinstance(a, N.Access) and i in a.indices for a in N.walk(e.operand)) for i in e.indices)
 
 

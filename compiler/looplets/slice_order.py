@@ -14,7 +14,7 @@ import numpy as np
 from ..algebra import NOVALUE
 from ..errors import StrategyError
 from ..notation import ast as N
-from ..notation.shape import Collapse, Slice
+from ..notation.shape import Collapse, ShapeOp, Slice
 from ..reference_fill import same_value
 from .program import Index
 
@@ -66,7 +66,7 @@ def walks_minor_first(e: Collapse, rhs, formats: dict) -> bool:
             fmt = formats.get(x.tensor)
             if fmt is None or not all(lvl.locatable for lvl in fmt.levels):
                 return False
-        elif x is not e and hasattr(x, "produced") and (k in x.produced() or any(
+        elif x is not e and isinstance(x, ShapeOp) and (k in x.produced() or any(
                 k in x.consumed(m) for m in range(len(x.children())))):
             return False
     return True

@@ -47,13 +47,17 @@ def test_a_csc_concatenated_row_major_is_read_converted_where_looplets_would_gat
 
 def test_a_csc_collapsed_row_major_is_read_converted_where_looplets_refuse_it():
     # (refused by both before: the lattice without converting, looplets for the discordant walk. Alone,
-    # looplets now walk A column by column, writing out of order; beside a sparse b, which they would
-    # read out of order, they still refuse)
+    # looplets now walk A column by column, writing out of order; beside a sparse b, b copied whole and
+    # A's entries added in (or b copied into a dense workspace, for a product); summed beside a sparse
+    # b, which they would read out of order, they still refuse)
     a, b = data((4, 5), 0.0, 3), data(20, 0.0, 4)
     A, B = ss.Tensor.from_numpy(a, "csc"), ss.Tensor.from_numpy(b, "sparse_vector")
-    kernel = check("out[k] = collapse(A[i, j], (i, j) -> k) + b[k]", a.reshape(-1) + b, A=A, b=B)
+    kernel = check("out[] = sum[k](collapse(A[i, j], (i, j) -> k) * b[k])", (a.reshape(-1) * b).sum(), A=A, b=B)
     note = kernel.trace.find("strategy")[0].note
     assert kernel.strategy == "lattice" and "and looplets refuse the statement (collapse(A[i, j]" in note, note
+    for op, want, stage in (("+", a.reshape(-1) + b, "copy-scatter"), ("*", a.reshape(-1) * b, "copy")):
+        kernel = check(f"out[k] = collapse(A[i, j], (i, j) -> k) {op} b[k]", want, A=A, b=B)
+        assert kernel.strategy == "looplets" and kernel.trace.find(stage) and not kernel.trace.find("gather")
     kernel = check("out[k] = collapse(A[i, j], (i, j) -> k)", a.reshape(-1), A=A)
     note = kernel.trace.find("strategy")[0].note
     assert kernel.strategy == "looplets" and "the lattice strategy refused this statement" in note, note

@@ -5,7 +5,9 @@ before the loop over ``j`` and closed after it. On main it was opened in each ``
 empty runs and runs out of order (``reshape(-1)`` of a (2, 1, 1) tensor, invalid); a SparseRunList
 or a SparseBlockList split a run crossing from one ``j`` into the next in two, and a SparseInterval
 refused it. The other appended levels (SparseList, SparseCOO, SparseBand) and the scattered ones
-(SparseHash, SparseByteMap) gave valid results there and must stay so.
+(SparseHash, SparseByteMap) gave valid results there and must stay so. A sparse vector read beside
+such a flatten, ``x[l + (k + j * K) * L]``, carries its cursor across ``j`` the same way (on main its
+search restarted at each ``j``).
 
 Row-major (``reshape(-1)``) and column-major (``permute_dims(...).reshape(-1)``) flattens of 3 and 4
 modes, a 4-mode tensor reshaped to a matrix into a Dense over each level, fills 0, 1, NaN and -inf
@@ -56,7 +58,13 @@ def flattened(arr, operand, fill, flatten, out, out_fill, strategy="looplets"):
     want = want_of(arr)
     level = OUTPUTS[out](Element(out_fill))
     fmt = Format(Dense(level) if flatten == "matrix" else level)
-    k = build(xp.asarray(Tensor.from_numpy(arr, OPERANDS[operand](arr.ndim, fill)))).lower(fmt, strategy=strategy)
+    return checked(build(xp.asarray(Tensor.from_numpy(arr, OPERANDS[operand](arr.ndim, fill)))).lower(
+        fmt, strategy=strategy), want)
+
+
+def checked(k, want):
+    """The kernel ``k``, its result validated and checked against ``want``, the dense oracle and the
+    interpreter."""
     got = k()
     got.validate()
     np.testing.assert_array_equal(got.to_numpy(), want)
@@ -123,3 +131,44 @@ def arrays(shape, fill, seed):
 @example("RunList", "dense", "rows", (3, 1, 2), 1.0, 1.0, 4)
 def test_flattens_by_property(out, operand, flatten, shape, fill, out_fill, seed):
     flattened(arrays(shape, fill, seed), operand, fill, flatten, out, out_fill, None if seed % 2 else "looplets")
+
+
+def beside(arr, operand, fill, x, xfill, flatten):
+    """A sparse vector ``x`` (fill ``xfill``) plus ``arr`` (fill ``fill``) flattened, lowered by the
+    looplets into a sparse vector, validated and checked against numpy, the dense oracle and the
+    interpreter; the kernel."""
+    want_of, build = FLATTENS[flatten]
+    with np.errstate(invalid="ignore"):
+        want = x + want_of(arr)
+    X = xp.asarray(Tensor.from_numpy(x, "sparse_vector", fill=xfill))
+    return checked((X + build(xp.asarray(Tensor.from_numpy(arr, OPERANDS[operand](arr.ndim, fill))))).lower(
+        "sparse_vector", strategy="looplets"), want)
+
+
+@pytest.mark.parametrize("operand", list(OPERANDS))
+def test_a_sparse_vector_read_through_a_flatten_of_three_modes_is_walked_once(operand):
+    """``x + a.reshape(-1)``: ``x`` is read at ``l + (k + j * K) * L``; its cursor is declared once,
+    before the loop over ``j``, and each window's seek goes on from the last (on main it was declared
+    in each ``j``, each ``j``'s first window searched from the vector's start)."""
+    a = np.array([[[1.0, 0.0, nan], [0.0, 0.0, 2.0]], [[0.0, inf, 0.0], [-inf, 0.0, 0.0]]])
+    x = np.array([0.0, 3.0, 0.0, 0.0, nan, 0.0, 1.0, 0.0, 0.0, -2.0, 0.0, inf])
+    k = beside(a, operand, 0.0, x, 0.0, "rows")
+    notes = [s.note for s in k.trace.steps if s.stage == "carry"]
+    (outer,) = [n for n in notes if n.startswith("cursors carried across j")]
+    assert "A on l" in outer, notes
+    src = k.c_source.split("int out_kernel", 1)[1]
+    assert src.count("int64_t qA = ") == 1 and src.index("int64_t qA = ") < src.index("for ("), src
+    for empty in (np.zeros((2, 0, 3)), np.zeros_like(a)):
+        beside(empty, operand, 0.0, np.zeros(empty.size), 0.0, "rows")
+
+
+@settings(max_examples=5, deadline=None)
+@given(st.sampled_from(list(OPERANDS)), st.sampled_from([(2, 1, 1), (2, 2, 3), (3, 1, 2), (2, 2, 1, 2)]),
+       st.sampled_from([0.0, 1.0, nan, -inf]), st.sampled_from([0.0, nan]), st.integers(0, 99))
+@example("sparse", (2, 2, 3), 0.0, 0.0, 0)
+@example("dense", (2, 2, 1, 2), nan, 0.0, 1)
+@example("sparse", (3, 1, 2), -inf, nan, 2)
+def test_a_sparse_vector_beside_a_flatten_by_property(operand, shape, fill, xfill, seed):
+    arr = arrays(shape, fill, seed)
+    x = arrays(arr.size, xfill, seed + 1)
+    beside(arr, operand, fill, x, xfill, "rows")

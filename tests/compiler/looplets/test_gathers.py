@@ -56,4 +56,4 @@ def test_a_level_read_at_a_computed_index_is_gathered():
 
 def test_a_statement_looplets_refuse_raises_their_refusal_naming_the_lattice():
     with pytest.raises(StrategyError, match=r"discordant walk.*or lower it with strategy='lattice'$"):
-        gathered(parse("out[k] = collapse(A[i, j], (i, j) -> k) + b[k]"), formats(A="csc", b="sparse_vector"))
+        gathered(parse("out[] = sum[k](collapse(A[i, j], (i, j) -> k) * b[k])"), formats(A="csc", b="sparse_vector"))

@@ -125,8 +125,9 @@ def test_the_lattice_strategy_refuses_naming_looplets_and_no_strategy_then_choos
      "so j must be the inner loop"),
     ("c[k] = collapse(A[i, j], (i, j) -> k) + collapse(Z[p, q], (p, q) -> k)",
      {"A": (A, "csr"), "Z": (A.reshape(4, 3), "csr")}, "k is collapsed twice from indices of different extents"),
-    # (a sparse b beside it would be read out of order: alone, or beside a dense b, A is walked row by row)
-    ("c[k] = collapse(A[i, j], (j, i) -> k) + b[k]", {"A": (A, "csr"), "b": (v12, "sparse")},
+    # (summed beside a sparse b, which would be read out of order: alone, or beside any b into an output,
+    # A is walked row by row, a sparse b copied whole first)
+    ("s[] = sum[k](collapse(A[i, j], (j, i) -> k) * b[k])", {"A": (A, "csr"), "b": (v12, "sparse")},
      "A stores i before j, but the collapse walks j outside i (the first listed index is the major one): a "
      "discordant walk of its sparse levels; store A with j first, or collapse (i, j) -> k"),
     ("C[i, j] = split(b[k], k -> (i:3, j))", {"b": (v12, "sparse")},
