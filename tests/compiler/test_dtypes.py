@@ -213,3 +213,22 @@ def test_a_division_is_computed_in_numpys_dtype(xdt, zdt, strategy, fmt, pairs):
     for got in (kernel(**tensors).to_numpy(), kernel.interpret(**tensors).to_numpy()):
         assert got.dtype == want.dtype
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("program,numpy", [("y[i] = a[i] // b[i]", np.floor_divide), ("y[i] = a[i] % b[i]", np.remainder),
+                                           ("y[i] = pow(a[i], b[i])", np.power), ("y[i] = a[i] << b[i]", np.left_shift),
+                                           ("y[i] = a[i] >> b[i]", np.right_shift)])
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_floored_division_powers_and_shifts_of_bools_are_int8(program, numpy, strategy):
+    # (numpy's first integer loop of these ufuncs: they were int64; a Python int beside a bool keeps int64)
+    a, b = np.array([True, False, True, False]), np.array([True, True, False, False])
+    with np.errstate(divide="ignore"):   # (numpy's 0 for an integer division by 0)
+        want = numpy(a, b)
+    assert want.dtype == np.int8
+    tensors = {"a": ss.Tensor.from_numpy(a, "sparse"), "b": ss.Tensor.from_numpy(b, "dense")}
+    kernel = ss.lower(program, strategy, **tensors)
+    for got in (kernel(**tensors).to_numpy(), kernel.interpret(**tensors).to_numpy(), ss.evaluate(program, **tensors)[0]):
+        assert got.dtype == np.int8
+        np.testing.assert_array_equal(got, want)
+    got = ss.einsum("y[i] = a[i] // 2", strategy, a=a).to_numpy()
+    assert got.dtype == (a // 2).dtype == np.int64
