@@ -66,6 +66,11 @@ def _arith(op, dts):
     return np.dtype("int64") if dt.kind == "b" else dt
 
 
+def _int8_of_bools(op, dts):
+    """numpy's dtype of ``//``, ``%``, ``**`` and shifts: its first integer loop, int8, for bools alone."""
+    return np.dtype("int8") if all(d.kind == "b" for d in dts) else _arith(op, dts)
+
+
 def _float_result(dts):
     dt = _promote(*dts)
     return dt if dt.kind in "fc" else np.dtype("float64")
@@ -133,7 +138,7 @@ def _shift(op, dts):
         if d.kind not in "biu":
             raise dtype_error(f"operator {op.label} does not accept {d.name} (argument {k}): "
                                f"it shifts integers", k)
-    return _integers_together(op, dts, _arith(op, dts))
+    return _integers_together(op, dts, _int8_of_bools(op, dts))
 
 
 def _ldexp(op, dts):
@@ -189,8 +194,9 @@ def c_math_name(name: str, dtype) -> str:
 
 #: result dtype rules: ``rule(op, operand dtypes)``, by builtin name
 DTYPE_RULES: dict[str, Callable] = {
-    **{n: _arith for n in ("add", "sub", "mul", "neg", "pow")},
-    **{n: _real_only(_arith, "numpy's floored division has no complex meaning") for n in ("floordiv", "mod")},
+    **{n: _arith for n in ("add", "sub", "mul", "neg")},
+    "pow": _int8_of_bools,
+    **{n: _real_only(_int8_of_bools, "numpy's floored division has no complex meaning") for n in ("floordiv", "mod")},
     "div": lambda op, dts: _float_result(dts),
     **{n: (lambda op, dts: _promote(*dts)) for n in ("choose", "overwrite")},
     **{n: _real_only(lambda op, dts: _promote(*dts)) for n in ("min", "max")},

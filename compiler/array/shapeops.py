@@ -61,7 +61,9 @@ def _result(like: Tensor, coords, vals, shape, dtype=None) -> Tensor:
 
 
 def _dense(like: Tensor, arr: np.ndarray) -> Tensor:
-    return Tensor.from_numpy(np.array(arr, order="C"), "dense", fill=like.fill, dtype=like.dtype)
+    # (in arr's dtype: a concat's or stack's is its operands' promoted one, not the first operand's)
+    return Tensor.from_numpy(np.array(arr, order="C"), "dense", fill=np.asarray(like.fill).astype(arr.dtype).item(),
+                             dtype=arr.dtype)
 
 
 def reshape_tensor(t: Tensor, shape: tuple) -> Tensor:

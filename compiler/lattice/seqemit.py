@@ -731,11 +731,9 @@ def emit_function(low, formats: dict, name: str, out_format=None, dtype: str | N
     # (a sum's workspace is read as a Dense input of the sum's type, or a CSR one, its arrays the kernel's own)
     work = {w.name: w.format(expr_dtype(w.total, lambda a: formats[a.tensor].dtype)) for w in low.workspaces}
     inputs = sorted(set(names.values()) - set(work))
-    if dtype is None and _has_operator(low.cin):
-        # (an operator's result type: x > y is bool)
-        dtype = expr_dtype(program.rhs, lambda a: formats[a.tensor].dtype).name
     if dtype is None:
-        dtype = np.result_type(*(np.dtype(formats[t].dtype) for t in inputs)).name if inputs else "float64"
+        # (the statement's type: x > y is bool, a sum of int32 values int64, as numpy's)
+        dtype = expr_dtype(program.rhs, lambda a: formats[a.tensor].dtype).name
     if out_format is None:
         out_format = dense(1 if low.flattened else len(program.lhs.indices), fill=0 if low.fill is None else low.fill,
                            dtype=dtype)
@@ -805,10 +803,6 @@ def _values(s):
             v = stack.pop()
             yield v
             stack += list(v.args) if isinstance(v, cf.Op) else [getattr(v, f) for f in ("a", "b") if hasattr(v, f)]
-
-
-def _has_operator(s) -> bool:
-    return any(isinstance(v, cf.Op) for v in _values(s))
 
 
 __all__ = ["SeqEmitter", "emit_function", "kernel_helpers"]

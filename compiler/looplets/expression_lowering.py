@@ -125,7 +125,8 @@ class ExpressionLowering:
             return cints.wrap(BinOp(infix[n], a[0], a[1]), rdt)
         if n == "div":
             x, y = a
-            if rdt.startswith("float") and not any(d.startswith("float") for d in dtypes):
+            # in numpy's dtype, which neither operand has: C would divide int by int, float32 by int32 in float
+            if numpy_dtype(rdt).kind in "fc" and rdt not in map(str, dtypes):
                 x = ir.Cast(rdt, x)
             return BinOp("/", x, y)
         if n in ("min", "max"):

@@ -103,6 +103,7 @@ from ..format import parse_format
 from ..imperative.ir import BinOp, Const, Var
 from ..notation import ast as N
 from ..lattice.algebra import expr_facts
+from ..lattice.iteration_graph import storage_levels
 from ..shortcircuit import early_exit
 from ..stand_in import scatters
 from ..notation.dtypes import expr_dtype, reduce_dtype
@@ -478,9 +479,12 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
         """Whether the strided slice ``e`` reads one access directly, at its index alone, whose level
         storing the sliced mode walks the entries a slice keeps (:func:`~.stepped.steps_through`)."""
         acc = e.operand
-        return e.step != 1 and isinstance(acc, N.Access) and acc.tensor in formats and \
-            list(acc.indices).count(e.index) == 1 and \
-            steps_through(formats[acc.tensor].levels[formats[acc.tensor].mode_order.index(acc.indices.index(e.index))])
+        if not (e.step != 1 and isinstance(acc, N.Access) and acc.tensor in formats and
+                list(acc.indices).count(e.index) == 1):
+            return False
+        fmt = formats[acc.tensor]
+        # (by storage mode: a SparseCOO level stores several modes)
+        return steps_through(storage_levels(fmt)[fmt.mode_order.index(acc.indices.index(e.index))])
 
     def loop_index(x, node, role):
         if not (isinstance(x, Index) and x.name in depth):

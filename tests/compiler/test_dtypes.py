@@ -190,3 +190,45 @@ def test_bitwise_operators_refuse_signed_and_uint64_together(program):
     got = ss.einsum("y[i] = x[i] & u[i]", "looplets", x=x.astype(np.int32), u=u.astype(np.uint16)).to_numpy()
     np.testing.assert_array_equal(got, x.astype(np.int32) & u.astype(np.uint16))
     assert got.dtype == np.int32
+
+
+DIVIDED = ["float32", "float64", "int8", "int32", "int64", "uint16", "bool"]
+
+
+@settings(max_examples=25, deadline=None)
+@given(xdt=st.sampled_from(DIVIDED), zdt=st.sampled_from(DIVIDED), strategy=st.sampled_from(STRATEGIES),
+       fmt=st.sampled_from(["dense", "sparse"]),
+       pairs=st.lists(st.tuples(st.integers(-9, 9), st.integers(-9, 9)), min_size=0, max_size=6))
+@example(xdt="float32", zdt="int32", strategy="looplets", fmt="dense", pairs=[(1, 3), (-2, 7), (0, 0), (1, 0)])
+@example(xdt="int64", zdt="float32", strategy="looplets", fmt="sparse", pairs=[(1, 3), (0, 7), (5, 0)])
+@example(xdt="float32", zdt="bool", strategy="lattice", fmt="dense", pairs=[(3, 1), (-3, 0)])
+def test_a_division_is_computed_in_numpys_dtype(xdt, zdt, strategy, fmt, pairs):
+    # float32 / int32 is float64 in numpy: looplets divided in C's float (1/3 came out 0.3333333432674408)
+    x = np.array([p[0] for p in pairs]).astype(xdt)
+    z = np.array([p[1] for p in pairs]).astype(zdt)
+    with np.errstate(all="ignore"):
+        want = x / z
+    tensors = {"x": ss.Tensor.from_numpy(x, fmt), "z": ss.Tensor.from_numpy(z, fmt)}
+    kernel = ss.lower("y[i] = x[i] / z[i]", strategy, **tensors)
+    for got in (kernel(**tensors).to_numpy(), kernel.interpret(**tensors).to_numpy()):
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("program,numpy", [("y[i] = a[i] // b[i]", np.floor_divide), ("y[i] = a[i] % b[i]", np.remainder),
+                                           ("y[i] = pow(a[i], b[i])", np.power), ("y[i] = a[i] << b[i]", np.left_shift),
+                                           ("y[i] = a[i] >> b[i]", np.right_shift)])
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_floored_division_powers_and_shifts_of_bools_are_int8(program, numpy, strategy):
+    # (numpy's first integer loop of these ufuncs: they were int64; a Python int beside a bool keeps int64)
+    a, b = np.array([True, False, True, False]), np.array([True, True, False, False])
+    with np.errstate(divide="ignore"):   # (numpy's 0 for an integer division by 0)
+        want = numpy(a, b)
+    assert want.dtype == np.int8
+    tensors = {"a": ss.Tensor.from_numpy(a, "sparse"), "b": ss.Tensor.from_numpy(b, "dense")}
+    kernel = ss.lower(program, strategy, **tensors)
+    for got in (kernel(**tensors).to_numpy(), kernel.interpret(**tensors).to_numpy(), ss.evaluate(program, **tensors)[0]):
+        assert got.dtype == np.int8
+        np.testing.assert_array_equal(got, want)
+    got = ss.einsum("y[i] = a[i] // 2", strategy, a=a).to_numpy()
+    assert got.dtype == (a // 2).dtype == np.int64

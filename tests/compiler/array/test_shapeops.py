@@ -3,7 +3,7 @@ broadcast_to) against numpy; the sparse ones computed on stored entries, never d
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import compiler as ss
@@ -110,6 +110,33 @@ def test_shape_errors_name_the_operator_and_the_shapes():
         xp.permute_dims(a, (0, 0))
     with pytest.raises(ss.ShapeError, match="expand_dims: axis 3 is out of range"):
         xp.expand_dims(a, 3)
+
+
+JOINED = ["float32", "float64", "int32", "int64", "bool"]
+
+
+@settings(max_examples=15, deadline=None)
+@given(sdt=st.sampled_from(JOINED), vdt=st.sampled_from(JOINED), scalar=st.sampled_from([0.1, -2.0, 0.0, np.nan]),
+       values=st.lists(st.sampled_from([0.1, 3.0, 0.0, -np.inf]), min_size=0, max_size=3),
+       join=st.sampled_from(["concat", "stack"]), first=st.booleans(),
+       strategy=st.sampled_from([None, "lattice", "looplets"]))
+@example(sdt="float32", vdt="float64", scalar=0.1, values=[0.1, 3.0], join="stack", first=True, strategy=None)
+@example(sdt="bool", vdt="float32", scalar=0.1, values=[0.1], join="concat", first=True, strategy="looplets")
+@example(sdt="int32", vdt="float32", scalar=-2.0, values=[], join="concat", first=False, strategy="lattice")
+def test_a_join_computed_apart_is_in_its_operands_promoted_dtype(sdt, vdt, scalar, values, join, first, strategy):
+    # (a 0-d operand broadcast is joined on the stored entries, by compiler.array.shapeops: the dense result
+    # took the first operand's dtype, float32 beside a float64, so 0.1 came out 0.10000000149011612)
+    def typed(a, dt):   # (an integer or bool has no NaN or infinity: 7 there)
+        a = np.asarray(a, dtype=float)
+        return (a if np.dtype(dt).kind == "f" else np.where(np.isfinite(a), a, 7)).astype(dt)
+    s, v = typed(scalar, sdt), typed(values, vdt)
+    parts = [np.broadcast_to(s, v.shape), v] if first else [v, np.broadcast_to(s, v.shape)]
+    arrays = [xp.broadcast_to(xp.asarray(s), v.shape), xp.asarray(v)]
+    arrays = arrays if first else arrays[::-1]
+    if join == "concat":
+        check(xp.concat(arrays), np.concatenate(parts), strategy)
+    else:
+        check(xp.stack(arrays, axis=1), np.stack(parts, axis=1), strategy)
 
 
 _slices = st.builds(slice, st.none() | st.integers(-5, 5), st.none() | st.integers(-5, 5),
