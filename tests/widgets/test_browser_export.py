@@ -103,7 +103,8 @@ def test_exported_shape_operator_steps_draw_to_fit(browser, tmp_path, artifacts)
     assert nodes >= 20 and marks >= 6   # the trees, lattices and CFIR; the operators' marks
     c = [a for s in fused.trace.steps for a in s.artifacts if a.kind == "c"][-1]
     first = len(steps) - len(fused.trace.steps)
-    for stage, kind, label in (("lattice", "seq-lattice", "0: k_A ⊔ l_B"), ("seq-derive", "seq-derivation", "A[k, j]")):
+    for stage, kind, label in (("lattice", "seq-lattice", "0: k_A ⊔ l_B"), ("seq-derive", "seq-derivation", "A[k, j]"),
+                               ("cfir", "seq-cfir", "while i <- |k_A| + l_B")):
         # (the box whose first line is the label: a derivation's upper boxes print it inside theirs)
         at = first + fused.trace.stages().index(stage)
         page.locator(f'nav.steps a[href="#step-{at}"]').click()
@@ -111,6 +112,7 @@ def test_exported_shape_operator_steps_draw_to_fit(browser, tmp_path, artifacts)
         section.wait_for(state="visible")
         node = section.locator(f'.artifact[data-kind="{kind}"] svg g.node[data-tags]').filter(
             has=page.locator("text", has_text=re.compile(f"^{re.escape(label)}$"))).first
+        assert node.count(), f"no box {label!r} of the {kind} drawing is linked to the C"
         tag = node.get_attribute("data-tags").split()[0]
         node.scroll_into_view_if_needed()
         node.click()
@@ -121,6 +123,23 @@ def test_exported_shape_operator_steps_draw_to_fit(browser, tmp_path, artifacts)
         assert outlined and outlined == c.data["provenance"][tag], (stage, tag, outlined)
         assert page.evaluate(LINK_JS, [section.element_handle(), tag])["inView"], (stage, tag)
         page.screenshot(path=str(artifacts / f"export-shapes-linked-{kind}.png"), full_page=False)
+    # the CFIR's tree, fitted to a narrow page, keeps readable labels (drawn top down, it was
+    # shrunk to 40%), and each rule of its rewrites keeps its name on one line (a narrow pane broke
+    # union-right-empty at each hyphen); opened at the step's link, the step's title shows below
+    # the sticky header (it was under it)
+    at = first + fused.trace.stages().index("cfir")
+    page.set_viewport_size({"width": 560, "height": 700})
+    page.goto(f"{path.as_uri()}#step-{at}")
+    page.reload()
+    section = page.locator(f"section#step-{at}")
+    title, header = (page.locator(sel).first.bounding_box() for sel in (f"section#step-{at} .step-header", "header"))
+    assert title["y"] >= header["y"] + header["height"], (title, header)
+    tree = section.locator('.artifact[data-kind="seq-cfir"]').first
+    assert tree.evaluate(ZOOM_JS)["label"] >= 8, tree.evaluate(ZOOM_JS)
+    names = section.locator("table.rewrites td:first-child b").evaluate_all(
+        "bs => bs.map(b => [b.textContent, b.getClientRects().length])")
+    assert names and all(lines == 1 for name, lines in names if " " not in name), names
+    page.screenshot(path=str(artifacts / "export-shapes-cfir-narrow.png"), full_page=False)
     page.close()
 
 
