@@ -229,7 +229,10 @@ class Derivation:
             lines.append(f'  loop{m} [label="forall {q(self.index)} ∈ {q(seq)}\\n{count}:\\nits loops in the C", '
                          'style="rounded"];')
             if self.steps:
-                lines.append(f'  n0 -> loop{m} [style=dashed, label="becomes", constraint=false];')
+                # (one "becomes": the edges to the further loops arc over the first, and their labels
+                # were drawn over each other and crossed by the arcs)
+                label = ', label="becomes"' if m == 0 else ""
+                lines.append(f'  n0 -> loop{m} [style=dashed{label}, constraint=false];')
         lines.append("}")
         return "\n".join(lines)
 

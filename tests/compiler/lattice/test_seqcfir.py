@@ -219,7 +219,7 @@ def test_the_cfir_tree_tags_each_loop_with_its_c_and_draws_the_loops_in_order():
     from compiler import array as xp
     from compiler.treedot import short
 
-    A, B = sp.random(6, 5, density=0.4, format="csr", random_state=0), sp.random(4, 5, density=0.4, format="csr", random_state=1)
+    A, B = (sp.random(n, 5, density=0.4, format="csr", random_state=n) for n in (6, 4))
     kernel = ss.lower(xp.concat([ss.asarray(A), ss.asarray(B)], axis=0) @ ss.asarray(np.arange(5.0)), strategy="lattice")
     tree = kernel.trace.find("cfir")[0].artifact("seq-cfir")
     c = [a for s in kernel.trace.steps for a in s.artifacts if a.kind == "c"][-1].data["provenance"]
