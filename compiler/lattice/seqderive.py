@@ -229,9 +229,7 @@ class Derivation:
             lines.append(f'  loop{m} [label="forall {q(self.index)} ∈ {q(seq)}\\n{count}:\\nits loops in the C", '
                          'style="rounded"];')
             if self.steps:
-                # (one "becomes": the edges to the further loops arc over the first, and their labels
-                # were drawn over each other and crossed by the arcs)
-                label = ', label="becomes"' if m == 0 else ""
+                label = ', label="becomes"' if m == 0 else ""   # (the further loops' arcs crossed their labels)
                 lines.append(f'  n0 -> loop{m} [style=dashed{label}, constraint=false];')
         lines.append("}")
         return "\n".join(lines)
