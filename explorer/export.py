@@ -120,6 +120,10 @@ _JS = """
   });
   var m = /^#step-(\\d+)$/.exec(location.hash);
   show(m ? parseInt(m[1], 10) : START);
+  // opened at a step's link (#step-4): the step's title below the sticky header, not under it
+  var head = document.querySelector('header');
+  steps.forEach(function (s) { s.style.scrollMarginTop = (head.offsetHeight + 8) + 'px'; });
+  if (m && steps.length) steps[cur].scrollIntoView();
 })();
 """
 

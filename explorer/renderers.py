@@ -749,7 +749,9 @@ def render_rewrites(step: Step) -> str:
         result = (f"{cell}&rarr;</td>{cell}<code>{_html.escape(r.after)}</code></td>" if r.after
                   else f"<td colspan='2' style='padding:2px 6px;color:{MUTED}'>its iteration algebra was derived by this rule</td>")
         count = f"×{n}" if n > 1 else ""
-        rows.append(f"<tr>{cell}<b>{_html.escape(r.rule)}</b></td>{cell}<code>{_html.escape(r.before)}</code></td>"
+        # a rule's name is one word (``union-right-empty``): a narrow pane broke it at each hyphen
+        name = f"<b style='white-space:nowrap'>{_html.escape(r.rule)}</b>" if " " not in r.rule else f"<b>{_html.escape(r.rule)}</b>"
+        rows.append(f"<tr>{cell}{name}</td>{cell}<code>{_html.escape(r.before)}</code></td>"
                     f"{result}<td style='padding:2px 6px;color:{MUTED}'>{count}</td></tr>")
     return f'<table class="rewrites" style="border-collapse:collapse;font-size:12px">{"".join(rows)}</table>'
 

@@ -55,6 +55,7 @@ from dataclasses import dataclass, field, replace
 
 from .. import serialize
 from ..trace import Artifact, Later, Rewrite, Trace
+from ..treedot import TreeDot
 from .seqcfirvalues import (Add, Cat, Lit, Mul, Op, Read, Temp, Value, fold, same_value, specialize_value, value_parts,
                             value_text)
 from .seqlattice import build_seq_lattice, drop_fill_points, live_keys, loop_tag, simplify
@@ -631,38 +632,57 @@ class SeqCFIR:
         return self.text()
 
     def dot(self) -> str:
-        """The CFIR as a tree: loops, switches with their cases, statements."""
-        lines = ["digraph seqcfir {", '  node [shape=box, fontname="monospace"];']
-        counter = [0]
+        """The CFIR as a tree (:meth:`tree`)."""
+        return self.tree().source()
 
-        def q(t):
-            return t.replace("\\", "\\\\").replace('"', '\\"')
+    def tree(self) -> TreeDot:
+        """The CFIR as a tree laid out as code indents (:mod:`compiler.treedot`): loops, binds and
+        switches in rounded boxes, each run of statements in one square box. A loop's box and
+        what it runs carry its code's tag (:func:`while_tag`, innermost first), as the emitter
+        tags the C, so the explorer links a box and its C lines.
 
-        def node(label, parent, edge=""):
-            n = f"n{counter[0]}"
-            counter[0] += 1
-            lines.append(f'  {n} [label="{q(label)}"];')
-            if parent:
-                lines.append(f'  {parent} -> {n}' + (f' [label="{q(edge)}"]' if edge else "") + ";")
-            return n
+        >>> from compiler.lattice.sequences import Level
+        >>> a = Level("a", 0, "compressed", 4)
+        >>> SeqCFIR(None, While("i", a, (), Assign("c", ("i",), Read("a", (a,)))), []).tree().node_tags
+        {'n0': ['lattice:i:i_a'], 'n1': ['lattice:i:i_a']}
+        """
+        t = TreeDot("seqcfir")
+        roots = _draw(t, self.cfir, None, "", ())
+        if len(roots) > 1:   # (the loops of a forall top to bottom in their order: they have no parent)
+            t.lines.append(f"  {{ rank=same; {' -> '.join(roots)} [style=invis]; }}")
+        return t
 
-        def visit(s, parent, edge=""):
-            if isinstance(s, Block):
-                for x in s.stmts:
-                    visit(x, parent, edge)
-            elif isinstance(s, (While, Bind)):
-                me = node(_lines(s, 0)[0], parent, edge)
-                visit(s.body, me)
-            elif isinstance(s, Switch):
-                me = node(f"switch {s.index}", parent, edge)
-                for seq, body in s.cases:
-                    visit(body, me, f"case {seq}")
-            else:
-                node(str(s), parent, edge)
 
-        visit(self.cfir, None)
-        lines.append("}")
-        return "\n".join(lines)
+def _draw(t: TreeDot, s: Stmt, parent: str | None, edge: str, tags: tuple) -> list[str]:
+    """``s`` drawn under ``parent`` (its first box's edge labelled ``edge``), tagged ``tags``;
+    returns the boxes drawn right under ``parent``, in order."""
+    run: list[str] = []
+    made: list[str] = []
+
+    def flush():
+        nonlocal edge
+        if run:
+            made.append(t.statements(list(run), parent, edge, tags))
+            run.clear()
+            edge = ""
+
+    for x in (s.stmts if isinstance(s, Block) else (s,)):
+        if isinstance(x, (While, Bind, Switch)):
+            flush()
+            inner = (while_tag(x),) + tags if isinstance(x, While) else tags
+            me = t.control(_lines(x, 0)[0], parent, edge, inner)
+            made.append(me)
+            edge = ""
+            for label, body in (x.cases if isinstance(x, Switch) else (("", x.body),)):
+                _draw(t, body, me, f"case {label}" if isinstance(x, Switch) else "", inner)
+        elif isinstance(x, Block):
+            flush()
+            made += _draw(t, x, parent, edge, tags)
+            edge = ""
+        else:
+            run.extend(_lines(x, 0))
+    flush()
+    return made
 
 
 def build_cfir(program: Stmt, defs=(), fill=0.0) -> SeqCFIR:
@@ -698,10 +718,16 @@ def sequence_trace(program: Stmt, defs=(), trace: Trace | None = None, fill=0.0,
     text = cf.text()
     loops = sum(1 for line in text.splitlines() if line.lstrip().startswith("while "))
     t.record("cfir", before=program, after=cf.cfir,
-             artifacts=[Artifact("seq-cfir", "cfir", text, Later(cf.dot), Later(lambda: {"line_spans": loop_spans(cf.cfir)}))],
+             artifacts=[Artifact.deferred("seq-cfir", "cfir", lambda: _cfir_artifact(cf, text))],
              rewrites=cf.rewrites,
              data={"loops": loops})
     return cf, t
+
+
+def _cfir_artifact(cf: SeqCFIR, text: str) -> tuple[str, str, dict]:
+    """The text, drawing and data of the trace's artifact of the CFIR ``cf`` (printed ``text``)."""
+    tree = cf.tree()
+    return text, tree.source(), {"line_spans": loop_spans(cf.cfir), "node_tags": tree.node_tags}
 
 
 def _lattice_artifact(L, index) -> tuple[str, str, dict]:

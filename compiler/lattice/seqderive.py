@@ -229,7 +229,8 @@ class Derivation:
             lines.append(f'  loop{m} [label="forall {q(self.index)} ∈ {q(seq)}\\n{count}:\\nits loops in the C", '
                          'style="rounded"];')
             if self.steps:
-                lines.append(f'  n0 -> loop{m} [style=dashed, label="becomes", constraint=false];')
+                label = ', label="becomes"' if m == 0 else ""   # (the further loops' arcs crossed their labels)
+                lines.append(f'  n0 -> loop{m} [style=dashed{label}, constraint=false];')
         lines.append("}")
         return "\n".join(lines)
 

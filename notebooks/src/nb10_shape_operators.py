@@ -142,15 +142,20 @@ low = seq_lower(small, P=Ps, Q=Qs, x=xs)
 print(low.cin)
 print(low.trace.stages())
 assert np.allclose(seq_evaluate(small, P=Ps, Q=Qs, x=xs), np.vstack([Ps.to_numpy(), Qs.to_numpy()]) @ xs)"""),
-    ("md", """The `seq-derive` step draws each loop's derivation as a tree (each node with the Fig. 11
-rule that fired); each `lattice` step draws a lattice whose dotted edge is the concatenation's
-(running out of `P`'s rows leads to `Q`'s, offset by `|j_P|`), and `cfir` shows one `while` loop per
-lattice point:"""),
-    ("code", """Explorer(low.trace)"""),
-    ("md", """The lattice strategy compiles the same CFIR to C: one `while` loop per lattice point, as
-the `cfir` step printed them, checked here against the interpreter and against the looplets' kernel:"""),
+    ("md", """`ss.lower(..., strategy="lattice")` records the same stages and goes on to C. The
+`seq-derive` step draws each loop's derivation as a tree (each node with the Fig. 11 rule that
+fired); each `lattice` step draws a lattice whose dotted edge is the concatenation's (running out of
+`P`'s rows leads to `Q`'s, offset by `|j_P|`); `cfir` (where the explorer below opens) shows one
+`while` loop per lattice point, and `emit-c` the C made from them. Click a line of the C pane: the
+CFIR loop, the lattice point and the derivation's box it came from are outlined on their steps
+(pick a tag in the provenance menu to see all of its parts):"""),
     ("code", """k_lat = ss.lower(small, strategy="lattice", P=Ps, Q=Qs, x=xs)
-k_loop = ss.lower(small, strategy="looplets", P=Ps, Q=Qs, x=xs)
+lattice_view = Explorer(k_lat)
+lattice_view.goto(k_lat.trace.stages().index("cfir"))
+lattice_view"""),
+    ("md", """The C has one `while` loop per lattice point, as the `cfir` step printed them; it is
+checked here against the interpreter and against the looplets' kernel:"""),
+    ("code", """k_loop = ss.lower(small, strategy="looplets", P=Ps, Q=Qs, x=xs)
 assert np.allclose(k_lat(P=Ps, Q=Qs, x=xs).to_numpy(), seq_evaluate(small, P=Ps, Q=Qs, x=xs))
 assert np.allclose(k_loop(P=Ps, Q=Qs, x=xs).to_numpy(), seq_evaluate(small, P=Ps, Q=Qs, x=xs))
 print([s.stage for s in k_lat.trace][-6:])

@@ -164,6 +164,34 @@ MEASURE_JS = r"""
 """
 
 
+# Each edge label of the drawings under ``root`` that another edge's line runs through, or another
+# edge label overlaps (in the drawing's own coordinates; each other edge sampled at 61 points).
+EDGE_LABELS_JS = r"""
+(root) => {
+  const out = [];
+  const inside = (p, b) => p.x > b.x + 1 && p.x < b.x + b.width - 1 && p.y > b.y + 1 && p.y < b.y + b.height - 1;
+  const meet = (a, b) => a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
+  for (const svg of root.querySelectorAll('svg')) {
+    if (!svg.getBoundingClientRect().width) continue;   // (not shown: another step of a page)
+    const edges = [...svg.querySelectorAll('g.edge')];
+    const labels = edges.flatMap(g => [...g.querySelectorAll('text')].filter(t => t.textContent.trim())
+                                                                        .map(t => [g, t, t.getBBox()]));
+    for (const [g, t, b] of labels) {
+      const through = edges.filter(e => e !== g && [...e.querySelectorAll('path')].some(path => {
+        const n = path.getTotalLength();
+        return [...Array(61).keys()].some(k => inside(path.getPointAtLength(n * k / 60), b));
+      }));
+      const over = labels.filter(([, u, c]) => u !== t && meet(b, c)).map(([, u]) => u.textContent);
+      if (through.length || over.length)
+        out.push({label: t.textContent, edges: through.length, labels: over,
+                  drawing: (svg.querySelector('title') || {}).textContent});
+    }
+  }
+  return out;
+}
+"""
+
+
 # cells: each cell of a table, its text's contrast against what lies under it and whether it lies
 # inside the section that shows it (not cut at the page's right edge)
 CELLS_JS = r"""

@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from browser_measure import (CELLS_JS, FILL_CONTRAST_JS, LINK_JS, ZOOM_JS, assert_click_keeps_node_and_shows_line,
-                             assert_readable, measure)
+from browser_measure import (CELLS_JS, EDGE_LABELS_JS, FILL_CONTRAST_JS, LINK_JS, ZOOM_JS,
+                             assert_click_keeps_node_and_shows_line, assert_readable, measure)
 
 
 def test_exported_trace_page_steps_offline(browser, tmp_path, artifacts):
@@ -66,9 +66,10 @@ def test_exported_page_draws_every_step_to_fit(browser, tmp_path, artifacts):
 def test_exported_shape_operator_steps_draw_to_fit(browser, tmp_path, artifacts):
     """The steps of a shape-operator lowering that draw or mark something: the array expression's
     tree, the shapes table with the operators marked, and the sequence layer's derivation trees,
-    lattices with edge sequences and CFIR: labels inside their shapes, code readable. Clicking a
-    sequence lattice's point outlines the C lines of its loop, and a derivation's box those of its
-    expression node (both linked nothing: no tag named them)."""
+    lattices with edge sequences and CFIR of ``y = [A; B; C] x``: labels inside their shapes, edge
+    labels crossed by nothing, code readable. Clicking a sequence lattice's point outlines the C
+    lines of its loop, a derivation's box those of its expression node (both linked nothing: no
+    tag named them), and a CFIR loop's box those of the loop (no box was linked)."""
     import numpy as np
     import scipy.sparse as sp
 
@@ -77,8 +78,8 @@ def test_exported_shape_operator_steps_draw_to_fit(browser, tmp_path, artifacts)
     from compiler.lattice.seqderive import seq_lower
     from explorer import export_html
 
-    A, B = sp.random(6, 5, density=0.4, format="csr", random_state=0), sp.random(4, 5, density=0.4, format="csr", random_state=1)
-    fused = ss.lower(xp.concat([ss.asarray(A), ss.asarray(B)], axis=0) @ ss.asarray(np.arange(5.0)))
+    A, B, C = (sp.random(n, 5, density=0.4, format="csr", random_state=k) for k, n in enumerate((6, 4, 3)))
+    fused = ss.lower(xp.concat([ss.asarray(A), ss.asarray(B), ss.asarray(C)], axis=0) @ ss.asarray(np.arange(5.0)))
     P = ss.Tensor.from_numpy(np.array([[0, 1.0, 0, 2], [3, 0, 0, 0], [0, 0, 4, 5]]), "csr")
     Q = ss.Tensor.from_numpy(np.array([[6.0, 0, 0, 7]]), "coo")
     # (the other lowering's steps first: the fused kernel's C is the page's)
@@ -95,6 +96,9 @@ def test_exported_shape_operator_steps_draw_to_fit(browser, tmp_path, artifacts)
         marks += section.locator('[data-tags^="shape:"]').count()
         page.screenshot(path=str(artifacts / f"export-shapes-{k}.png"), full_page=True)
         assert_readable(measure(section), f"the exported shape-operator page, step {k} ({steps[k].stage})")
+        # (the derivation of j's three loops drew three "becomes" labels over each other and under the arcs)
+        crossed = section.evaluate(EDGE_LABELS_JS)
+        assert not crossed, f"step {k} ({steps[k].stage}): edge labels crossed: {crossed}"
         old = section.inner_text()
         page.keyboard.press("ArrowRight")
         if k + 1 < len(steps):
@@ -103,7 +107,9 @@ def test_exported_shape_operator_steps_draw_to_fit(browser, tmp_path, artifacts)
     assert nodes >= 20 and marks >= 6   # the trees, lattices and CFIR; the operators' marks
     c = [a for s in fused.trace.steps for a in s.artifacts if a.kind == "c"][-1]
     first = len(steps) - len(fused.trace.steps)
-    for stage, kind, label in (("lattice", "seq-lattice", "0: k_A ⊔ l_B"), ("seq-derive", "seq-derivation", "A[k, j]")):
+    for stage, kind, label in (("lattice", "seq-lattice", "0: (k_A ⊔ l_B) ⊔ m_C"),
+                               ("seq-derive", "seq-derivation", "A[k, j]"),
+                               ("cfir", "seq-cfir", "while i <- (|k_A| + l_B) ⊔ m_C")):
         # (the box whose first line is the label: a derivation's upper boxes print it inside theirs)
         at = first + fused.trace.stages().index(stage)
         page.locator(f'nav.steps a[href="#step-{at}"]').click()
@@ -111,6 +117,7 @@ def test_exported_shape_operator_steps_draw_to_fit(browser, tmp_path, artifacts)
         section.wait_for(state="visible")
         node = section.locator(f'.artifact[data-kind="{kind}"] svg g.node[data-tags]').filter(
             has=page.locator("text", has_text=re.compile(f"^{re.escape(label)}$"))).first
+        assert node.count(), f"no box {label!r} of the {kind} drawing is linked to the C"
         tag = node.get_attribute("data-tags").split()[0]
         node.scroll_into_view_if_needed()
         node.click()
@@ -121,6 +128,23 @@ def test_exported_shape_operator_steps_draw_to_fit(browser, tmp_path, artifacts)
         assert outlined and outlined == c.data["provenance"][tag], (stage, tag, outlined)
         assert page.evaluate(LINK_JS, [section.element_handle(), tag])["inView"], (stage, tag)
         page.screenshot(path=str(artifacts / f"export-shapes-linked-{kind}.png"), full_page=False)
+    # the CFIR's tree, fitted to a narrow page, keeps readable labels (drawn top down, it was
+    # shrunk to 40%), and each rule of its rewrites keeps its name on one line (a narrow pane broke
+    # union-right-empty at each hyphen); opened at the step's link, the step's title shows below
+    # the sticky header (it was under it)
+    at = first + fused.trace.stages().index("cfir")
+    page.set_viewport_size({"width": 560, "height": 700})
+    page.goto(f"{path.as_uri()}#step-{at}")
+    page.reload()
+    section = page.locator(f"section#step-{at}")
+    title, header = (page.locator(sel).first.bounding_box() for sel in (f"section#step-{at} .step-header", "header"))
+    assert title["y"] >= header["y"] + header["height"], (title, header)
+    tree = section.locator('.artifact[data-kind="seq-cfir"]').first
+    assert tree.evaluate(ZOOM_JS)["label"] >= 8, tree.evaluate(ZOOM_JS)
+    names = section.locator("table.rewrites td:first-child b").evaluate_all(
+        "bs => bs.map(b => [b.textContent, b.getClientRects().length])")
+    assert names and all(lines == 1 for name, lines in names if " " not in name), names
+    page.screenshot(path=str(artifacts / "export-shapes-cfir-narrow.png"), full_page=False)
     page.close()
 
 

@@ -4,6 +4,7 @@ linked steps the notebooks show, clicked in the classic notebook interface."""
 
 from __future__ import annotations
 
+import re
 import time
 
 from browser_linked import OUTLINED_C_JS, linked_steps_outline_their_c
@@ -344,7 +345,8 @@ def saved_notebook_reads(page, url: str, token: str, name: str, theme: str, arti
     drawn from their stored state (each said "Error displaying widget: model not found": the
     notebooks stored none), each linked step shows a drawing and the C its parts link to (01's
     showed a hand-recorded trace's step with no C, 10's a materialize step with neither: step 0
-    of a trace whose first step changed), clicking 01's ``*`` outlines its C lines, and the
+    of a trace whose first step changed), clicking 01's ``*`` outlines its C lines, 10's lattice
+    strategy's Explorer opens at its CFIR with each loop's box linked to the C beside it, and the
     timings read: no character drawn as a box, no row name cut at the plot's left edge (10's "unfused (stack, then SpMV)"
     read "ed (stack, then SpMV)"), every text of contrast >= 4.5 (the checks' green was 3.7 on the
     dark theme)."""
@@ -375,6 +377,18 @@ def saved_notebook_reads(page, url: str, token: str, name: str, theme: str, arti
         outlined = step.evaluate(OUTLINED_C_JS)
         assert outlined and all("A_val[" in x["code"] for x in outlined), (name, outlined)
         step.locator(".step-header").first.click()
+    if name.startswith("shapes"):
+        # the lattice strategy's Explorer opens at its CFIR, each loop's box linked with the C beside
+        # it (it showed a trace of the sequence stages alone: no C, nothing linked)
+        lattice = page.locator(SHOWN).nth(1)
+        lattice.scroll_into_view_if_needed()
+        assert re.search(r"\bcfir\b", lattice.locator(".ss-header").first.inner_text()), name
+        boxes = lattice.locator('.ss-drawing .artifact[data-kind="seq-cfir"] svg g.node[data-tags]')
+        firsts = set(boxes.evaluate_all("gs => gs.map(g => g.getAttribute('data-tags').split(' ')[0])"))
+        lines = lattice.locator(".ss-c span.ln[data-tags]").evaluate_all(
+            "ls => ls.flatMap(l => l.getAttribute('data-tags').split(' '))")
+        assert len(firsts) >= 3 and firsts <= set(lines), (name, firsts, sorted(set(lines)))
+        screenshot(page, artifacts / f"saved-{name[:-6]}-lattice-cfir-{theme}.png")
     for k in range(timings):
         table = notebook.locator("table.timing").nth(k)
         table.scroll_into_view_if_needed()

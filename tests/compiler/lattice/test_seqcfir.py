@@ -208,6 +208,35 @@ def test_trace_records_each_lattice_and_the_cfir():
     assert back[1].artifacts[0].text == cf.text() and back[0].artifacts[0].dot == lat.artifacts[0].dot
 
 
+def test_the_cfir_tree_tags_each_loop_with_its_c_and_draws_the_loops_in_order():
+    """The ``cfir`` step's tree gives each loop's box, and what the loop runs, the tag the emitted C
+    carries for that loop (innermost first), so the explorer links a box and its C lines (the boxes
+    had no tags); the loops of one forall come top to bottom in their order (Graphviz drew them
+    bottom up: they have no common parent)."""
+    import scipy.sparse as sp
+
+    import compiler as ss
+    from compiler import array as xp
+    from compiler.treedot import short
+
+    A, B = (sp.random(n, 5, density=0.4, format="csr", random_state=n) for n in (6, 4))
+    kernel = ss.lower(xp.concat([ss.asarray(A), ss.asarray(B)], axis=0) @ ss.asarray(np.arange(5.0)), strategy="lattice")
+    tree = kernel.trace.find("cfir")[0].artifact("seq-cfir")
+    c = [a for s in kernel.trace.steps for a in s.artifacts if a.kind == "c"][-1].data["provenance"]
+    labels = {n: line.split('label="')[1].split('"')[0] for line in tree.dot.splitlines()
+              for n in [line.split()[0]] if 'label="' in line and "->" not in line}
+    loops = [n for n, label in labels.items() if label.startswith("while ")]
+    assert len(loops) == 4 and set(loops) <= set(tree.data["node_tags"])   # i's two loops, j's one in each
+    for n, tags in tree.data["node_tags"].items():
+        assert tags and all(t in c for t in tags), (labels[n], tags)
+        if n in loops:   # a loop's own tag first: the tag its head's line spans in the text
+            assert tags[0] in {t for spans in tree.data["line_spans"].values() for _, _, t, _ in spans}
+    # (the top-level loops, chained in one rank by invisible edges, in the order the text prints them)
+    chained = next(line for line in tree.dot.splitlines() if "rank=same" in line).split("rank=same; ")[1].split(" [")[0]
+    assert [labels[n] for n in chained.split(" -> ")] == [short(line) for line in tree.text.splitlines()
+                                                          if line.startswith("while ")]
+
+
 def test_missing_data_is_named():
     cf = build_cfir(C1)
     with pytest.raises(SequenceError, match=r"no coordinates given for tensor b"):
