@@ -698,7 +698,8 @@ def sequence_trace(program: Stmt, defs=(), trace: Trace | None = None, fill=0.0,
     text = cf.text()
     loops = sum(1 for line in text.splitlines() if line.lstrip().startswith("while "))
     t.record("cfir", before=program, after=cf.cfir,
-             artifacts=[Artifact("seq-cfir", "cfir", text, Later(cf.dot), Later(lambda: {"line_spans": loop_spans(cf.cfir)}))],
+             artifacts=[Artifact.deferred("seq-cfir", "cfir",
+                                          lambda: (text, cf.dot(), {"line_spans": loop_spans(cf.cfir)}))],
              rewrites=cf.rewrites,
              data={"loops": loops})
     return cf, t
