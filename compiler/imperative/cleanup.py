@@ -113,7 +113,8 @@ def _fold(stmts, known: dict) -> list:
             out.append(s)
             continue
         if isinstance(s, If):
-            s = replace(s, cond=_fold_cond(s.cond, known))
+            cond = _fold_cond(s.cond, known)
+            s = s if cond is s.cond else replace(s, cond=cond)
             v = _flag_value(s.cond, known) if not isinstance(s.cond, Const) else _bool_const(s.cond)
             if v is True:
                 out += _fold(s.then.body, known)
@@ -121,15 +122,13 @@ def _fold(stmts, known: dict) -> list:
             if v is False:
                 out += _fold(s.otherwise.body, known) if s.otherwise is not None else []
                 continue
-            then = _fold(s.then.body, dict(known))
-            other = None if s.otherwise is None else _fold(s.otherwise.body, dict(known))
-            s = replace(s, then=Block(tuple(then)), otherwise=None if other is None else Block(tuple(other)))
+            # (each branch on its own copy of what is known)
+            s = map_bodies(s, lambda body: _fold(body, dict(known)))
         elif isinstance(s, (For, While)):
-            s = replace(s, body=Block(tuple(_fold(s.body.body, {}))))   # a body may run many times
+            s = map_bodies(s, lambda body: _fold(body, {}))   # a body may run many times
         elif isinstance(s, (Allocate, Tagged, Block)):
             # straight-line containers: what they know afterwards is already in `known`
-            inner = _fold(s.body if isinstance(s, Block) else s.body.body, known)
-            out.append(Block(tuple(inner)) if isinstance(s, Block) else replace(s, body=Block(tuple(inner))))
+            out.append(map_bodies(s, lambda body: _fold(body, known)))
             continue
         if known:
             for name in _assigned(walk(s)) & known.keys():   # (one walk, not one a flag)
@@ -260,19 +259,33 @@ def _summary(s, memo: dict) -> tuple[set, set, set, bool]:
     got = memo.get(id(s))
     if got is not None:
         return got[1]
-    shallow = map_bodies(s, lambda body: [])
-    nodes = list(walk(shallow))
-    reads = _reads(nodes)
-    kept = {n.target.name for n in nodes if isinstance(n, Assign) and not pure(n.value)}
-    assigned = {n.target.name for n in nodes if isinstance(n, (Assign, CompoundAssign))} | \
-        {n.var.name for n in nodes if isinstance(n, Declare)}
-    breaks = any(isinstance(n, Break) for n in nodes)
+    if type(s) in _PLAIN:
+        # (its own fields alone: what its expressions' nodes read is in what the fields read, and no
+        # statement is in them; a copy without its bodies, walked, was most of this pass's time)
+        reads = _reads((s,))
+        kept = {s.target.name} if type(s) is Assign and not pure(s.value) else set()
+        assigned = {s.target.name} if type(s) in (Assign, CompoundAssign) else \
+            {s.var.name} if type(s) is Declare else set()
+        breaks = type(s) is Break
+    else:
+        nodes = list(walk(map_bodies(s, lambda body: [])))
+        reads = _reads(nodes)
+        kept = {n.target.name for n in nodes if isinstance(n, Assign) and not pure(n.value)}
+        assigned = {n.target.name for n in nodes if isinstance(n, (Assign, CompoundAssign))} | \
+            {n.var.name for n in nodes if isinstance(n, Declare)}
+        breaks = any(isinstance(n, Break) for n in nodes)
     for body in _bodies(s):
         for c in body:
             r, k, a, b = _summary(c, memo)
             reads, kept, assigned, breaks = reads | r, kept | k, assigned | a, breaks or b
     memo[id(s)] = (s, (reads, kept, assigned, breaks))
     return reads, kept, assigned, breaks
+
+
+#: the statements whose expressions all sit in fields :func:`_reads` reads (the others hold a target, a
+#: loop's index or statement lists)
+_PLAIN = frozenset((Allocate, Assign, Block, Break, Comment, CompoundAssign, Declare, For, Grow, If, Pragma, Prefetch,
+                    Store, Tagged, View, While))
 
 
 def _bodies(s) -> list:
@@ -309,14 +322,7 @@ def drop_overwritten_stores(stmts) -> list:
     """
     out = []
     for s in stmts:
-        if isinstance(s, If):
-            s = replace(s, then=Block(tuple(drop_overwritten_stores(s.then.body))),
-                        otherwise=None if s.otherwise is None else
-                        Block(tuple(drop_overwritten_stores(s.otherwise.body))))
-        elif isinstance(s, (For, While, Allocate, Tagged)):
-            s = replace(s, body=Block(tuple(drop_overwritten_stores(s.body.body))))
-        elif isinstance(s, Block):
-            s = Block(tuple(drop_overwritten_stores(s.body)))
+        s = map_bodies(s, drop_overwritten_stores)
         # (the next statement may be a store in a provenance tag: the statement computing the
         # expression, tagged with its nodes, overwrites the fill an output's append put there)
         if out and _overwrites(out[-1], _first_of_tags(s)):
@@ -538,10 +544,8 @@ def reuse_declared(stmts, declared: dict | None = None) -> list:
                 s = Assign(s.var, s.init)
             else:
                 declared[s.var.name] = s.dtype
-        elif isinstance(s, (Tagged, Allocate)):
-            s = replace(s, body=Block(tuple(reuse_declared(s.body.body, declared))))
-        elif isinstance(s, Block):
-            s = Block(tuple(reuse_declared(s.body, declared)))
+        elif isinstance(s, (Tagged, Allocate, Block)):
+            s = map_bodies(s, lambda body: reuse_declared(body, declared))
         else:
             s = map_bodies(s, reuse_declared)   # a scope of its own: it may shadow
         out.append(s)

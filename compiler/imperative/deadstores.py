@@ -33,7 +33,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .ir import Allocate, Assign, Block, Break, CompoundAssign, Declare, For, If, Tagged, While
-from .traverse import map_bodies, pragma_names, pure, var_names
+from .traverse import map_bodies, pragma_names, pure, same_block, var_names
 
 __all__ = ["drop_dead_stores"]
 
@@ -58,11 +58,18 @@ class _Liveness:
         declared = frozenset(s.var.name for s in items if isinstance(s, Declare))
         # an outer local of a name this scope declares: live before the declaration as after the scope
         saved, live = live & declared, live - declared
-        visible, before = [], set(around)   # the locals each item sees declared around it
-        for s in items:
-            visible.append(frozenset(before))
+        # the locals each item sees declared around it: those around the scope and those declared in it
+        # before the item (a set per item cost as much as the rest of the pass)
+        first: dict = {}
+        for k, s in enumerate(items):
             if isinstance(s, Declare):
-                before.add(s.var.name)
+                first.setdefault(s.var.name, k)
+
+        def visible(k: int) -> frozenset:
+            return around | {name for name, at in first.items() if at < k}
+
+        def sees(name: str, k: int) -> bool:
+            return name in around or first.get(name, k) < k
         new: list = [None] * len(items)
         for k in range(len(items) - 1, -1, -1):
             s = items[k]
@@ -72,7 +79,7 @@ class _Liveness:
             elif isinstance(s, Declare):
                 live = (live - {s.var.name}) | (saved & {s.var.name}) | _reads(s)
                 new[k] = s
-            elif isinstance(s, (Assign, CompoundAssign)) and self.dead(s, live, visible[k]):
+            elif isinstance(s, (Assign, CompoundAssign)) and self.dead(s, live, sees(s.target.name, k)):
                 new[k] = None
             elif isinstance(s, Assign):
                 live = (live - {s.target.name}) | _reads(s)
@@ -81,15 +88,16 @@ class _Liveness:
                 live = brk if brk is not None else live
                 new[k] = s
             elif isinstance(s, If):
-                then_live, then = self.scope(list(s.then.body), live, brk, visible[k])
+                inside = visible(k)
+                then_live, then = self.scope(list(s.then.body), live, brk, inside)
                 if s.otherwise is None:
                     other_live, other = live, None
                 else:
-                    other_live, other = self.scope(list(s.otherwise.body), live, brk, visible[k])
-                new[k] = replace(s, then=Block(tuple(then)), otherwise=None if other is None else Block(tuple(other)))
+                    other_live, other = self.scope(list(s.otherwise.body), live, brk, inside)
+                new[k] = _with_branches(s, then, other)
                 live = then_live | other_live | _reads(s)
             elif isinstance(s, (For, While)):
-                live, new[k] = self.loop(s, live, visible[k])
+                live, new[k] = self.loop(s, live, visible(k))
             else:
                 live = live | _reads(s)
                 new[k] = s
@@ -104,15 +112,34 @@ class _Liveness:
         if isinstance(s, While):
             head = after | reads
             _, body = self.scope(list(s.body.body), head, after, around)
-            return head, replace(s, body=Block(tuple(body)))
+            return head, _with_body(s, body)
         var = s.var.name
         head = after | reads | {var}   # (the increment reads the variable)
         _, body = self.scope(list(s.body.body), head, after, around | {var})
-        return (head - {var}) | (after & {var}) | _reads(s), replace(s, body=Block(tuple(body)))
+        return (head - {var}) | (after & {var}) | _reads(s), _with_body(s, body)
 
-    def dead(self, s, live: frozenset, visible: frozenset) -> bool:
+    def dead(self, s, live: frozenset, declared: bool) -> bool:
+        """Whether the assignment ``s`` is dead: its local is ``declared`` around it, not ``live`` after it,
+        no pragma's, and its value computed without effects."""
         name = s.target.name
-        return name in visible and name not in live and name not in self.mentioned and pure(s.value)
+        return declared and name not in live and name not in self.mentioned and pure(s.value)
+
+
+def _with_body(s, body: list):
+    """The loop ``s`` with ``body`` for its statements: ``s`` itself where they are its own (a
+    pass that changes nothing keeps the tree, and the identity memos of later passes find it)."""
+    block = same_block(s.body, body)
+    return s if block is s.body else replace(s, body=block)
+
+
+def _with_branches(s, then: list, other):
+    """The ``if`` ``s`` with ``then`` and ``other`` (None: no else) for its branches, ``s`` itself where
+    they are its own."""
+    then_block = same_block(s.then, then)
+    other_block = None if other is None else same_block(s.otherwise, other)
+    if then_block is s.then and other_block is s.otherwise:
+        return s
+    return replace(s, then=then_block, otherwise=other_block)
 
 
 def _items(stmts) -> list:
@@ -157,6 +184,8 @@ def _reads(s) -> frozenset:
         return var_names(s.start) | var_names(s.stop)
     elif isinstance(s, Allocate):
         return var_names(s.length) | (_EMPTY if s.init is None else var_names(s.init))
+    elif isinstance(s, (If, While)):
+        node = s.cond   # (its own expression: a copy without its bodies cost a rebuilt statement)
     else:
         node = map_bodies(s, lambda body: [])
     return _EMPTY if node is None else var_names(node)

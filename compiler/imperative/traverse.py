@@ -226,20 +226,26 @@ def map_bodies(s: Stmt, f) -> Stmt:
     ((Comment(text='stop'), Break()), True)
     """
     if isinstance(s, (For, While, Allocate, Tagged)):
-        body = _same_or_block(s.body, f(s.body.body))
+        body = same_block(s.body, f(s.body.body))
         return s if body is s.body else replace(s, body=body)
     if isinstance(s, If):
-        then = _same_or_block(s.then, f(s.then.body))
-        otherwise = None if s.otherwise is None else _same_or_block(s.otherwise, f(s.otherwise.body))
+        then = same_block(s.then, f(s.then.body))
+        otherwise = None if s.otherwise is None else same_block(s.otherwise, f(s.otherwise.body))
         return s if then is s.then and otherwise is s.otherwise else replace(s, then=then, otherwise=otherwise)
     if isinstance(s, Block):
-        return _same_or_block(s, f(s.body))
+        return same_block(s, f(s.body))
     return s
 
 
-def _same_or_block(block: Block, stmts) -> Block:
+def same_block(block: Block, stmts) -> Block:
     """``block`` itself where ``stmts`` are its statements, the same objects (a pass that changed
-    nothing leaves the tree shared, and the identity memos of later passes find it), else a new one."""
+    nothing leaves the tree shared, and the identity memos of later passes find it), else a new one.
+
+    >>> from compiler.imperative.ir import Break
+    >>> b = Block((Break(),))
+    >>> same_block(b, list(b.body)) is b, same_block(b, []) is b
+    (True, False)
+    """
     stmts = tuple(stmts)
     old = block.body
     if len(stmts) == len(old) and all(map(is_, stmts, old)):
@@ -306,8 +312,17 @@ def pure(e) -> bool:
     >>> pure(Call("fmin", (Var("a"), Var("b")))), pure(Call("merge_op", (Var("a"),)))
     (True, False)
     """
-    known = MATH_FUNCTIONS + BIT_FUNCTIONS + THREAD_FUNCTIONS + SEARCH_FUNCTIONS   # (a search only reads)
-    return e is None or not any(isinstance(n, Call) and n.function not in known for n in walk(e))
+    # (remembered as var_names is: the cleanup passes ask it of the same assignments in pass after pass)
+    return e is None or not _summary(e, _IMPURE, _own_impure)
+
+
+#: the helpers an expression may call that only compute a value (a search only reads)
+_PURE_FUNCTIONS = frozenset(MATH_FUNCTIONS + BIT_FUNCTIONS + THREAD_FUNCTIONS + SEARCH_FUNCTIONS)
+_IMPURE: dict = {}   # (id(node) -> (node, the helpers it calls that may do more), as _VAR_NAMES)
+
+
+def _own_impure(n) -> frozenset:
+    return frozenset((n.function,)) if isinstance(n, Call) and n.function not in _PURE_FUNCTIONS else _EMPTY
 
 
 def assigned_names(nodes) -> set[str]:

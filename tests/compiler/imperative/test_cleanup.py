@@ -418,3 +418,14 @@ def test_a_concatenations_first_loop_leaves_no_dead_end_of_the_fiber():
     got.validate()
     np.testing.assert_array_equal(got.to_numpy(), np.r_[a, b])
     np.testing.assert_array_equal(k.interpret(A=A, B=B).to_numpy(), np.r_[a, b])
+
+
+def test_statements_the_cleanup_leaves_as_they_were_are_kept_themselves():
+    """What no rewrite changes comes back as the same objects, so each pass's identity memos (what a
+    statement reads, assigns, calls) serve the next pass: a loop, a branch, a tag and a block."""
+    x, q = Var("x"), Var("q")
+    loop = For(q, 0, Var("n"), [If(Load("c", q), [Store("v", q, Load("w", q))], [Store("v", q, 0.0)]),
+                                Tagged("t", [Store("w", q, Var("s"))])])
+    body = [Declare(x, "int64", Load("w", 0)), loop, Store("v", 0, x)]
+    out = cleanup(body)
+    assert out[1] is loop and all(a is b for a, b in zip(out, body, strict=True))

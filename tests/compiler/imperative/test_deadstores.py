@@ -167,3 +167,16 @@ def test_coo_plus_coo_keeps_no_store_past_its_last_phase_nor_its_rows():
     # the rows' stepper moves on to it (qA0 = qA0_next)
     assert ("qA0", "qA0_next") in stores and not [s for s in stores if s[1].endswith("_next")
                                                   and s[0] not in ("qA0", "qB0")], stores
+
+
+def test_statements_with_nothing_dropped_are_kept_themselves():
+    """A scope with no dead store is returned as the same objects (later passes' identity memos find
+    them); one with a dead store is rebuilt around it only."""
+    loop = For(i, 0, n, [If(BinOp("<", i, a), [Store("out", i, 1.0)], [Store("out", i, 2.0)]),
+                         While(BinOp("<", b, n), [CompoundAssign("+", b, 1), Store("out", b, 3.0)])])
+    kept = [Declare(b, "int64", 0), loop]
+    out = drop_dead_stores(kept)
+    assert all(x is y for x, y in zip(out, kept, strict=True))
+    dead = If(BinOp("<", a, n), [Store("out", a, 1.0), Assign(c, a)])
+    out = drop_dead_stores([Declare(c, "int64", 0), loop, dead])
+    assert out[1] is loop and out[2] is not dead and assigns([out[2]]) == []
