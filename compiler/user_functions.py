@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import keyword
 import re
+from dataclasses import replace
 from typing import Callable
 
 import numpy as np
@@ -60,6 +61,13 @@ def user_function(name: str, py: Callable, c_body: str, arity: int = 2, params=N
     only where the absent arguments' fills are those values, and the general body elsewhere
     (the oracle runs ``py`` on every argument).
 
+    ``annihilator`` is checked against ``py`` when the function is made: another argument at 0, ±1,
+    2 and ±0.5 must leave it (else a ValueError names the counterexample), and the non-finite
+    values of another argument that do not (``0 * inf`` is NaN) are kept as the annihilator's
+    conditions (:attr:`~compiler.algebra.Operator.annihilator_unless`): a kernel skips work by it
+    only where the other operands cannot hold them, as for the builtin ``*``. Probes ``py`` cannot
+    take (``math.gcd`` of a float) are not checked.
+
     ``selects`` names the arguments whose value the result always is (a conditional's two
     branches): where they share a fill the result has it whatever the others hold, so both
     strategies skip the coordinates where only the others are stored (``where(j <= i, A, 0)``
@@ -104,7 +112,59 @@ def user_function(name: str, py: Callable, c_body: str, arity: int = 2, params=N
             out = vec(*arrays)
             return np.asarray(out, dtype=object).astype(rdt) if isinstance(out, np.ndarray) else out
         IMPLS[op.impl_key()] = impl
+    if annihilator is not NOVALUE:
+        op = replace(op, annihilator_unless=_annihilator_unless(op))
     return op
+
+
+#: the values another argument is probed at, for an annihilator: finite ones must keep it
+_FINITE_PROBES = (0.0, 1.0, -1.0, 2.0, 0.5, -0.5)
+#: and the non-finite ones that may not, by :class:`~compiler.algebra.Annihilator`'s names
+_NONFINITE_PROBES = (("nan", float("nan")), ("+inf", float("inf")), ("-inf", float("-inf")))
+
+
+def _annihilator_unless(op: Operator) -> tuple:
+    """The non-finite values (``"nan"``, ``"+inf"``, ``"-inf"``) which, held by another argument,
+    keep ``op``'s annihilator from annihilating, by its ``py``; a ValueError where ``py`` says it
+    does not annihilate a finite value.
+
+    >>> mul = user_function("mulu", np.multiply, "return x * y;", annihilator=0.0)
+    >>> mul.annihilator_unless
+    ('nan', '+inf', '-inf')
+    >>> user_function("bad", np.add, "return x + y;", annihilator=0.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: user function bad: annihilator 0.0 does not annihilate: bad(0.0, 1.0) is 1.0, not 0.0
+    """
+    a = op.annihilator
+    unless = []
+    for at in range(op.arity):
+        for v in _FINITE_PROBES:
+            got = _probe(op, at, a, v)
+            if got is not None and not _same_value(got, a):
+                args = ", ".join(repr(a if k == at else v) for k in range(op.arity))
+                raise ValueError(f"user function {op.name}: annihilator {a!r} does not annihilate: "
+                                 f"{op.name}({args}) is {got!r}, not {a!r}")
+        for kind, v in _NONFINITE_PROBES:
+            got = _probe(op, at, a, v)
+            if got is not None and not _same_value(got, a) and kind not in unless:
+                unless.append(kind)
+    return tuple(k for k, _ in _NONFINITE_PROBES if k in unless)
+
+
+def _probe(op: Operator, at: int, a, v):
+    """``py`` with ``a`` at argument ``at`` and ``v`` at the others, a Python scalar; None where it
+    cannot take them."""
+    try:
+        with np.errstate(all="ignore"):
+            got = np.asarray(op(*[a if k == at else v for k in range(op.arity)]))
+    except Exception:   # (py refuses a float: math.gcd, a bitwise function)
+        return None
+    return got.item() if got.size == 1 else None
+
+
+def _same_value(x, y) -> bool:
+    return (x != x and y != y) or bool(x == y)
 
 
 def _check_cases(name: str, params: tuple, cases) -> tuple:
