@@ -57,6 +57,7 @@ from ..errors import CompileError, CompilerNotFoundError, KernelError, Sparsesco
 from ..format import Format, parse_format
 from ..index_fit import OpenIndex
 from ..notation import Broadcast as NBroadcast
+from ..notation.dtypes import expr_dtype
 from ..notation import (Access, Assign, Call, Collapse, Concat, Index, Literal, Reduce, Slice, Split,
                         accesses, free_indices)
 from ..tensor import Tensor
@@ -566,6 +567,10 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
         em = Emitter(strategy, checked, split_reductions=split, materialized=materialized, fuse_shapes=fuse)
         assign, tensors, em = notation(node, em)
         out = output_format(node, order or format, tensors) if (format is not None or default_sparse) else None
+        if out is None and node.ndim and _computes_wider(assign, tensors, node.dtype):
+            # (numpy's einsum or matmul of int32 is int32, its sum wrapping in 32 bits; the statement's
+            # sum counts in int64, so the result is written into int32: the same value, wrapped)
+            out = parse_format("dense", ndim=node.ndim, fill=node.fill, dtype=node.dtype.name)
         trace = Trace()
         for (what, by, why, statement), instead in zip(refused, attempts[1:]):
             # (a refused form is no materialization: the next form may still be one kernel; the
@@ -634,6 +639,15 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
     if held is not None:
         return held
     raise AssertionError("unreachable")
+
+
+def _computes_wider(assign: Assign, tensors: dict, dtype) -> bool:
+    """Whether ``assign``'s right side is of another dtype than the array expression's ``dtype``
+    (a sum of int32 terms counts in int64, numpy's einsum of int32 arrays is int32)."""
+    try:
+        return expr_dtype(assign.rhs, lambda a: tensors[a.tensor].dtype) != dtype
+    except (KeyError, AttributeError, SparsescopeError):
+        return False
 
 
 def _converts_input(kernel) -> bool:

@@ -50,3 +50,23 @@ def test_the_namespace_and_its_inspection():
     assert set(info.dtypes(kind="complex floating")) == {"complex64", "complex128"} and len(info.dtypes()) == 13
     assert info.default_dtypes()["complex floating"] == np.complex128
     assert xp.__array_api_version__ == "2023.12"
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.uint8, np.bool_, np.float32])
+@pytest.mark.parametrize("strategy", [None, "looplets"])
+def test_products_of_dense_arrays_are_in_numpys_dtype_wrapping_as_numpys(dtype, strategy):
+    # (numpy's matmul, einsum and tensordot of int32 arrays are int32, their sums wrapping in 32 bits;
+    # the statement's sum counts in int64, so the result was int64 where the array said int32)
+    info = np.iinfo(dtype) if np.dtype(dtype).kind in "iu" else None
+    big = info.max // 2 + 1 if info is not None else 1
+    a = np.array([[big, 1, 3], [2, big, 0]]).astype(dtype)
+    b = np.array([[1, 2], [big, 1], [1, 0]]).astype(dtype)
+    x, y = xp.asarray(a), xp.asarray(b)
+    for got, want in [(x @ y, a @ b), (xp.einsum("ij,jk->ik", x, y), np.einsum("ij,jk->ik", a, b)),
+                      (xp.einsum("ij->i", x), np.einsum("ij->i", a)),
+                      (xp.tensordot(x, y, axes=1), np.tensordot(a, b, axes=1))]:
+        assert got.dtype == want.dtype
+        out = got.compute(strategy=strategy)
+        assert out.dtype == want.dtype, (got, strategy)
+        np.testing.assert_array_equal(np.asarray(out), want)
+    assert xp.sum(x, axis=1).compute(strategy=strategy).dtype == np.sum(a, axis=1).dtype   # (sum promotes)
