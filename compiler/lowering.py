@@ -57,7 +57,7 @@ from .notation import Assign, accesses, parse
 from .notation.dtypes import type_literals
 from .notation.infer import infer_given
 from .notation.node_provenance import name_nodes
-from .notation.shape import has_shape_operators
+from .notation.shape import ShapeOp, has_shape_operators
 from .notation.shapedata import shape_artifact, shape_data
 from .notation.subscripts import from_subscripts, is_subscripts, operand_names
 from .runtime import SCALARS, Kernel, Lowered, facts_of  # noqa: F401  (Lowered: what a strategy returns)
@@ -160,7 +160,7 @@ def _check_names(program: Assign) -> None:
     indices = list(program.lhs.indices) + [i for n in walk(program.rhs) if isinstance(n, (Access, Reduce))
                                            for i in n.indices if not isinstance(i, int)]
     # (a shape operator's indices name loops too)
-    indices += [i for n in walk(program.rhs) if hasattr(n, "produced")
+    indices += [i for n in walk(program.rhs) if isinstance(n, ShapeOp)
                 for i in n.produced() + tuple(x for k in range(len(n.children())) for x in n.consumed(k))]
     for t in tensors:
         if not is_c_name(t + "_"):

@@ -16,6 +16,7 @@ import numpy as np
 from .algebra import NOVALUE
 from .errors import DTypeError
 from .notation.ast import Access, Call, IndexValue, Literal, Reduce
+from .notation.shape import ShapeOp
 
 
 def as_scalar(x):
@@ -55,7 +56,7 @@ def expression_fill(e, fills: dict, extents: dict):
         return NOVALUE
     if isinstance(e, Call):
         return e.op.fill(*[expression_fill(a, fills, extents) for a in e.args])
-    if hasattr(e, "produced"):
+    if isinstance(e, ShapeOp):
         # a shape operator moves its operands' values: the fill stays (a concat's is its first
         # operand's: a kernel's output stores the others' fills where they differ)
         return expression_fill(e.children()[0], fills, extents)

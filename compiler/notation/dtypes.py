@@ -19,6 +19,7 @@ import numpy as np
 from ..dtypes import weak_literal_dtype
 from ..errors import DTypeError
 from .ast import Access, Call, IndexValue, Literal, Reduce
+from .shape import ShapeOp
 
 
 def expr_dtype(e, dtype_of) -> np.dtype:
@@ -33,7 +34,7 @@ def expr_dtype(e, dtype_of) -> np.dtype:
         return e.op.result_dtype(*[expr_dtype(a, dtype_of) for a in e.args])
     if isinstance(e, Reduce):
         return reduce_dtype(e.op, expr_dtype(e.body, dtype_of))
-    if hasattr(e, "produced"):   # a shape operator moves values; a concat's is its operands' common dtype
+    if isinstance(e, ShapeOp):   # a shape operator moves values; a concat's is its operands' common dtype
         return np.result_type(*[expr_dtype(c, dtype_of) for c in e.children()])
     raise TypeError(f"not an expression: {e!r}")
 
