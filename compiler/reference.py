@@ -42,7 +42,8 @@ from .notation.ast import Access, Assign, Call, IndexValue, Literal, Reduce, acc
 from .notation.dtypes import type_literals
 from .notation.parser import parse
 from .notation.shape import has_shape_operators
-from .reference_fill import NeedsExtents, as_scalar, check_dtypes, expression_fill, same_value
+from .reference_fill import NeedsExtents, as_scalar, check_dtypes, expression_fill
+from .values import same_value
 from .reference_shape import evaluate_shaped
 
 

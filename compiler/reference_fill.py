@@ -17,18 +17,12 @@ from .algebra import NOVALUE
 from .errors import DTypeError
 from .notation.ast import Access, Call, IndexValue, Literal, Reduce
 from .notation.shape import ShapeOp
+from .values import same_value
 
 
 def as_scalar(x):
     """``x`` as a numpy scalar (a 0-d array's element)."""
     return np.asarray(x)[()]
-
-
-def same_value(a, b) -> bool:
-    """``a == b``, NaN equal to NaN (a fill compared with what a dtype makes of it)."""
-    if a != a and b != b:   # (NaN, or a complex with a NaN part: numpy's isnan)
-        return True
-    return bool(a == b)
 
 
 def expression_fill(e, fills: dict, extents: dict):

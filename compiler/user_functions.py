@@ -19,6 +19,7 @@ import numpy as np
 from .algebra import NOVALUE, Operator
 from .dtypes import value_dtype
 from .opimpls import IMPLS
+from .values import same_value
 
 _PARAM_NAMES = ("x", "y", "z", "w")
 
@@ -141,13 +142,13 @@ def _annihilator_unless(op: Operator) -> tuple:
     for at in range(op.arity):
         for v in _FINITE_PROBES:
             got = _probe(op, at, a, v)
-            if got is not None and not _same_value(got, a):
+            if got is not None and not same_value(got, a):
                 args = ", ".join(repr(a if k == at else v) for k in range(op.arity))
                 raise ValueError(f"user function {op.name}: annihilator {a!r} does not annihilate: "
                                  f"{op.name}({args}) is {got!r}, not {a!r}")
         for kind, v in _NONFINITE_PROBES:
             got = _probe(op, at, a, v)
-            if got is not None and not _same_value(got, a) and kind not in unless:
+            if got is not None and not same_value(got, a) and kind not in unless:
                 unless.append(kind)
     return tuple(k for k, _ in _NONFINITE_PROBES if k in unless)
 
@@ -161,10 +162,6 @@ def _probe(op: Operator, at: int, a, v):
     except Exception:   # (py refuses a float: math.gcd, a bitwise function)
         return None
     return got.item() if got.size == 1 else None
-
-
-def _same_value(x, y) -> bool:
-    return (x != x and y != y) or bool(x == y)
 
 
 def _check_cases(name: str, params: tuple, cases) -> tuple:

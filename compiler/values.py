@@ -322,6 +322,23 @@ def annihilates(op, ann, others: list[Facts]) -> tuple[bool, str]:
                    f"{shown.split(', ')[0]} is not {_text(ann.value)}")
 
 
+def same_value(a, b) -> bool:
+    """``a == b`` where NaN equals NaN (a NaN fill is one fill; a complex with a NaN part is NaN, as
+    numpy's ``isnan`` says); values that cannot be compared (arrays) are not the same.
+
+    >>> same_value(float("nan"), np.float32("nan")), same_value(0.0, -0.0), same_value(1, 1.0)
+    (True, True, True)
+    >>> same_value(np.array([1.0]), np.array([1.0, 2.0]))
+    False
+    """
+    try:
+        if a != a and b != b:
+            return True
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return False
+
+
 def _text(v) -> str:
     if isinstance(v, float) and v != v:
         return "NaN"
@@ -330,5 +347,5 @@ def _text(v) -> str:
     return str(v)
 
 
-__all__ = ["Facts", "FINITE", "ANY", "of_array", "of_value", "of_call", "of_reduce", "Assumptions",
+__all__ = ["Facts", "FINITE", "ANY", "of_array", "of_value", "of_call", "of_reduce", "same_value", "Assumptions",
            "assuming", "assumed", "assume", "check_assumed", "decide", "annihilates"]

@@ -41,6 +41,7 @@ from ..dtypes import typed_scalar
 from ..errors import SparsescopeError
 from ..notation.ast import Access, Call, IndexValue, Literal, Reduce, cat_parts
 from ..notation.shape import ShapeOp
+from ..values import same_value
 
 
 class AlgebraError(SparsescopeError, ValueError):
@@ -330,19 +331,6 @@ def _substitute(a: Alg, mapping: dict[str, Alg], complemented: dict[str, Alg] | 
 
 
 # -- derivation ----------------------------------------------------------------------------
-
-
-def same_value(a, b) -> bool:
-    """Value equality where NaN equals NaN and NOVALUE only itself."""
-    if a is NOVALUE or b is NOVALUE:
-        return a is b
-    try:
-        if isinstance(a, (float, complex, np.inexact)) and isinstance(b, (float, complex, np.inexact)) \
-                and a != a and b != b:   # (a complex with a NaN part is NaN, as numpy's isnan says)
-            return True
-        return bool(a == b)
-    except (TypeError, ValueError):
-        return False
 
 
 def _dtype_of(v):
@@ -635,6 +623,6 @@ def _derive_call(e, op: Operator, algs, fills, log, fill_of=None):
 
 
 __all__ = ["Alg", "Region", "Universe", "Empty", "Union", "Intersect", "Complement", "show_algebra", "union",
-           "intersect", "holds", "regions", "de_morgan", "parse_algebra", "stated", "derive", "same_value",
+           "intersect", "holds", "regions", "de_morgan", "parse_algebra", "stated", "derive",
            "expr_facts", "annihilating", "check_stated", "PROBES",
            "AlgebraError"]

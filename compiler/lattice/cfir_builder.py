@@ -34,7 +34,8 @@ from ..notation.ast import Access, Call, Index, Literal, Reduce, walk
 from ..notation.dtypes import expr_dtype, reduce_dtype
 from ..rewrite import Rule, rewrite
 from ..trace import Rewrite
-from .algebra import derive, same_value
+from ..values import same_value
+from .algebra import derive
 from .cfir import (CAlloc, CAssign, CCase, CDenseWorkspace, CFold, CForall, CLoop, CSeq, CSkip, CWorkspace, FlatLocator,
                    value_text)
 from .cin import Assignment, Forall, Sequence, Skip, Where, expr_accesses, foralls

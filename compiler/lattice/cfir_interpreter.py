@@ -29,7 +29,7 @@ import numpy as np
 from .. import values
 from ..dtypes import typed_scalar
 from ..notation.ast import Access, Call, IndexValue, Literal
-from .algebra import same_value
+from ..values import same_value
 from .cfir import CAlloc, CAssign, CDenseWorkspace, CForall, CSeq, CSkip, CWorkspace
 from .cfir_builder import build_cfir
 from .conversions import setup_converting

@@ -32,7 +32,7 @@ from ..imperative.ir import (Assign, BinOp, Break, Cast, Comment, CompoundAssign
 from ..imperative.search import gallop_past
 from ..levels import Pattern
 from ..notation.node_provenance import computing
-from .algebra import same_value
+from ..values import same_value
 from .cfir import CAssign, CCase, CForall, CLoop, FlatLocator, case_tag, headline, loop_tag, one_case_always
 from .cin import expr_accesses
 from .diagonal import Found

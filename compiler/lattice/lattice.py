@@ -64,7 +64,8 @@ from ..notation.ast import Access, Call, Index, IndexValue, Literal, Reduce, cat
 from ..notation.dtypes import expr_dtype, reduce_dtype
 from ..rewrite import Rule, rewrite
 from ..trace import Rewrite
-from .algebra import Universe, annihilating, derive, holds, same_value, show_algebra
+from ..values import same_value
+from .algebra import Universe, annihilating, derive, holds, show_algebra
 from .cin import expr_accesses
 
 

@@ -34,7 +34,8 @@ from ..errors import StrategyError
 from ..format import Format
 from ..notation.ast import Access, Assign, Index, Reduce, assign_spelling
 from ..notation.dtypes import check_output_dtype, expr_dtype, reduce_dtype
-from .algebra import derive, expr_facts, same_value
+from ..values import same_value
+from .algebra import derive, expr_facts
 from .cin import (Assignment, Forall, Stmt, Where, as_update, concretize, expr_accesses, foralls, hoist_invariants,
                   loop_chain, scalar_promote, unshadow)
 from .iteration_graph import IterationGraph, LoopOrderError, is_all_dense, storage_path

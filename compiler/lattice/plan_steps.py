@@ -27,7 +27,8 @@ from ..dtypes import typed_scalar
 from ..errors import StrategyError
 from ..format import Format
 from ..notation.ast import Access, Assign, Call, Index, Literal, Reduce, assign_spelling
-from .algebra import derive, same_value
+from ..values import same_value
+from .algebra import derive
 from .cin import Assignment, Forall, Sequence, Where, assignments, expr_accesses, loop_chain, map_parts, wrap_loops
 from .precompute import precompute, with_workspace_kind, workspace_name
 from .iteration_graph import IterationGraph, LoopOrderError, storage_path

@@ -38,7 +38,7 @@ from ..errors import StrategyError
 from ..format import Format
 from ..levels import Dense
 from ..stand_in import format_text, scatters
-from .algebra import same_value
+from ..values import same_value
 from .cin import Assignment, Forall, Sequence, Where
 from .conversions import sweeps_pairs
 from .iteration_graph import storage_path

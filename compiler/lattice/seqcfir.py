@@ -56,7 +56,8 @@ from dataclasses import dataclass, field, replace
 from .. import serialize
 from ..trace import Artifact, Later, Rewrite, Trace
 from ..treedot import TreeDot
-from .seqcfirvalues import (Add, Cat, Lit, Mul, Op, Read, Temp, Value, fold, same_value, specialize_value, value_parts,
+from ..values import same_value
+from .seqcfirvalues import (Add, Cat, Lit, Mul, Op, Read, Temp, Value, fold, specialize_value, value_parts,
                             value_text)
 from .seqlattice import build_seq_lattice, drop_fill_points, live_keys, loop_tag, simplify
 from .seqlocate import at_coordinate, locatable, once_each, remove_locators, replaced
@@ -748,7 +749,7 @@ def _lattice_data(L, index) -> dict:
             "after_spans": L.printed_parts(index)[1]}
 
 
-__all__ = ["Read", "Lit", "Temp", "Add", "Mul", "Op", "Cat", "fold", "same_value", "Assign", "Reduce", "Alloc", "Fold",
+__all__ = ["Read", "Lit", "Temp", "Add", "Mul", "Op", "Cat", "fold", "Assign", "Reduce", "Alloc", "Fold",
            "Block", "Skip", "Forall", "While", "Bind", "Switch", "SeqCFIR", "loop_spans", "while_tag", "build_cfir",
            "remove_locators", "specialize_value", "Compiler", "locatable", "at_coordinate",
            "sequence_trace", "written"]

@@ -18,6 +18,7 @@ from .. import serialize, values
 from ..algebra import NOVALUE, Operator, lookup
 from .seqvalues import NAN_PROPAGATING
 from .sequences import side_key
+from ..values import same_value
 
 
 # -- values -----------------------------------------------------------------------------------------
@@ -153,11 +154,6 @@ def _live_read(r: Read, defs) -> bool:
     return all(lv.key in defs for lv in r.levels)
 
 
-def same_value(a, b) -> bool:
-    """Equal values, NaN equal to NaN (a NaN fill is one fill)."""
-    return a == b or (a != a and b != b)
-
-
 def value_facts(e: Value) -> values.Facts:
     """What the value ``e`` may hold (:class:`compiler.values.Facts`): a read's values are finite where
     it says so (:attr:`Read.finite`), a temporary's anything.
@@ -262,4 +258,4 @@ def specialize_value(e: Value, defs, known_temps=None) -> Value:
 
 
 __all__ = ["Value", "Read", "Lit", "Temp", "Add", "Mul", "Op", "Cat", "ZERO", "value_text", "value_parts",
-           "same_value", "value_facts", "fold", "specialize_value"]
+           "value_facts", "fold", "specialize_value"]

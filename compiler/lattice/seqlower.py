@@ -70,6 +70,7 @@ from ..imperative.ir import Block, Buffer, Growable, Scalar
 from ..notation.ast import Reduce, accesses, free_indices, walk
 from ..notation.infer import infer_shapes
 from ..trace import Trace
+from ..values import same_value
 from .coo_segments import flatten_segments
 from .sequences import SequenceError
 from ..format import Format, dense
@@ -91,7 +92,6 @@ from .seqstraddlesort import straddle_sorting
 from .seqsumscatter import bucketed
 from .seqsumrows import unbucketed
 from .seqsumsort import sorts_sums
-from .seqcfirvalues import same_value
 from .exprs import names_used
 from .seqemit import emit_function, kernel_helpers
 from .seqwalk import UnwalkableLevel, walkable_format

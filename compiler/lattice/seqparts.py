@@ -30,7 +30,7 @@ from ..notation.ast import accesses
 from ..notation.ast import walk as walk_notation
 from ..notation.shape import Collapse, Split
 from ..notation.shape import Concat as ConcatOp
-from .algebra import same_value
+from ..values import same_value
 from .seqvalues import expr_fill
 from .sequences import Concat, Level, Project, Seq, Slice, Union, Universe, rebuild, side_key, walk
 

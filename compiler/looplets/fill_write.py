@@ -16,7 +16,7 @@ from __future__ import annotations
 from ..rewrite import Rule
 from .fibers import SubFiber
 from .program import MISSING, Assign, Block, Literal
-from .simplify import same_value
+from .simplify import same_literal
 
 
 def drops_fill_writes(info) -> bool:
@@ -42,7 +42,7 @@ def _fill_write(t):
     info = tns.tensor if isinstance(tns, SubFiber) else getattr(tns, "owner", None)
     if info is None or not drops_fill_writes(info) or t.overwrites:
         return None  # dense-addressed storage, or a value stored before: the fill replaces it
-    if t.rhs.value is not MISSING and same_value(t.rhs.value, info.fill):
+    if t.rhs.value is not MISSING and same_literal(t.rhs.value, info.fill):
         return Block(())
     return None
 

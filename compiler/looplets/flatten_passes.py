@@ -39,7 +39,7 @@ from ..format import parse_format
 from ..imperative.ir import Const
 from ..notation import ast as N
 from ..notation.shape import Collapse, ShapeOp
-from ..reference_fill import same_value
+from ..values import same_value
 from .index_walks import fresh_temp
 from .program import Access, Assign, Block, Extent, Index, Loop, TensorRef, postmap
 from .slice_order import stores_minor_first

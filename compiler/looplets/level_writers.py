@@ -38,7 +38,7 @@ from .assembly import (Nested, declare_stmts as nested_declare, empty_table_stmt
                        nested_levels)
 from .errors import ProgramError
 from .levels import dense_block, for_class, not_fill
-from .simplify import same_value
+from .simplify import same_literal
 from .stored_fills import drop_stored_fills_stmts
 
 
@@ -74,7 +74,7 @@ def starts_of(info, k) -> str:
 
 def refuse_other_start(info, s, init) -> None:
     """Refuse declaring a sparse output (``s``) to ``init`` other than its fill, naming the line."""
-    if isinstance(init, Const) and not (same_value(init.value, info.fill) or init.value == info.fill):
+    if isinstance(init, Const) and not (same_literal(init.value, info.fill) or init.value == info.fill):
         raise ProgramError(f"{info.name} is {info.format.shorthand or info.format} with fill "
                            f"{value_text(info.fill)}: it starts at its fill, not at {value_text(init.value)}; "
                            f"give {info.name} the fill {value_text(init.value)} or a dense format", s.line)
@@ -527,7 +527,7 @@ def freeze_hash(low, info, k, fibers=None) -> list:
 def declare_workspace(low, info, s, init) -> list:
     """A SparseByteMap workspace re-assembles only its dirty locations (Finch §3.3.2)."""
     from .program import Literal as PLiteral
-    if not (isinstance(s.init, PLiteral) and same_value(s.init.value, info.fill)):
+    if not (isinstance(s.init, PLiteral) and same_literal(s.init.value, info.fill)):
         raise ProgramError(f"temporary {info.name} is a SparseByteMap workspace: declare it with its fill "
                            f"value ({info.fill}), e.g. {info.name}[...] = {info.fill}", s.line)
     nnz = Var(info.array(0, "nnz"))

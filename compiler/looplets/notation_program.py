@@ -39,7 +39,7 @@ from ..errors import StrategyError
 from ..lattice.algebra import expr_facts
 from ..notation import ast as N
 from ..notation.dtypes import expr_dtype
-from ..reference_fill import same_value
+from ..values import same_value
 from .language import LoopProgram
 from .program import Access, Assign, Block, Call, Declare, Index, Literal, Loop, TensorRef
 from .scalars import Scalar, ShortCircuitScalar

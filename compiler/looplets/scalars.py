@@ -64,7 +64,7 @@ from .fibers import SubFiber, TensorInfo
 from .looplets import Case, Fill, Run, Switch, nest_dot, nest_text
 from .program import (Access, Assign, Block, Declare as PDeclare, Define, Literal, Loop, Sieve, TensorRef,
                       Value, postmap, walk)
-from .simplify import same_value
+from .simplify import same_literal
 
 SCALAR_KINDS = ("Scalar", "SparseScalar", "ShortCircuitScalar")
 
@@ -183,7 +183,7 @@ def check_scalars(prog, infos: dict) -> None:
         if isinstance(n, PDeclare) and not n.implicit:
             info = infos.get(n.tns.name)
             if info is not None and scalar_kind(info) == "SparseScalar" and \
-                    not (isinstance(n.init, Literal) and same_value(n.init.value, _py(info.fill))):
+                    not (isinstance(n.init, Literal) and same_literal(n.init.value, _py(info.fill))):
                 raise ProgramError(f"SparseScalar {info.name} must be declared with its fill value: write "
                                    f"`{info.name}[...] = {_py(info.fill)!r}` (when its dirty bit is clear it reads "
                                    f"as the fill)", n.line)

@@ -54,23 +54,19 @@ def _lit(e):
     return isinstance(e, Literal)
 
 
-def same_value(a, b) -> bool:
-    """Whether two literal values are the same value: NaN is NaN, a bool is not an int.
+def same_literal(a, b) -> bool:
+    """Whether two literal values are the same value: NaN is NaN, a bool is not an int
+    (``True`` and ``1`` are written differently in C).
 
-    >>> same_value(float("nan"), float("nan")), same_value(True, 1), same_value(1, 1.0)
+    >>> same_literal(float("nan"), float("nan")), same_literal(True, 1), same_literal(1, 1.0)
     (True, False, True)
     """
-    try:
-        if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
-            return True
-        return type(a) is type(b) and a == b or (not isinstance(a, bool) and not isinstance(b, bool) and a == b)
-    except Exception:
-        return False
+    return isinstance(a, bool) == isinstance(b, bool) and values.same_value(a, b)
 
 
 def _is(e, v) -> bool:
     """Whether ``e`` is the literal ``v`` (with infinities matching the operator's extremes)."""
-    return _lit(e) and e.value is not MISSING and v is not NOVALUE and same_value(e.value, v) and \
+    return _lit(e) and e.value is not MISSING and v is not NOVALUE and same_literal(e.value, v) and \
         (isinstance(e.value, bool) == isinstance(v, bool))
 
 
@@ -108,7 +104,7 @@ def select(t):
         return None
     chosen = [t.args[k] for k in t.op.selects]
     if not all(_lit(a) and a.value is not MISSING for a in chosen) or \
-            not all(same_value(a.value, chosen[0].value) for a in chosen[1:]) or \
+            not all(same_literal(a.value, chosen[0].value) for a in chosen[1:]) or \
             any(_lit(a) and a.value is MISSING for a in t.args):
         return None
     try:

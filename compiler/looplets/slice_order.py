@@ -15,7 +15,7 @@ from ..algebra import NOVALUE
 from ..errors import StrategyError
 from ..notation import ast as N
 from ..notation.shape import Collapse, ShapeOp, Slice
-from ..reference_fill import same_value
+from ..values import same_value
 from .program import Index
 
 
