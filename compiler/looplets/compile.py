@@ -69,7 +69,8 @@ from .assembly import nested_levels, output_params as nested_output_params
 from .level_writers import marks_table, writer_for, writer_of
 from .outputs import check_outputs
 from .passes import concordize, dimensionalize, lifecycle, wrapperize
-from .shapes import extent_ir, shape_program
+from .shape_extents import extent_ir
+from .shapes import shape_program
 from .reserve import entry_bound, reserve_stmts
 from .reset_outputs import reuse_refusals, runtime_resets
 from ..notation.shape import has_shape_operators
