@@ -31,6 +31,9 @@ of a CSC ``C`` (a sparse ``x`` copied      by column, ``x`` and the output (dens
 into a dense workspace first)              workspace) at ``t + (j + i * |j|)``, out of order
 ``x[k] + collapse(C[i, j], ...)`` (C's     ``for k: y[k] = x[k]``, then ``C``'s entries added in
 fill the identity)                         column by column (:mod:`.flatten_passes`)
+``collapse(B[l, m], ...) +``               ``y[k] = collapse(B[l, m], ...)``, B walked in its
+``collapse(C[i, j], ...)`` (a matrix's     order, then ``C``'s entries added in as above; a
+flatten, or C's again, beside a CSC's)     sparse output through a dense workspace
 ``out[i] = sum[j](slice(A[k, j], ...))``   ``w[i] += ...`` into a dense workspace in the loops
 into a sparse vector (a CSC's columns      that walk ``A`` (``j`` outside), then ``for i:
 summed)                                    out[i] = w[i]``: the fills dropped, in order
@@ -101,7 +104,7 @@ from ..format import parse_format
 from ..notation import ast as N
 from ..notation.infer import infer_shapes
 from ..notation.shape import ShapeOp
-from .flatten_passes import copied_beside, copy_loops, in_passes, read_copies
+from .flatten_passes import copied_beside, copy_loops, in_passes, passes_in_workspace, read_copies
 from .index_walks import fresh_temp
 from .language import LoopProgram
 from .loop_plan import LoopPlanner, Scope
@@ -123,8 +126,8 @@ def shape_program(stmt: N.Assign, formats: dict, dtype=None):
         # (a sparse vector read where a flatten walked minor index first writes: read from a dense copy)
         copies = copied_beside(stmt, formats)
         planned = {**formats, **copies}
-        prog, info, reads = (_through_workspace if needs_workspace(stmt, planned) else _shape_program)(
-            stmt, planned, dtype)
+        workspace = needs_workspace(stmt, planned) or passes_in_workspace(stmt, planned)
+        prog, info, reads = (_through_workspace if workspace else _shape_program)(stmt, planned, dtype)
         prog, notes = read_copies(prog, stmt, copies, formats, lambda i: extent_ir(info.extents[i], formats))
         return prog, info, (*reads, *notes)
     except StrategyError as e:
