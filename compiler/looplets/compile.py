@@ -69,7 +69,9 @@ from .assembly import nested_levels, output_params as nested_output_params
 from .level_writers import marks_table, writer_for, writer_of
 from .outputs import check_outputs
 from .passes import concordize, dimensionalize, lifecycle, wrapperize
-from .shapes import extent_ir, shape_program
+from .flatten_passes import COPY_PASS
+from .shape_extents import extent_ir
+from .shapes import shape_program
 from .reserve import entry_bound, reserve_stmts
 from .reset_outputs import reuse_refusals, runtime_resets
 from ..notation.shape import has_shape_operators
@@ -631,7 +633,7 @@ def lower_for_runtime(program, formats: dict, trace, **options):
         if program.op is not None and program.op.identity_for(result_dtype) is not NOVALUE:
             # an update of an output not given starts at the identity (y[i] min= ...: at +inf)
             implicit_fill = np.asarray(program.op.identity_for(result_dtype)).astype(result_dtype).item()
-    shaped, transposed = None, False
+    shaped, transposed, copied = None, False, False
     if isinstance(program, NAssignType()) and has_shape_operators(program):
         prog, shaped, reads = shape_program(program, formats, result_dtype)
         trace.record("shape-operators", **printed_step(str(program), prog.body, shape_data(program)),
@@ -640,6 +642,8 @@ def lower_for_runtime(program, formats: dict, trace, **options):
             trace.record(stage, **printed_step(after=prog.body), note=note)
         # (loops the planner ran out of the output's order for it to scatter: A_csc[:, ::2] into a CSR)
         transposed = any(stage == "transpose" for stage, _ in reads)
+        # (its first pass copies the other operand into every entry: compiler.looplets.flatten_passes)
+        copied = any(stage == COPY_PASS for stage, _ in reads)
         for t, why in gathered_in(prog, formats, program.lhs.tensor, discordant_only=True).items():
             # (the loops a shape operator became are not reordered: such a level is searched for each
             # coordinate they visit, where lower() given no strategy prefers the lattice's conversion)
@@ -736,7 +740,8 @@ def lower_for_runtime(program, formats: dict, trace, **options):
     # (shape operators give the output's shape from shape inference; a kernel built in another
     # order than asked returns its output converted)
     lowered = [_lowered_output(program, prog, fn, t, infos[t], out_sizes[t], by_param, tuple(extents), helpers,
-                               starts[t], writes[t], unordered.get(t, ""), given_shapes,
+                               "copied" if copied and t == program.lhs.tensor else starts[t], writes[t],
+                               unordered.get(t, ""), given_shapes,
                                shaped.output if shaped is not None and shaped.output else None,
                                built is not None and t == out_name, refusals.get(t, ""))
                for t in outs]
@@ -749,10 +754,10 @@ def lower_for_runtime(program, formats: dict, trace, **options):
 def _lowered_output(program, prog, fn, output, info, out_sizes, by_param, extents, helpers, begins, writes,
                     unordered, given_shapes, known_shape=None, converted=False, refused=""):
     """What the runtime needs to allocate, fill and build one output of the kernel (``begins``: whether
-    the program thaws it, declares it first thing, or neither; ``known_shape``: its shape from shape
-    inference; ``converted``: built in another order, converted by the runtime; ``refused``: why a
-    call may not give it as ``reuse(...)``, for a byte map declared first thing the runtime cannot
-    start clear)."""
+    the program thaws it, declares it first thing, copies an operand into all of it first, or neither;
+    ``known_shape``: its shape from shape inference; ``converted``: built in another order, converted by
+    the runtime; ``refused``: why a call may not give it as ``reuse(...)``, for a byte map declared first
+    thing the runtime cannot start clear)."""
     from ..runtime import Lowered  # the shared runtime
     given = given_shapes.get(output)
     storage = list(out_sizes)
@@ -771,6 +776,11 @@ def _lowered_output(program, prog, fn, output, info, out_sizes, by_param, extent
         # (a dense output, or byte map, given at the call starts from its values; a sparse
         # one is assembled afresh, so the runtime refuses one given with entries)
         initial = "output" if all(lvl.slot_per_coordinate for lvl in info.levels) else "assembled"
+    elif begins == "copied" and info.levels and isinstance(info.leaf, Element) and \
+            all(lvl.located_by_coordinate for lvl in info.levels):
+        # (its first pass copies the other operand into every entry, in order: filling the buffer
+        # first wrote it twice, a write over the whole output before scipy's copy-then-scatter's one)
+        initial = "none"
     elif begins == "reset":
         # (declared first thing to its fill: the runtime starts it clear, its values at the fill;
         # a call may give an earlier result to reuse, whose entries alone it clears)

@@ -12,6 +12,10 @@ runs in two passes, as scipy adds a sparse matrix to a dense one (a copy, then a
   stored entry combined into its coordinate, a fill run an update by the identity, which the
   simplifier drops (the second).
 
+``x`` may be a flatten itself, of another matrix or of ``c`` again (``b_csr.reshape(-1) +
+c_csc.reshape(-1)``): its pass walks it in its own order, where one statement's loops could walk only
+one of the two; into a sparse output both passes write a dense workspace (:func:`passes_in_workspace`).
+
 A sparse vector beside such a flatten would be read at those coordinates out of order, each one
 searched for. Where the passes do not apply (``x * c`` of ``c``'s fill 0, or ``c`` written first
 under an operator that does not commute), :func:`copied_beside` names it: it is copied into a
@@ -23,6 +27,9 @@ dense workspace in order first and read there (:func:`read_copies`), one walk of
 >>> formats = {"c": parse_format("csc"), "x": parse_format("sparse_vector")}
 >>> [str(s) for s in flatten_passes(stmt, formats)]
 ['y[k] = x[k]', 'y[k] += collapse(c[i, j], (i, j) -> k)']
+>>> both = parse("y[k] = collapse(b[i, j], (i, j) -> k) + collapse(c[i, j], (i, j) -> k)")
+>>> [str(s) for s in flatten_passes(both, {**formats, "b": parse_format("csr")})]
+['y[k] = collapse(b[i, j], (i, j) -> k)', 'y[k] += collapse(c[i, j], (i, j) -> k)']
 >>> product = parse("y[k] = x[k] * collapse(c[i, j], (i, j) -> k)")
 >>> flatten_passes(product, formats) is None, list(copied_beside(product, formats))
 (True, ['x'])
@@ -45,22 +52,32 @@ from .program import Access, Assign, Block, Extent, Index, Loop, TensorRef, post
 from .slice_order import stores_minor_first
 
 
+#: the trace's stage of a statement run as :func:`flatten_passes`' two: the output written whole by the
+#: first, so the runtime need not fill it before the call
+COPY_PASS = "copy-scatter"
+
+
 def _random_write(fmt) -> bool:
     return fmt is None or all(lvl.random_write for lvl in fmt.levels)
 
 
+def _flattens(e, stmt: N.Assign) -> bool:
+    """Whether ``e`` is a collapse of one access making an index of the output (a flatten)."""
+    return isinstance(e, Collapse) and isinstance(e.operand, N.Access) and e.result in stmt.lhs.indices
+
+
 def _flattens_minor_first(e, stmt: N.Assign, formats: dict) -> bool:
-    """Whether ``e`` is a collapse of one access, making an index of the output, that the loops walk
-    minor index first (its operand stores that index first in a level that cannot be located)."""
-    return isinstance(e, Collapse) and isinstance(e.operand, N.Access) and e.result in stmt.lhs.indices and \
-        stores_minor_first(e, e.operand, formats)
+    """Whether ``e`` is a flatten that the loops walk minor index first (its operand stores that index
+    first in a level that cannot be located)."""
+    return _flattens(e, stmt) and stores_minor_first(e, e.operand, formats)
 
 
 def flatten_passes(stmt: N.Assign, formats: dict):
     """``(copy, scatter)``: ``stmt``, ``out = other op flatten`` of a flatten walked minor index first
     whose operand's fill is ``op``'s identity, as two statements run one after the other (see the
     module docstring), or None. The output takes writes anywhere (dense, or a workspace); ``other``
-    holds no shape operator or reduction, reads every index of the output and not the output itself;
+    holds no reduction and no shape operator but flattens (walked in their operands' order in a pass of
+    their own), reads every index of the output and not the output itself;
     the flatten comes second unless ``op`` commutes (``y op= c`` computes ``y op c``)."""
     rhs = stmt.rhs
     if stmt.op is not None or not isinstance(rhs, N.Call) or len(rhs.args) != 2 or \
@@ -68,8 +85,10 @@ def flatten_passes(stmt: N.Assign, formats: dict):
         return None
     orders = [(rhs.args[1], rhs.args[0])] + ([(rhs.args[0], rhs.args[1])] if rhs.op.commutative else [])
     for flat, other in orders:
+        # (other may flatten a matrix too, walked in its own order: b_csr.reshape(-1), or c's again)
         if not _flattens_minor_first(flat, stmt, formats) or \
-                any(isinstance(n, (ShapeOp, N.Reduce)) for n in N.walk(other)) or \
+                any(isinstance(n, N.Reduce) or isinstance(n, ShapeOp) and not _flattens(n, stmt)
+                    for n in N.walk(other)) or \
                 stmt.lhs.tensor in {a.tensor for a in N.accesses(other)} or \
                 not set(stmt.lhs.indices) <= set(N.free_indices(other)):   # (the first pass writes every entry)
             continue
@@ -78,6 +97,18 @@ def flatten_passes(stmt: N.Assign, formats: dict):
         if ident is not NOVALUE and same_value(ident, fmt.fill):
             return N.Assign(stmt.lhs, None, other), N.Assign(stmt.lhs, rhs.op, flat)
     return None
+
+
+def passes_in_workspace(stmt: N.Assign, formats: dict) -> bool:
+    """Whether ``stmt``, into an output appended in order (a sparse vector), runs as
+    :func:`flatten_passes`' two statements into a dense workspace copied into it after
+    (``b_csr.reshape(-1) + c_csc.reshape(-1)``: the flattens read their index beside each other,
+    which one statement's loops cannot walk both in order)."""
+    out = formats.get(stmt.lhs.tensor)
+    if _random_write(out):
+        return False
+    dense = parse_format("dense", ndim=len(stmt.lhs.indices), fill=out.fill, dtype=out.dtype)
+    return flatten_passes(stmt, {**formats, stmt.lhs.tensor: dense}) is not None
 
 
 def copied_beside(stmt: N.Assign, formats: dict) -> dict:
@@ -128,7 +159,7 @@ def in_passes(stmt: N.Assign, formats: dict, plan):
             f"skipped), the flatten's walk touching no other coordinate")
     return replace(first, tensors=tuple(dict.fromkeys((*first.tensors, *second.tensors))), source=str(stmt),
                    body=Block((*first.body.stmts, *second.body.stmts)),
-                   temporaries=(*first.temporaries, *second.temporaries)), (*r1, *r2, ("copy-scatter", note))
+                   temporaries=(*first.temporaries, *second.temporaries)), (*r1, *r2, (COPY_PASS, note))
 
 
 def read_copies(prog, stmt: N.Assign, copies: dict, formats: dict, extent):
@@ -161,4 +192,5 @@ def read_copies(prog, stmt: N.Assign, copies: dict, formats: dict, extent):
                    temporaries=(*prog.temporaries, *((names[t], copies[t]) for t in sorted(used)))), tuple(notes)
 
 
-__all__ = ["copied_beside", "copy_loops", "flatten_passes", "in_passes", "read_copies"]
+__all__ = ["COPY_PASS", "copied_beside", "copy_loops", "flatten_passes", "in_passes", "passes_in_workspace",
+           "read_copies"]

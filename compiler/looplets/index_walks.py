@@ -1,5 +1,6 @@
 """Index expressions of loops, and the notation's nodes in a reduction's scope: what the looplets'
-shape-operator planner (:mod:`compiler.looplets.shapes`) reads of the loops it made.
+shape-operator planner (:mod:`compiler.looplets.loop_plan`, :mod:`compiler.looplets.shape_reads`) reads of
+the loops it made.
 
 >>> from compiler.looplets.program import Call, Index, Literal
 >>> e = Call("window", (Index("p"), Literal(1), Literal(3)))

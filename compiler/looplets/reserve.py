@@ -55,7 +55,7 @@ from ..notation import ast as N
 from ..notation.shape import Broadcast, Collapse, Concat, Slice, Split
 from . import extents as X
 from .level_writers import writer_for
-from .shapes import extent_ir
+from .shape_extents import extent_ir
 
 
 def stored_entries(tensor: str, fmt):
