@@ -207,6 +207,37 @@ CELLS_JS = r"""
 """
 
 
+# Each rewrite table shown under ``root``: its cells whose text takes more than one line (a rule's
+# name broken at its hyphens, an expression at its spaces), its width, the width of the box that
+# clips it, and whether all of it can be reached (it fits, or that box scrolls sideways to it).
+REWRITES_JS = r"""
+(root) => [...root.querySelectorAll('table.rewrites')].filter(t => t.getBoundingClientRect().width).map(t => {
+  let box = t.parentElement;
+  while (box && getComputedStyle(box).overflowX === 'visible') box = box.parentElement;
+  const lines = el => { const r = document.createRange(); r.selectNodeContents(el);
+                        return new Set([...r.getClientRects()].filter(q => q.width > 0).map(q => Math.round(q.top))).size; };
+  const cells = [...t.querySelectorAll('td')].filter(td => td.textContent.trim());
+  const r = t.getBoundingClientRect(), b = box.getBoundingClientRect(), o = getComputedStyle(box).overflowX;
+  return {cells: cells.length, wrapped: cells.filter(td => lines(td) > 1).map(td => td.textContent.slice(0, 40)),
+          table: Math.round(r.width), box: Math.round(b.width), overflow: o,
+          reachable: r.width <= b.width + 1 || (['auto', 'scroll'].includes(o) && box.scrollWidth >= r.width - 1)};
+})
+"""
+
+
+def assert_rewrites_read(tables: list[dict], where: str) -> None:
+    """:data:`REWRITES_JS`'s measure: at least one table, each cell on one line, every table
+    reachable in its box.
+
+    >>> assert_rewrites_read([{"cells": 4, "wrapped": [], "reachable": True}], "a pane")
+    """
+    assert tables and all(t["cells"] for t in tables), f"{where}: no rewrite table shown: {tables}"
+    wrapped = [c for t in tables for c in t["wrapped"]]
+    assert not wrapped, f"{where}: rewrite cells over several lines: {wrapped[:6]} ({tables[0]['table']} px wide " \
+                        f"in {tables[0]['box']} px)"
+    assert all(t["reachable"] for t in tables), f"{where}: a rewrite table cut and not scrolling: {tables}"
+
+
 def measure(locator) -> dict:
     """:data:`MEASURE_JS` on the element ``locator`` finds."""
     return locator.evaluate(MEASURE_JS)
