@@ -504,6 +504,37 @@ MISSING_GLYPHS_JS = r"""
 """
 
 
+# Each non-ASCII character that a monospace text under ``root`` shows (code, drawing labels) and
+# that its font draws out of its grid: measured on a canvas in the element's font at 24 px, its
+# advance is not the font's cell (an "M"'s) or its ink reaches above or below that of "Ág|" (a
+# glyph no font of the stack has is drawn from another font: the paper's 𝓕 from a math font, 1.7
+# cells wide and taller than its line's letters).
+GLYPH_FIT_JS = r"""
+(root) => {
+  const seen = new Map(), walk = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+    const el = n.parentElement;
+    if (!el || !el.getClientRects().length) continue;   // (not shown: another step of a page)
+    const s = getComputedStyle(el);
+    if (!/mono|courier/i.test(s.fontFamily)) continue;
+    for (const ch of n.textContent)
+      if (ch.codePointAt(0) > 127 && !/\s/.test(ch)) seen.set(ch + '|' + s.fontFamily, [ch, s.fontFamily, s.fontWeight, s.fontStyle]);
+  }
+  const c = document.createElement('canvas').getContext('2d'), off = [];
+  for (const [ch, family, weight, style] of seen.values()) {
+    c.font = `${style} ${weight} 24px ${family}`;
+    const cell = c.measureText('M').width, m = c.measureText(ch), ref = c.measureText('Ág|');
+    if (Math.abs(m.width - cell) > 0.5 || m.actualBoundingBoxAscent > ref.actualBoundingBoxAscent + 1
+        || m.actualBoundingBoxDescent > ref.actualBoundingBoxDescent + 1)
+      off.push({ch, family, width: Math.round(m.width * 10) / 10, cell: Math.round(cell * 10) / 10,
+                up: Math.round(m.actualBoundingBoxAscent), down: Math.round(m.actualBoundingBoxDescent),
+                lineUp: Math.round(ref.actualBoundingBoxAscent), lineDown: Math.round(ref.actualBoundingBoxDescent)});
+  }
+  return {chars: [...new Set([...seen.values()].map(v => v[0]))].join(''), off};
+}
+"""
+
+
 # Whether an element's box lies inside what its panes let a person see: the window, cut by every
 # box around it that clips (overflow not visible), up to ``pane`` when given (then the window is
 # not counted: "inside its pane's visible part", wherever the page is scrolled).

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from browser_measure import (REWRITES_JS, assert_rewrites_read, CELLS_JS, EDGE_LABELS_JS, FILL_CONTRAST_JS, LINK_JS, ZOOM_JS,
+from browser_measure import (GLYPH_FIT_JS, REWRITES_JS, assert_rewrites_read, CELLS_JS, EDGE_LABELS_JS, FILL_CONTRAST_JS, LINK_JS, ZOOM_JS,
                              assert_click_keeps_node_and_shows_line, assert_readable, measure)
 
 
@@ -561,4 +561,37 @@ def test_exported_array_and_shape_operator_steps_link_their_c(browser, tmp_path,
     filled = tree.locator("svg g.node.ss-linked").first.evaluate(FILL_CONTRAST_JS)
     assert filled["fill"] == LINK_COLOR and filled["ratio"] >= 3, filled
     page.screenshot(path=str(artifacts / "export-array-linked-from-c.png"), full_page=False)
+    page.close()
+
+
+def test_math_glyphs_draw_in_their_texts_font(browser, tmp_path, artifacts):
+    """Every non-ASCII character of the code and drawing labels of a shape-operator lowering
+    (∪ ∩ ⊔ ∅ ∈ π ·, and full, where a dense operand ran out: ``y = [A; D] x``, ``D`` dense) keeps the
+    monospace grid of its text and its letters' height: full was the paper's 𝓕, which only a math
+    font has, drawn 1.7 cells wide and taller than its line."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    import compiler as ss
+    from compiler import array as xp
+    from explorer import export_html
+
+    A = sp.random(4, 5, density=0.4, format="csr", random_state=0)
+    D = np.arange(15.0).reshape(3, 5)
+    expr = xp.concat([ss.asarray(A, name="A"), ss.asarray(D, name="D")], axis=0) @ ss.asarray(np.arange(5.0), name="x")
+    kernel = ss.lower(expr, strategy="lattice")
+    assert np.allclose(kernel().to_numpy(), np.vstack([A.toarray(), D]) @ np.arange(5.0))
+    full = [i for i, s in enumerate(kernel.trace.steps) if any("no loop" in (a.dot or "") for a in s.artifacts)]
+    assert full, "no lattice of the lowering has a full (dense, run out) edge"
+    path = tmp_path / "glyphs.html"
+    export_html(kernel.trace, path)
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    page.goto(f"{path.as_uri()}#step-{full[0]}")
+    section = page.locator(f"section#step-{full[0]}")
+    section.locator('.artifact[data-kind="seq-lattice"]').first.scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / "export-full-glyph.png"), full_page=False)
+    page.evaluate("document.documentElement.classList.remove('js')")   # (every step shown)
+    found = page.evaluate(GLYPH_FIT_JS, page.locator("main").element_handle())
+    assert not found["off"], f"glyphs drawn off their text's monospace grid: {found['off']}"
+    assert set("∪⊔∅∈") <= set(found["chars"]) and "Ƒ" in found["chars"], found["chars"]
     page.close()
