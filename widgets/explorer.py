@@ -52,7 +52,11 @@ __all__ = ["Explorer", "FormatPicker", "LEVELS", "RebuildControls", "pane", "tit
 # (explorer.linking), before the kernel answers.
 _PICK_JS = ("var el=event.target.closest('[data-tags]');if(!el)return;"
             "var root=this.closest('.ss-pick-root');var box=root&&root.querySelector('.ss-pick input');"
-            "if(!box)return;box.value=el.getAttribute('data-tags')+'|'+(el.closest('.ss-c')?'c':'')+'|'+Date.now();"
+            "if(!box)return;var tags=el.getAttribute('data-tags').split(' ');"
+            # (first the tag the click linked: of a C line, the first one the drawing names)
+            "var f=window.ssFirst?ssFirst(el,root):tags[0];"
+            "tags=[f].concat(tags.filter(function(t){return t!==f;}));"
+            "box.value=tags.join(' ')+'|'+(el.closest('.ss-c')?'c':'')+'|'+Date.now();"
             "box.dispatchEvent(new Event('input',{bubbles:true}));")
 
 

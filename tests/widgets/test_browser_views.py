@@ -693,3 +693,42 @@ def test_playground_relowers_on_typing_and_switching_strategy(browser, lab, arti
     screenshot(page, artifacts / "playground-what-changed.png", full_page=False)
     assert_readable(measure(play), "the playground", panes=2)
     page.close()
+
+
+def test_a_c_line_picks_the_array_node_it_computes(browser, artifacts):
+    """The Explorer's panes at the array step of ``y = [A; B] x`` (looplets), on a page of their own
+    with the widget's hidden pick box: clicking a C line writes first the tag of the box of the
+    array expression it computes, which the kernel side selects (Explorer.pick_tags); the line's
+    first tag is a looplet's, which the drawing names nowhere (the C linked no box)."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    import compiler as ss
+    from compiler import array as xp
+    from widgets import Explorer
+
+    A, B = (sp.random(n, 5, density=0.4, format="csr", random_state=k) for k, n in enumerate((6, 4)))
+    expr = xp.concat([ss.asarray(A, name="A"), ss.asarray(B, name="B")], axis=0) @ ss.asarray(np.arange(5.0), name="x")
+    kernel = ss.lower(expr, strategy="looplets")
+    e = Explorer(kernel.trace)
+    at = e.session.stages().index("array")
+    panes = e.render(at)
+    page = browser.new_page(viewport={"width": 1200, "height": 900})
+    page.set_content(f'<div class="ss-pick-root"><div class="ss-pick"><input></div>'
+                     f'<div class="ss-drawing">{panes["artifact"]}</div>'
+                     f'<div class="ss-c" style="max-height:400px;overflow:auto">{panes["c"]}</div></div>')
+    drawn = {t for ts in page.locator(".ss-drawing svg g.node[data-tags]").evaluate_all(
+        "gs => gs.map(g => g.getAttribute('data-tags'))") for t in ts.split()}
+    assert drawn and all(t.startswith("expr:") for t in drawn), drawn
+    lines = page.locator(".ss-c span.ln[data-tags]")
+    every = [t.split() for t in lines.evaluate_all("ls => ls.map(l => l.getAttribute('data-tags'))")]
+    k = next(k for k, tags in enumerate(every) if tags[0] not in drawn and set(tags) & drawn)
+    line, tags = lines.nth(k), every[k]
+    line.scroll_into_view_if_needed()
+    line.click()
+    picked = page.locator(".ss-pick input").input_value().split("|")[0].split()
+    assert picked[0] == next(t for t in tags if t in drawn) and sorted(picked) == sorted(tags), (tags, picked)
+    e.pick.value = page.locator(".ss-pick input").input_value()
+    assert e.provenance.value == picked[0]
+    page.screenshot(path=str(artifacts / "views-array-c-picked.png"), full_page=True)
+    page.close()
