@@ -74,6 +74,13 @@ _JS = """
     pos.textContent = 'step ' + cur + ' of ' + (steps.length - 1);
     if (history.replaceState) history.replaceState(null, '', '#step-' + cur);
     ssZoomAll(steps[cur]);   // the step's drawings at the zoom levels chosen for their kinds
+    // its C panes, shown the first time, open at the step's first linked line (not the #includes)
+    Array.prototype.forEach.call(steps[cur].querySelectorAll('[data-ss-open]'), function (p) {
+      if (p.ssOpened) return;
+      p.ssOpened = true;
+      var line = p.querySelector('span.ln[data-line="' + p.getAttribute('data-ss-open') + '"]');
+      if (line) ssScroll(line, p);
+    });
   }
   document.getElementById('prev').onclick = function () { show(cur - 1); };
   document.getElementById('next').onclick = function () { show(cur + 1); };
@@ -116,11 +123,14 @@ _JS = """
     if (!el) return;
     var tags = el.getAttribute('data-tags').split(' ');
     var k = tags.indexOf(selected);
-    selectTag(k < 0 ? tags[0] : (tags[k + 1] || ''));
+    // (first the tag the click links: of a C line, the first one the step draws)
+    selectTag(k < 0 ? ssFirst(el, el.closest('section.step') || document) : (tags[k + 1] || ''));
   });
   var m = /^#step-(\\d+)$/.exec(location.hash);
   show(m ? parseInt(m[1], 10) : START);
   // opened at a step's link (#step-4): the step's title below the sticky header, not under it
+  // (and so on a reload: the browser's restored scroll position came later, and took it away)
+  if ('scrollRestoration' in history) history.scrollRestoration = 'manual';
   var head = document.querySelector('header');
   steps.forEach(function (s) { s.style.scrollMarginTop = (head.offsetHeight + 8) + 'px'; });
   if (m && steps.length) steps[cur].scrollIntoView();

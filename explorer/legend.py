@@ -59,11 +59,11 @@ _SEQ = [
     ("π0, π1", "π[01]", "projections (a split): the major (k // n) and minor (k % n) coordinate of each k"),
     ("[s:e:r]", r"\[-?\d+:-?\d+:-?\d+\]", "a slice: coordinates s, s + r, ... short of e, renumbered 0, 1, ..."),
     ("|a| + X", r"\|\w+\| \+", "X offset by the extent of a (a concat's right operand, once the left ran out)"),
-    ("𝓕", "𝓕", "full: an operand that ran out but was dense, so every coordinate is still present"),
+    ("Ƒ", "Ƒ", "full: an operand that ran out but was dense, so every coordinate is still present"),
     ("∅", "∅", "empty: no coordinate left"),
     ("edge X / rule", r'\[label="[^"]*\\n[a-z]+(-[a-z0-9π]+)+', "operand X ran out; the rules of the paper's Fig. 27 "
                                                             "that simplified what was left, in order"),
-    ("no loop", r"no loop", "what simplified to ∅ (or 𝓕) is no lattice point: no loop runs it"),
+    ("no loop", r"no loop", "what simplified to ∅ (or Ƒ) is no lattice point: no loop runs it"),
     ("dotted edge", r"style=dotted", "to a point that is no sub-point (a concat's next operand): a loop of its own, "
                                      "no case in this one"),
     ("while i <- S", r"while \w+ <-", "a loop over the coordinates of the sequence S, one per lattice point"),

@@ -26,7 +26,7 @@ import json
 import re
 
 __all__ = ["LINE_BOX", "PART_BOX", "LINK_COLOR", "LINK_FUNCTION", "LINK_TEXT", "LINK_SCRIPT", "link_handlers", "mark_linked",
-           "scroll_to_tag"]
+           "scroll_to_line", "scroll_to_tag"]
 
 #: The outline of linked parts (dark enough on the pastel provenance colours and on white,
 #: light enough on JupyterLab's dark background), and the fill of linked drawing nodes: its
@@ -53,11 +53,12 @@ PART_BOX = "display:inline-block;padding:1.5px 2px;margin:-1.5px -2px;background
 _OUTLINE = "outline:2px solid " + LINK_COLOR + ";outline-offset:-2px"
 
 # ssLink(event, root, kind, cSelector): the parts of the pinned tag are linked, and on "over"
-# those of the first tag of the part under the pointer too; "click" pins that tag (a click on
-# nothing unpins), "out" leaves the pinned one. Shapes of drawing nodes keep their own stroke
-# and fill in data-ss-stroke and data-ss-fill (their labels' fill too), so unlinking restores them. ssScroll(line, pane) scrolls
-# the box inside the C pane that scrolls, and nothing outside it: a pane that shows all its lines
-# stays.
+# those of the first tag of the part under the pointer too (of a line, ssFirst: its first tag a
+# drawing of the step names, as an array node's expression tag after the line's looplets' tags);
+# "click" pins that tag (a click on nothing unpins), "out" leaves the pinned one. Shapes of
+# drawing nodes keep their own stroke and fill in data-ss-stroke and data-ss-fill (their labels'
+# fill too), so unlinking restores them. ssScroll(line, pane) scrolls the box inside the C pane
+# that scrolls, and nothing outside it: a pane that shows all its lines stays.
 LINK_FUNCTION = r"""function ssLink(e, root, kind, cSel) {
   root = root || document;
   var holder = root.nodeType === 9 ? root.documentElement : root;
@@ -73,7 +74,7 @@ LINK_FUNCTION = r"""function ssLink(e, root, kind, cSel) {
     else { m.style.outline = ''; }
   }
   var el = e.target.closest && e.target.closest('[data-tags]');
-  var tag = el && root.contains(el) ? el.getAttribute('data-tags').split(' ')[0] : '';
+  var tag = el && root.contains(el) ? ssFirst(el, root) : '';
   if (kind === 'click') holder.setAttribute('data-ss-pinned', tag);
   var pinned = holder.getAttribute('data-ss-pinned') || '';
   var tags = kind === 'out' || !tag || tag === pinned ? [pinned] : [pinned, tag];
@@ -105,6 +106,12 @@ LINK_FUNCTION = r"""function ssLink(e, root, kind, cSel) {
     var line = panes[k].querySelector('span.ln' + sel);
     if (line) ssScroll(line, panes[k]);
   }
+}
+function ssFirst(el, root) {
+  var tags = el.getAttribute('data-tags').split(' ');
+  if (!el.matches('span.ln')) return tags[0];
+  for (var k = 0; k < tags.length; k++) if (root.querySelector('svg g.node' + ssSel(tags[k]))) return tags[k];
+  return tags[0];
 }
 function ssSel(tag) { return '[data-tags~="' + tag.replace(/["\\]/g, '\\$&') + '"]'; }
 function ssScroll(line, pane) {
@@ -165,9 +172,24 @@ def scroll_to_tag(tag: str, c_selector: str = ".ss-c") -> str:
     >>> "data-tags~=" in scroll_to_tag("lattice:j:A")
     True
     """
-    sel = json.dumps(f'span.ln[data-tags~="{tag}"]')
+    return _scroll_to(f'span.ln[data-tags~="{tag}"]', c_selector)
+
+
+def scroll_to_line(line: int, c_selector: str = ".ss-c", root: str = ".ss-pick-root") -> str:
+    """HTML that, when a notebook pane shows it, scrolls the C pane of its view (the closest
+    ``root``) to C line ``line`` (where a step's C opens:
+    :func:`~explorer.stepdiff.c_opening_line`), as :func:`scroll_to_tag` does.
+
+    >>> 'data-line=' in scroll_to_line(12)
+    True
+    """
+    return _scroll_to(f'span.ln[data-line="{int(line)}"]', c_selector, root)
+
+
+def _scroll_to(line_selector: str, c_selector: str, root: str = ".ss-pick-root") -> str:
+    sel = json.dumps(line_selector)
     js = (f"if(!window.ssLink){{window.eval({json.dumps(_minify(LINK_FUNCTION))});}}"
-          f"var r=this.closest('.ss-pick-root')||document;var p=r.querySelector({json.dumps(c_selector)});"
+          f"var r=this.closest({json.dumps(root)})||document;var p=r.querySelector({json.dumps(c_selector)});"
           f"var l=p&&p.querySelector({sel});if(l)ssScroll(l,p);this.remove();")
     return f'<img alt="" src="data:," style="display:none" onerror="{_html.escape(js)}">'
 

@@ -35,14 +35,14 @@ from compiler.trace import Artifact, Step
 from .factviews import facts_table
 from .fit import fit_svg
 from .legend import legend_html
-from .linking import LINE_BOX, PART_BOX, link_handlers
+from .linking import LINE_BOX, PART_BOX, link_handlers, scroll_to_line
 from .nests import compact_nest_dot
 from .provenance import (EXPRESSION, Mark, Provenance, TagInfo, collect_provenance, looplet_heads, program_marks,
                          trace_provenance)
 from .session import StepView, unified_diff
 from .shapeviews import describe_shapes, shape_data_of, shape_marks, shapes_table
 from .render import RenderError, dot_to_svg
-from .stepdiff import c_view, diff_view
+from .stepdiff import c_opening_line, c_view, diff_view
 from .theme import (CODE_BACKGROUND, CODE_BORDER, CODE_TEXT, LINE_NUMBER, LINE_NUMBER_ON_COLOR, MUTED,
                     TEXT_ON_COLOR, highlight_classes, style_tokens, theme_svg)
 from .zoom import zoom_controls
@@ -97,7 +97,7 @@ class IndexNotationLexer(RegexLexer):
             (r"[A-Za-z_][\w.]*", Name),
             (r"\d+\.\d*([eE][-+]?\d+)?|\d*\.\d+([eE][-+]?\d+)?|\d+|inf|nan", Number),
             (r'"[^"]*"', String),
-            (r"\+=|\*=|-=|==|!=|<=|>=|<-|->|&&|\|\||[-+*/%=<>!&|^~∈∩∪⊔×·∅𝓕←→]", Operator),
+            (r"\+=|\*=|-=|==|!=|<=|>=|<-|->|&&|\|\||[-+*/%=<>!&|^~∈∩∪⊔×·∅Ƒ←→]", Operator),
             (r"[\[\](){},;:.]", Punctuation),
             (r".", Text),
         ]
@@ -704,9 +704,12 @@ def error_banner(message: str) -> str:
 C_SECTION_MOST = "60vh"
 
 
-def section(title: str, body: str, cls: str = "") -> str:
-    """A titled part of a step's HTML (``cls``: extra classes, e.g. ``c-section``)."""
-    return (f'<div class="pane{" " + cls if cls else ""}"><div class="pane-title" style="font:600 13px sans-serif;'
+def section(title: str, body: str, cls: str = "", opens: int | None = None) -> str:
+    """A titled part of a step's HTML (``cls``: extra classes, e.g. ``c-section``; ``opens``: the
+    C line a C section opens scrolled to, its ``data-ss-open``, which the page scrolls to when it
+    shows the step and a notebook's output at once)."""
+    at = f' data-ss-open="{int(opens)}"' if opens is not None else ""
+    return (f'<div class="pane{" " + cls if cls else ""}"{at}><div class="pane-title" style="font:600 13px sans-serif;'
             f'margin:8px 0 3px">{_html.escape(title)}</div>{body}</div>')
 
 
@@ -743,17 +746,20 @@ def render_rewrites(step: Step) -> str:
     """
     if not step.rewrites:
         return ""
-    cell = "<td style='padding:2px 6px;text-align:left'>"   # JupyterLab right-aligns table cells
+    # each cell on one line, in a box that scrolls sideways: a narrow pane (the widget's) broke
+    # rule names at each hyphen and expressions at each space, a row over several lines
+    # (JupyterLab right-aligns table cells)
+    cell = "<td style='padding:2px 6px;text-align:left;white-space:nowrap'>"
     rows = []
     for r, n in fold_rewrites(step.rewrites):
         result = (f"{cell}&rarr;</td>{cell}<code>{_html.escape(r.after)}</code></td>" if r.after
-                  else f"<td colspan='2' style='padding:2px 6px;color:{MUTED}'>its iteration algebra was derived by this rule</td>")
+                  else f"<td colspan='2' style='padding:2px 6px;color:{MUTED};white-space:nowrap'>"
+                       f"its iteration algebra was derived by this rule</td>")
         count = f"×{n}" if n > 1 else ""
-        # a rule's name is one word (``union-right-empty``): a narrow pane broke it at each hyphen
-        name = f"<b style='white-space:nowrap'>{_html.escape(r.rule)}</b>" if " " not in r.rule else f"<b>{_html.escape(r.rule)}</b>"
-        rows.append(f"<tr>{cell}{name}</td>{cell}<code>{_html.escape(r.before)}</code></td>"
+        rows.append(f"<tr>{cell}<b>{_html.escape(r.rule)}</b></td>{cell}<code>{_html.escape(r.before)}</code></td>"
                     f"{result}<td style='padding:2px 6px;color:{MUTED}'>{count}</td></tr>")
-    return f'<table class="rewrites" style="border-collapse:collapse;font-size:12px">{"".join(rows)}</table>'
+    return (f'<div class="ss-rewrites" style="overflow-x:auto;max-width:100%">'
+            f'<table class="rewrites" style="border-collapse:collapse;font-size:12px">{"".join(rows)}</table></div>')
 
 
 def render_step(step, index: int | None = None, session=None, parts: Iterable[str] | None = None,
@@ -817,11 +823,14 @@ def render_step(step, index: int | None = None, session=None, parts: Iterable[st
         if shown:
             out.append(section("artifacts", "".join(render_artifact(a, focus, prov or None) for a in shown)))
     if "c" in want:
+        opens = c_opening_line(session, index) if session is not None and index is not None else None
         for a in step.artifacts:
             if a.kind == "c":
-                out.append(section(f"C: {a.name}", render_c(a.text, prov, most=C_SECTION_MOST), "c-section"))
+                out.append(section(f"C: {a.name}", render_c(a.text, prov, most=C_SECTION_MOST), "c-section", opens))
         if linked and session is not None and index is not None:
             out.append(kernel_c(session, index, prov))
+            if opens is not None:   # (a notebook's output runs no script: an image's onerror scrolls it)
+                out.append(scroll_to_line(opens, ".c-section", ".ss-linked-step"))
     if step.error is not None and step.note:
         out.append(f"<details><summary>traceback</summary><pre>{_html.escape(step.note)}</pre></details>")
     handlers = f" {link_handlers('.c-section', root='.ss-linked-step')}" if linked else ""
@@ -830,19 +839,22 @@ def render_step(step, index: int | None = None, session=None, parts: Iterable[st
 
 
 def kernel_c(session, i: int, prov) -> str:
-    """The C next to step ``i`` of ``session`` that draws something or lowers a looplet (and emits
-    none itself), so its drawing nodes and C lines link both ways on the step's own: the C as it
-    stands there, or the kernel's, titled which (:func:`~explorer.stepdiff.c_view`); the lines
-    of the looplet a ``lower:*`` step lowers carry the focus bar. Else ``""``."""
+    """The C next to step ``i`` of ``session`` that draws something, lowers a looplet or shows a
+    program coloured by the C's tags (and emits none itself), so its parts and C lines link both
+    ways on the step's own: the C as it stands there, or the kernel's, titled which
+    (:func:`~explorer.stepdiff.c_view`); the lines of the looplet a ``lower:*`` step lowers carry
+    the focus bar. Else ``""``."""
     step = session.steps[i]
     lowered = prov.lowered_at(i) if prov else []
     if not prov or any(a.kind == "c" for a in step.artifacts) or not (
-            lowered or any(a.kind != "c" and a.dot for a in step.artifacts)):
+            lowered or any(a.kind != "c" and a.dot for a in step.artifacts)
+            or program_marks(session.program_text(i), prov, i)):
         return ""
     c = c_view(session, i)
     if c.emitted_at is None:
         return ""
-    return section(c.title, render_c(c.text, prov, focus=lowered, most=C_SECTION_MOST), "c-section")
+    return section(c.title, render_c(c.text, prov, focus=lowered, most=C_SECTION_MOST), "c-section",
+                   c_opening_line(session, i))
 
 
 def _step_provenance(step: Step, view, provenance) -> Provenance:

@@ -168,8 +168,34 @@ class Session:
         return StepView(self, i % n)
 
     def stages(self) -> list[str]:
-        """Distinct stage names in order of first appearance."""
+        """The stage of each step, in step order, as ``Trace.stages()`` gives them: ``stages()[i]``
+        is step ``i``'s and ``stages().index(name)`` the first step of ``name``, so it can be given
+        to :meth:`goto` and :meth:`step` (a stage may repeat: a lattice per index, a ``lower:*``
+        per looplet). The distinct names are :meth:`stage_names`, the steps of one stage
+        :meth:`indices`.
+
+        >>> from compiler import Trace
+        >>> t = Trace()
+        >>> for stage in ("parse", "lattice", "lattice", "cfir"):
+        ...     _ = t.record(stage)
+        >>> s = explore(t)
+        >>> s.stages(), s.stages().index("cfir"), s.step(s.stages().index("cfir")).stage
+        (['parse', 'lattice', 'lattice', 'cfir'], 3, 'cfir')
+        >>> s.stage_names(), s.indices("lattice")
+        (['parse', 'lattice', 'cfir'], [1, 2])
+        """
+        return [s.stage for s in self.steps]
+
+    def stage_names(self) -> list[str]:
+        """Distinct stage names in order of first appearance (no step indices: :meth:`stages`)."""
         return list(dict.fromkeys(s.stage for s in self.steps))
+
+    def indices(self, stage: str) -> list[int]:
+        """The indices of the steps of ``stage`` (a name, or a family ending in ``:``, as
+        ``lower:``), in order; ``[]`` when there is none."""
+        if stage.endswith(":"):
+            return [i for i, s in enumerate(self.steps) if s.stage.startswith(stage)]
+        return [i for i, s in enumerate(self.steps) if s.stage == stage]
 
     def stage_families(self) -> list[str]:
         """Distinct stage families (``lower`` for ``lower:Stepper``) in order of appearance."""

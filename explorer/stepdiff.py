@@ -5,7 +5,8 @@ notation into a lattice printout, ``emit-c`` turns the imperative IR into C. A u
 across representations (index notation against a lattice, IR against C) says nothing, so
 :func:`diff_view` compares a step's output with the latest earlier output of the *same*
 representation, or, when there is none, shows the input the step translated and says so.
-:func:`c_view` says which step emitted the C shown.
+:func:`c_view` says which step emitted the C shown, and :func:`c_opening_line` where its pane
+opens (not at the ``#include``s, far above the loops).
 
 >>> from compiler import Trace
 >>> from explorer.session import explore
@@ -25,9 +26,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .provenance import program_marks
 from .session import unified_diff
 
-__all__ = ["CView", "DiffView", "c_view", "diff_view", "representations"]
+__all__ = ["CView", "DiffView", "c_opening_line", "c_view", "diff_view", "representations"]
 
 NOTATION, LOOP, LATTICE, CFIR, IR, C = ("index notation", "loop program", "lattice", "CFIR",
                                         "imperative IR", "C")
@@ -146,3 +148,33 @@ def c_view(session, i: int) -> CView:
         return CView(f"C of the final kernel, emitted later, at step {j} ({session.steps[j].stage})",
                      art.text, j)
     return CView("C", "", None)
+
+
+def c_opening_line(session, i: int) -> int | None:
+    """The C line step ``i``'s C pane opens at: the first C line of the tags the step shows (the
+    looplets it lowers, else the tagged parts of its program and the nodes of its drawings),
+    else the first tagged line of the kernel (inside the kernel's function, below the
+    ``#include``s and helpers); ``None`` without provenance.
+
+    >>> from compiler import Trace, Artifact
+    >>> from explorer.session import explore
+    >>> t = Trace()
+    >>> _ = t.record("lattice", artifacts=[Artifact("lattice", "j", "p0", dot="digraph { p0 }",
+    ...                                             data={"node_tags": {"p0": ["lattice:j:B"]}})])
+    >>> c = "#include <x.h>\\nvoid k(void) {\\n  a();\\n  b();\\n}"
+    >>> _ = t.record("emit-c", after=c, artifacts=[Artifact("c", "k", c, data={"provenance": {
+    ...     "lattice:j:A": [3], "lattice:j:B": [4]}})])
+    >>> c_opening_line(explore(t), 0), c_opening_line(explore(t), 1)
+    (4, 3)
+    """
+    prov = session.provenance()
+    if not prov:
+        return None
+    tags = prov.lowered_at(i)
+    if not tags:
+        tags = [t for m in program_marks(session.program_text(i), prov, i) for t in m.tags]
+        for a in session.steps[i].artifacts:
+            if a.kind != "c" and a.dot:
+                tags += [t for ts in ((a.data or {}).get("node_tags") or {}).values() for t in ts]
+    lines = [n for t in tags for n in prov.get(t, ())] or [n for ls in prov.values() for n in ls]
+    return min(lines) if lines else None

@@ -35,8 +35,8 @@ from explorer import renderers as R
 from explorer.rebuild import initial_format, program_ndims, rebuild_for
 from explorer.session import Session, explore
 from explorer.shapeviews import shape_data_of
-from explorer.linking import link_handlers, mark_linked, scroll_to_tag
-from explorer.stepdiff import c_view, diff_view
+from explorer.linking import link_handlers, mark_linked, scroll_to_line, scroll_to_tag
+from explorer.stepdiff import c_opening_line, c_view, diff_view
 from explorer.theme import MUTED, TEXT_ON_COLOR
 from explorer.timing import compare
 from explorer.zoom import zoom_restore
@@ -52,7 +52,11 @@ __all__ = ["Explorer", "FormatPicker", "LEVELS", "RebuildControls", "pane", "tit
 # (explorer.linking), before the kernel answers.
 _PICK_JS = ("var el=event.target.closest('[data-tags]');if(!el)return;"
             "var root=this.closest('.ss-pick-root');var box=root&&root.querySelector('.ss-pick input');"
-            "if(!box)return;box.value=el.getAttribute('data-tags')+'|'+(el.closest('.ss-c')?'c':'')+'|'+Date.now();"
+            "if(!box)return;var tags=el.getAttribute('data-tags').split(' ');"
+            # (first the tag the click linked: of a C line, the first one the drawing names)
+            "var f=window.ssFirst?ssFirst(el,root):tags[0];"
+            "tags=[f].concat(tags.filter(function(t){return t!==f;}));"
+            "box.value=tags.join(' ')+'|'+(el.closest('.ss-c')?'c':'')+'|'+Date.now();"
             "box.dispatchEvent(new Event('input',{bubbles:true}));")
 
 
@@ -207,7 +211,7 @@ class Explorer(W.VBox):
         try:
             options = [("all steps", "")]
             options += [(f"stage {f}", f"stage:{f}") for f in session.stage_families()]
-            options += [(f"stage {s}", f"stage:{s}") for s in session.stages() if ":" in s]
+            options += [(f"stage {s}", f"stage:{s}") for s in session.stage_names() if ":" in s]
             options += [(f"rule {r}", f"rule:{r}") for r in session.rules()]
             self.filter.options = options
             kept_filter = kept_filter if kept_filter in [v for _, v in options] else ""
@@ -407,6 +411,9 @@ class Explorer(W.VBox):
             target = selected or next((t for t in lowered if t in prov), None)
             if target and self._scroll_c:
                 c_html += scroll_to_tag(target)
+            elif self._scroll_c and c_opening_line(s, i) is not None:
+                # (not at the #includes: at the step's first linked line, else the kernel's)
+                c_html += scroll_to_line(c_opening_line(s, i))
         if selected:  # the chosen tag's parts stay linked (outlined) after the redraw
             program, drawing, c_html = (mark_linked(h, selected) for h in (program, drawing, c_html))
         out = {"header": header, "program": _pickable(program), "diff": _pickable(diff), "artifact": _pickable(drawing),

@@ -2,7 +2,11 @@
 the index notation it became in the one statement, or why it was materialized instead.
 
 The ``array`` step carries it as an ``array-expression`` artifact: text (the tree indented), DOT
-(a drawing, materialized nodes dashed) and ``data["nodes"]`` (the same as JSON).
+(a drawing, materialized nodes dashed), ``data["nodes"]`` (the same as JSON) and
+``data["node_tags"]``: each node's provenance tags, those of the nodes of the statement's own tree
+(:func:`compiler.notation.drawing.expression_nodes`) that hold the very index notation it became,
+so the explorer links a node and the C lines that compute it as it links the index notation's
+tree (the lowering tags those lines: :mod:`compiler.notation.node_provenance`).
 
 >>> import numpy as np
 >>> from compiler.tensor import Tensor
@@ -13,15 +17,20 @@ The ``array`` step carries it as an ``array-expression`` artifact: text (the tre
 >>> assign, _, em = notation(node, Emitter(None, False, fuse_shapes=True))
 >>> print(assign)
 out[i, j] = slice(M[k, j], k -> i, (0, 4, 2))
->>> print(expression_artifact(node, em).text)
+>>> art = expression_artifact(node, em, assign)
+>>> print(art.text)
 index [0:4:2, :]  (2, 4) float64  -> slice(M[k, j], k -> i, (0, 4, 2))
   M (csr)  (4, 4) float64
+>>> art.data["node_tags"]
+{'n0': ['expr:n2']}
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from ..notation.drawing import expression_nodes as statement_nodes
+from ..notation.drawing import node_tag
 from ..trace import Artifact
 from .nodes import Broadcast, Leaf, Map, Node, Permute, Reduction, Scalar, ShapeOp
 
@@ -127,10 +136,38 @@ def _dot(nodes: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def expression_artifact(root: Node, em) -> Artifact:
-    """The ``array-expression`` artifact of ``root`` as the emitter ``em`` lowered it."""
+def node_tags(root: Node, em, statement) -> dict[str, list[str]]:
+    """``{array node id: tags}``: the tags of the nodes of ``statement``'s tree (the assignment
+    ``em`` made of ``root``) that are the index notation each array node became, found by identity
+    (a node whose notation is not in the statement, one materialized apart, gets none)."""
+    where: dict[int, list[str]] = {}
+    for tree_node, expr in statement_nodes(statement):
+        where.setdefault(id(expr), []).append(node_tag(tree_node.ident))
+    ids: dict[int, str] = {}
+    out: dict[str, list[str]] = {}
+
+    def visit(node: Node) -> None:
+        if id(node) in ids:
+            return
+        ids[id(node)] = ident = f"n{len(ids)}"   # (expression_nodes' numbering: pre-order, each once)
+        emitted = em.emitted.get(id(node))
+        if emitted is not None and id(emitted) in where:
+            out[ident] = where[id(emitted)]
+        for c in node.children():
+            visit(c)
+
+    visit(root)
+    return out
+
+
+def expression_artifact(root: Node, em, statement=None) -> Artifact:
+    """The ``array-expression`` artifact of ``root`` as the emitter ``em`` lowered it into the
+    assignment ``statement`` (its nodes linked to the code of theirs; without it, to none)."""
     nodes = expression_nodes(root, em)
-    return Artifact("array-expression", "array expression", _text(nodes), _dot(nodes), data={"nodes": nodes})
+    data = {"nodes": nodes}
+    if statement is not None:
+        data["node_tags"] = node_tags(root, em, statement)
+    return Artifact("array-expression", "array expression", _text(nodes), _dot(nodes), data=data)
 
 
-__all__ = ["expression_artifact", "expression_nodes", "node_label"]
+__all__ = ["expression_artifact", "expression_nodes", "node_label", "node_tags"]

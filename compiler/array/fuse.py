@@ -584,7 +584,7 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
         refined = REFINED_WHY if fuse == "refined" and held is not None else ""
         trace.record("array", before=show(node, em), after=assign,
                      note=f"the array expression {show(node, em)} as one statement{refined}",
-                     artifacts=[expression_artifact(node, em)])
+                     artifacts=[expression_artifact(node, em, assign)])
         extra = {} if out is None else {"out": out}
         try:
             # (lower()'s cache: the same statement for the same formats is lowered once)

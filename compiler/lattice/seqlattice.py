@@ -3,10 +3,10 @@ Figs. 12, 13 and 27), and their brute-force check.
 
 A point is a sequence; its edges are the sub-sequences that can run out first (:func:`edges`,
 Fig. 13: a product or concatenation only through its left operand, a slice or projection also by
-itself). Removing an edge replaces it by ``𝓕`` when it is dense and ``∅`` otherwise
+itself). Removing an edge replaces it by ``Ƒ`` when it is dense and ``∅`` otherwise
 (:func:`remove`); :func:`simplify` then applies Fig. 27's rules bottom-up, each recorded by name,
 with the notes' fix to concatenation (``a ⊔ b`` with ``a`` done is ``|a| + b`` whatever ``a``'s
-density; ``𝓕`` only once both sides are), and one rule of its own: a product over a concatenation
+density; ``Ƒ`` only once both sides are), and one rule of its own: a product over a concatenation
 whose right operand holds a union or concatenation (a collapse of a vstack, ``(j_A ⊔ k_B) × (i_A ∪
 i_B)``) is distributed, ``(j_A × i_A) ⊔ (k_B × i_B)``, each side's right operand simplified by what
 that side binds (``product-over-concat``; exact: the coordinates of the second side are offset by
@@ -96,12 +96,12 @@ def edges(s: Seq) -> list[Seq]:
 
 
 def remove(sub: Seq, s: Seq) -> Seq:
-    """``s`` with every occurrence of ``sub`` replaced by ``𝓕`` (``sub`` dense) or ``∅``.
+    """``s`` with every occurrence of ``sub`` replaced by ``Ƒ`` (``sub`` dense) or ``∅``.
 
     >>> from compiler.lattice.sequences import Level, Union
     >>> a = Level("a", 0, "compressed", 3); d = Level("d", 0, "dense", 3)
     >>> print(remove(d, Union(a, d)), remove(a, Union(a, d)))
-    i_a ∪ 𝓕 ∅ ∪ i_d
+    i_a ∪ Ƒ ∅ ∪ i_d
     """
     if s == sub:
         return (Full if sub.dense else Empty)(sub.size(), str(sub))
@@ -139,8 +139,8 @@ def live_keys(s: Seq) -> frozenset:
 
 
 def _gone(s: Seq) -> Seq:
-    # ∅ even for a dense level (the artifact's 𝓕): an unbound level has no coordinates here, it
-    # did not run to its end; as 𝓕 it would end a union over it (vstack of CSR and dense rows)
+    # ∅ even for a dense level (the artifact's Ƒ): an unbound level has no coordinates here, it
+    # did not run to its end; as Ƒ it would end a union over it (vstack of CSR and dense rows)
     return Empty(s.size(), str(s))
 
 
@@ -164,7 +164,7 @@ def _rules(s: Seq):
         if isinstance(s.a, Empty) or isinstance(s.b, Empty):
             return "intersect-empty", Empty(s.size())
     elif isinstance(s, Product):
-        # ordered: a dense inner operand makes an exhausted dense outer one 𝓕, else ∅
+        # ordered: a dense inner operand makes an exhausted dense outer one Ƒ, else ∅
         if isinstance(s.a, F) and s.b.dense:
             return "product-full", Full(s.size())
         if isinstance(s.a, E):
@@ -409,7 +409,7 @@ def simplify(s: Seq, defs: frozenset | None = None, log: list | None = None) -> 
 @serialize.node
 @dataclass(frozen=True)
 class SeqEdge:
-    """An edge: ``removed`` ran out; the state goes to point ``target`` (or ends, ``result`` ∅/𝓕),
+    """An edge: ``removed`` ran out; the state goes to point ``target`` (or ends, ``result`` ∅/Ƒ),
     by the Fig. 27 ``rules`` that simplified what was left (in the order they first applied)."""
 
     removed: Seq
@@ -509,7 +509,7 @@ class SeqLattice:
     def dot(self) -> str:
         """Points labelled with their order and sequence; edges with the removed sequence and the
         Fig. 27 rules that simplified what was left, dotted to a point that is not a sub-point (a
-        concatenation's offset side); what simplified to ∅ or 𝓕 is no point (no loop runs it),
+        concatenation's offset side); what simplified to ∅ or Ƒ is no point (no loop runs it),
         drawn crossed out as a lattice's omitted points are.
 
         >>> from compiler.lattice.sequences import Level, Concat

@@ -7,7 +7,9 @@ kind and size), or the universe :class:`Universe` ``U_i`` of a broadcast. The co
 (``×``, collapse), :class:`Concat` (``⊔``, concat), :class:`Project` (``π0``/``π1``, split) and
 :class:`Slice` (``a[s:e:r]``), :class:`Stride` (``a[k::J]``, a split's major index inside its minor one's
 loop); :class:`Offset` (``|a| + X``), :class:`Pad` (``X + |b|``),
-:class:`Empty` (``∅``) and :class:`Full` (``𝓕``) only appear while a lattice simplifies.
+:class:`Empty` (``∅``) and :class:`Full` (``Ƒ``) only appear while a lattice simplifies. (The
+paper writes full as 𝓕, U+1D4D5, a glyph only math fonts draw: the explorer showed it in another
+font, wider than its line's; Ƒ, U+0191, is in the monospace fonts the code and drawings use.)
 
 Every node has a logical :meth:`~Seq.size` (the extent of the dimension it iterates, not its
 number of coordinates), a :attr:`~Seq.dense` predicate, its leaves (:meth:`~Seq.iters`) and the
@@ -201,7 +203,7 @@ class Empty(Seq):
 @serialize.node
 @dataclass(frozen=True)
 class Full(Seq):
-    """``𝓕``: a dense sequence that has been iterated to its end."""
+    """``Ƒ``: a dense sequence that has been iterated to its end."""
 
     extent: int
     was: str = field(default="", compare=False)
@@ -474,7 +476,7 @@ def _text(s: Seq, ascii: bool, top: bool = False) -> str:
     if isinstance(s, Empty):
         return f"empty({s.extent})" if ascii else "∅"
     if isinstance(s, Full):
-        return f"full({s.extent})" if ascii else "𝓕"
+        return f"full({s.extent})" if ascii else "Ƒ"
     if type(s) in _GLYPHS:
         g = _GLYPHS[type(s)][1 if ascii else 0]
         t = f"{_text(s.a, ascii)} {g} {_text(s.b, ascii)}"

@@ -29,7 +29,9 @@ assert ex.check()                                 # the kernel agrees with the d
     ("md", """## A session
 
 A session holds the steps, a current step and filters (by stage, by rewrite rule, or hiding
-steps that changed nothing)."""),
+steps that changed nothing). `stages()` gives each step's stage, so `stages().index("emit-c")` is
+a step to `goto`; a stage may repeat (a lattice per index), `stage_names()` lists each once and
+`indices(name)` gives the steps of one."""),
     ("code", """# NBVAL_CHECK_OUTPUT
 session = explore(ex.trace, name="spmv")
 print(session.stages())

@@ -14,6 +14,7 @@ from explorer import explore
 from explorer.export import export_html
 from explorer.linking import LINK_COLOR, LINK_TEXT, mark_linked
 from explorer.renderers import render_artifact, render_c
+from explorer.stepdiff import c_opening_line
 
 widgets = pytest.importorskip("widgets")
 
@@ -61,8 +62,10 @@ def test_a_lower_step_shows_its_looplets_c_with_a_focus_bar_and_scrolls_to_it(sp
     focus = [int(n) for n in re.findall(r'class="ln ss-focus" data-line="(\d+)"', e.c_pane.value)]
     assert focus == prov[tag]
     assert f'data-tags~=\\&quot;{tag}\\&quot;' in e.c_pane.value   # the pane scrolls to it
-    e.goto(spmv_looplets.stages().index("unfurl"))   # an unfurl lowers nothing
-    assert "ss-focus" not in e.c_pane.value and "onerror" not in e.c_pane.value
+    u = spmv_looplets.stages().index("unfurl")
+    e.goto(u)   # an unfurl lowers nothing: no focus, and its C opens at its first linked line
+    assert "ss-focus" not in e.c_pane.value and "span.ln[data-tags~=" not in e.c_pane.value
+    assert f'data-line=\\&quot;{c_opening_line(spmv_looplets, u)}\\&quot;' in e.c_pane.value
 
 
 def test_a_picked_tag_stays_linked_and_scrolls_the_c_unless_picked_in_the_c(three):
@@ -106,3 +109,46 @@ def test_the_exported_page_shows_the_c_next_to_each_drawing(three):
     section = page.split(f'id="step-{k}"')[1].split('<section class="step"')[0]
     assert 'class="pane c-section"' in section and 'data-tags="lattice:i:' in section
     assert "function ssLink" in page
+
+
+def c_lines_of(html: str) -> list[int]:
+    return [int(n) for n in re.findall(r'class="ln[^"]*" data-line="(\d+)"', html)]
+
+
+@pytest.fixture(scope="module")
+def concat_looplets():
+    """``y = [A; B] x`` as one array expression lowered by looplets: its ``shape-operators`` step
+    shows the loop program its wrappers made, coloured by the C's tags."""
+    import numpy as np
+    import scipy.sparse as sp
+    from compiler import array as xp
+
+    A, B = (sp.random(n, 5, density=0.4, format="csr", random_state=k) for k, n in enumerate((6, 4)))
+    expr = xp.concat([ss.asarray(A, name="A"), ss.asarray(B, name="B")], axis=0) @ ss.asarray(np.arange(5.0), name="x")
+    kernel = ss.lower(expr, strategy="looplets")
+    assert np.allclose(kernel().to_numpy(), np.vstack([A.toarray(), B.toarray()]) @ np.arange(5.0))
+    return explore(kernel.trace)
+
+
+def test_a_step_whose_program_the_c_colours_shows_the_c_opened_at_its_first_linked_line(concat_looplets):
+    """The looplets' shape-operators step colours its loops by the C's tags: the exported page
+    shows the C beside it (it showed none), opened at the first C line of a tag its program
+    shows (it opened at the #includes); the C pane of a step that draws opens so too."""
+    s, prov = concat_looplets, concat_looplets.provenance()
+    page = export_html(s)
+    for stage in ("shape-operators", "array"):
+        k = s.stages().index(stage)
+        section = page.split(f'id="step-{k}"')[1].split('<section class="step"')[0]
+        assert 'class="pane c-section"' in section, stage
+        program = section.split('class="pane c-section"')[0]
+        tags = {t for ts in re.findall(r'data-tags="([^"]*)"', program) for t in ts.split()}
+        opens = int(re.search(r'c-section" data-ss-open="(\d+)"', section).group(1))
+        assert opens == c_opening_line(s, k) == min(n for t in tags for n in prov.get(t, ())), stage
+        # (below every #include: in the kernel's function, where the C's tags are)
+        includes = [n for n, line in enumerate(s.last_artifact("c").text.splitlines(), 1) if line.startswith("#")]
+        assert opens > max(includes) and opens in c_lines_of(section.split("c-section")[1])
+    # the array expression's drawing: its boxes linked to the C of the statement's nodes they became
+    k = s.stages().index("array")
+    section = page.split(f'id="step-{k}"')[1].split('<section class="step"')[0]
+    linked = re.findall(r'class="node highlighted" data-tags="(expr:n\d+)"', section)
+    assert len(linked) == 7 and all(prov[t] for t in linked), linked

@@ -119,3 +119,25 @@ def test_exception_carrying_its_trace_is_adopted():
 
     s = explore(build)
     assert s.stages() == ["parse", "concretize", "error"] and s.current == 2
+
+
+def test_stages_are_step_indices_where_a_stage_repeats():
+    """A lowering whose stages repeat (a lattice per index, a lower:* per looplet): ``stages()``
+    is one name per step, as the trace's, so ``stages().index(name)`` is the step of that name (it
+    listed each name once: the index of "cfir" named an earlier step); ``stage_names()`` lists
+    each once and ``indices()`` gives every step of one."""
+    k = ss.lower("C[i, j] = A[i, j] + B[i, j]", "lattice", A="csr", B="csr", C="csr")
+    s = explore(k)
+    assert s.stages() == k.trace.stages() and len(s.stages()) == len(s)
+    assert s.stages().count("lattice") == 2
+    for name in ("cfir", "emit-c"):
+        assert s.step(s.stages().index(name)).stage == name
+        assert s.goto(s.stages().index(name)).stage == name
+    assert s.stage_names() == list(dict.fromkeys(k.trace.stages()))
+    assert s.indices("lattice") == [i for i, st in enumerate(k.trace.stages()) if st == "lattice"]
+    assert [s.steps[i].stage for i in s.indices("lattice")] == ["lattice", "lattice"]
+    assert s.indices("no-such-stage") == []
+    looplets = explore(ss.lower("y[i] = A[i, j] * x[j]", "looplets", A="csr", x="dense"))
+    lowered = looplets.indices("lower:")
+    assert lowered and all(looplets.steps[i].stage.startswith("lower:") for i in lowered)
+    assert lowered == [i for i, st in enumerate(looplets.stages()) if st.startswith("lower:")]

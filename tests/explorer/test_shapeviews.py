@@ -148,7 +148,7 @@ def seq():
 
 
 def test_the_sequence_derivation_renders_its_trees_rules_and_marked_input(seq):
-    assert seq.stages() == ["seq-derive", "lattice", "cfir"]
+    assert seq.stage_names() == ["seq-derive", "lattice", "cfir"]
     view = diff_view(seq, 0)
     assert view.kind == "input" and "CIN with sequences" in view.title
     assert view.text.startswith("yv[l] = sum[i](concat(")

@@ -207,6 +207,37 @@ CELLS_JS = r"""
 """
 
 
+# Each rewrite table shown under ``root``: its cells whose text takes more than one line (a rule's
+# name broken at its hyphens, an expression at its spaces), its width, the width of the box that
+# clips it, and whether all of it can be reached (it fits, or that box scrolls sideways to it).
+REWRITES_JS = r"""
+(root) => [...root.querySelectorAll('table.rewrites')].filter(t => t.getBoundingClientRect().width).map(t => {
+  let box = t.parentElement;
+  while (box && getComputedStyle(box).overflowX === 'visible') box = box.parentElement;
+  const lines = el => { const r = document.createRange(); r.selectNodeContents(el);
+                        return new Set([...r.getClientRects()].filter(q => q.width > 0).map(q => Math.round(q.top))).size; };
+  const cells = [...t.querySelectorAll('td')].filter(td => td.textContent.trim());
+  const r = t.getBoundingClientRect(), b = box.getBoundingClientRect(), o = getComputedStyle(box).overflowX;
+  return {cells: cells.length, wrapped: cells.filter(td => lines(td) > 1).map(td => td.textContent.slice(0, 40)),
+          table: Math.round(r.width), box: Math.round(b.width), overflow: o,
+          reachable: r.width <= b.width + 1 || (['auto', 'scroll'].includes(o) && box.scrollWidth >= r.width - 1)};
+})
+"""
+
+
+def assert_rewrites_read(tables: list[dict], where: str) -> None:
+    """:data:`REWRITES_JS`'s measure: at least one table, each cell on one line, every table
+    reachable in its box.
+
+    >>> assert_rewrites_read([{"cells": 4, "wrapped": [], "reachable": True}], "a pane")
+    """
+    assert tables and all(t["cells"] for t in tables), f"{where}: no rewrite table shown: {tables}"
+    wrapped = [c for t in tables for c in t["wrapped"]]
+    assert not wrapped, f"{where}: rewrite cells over several lines: {wrapped[:6]} ({tables[0]['table']} px wide " \
+                        f"in {tables[0]['box']} px)"
+    assert all(t["reachable"] for t in tables), f"{where}: a rewrite table cut and not scrolling: {tables}"
+
+
 def measure(locator) -> dict:
     """:data:`MEASURE_JS` on the element ``locator`` finds."""
     return locator.evaluate(MEASURE_JS)
@@ -469,6 +500,37 @@ MISSING_GLYPHS_JS = r"""
     return g.getImageData(0, 0, 40, 40).data.join(',');
   };
   return [...fonts].filter(([ch, font]) => pixels(ch, font) === pixels('\uE000', font)).map(([ch]) => ch);
+}
+"""
+
+
+# Each non-ASCII character that a monospace text under ``root`` shows (code, drawing labels) and
+# that its font draws out of its grid: measured on a canvas in the element's font at 24 px, its
+# advance is not the font's cell (an "M"'s) or its ink reaches above or below that of "Ág|" (a
+# glyph no font of the stack has is drawn from another font: the paper's 𝓕 from a math font, 1.7
+# cells wide and taller than its line's letters).
+GLYPH_FIT_JS = r"""
+(root) => {
+  const seen = new Map(), walk = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+    const el = n.parentElement;
+    if (!el || !el.getClientRects().length) continue;   // (not shown: another step of a page)
+    const s = getComputedStyle(el);
+    if (!/mono|courier/i.test(s.fontFamily)) continue;
+    for (const ch of n.textContent)
+      if (ch.codePointAt(0) > 127 && !/\s/.test(ch)) seen.set(ch + '|' + s.fontFamily, [ch, s.fontFamily, s.fontWeight, s.fontStyle]);
+  }
+  const c = document.createElement('canvas').getContext('2d'), off = [];
+  for (const [ch, family, weight, style] of seen.values()) {
+    c.font = `${style} ${weight} 24px ${family}`;
+    const cell = c.measureText('M').width, m = c.measureText(ch), ref = c.measureText('Ág|');
+    if (Math.abs(m.width - cell) > 0.5 || m.actualBoundingBoxAscent > ref.actualBoundingBoxAscent + 1
+        || m.actualBoundingBoxDescent > ref.actualBoundingBoxDescent + 1)
+      off.push({ch, family, width: Math.round(m.width * 10) / 10, cell: Math.round(cell * 10) / 10,
+                up: Math.round(m.actualBoundingBoxAscent), down: Math.round(m.actualBoundingBoxDescent),
+                lineUp: Math.round(ref.actualBoundingBoxAscent), lineDown: Math.round(ref.actualBoundingBoxDescent)});
+  }
+  return {chars: [...new Set([...seen.values()].map(v => v[0]))].join(''), off};
 }
 """
 

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from browser_measure import (CELLS_JS, EDGE_LABELS_JS, FILL_CONTRAST_JS, LINK_JS, ZOOM_JS,
+from browser_measure import (GLYPH_FIT_JS, REWRITES_JS, assert_rewrites_read, CELLS_JS, EDGE_LABELS_JS, FILL_CONTRAST_JS, LINK_JS, ZOOM_JS,
                              assert_click_keeps_node_and_shows_line, assert_readable, measure)
 
 
@@ -144,6 +144,8 @@ def test_exported_shape_operator_steps_draw_to_fit(browser, tmp_path, artifacts)
     names = section.locator("table.rewrites td:first-child b").evaluate_all(
         "bs => bs.map(b => [b.textContent, b.getClientRects().length])")
     assert names and all(lines == 1 for name, lines in names if " " not in name), names
+    # every cell of them on one line, the table scrolling sideways in the narrow page
+    assert_rewrites_read(section.evaluate(REWRITES_JS), "the CFIR step's rewrites, 560 px wide")
     page.screenshot(path=str(artifacts / "export-shapes-cfir-narrow.png"), full_page=False)
     page.close()
 
@@ -228,6 +230,9 @@ def test_exported_page_links_c_lines_and_drawing_nodes(lattice_step, artifacts):
     k, other = next((k, t) for k, t in enumerate(firsts)
                     if t != tag and section.locator(f'.c-section span.ln[data-tags~="{t}"]').count())
     page.evaluate("window.scrollTo(0, 0)")
+    # (the C opens at the step's first linked line: scrolled back to its top, as a person may)
+    section.locator(".c-section pre").first.evaluate(
+        "p => { for (let b = p; b; b = b.parentElement) b.scrollTop = 0; }")
     start = page.evaluate(LINK_JS, [section.element_handle(), other])
     assert start["line"] and not start["inView"], "the point's C line is in view before the click"
     node = section.locator("svg g.node[data-tags]").nth(k)
@@ -440,3 +445,153 @@ def parts_outline_inside_their_lines(section) -> None:
     heights = section.locator("pre span.ln").evaluate_all("ls => ls.map(l => l.getBoundingClientRect().height)")
     assert max(heights) - min(heights) < 0.02, heights
 
+
+
+# The C pane of a step's section: how far its scrolling box is scrolled, and whether the line it
+# opens at (its data-ss-open) lies inside the box's visible part.
+C_OPENED_JS = r"""
+(section) => {
+  const pane = section.querySelector('.c-section[data-ss-open]');
+  if (!pane) return null;
+  const line = pane.querySelector(`span.ln[data-line="${pane.getAttribute('data-ss-open')}"]`);
+  let box = null;
+  for (let b = line && line.parentElement; b && b !== pane.parentElement; b = b.parentElement) {
+    const o = getComputedStyle(b).overflowY;
+    if ((o === 'auto' || o === 'scroll') && b.scrollHeight > b.clientHeight + 1) { box = b; break; }
+  }
+  const r = line && line.getBoundingClientRect(), v = box && box.getBoundingClientRect();
+  return {opens: +pane.getAttribute('data-ss-open'), scrolls: !!box, scrollTop: box ? box.scrollTop : 0,
+          inView: !!(r && v && r.top >= v.top - 1 && r.bottom <= v.bottom + 1)};
+}
+"""
+
+
+def test_exported_array_and_shape_operator_steps_link_their_c(browser, tmp_path, artifacts):
+    """The looplets' lowering of ``y = [A; B] x`` as an array expression: its shape-operators step
+    (its loops coloured by the C's tags) shows the C beside it (it showed none), and so does the
+    array step; each C pane opens at the step's first linked line, not at the ``#include``s; a loop
+    of the program outlines its C lines and scrolls the C to them, and a C line its loop; clicking
+    an array-expression box outlines the C lines of the notation it became, and a C line strokes
+    its box (they were not linked)."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    import compiler as ss
+    from compiler import array as xp
+    from explorer import export_html
+    from explorer.linking import LINK_COLOR
+
+    A, B = (sp.random(n, 5, density=0.4, format="csr", random_state=k) for k, n in enumerate((6, 4)))
+    expr = xp.concat([ss.asarray(A, name="A"), ss.asarray(B, name="B")], axis=0) @ ss.asarray(np.arange(5.0), name="x")
+    kernel = ss.lower(expr, strategy="looplets")
+    assert np.allclose(kernel().to_numpy(), np.vstack([A.toarray(), B.toarray()]) @ np.arange(5.0))
+    c = kernel.trace.find("emit-c")[0].artifact("c")
+    lines = c.data["provenance"]
+    path = tmp_path / "array-looplets.html"
+    export_html(kernel.trace, path)
+    stages = kernel.trace.stages()
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+
+    # the shape-operators step: the C beside its loops, opened at them
+    at = stages.index("shape-operators")
+    page.goto(f"{path.as_uri()}#step-{at}")
+    section = page.locator(f"section#step-{at}")
+    section.wait_for(state="visible")
+    opened = section.evaluate(C_OPENED_JS)
+    assert opened and opened["scrolls"] and opened["scrollTop"] > 0 and opened["inView"], opened
+    includes = [n for n, line in enumerate(c.text.splitlines(), 1) if line.startswith("#include")]
+    assert opened["opens"] > max(includes), opened
+    page.screenshot(path=str(artifacts / "export-shape-operators-c.png"), full_page=False)
+    assert_readable(measure(section), "the looplets' shape-operators step")
+    program = section.locator(".pane", has=page.locator(".pane-title", has_text=re.compile("^program$"))).first
+    loops = program.locator("span.pv[data-tags]")
+    tags = [t.split()[0] for t in loops.evaluate_all("ps => ps.map(p => p.getAttribute('data-tags'))")]
+    # a loop whose C lies below what the pane shows: the click scrolls the C to it
+    k = max(range(len(tags)), key=lambda k: lines.get(tags[k], [0])[0])
+    loops.nth(k).click()
+    end = page.evaluate(LINK_JS, [section.element_handle(), tags[k]])
+    assert end["outlined"] and end["inView"] and end["scrollTop"] > opened["scrollTop"], (tags[k], end)
+    outlined = section.locator(".c-section span.ln.ss-linked").evaluate_all(
+        "ls => ls.map(l => +l.getAttribute('data-line'))")
+    assert outlined == lines[tags[k]], (tags[k], outlined)
+    # the reverse: a C line outlines the program's parts of its tag
+    page.mouse.click(1, 1)   # (unpinned)
+    line = section.locator(f'.c-section span.ln[data-tags~="{tags[0]}"]').first
+    first = line.get_attribute("data-tags").split()[0]
+    line.click()
+    marked = program.locator("span.pv.ss-linked").evaluate_all("ps => ps.map(p => p.getAttribute('data-tags'))")
+    assert marked and all(first in m.split() for m in marked), (first, marked)
+    page.screenshot(path=str(artifacts / "export-shape-operators-linked.png"), full_page=False)
+
+    # the array step: its boxes and the C, linked both ways
+    at = stages.index("array")
+    page.goto(f"{path.as_uri()}#step-{at}")
+    page.reload()
+    section = page.locator(f"section#step-{at}")
+    section.wait_for(state="visible")
+    opened = section.evaluate(C_OPENED_JS)
+    assert opened and opened["inView"] and opened["opens"] > max(includes), opened
+    tree = section.locator('.artifact[data-kind="array-expression"]').first
+    boxes = tree.locator("svg g.node[data-tags]")
+    assert boxes.count() == 7, boxes.count()
+    node = tree.locator("svg g.node", has=page.locator("text", has_text=re.compile("^concat axis 0$"))).first
+    tag = node.get_attribute("data-tags").split()[0]
+    assert tag.startswith("expr:") and lines[tag]
+    node.click()
+    page.mouse.move(1, 1)
+    outlined = section.locator(".c-section span.ln.ss-linked").evaluate_all(
+        "ls => ls.map(l => +l.getAttribute('data-line'))")
+    assert outlined == lines[tag], (tag, outlined)
+    assert page.evaluate(LINK_JS, [section.element_handle(), tag])["inView"]
+    page.screenshot(path=str(artifacts / "export-array-linked-from-node.png"), full_page=False)
+    # a C line of B's loop alone (not A's): its first tags are looplets', then B's and concat's nodes
+    page.mouse.click(1, 1)
+    page.locator('nav.provenance button[data-tag=""]').click()   # (every tag's colour again)
+    b_node = tree.locator("svg g.node", has=page.locator("text", has_text=re.compile(r"^B \(csr\)$"))).first
+    b_tag = b_node.get_attribute("data-tags").split()[0]
+    only_b = next(n for n in lines[b_tag] if n not in lines[tags[0]])
+    c_line = section.locator(f'.c-section span.ln[data-line="{only_b}"]')
+    assert not c_line.get_attribute("data-tags").startswith("expr:")
+    c_line.scroll_into_view_if_needed()
+    c_line.click()
+    stroked = page.evaluate(LINK_JS, [section.element_handle(), c_line.get_attribute("data-tags").split()[0]])
+    linked = tree.locator("svg g.node.ss-linked").evaluate_all("gs => gs.map(g => g.querySelector('title').textContent)")
+    assert linked, "a C line of B's loop links no box of the array expression"
+    assert tree.locator("svg g.node.ss-linked polygon").first.get_attribute("stroke") == LINK_COLOR, stroked
+    filled = tree.locator("svg g.node.ss-linked").first.evaluate(FILL_CONTRAST_JS)
+    assert filled["fill"] == LINK_COLOR and filled["ratio"] >= 3, filled
+    page.screenshot(path=str(artifacts / "export-array-linked-from-c.png"), full_page=False)
+    page.close()
+
+
+def test_math_glyphs_draw_in_their_texts_font(browser, tmp_path, artifacts):
+    """Every non-ASCII character of the code and drawing labels of a shape-operator lowering
+    (∪ ∩ ⊔ ∅ ∈ π ·, and full, where a dense operand ran out: ``y = [A; D] x``, ``D`` dense) keeps the
+    monospace grid of its text and its letters' height: full was the paper's 𝓕, which only a math
+    font has, drawn 1.7 cells wide and taller than its line."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    import compiler as ss
+    from compiler import array as xp
+    from explorer import export_html
+
+    A = sp.random(4, 5, density=0.4, format="csr", random_state=0)
+    D = np.arange(15.0).reshape(3, 5)
+    expr = xp.concat([ss.asarray(A, name="A"), ss.asarray(D, name="D")], axis=0) @ ss.asarray(np.arange(5.0), name="x")
+    kernel = ss.lower(expr, strategy="lattice")
+    assert np.allclose(kernel().to_numpy(), np.vstack([A.toarray(), D]) @ np.arange(5.0))
+    full = [i for i, s in enumerate(kernel.trace.steps) if any("no loop" in (a.dot or "") for a in s.artifacts)]
+    assert full, "no lattice of the lowering has a full (dense, run out) edge"
+    path = tmp_path / "glyphs.html"
+    export_html(kernel.trace, path)
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    page.goto(f"{path.as_uri()}#step-{full[0]}")
+    section = page.locator(f"section#step-{full[0]}")
+    section.locator('.artifact[data-kind="seq-lattice"]').first.scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / "export-full-glyph.png"), full_page=False)
+    page.evaluate("document.documentElement.classList.remove('js')")   # (every step shown)
+    found = page.evaluate(GLYPH_FIT_JS, page.locator("main").element_handle())
+    assert not found["off"], f"glyphs drawn off their text's monospace grid: {found['off']}"
+    assert set("∪⊔∅∈") <= set(found["chars"]) and "Ƒ" in found["chars"], found["chars"]
+    page.close()

@@ -9,7 +9,7 @@ import re
 import time
 
 from browser_linked import LINKED_NODES_JS, linked_steps_outline_their_c
-from browser_measure import (CELLS_JS, DRAWING_PANES_JS, FILL_CONTRAST_JS, LINK_JS, PANE_CONTENT_JS, SAVED_STATE_JS,
+from browser_measure import (REWRITES_JS, assert_rewrites_read, CELLS_JS, DRAWING_PANES_JS, FILL_CONTRAST_JS, LINK_JS, PANE_CONTENT_JS, SAVED_STATE_JS,
                              SCROLL_END_JS, SHOWN, SHOWN_NOTEBOOK, ZOOM_JS, assert_click_keeps_node_and_shows_line,
                              assert_columns_line_up, assert_drawing_panes_fit, assert_panes_fit_content,
                              assert_readable, measure, patient, screenshot, set_theme)
@@ -45,6 +45,12 @@ def test_views_fit_and_read_in_both_themes(browser, lab, artifacts):
         # live views: no widget is marked disconnected, and no saved-view note shows
         state = page.evaluate(SAVED_STATE_JS, notebook.element_handle())
         assert state["views"] >= 2 and state["marked"] == 0 and state["notes"] == 0, state
+        c_opens_at_the_steps_code(page, three, artifacts)
+        # the lattice step's rewrites, under its program in the explorer's narrow pane, one line each
+        rewrites = three.locator(".ss-program").first
+        rewrites.locator("table.rewrites").first.scroll_into_view_if_needed()
+        screenshot(page, artifacts / "views-rewrites.png", full_page=False)
+        assert_rewrites_read(rewrites.evaluate(REWRITES_JS), "the explorer's rewrites of the lattice step")
         # Compare's one stage slider moves both columns: Home goes to parse on both sides, then
         # the arrow keys on to the lattice of j next to the unfurl of j (each column says its step)
         compare.scroll_into_view_if_needed()
@@ -149,6 +155,7 @@ def hover_links_in_the_notebook(page, explorer, artifacts: pathlib.Path) -> None
     program = explorer.locator(f'.ss-program [data-tags~="{tag}"]')
     assert program.count(), f"the program pane shows no part of {tag}"
     outlined = "els => els.every(e => getComputedStyle(e).outlineStyle === 'solid')"
+    page.mouse.move(0, 0)   # (the pointer off the view: a C line under it links its point)
     assert page.evaluate(LINK_JS, [root, tag])["stroke"] != LINK_COLOR
     lines.nth(k).scroll_into_view_if_needed()
     lines.nth(k).hover()
@@ -449,6 +456,43 @@ def tree_nodes_link_their_c_lines(page, compare, artifacts: pathlib.Path) -> Non
                            arg=compare.element_handle(), timeout=patient(30_000))
 
 
+# The line ``n`` of a view's C pane: where it is in the box of the pane that scrolls, and how far
+# that box is scrolled.
+C_LINE_SEEN_JS = r"""
+([root, n]) => {
+  const line = root.querySelector(`.ss-c span.ln[data-line="${n}"]`);
+  let box = null;
+  for (let b = line && line.parentElement; b; b = b.parentElement) {
+    const o = getComputedStyle(b).overflowY;
+    if ((o === 'auto' || o === 'scroll') && b.scrollHeight > b.clientHeight + 1) { box = b; break; }
+  }
+  const r = line && line.getBoundingClientRect(), v = box && box.getBoundingClientRect();
+  return {line: !!line, scrolls: !!box, scrollTop: box ? box.scrollTop : 0,
+          inView: !!(r && v && r.top >= v.top - 1 && r.bottom <= v.bottom + 1)};
+}
+"""
+
+
+def c_opens_at_the_steps_code(page, explorer, artifacts: pathlib.Path) -> None:
+    """The Explorer at its lattice step shows the C scrolled to the first line of the lattice's
+    points (:func:`explorer.stepdiff.c_opening_line`), in the kernel's function: it opened at the
+    ``#include``s, far above the loops."""
+    import compiler as ss
+    from explorer import explore
+    from explorer.stepdiff import c_opening_line
+
+    s = explore(ss.lower("y[i] = A[i] * B[i] + C[i]", "lattice", A="sv", B="sv", C="sv").trace)
+    at = c_opening_line(s, s.stages().index("lattice"))
+    includes = [n for n, line in enumerate(s.last_artifact("c").text.splitlines(), 1) if line.startswith("#include")]
+    assert at > max(includes), at
+    explorer.scroll_into_view_if_needed()
+    page.wait_for_function(f"([root, n]) => ({C_LINE_SEEN_JS})([root, n]).inView",
+                           arg=[explorer.element_handle(), at], timeout=patient(30_000))
+    seen = page.evaluate(C_LINE_SEEN_JS, [explorer.element_handle(), at])
+    assert seen["scrolls"] and seen["scrollTop"] > 0, seen
+    screenshot(page, artifacts / "views-c-opened.png", full_page=False)
+
+
 # Every marked part of a view: its text, its tags, its background as shown and its width.
 MARKED_JS = """root => [...root.querySelectorAll('.pv[data-tags]')].map(e => ({
   text: e.textContent, tags: e.getAttribute('data-tags').split(' '), bg: getComputedStyle(e).backgroundColor,
@@ -466,6 +510,8 @@ def sequence_texts_marked(page, theme: str, artifacts: pathlib.Path) -> None:
     from explorer.renderers import color_for
 
     view = page.locator(f"{SHOWN_NOTEBOOK} .views-seq").first
+    # (the pointer off the views: a C line under it links the point its code came from)
+    page.mouse.move(0, 0)
     view.scroll_into_view_if_needed()
     # (the derivations' texts, under their drawings, open: their marks are measured)
     view.evaluate("v => v.querySelectorAll('.artifact[data-kind=\"seq-derivation\"] details')"
@@ -646,4 +692,43 @@ def test_playground_relowers_on_typing_and_switching_strategy(browser, lab, arti
     play.locator(".ss-what-changed").first.scroll_into_view_if_needed()
     screenshot(page, artifacts / "playground-what-changed.png", full_page=False)
     assert_readable(measure(play), "the playground", panes=2)
+    page.close()
+
+
+def test_a_c_line_picks_the_array_node_it_computes(browser, artifacts):
+    """The Explorer's panes at the array step of ``y = [A; B] x`` (looplets), on a page of their own
+    with the widget's hidden pick box: clicking a C line writes first the tag of the box of the
+    array expression it computes, which the kernel side selects (Explorer.pick_tags); the line's
+    first tag is a looplet's, which the drawing names nowhere (the C linked no box)."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    import compiler as ss
+    from compiler import array as xp
+    from widgets import Explorer
+
+    A, B = (sp.random(n, 5, density=0.4, format="csr", random_state=k) for k, n in enumerate((6, 4)))
+    expr = xp.concat([ss.asarray(A, name="A"), ss.asarray(B, name="B")], axis=0) @ ss.asarray(np.arange(5.0), name="x")
+    kernel = ss.lower(expr, strategy="looplets")
+    e = Explorer(kernel.trace)
+    at = e.session.stages().index("array")
+    panes = e.render(at)
+    page = browser.new_page(viewport={"width": 1200, "height": 900})
+    page.set_content(f'<div class="ss-pick-root"><div class="ss-pick"><input></div>'
+                     f'<div class="ss-drawing">{panes["artifact"]}</div>'
+                     f'<div class="ss-c" style="max-height:400px;overflow:auto">{panes["c"]}</div></div>')
+    drawn = {t for ts in page.locator(".ss-drawing svg g.node[data-tags]").evaluate_all(
+        "gs => gs.map(g => g.getAttribute('data-tags'))") for t in ts.split()}
+    assert drawn and all(t.startswith("expr:") for t in drawn), drawn
+    lines = page.locator(".ss-c span.ln[data-tags]")
+    every = [t.split() for t in lines.evaluate_all("ls => ls.map(l => l.getAttribute('data-tags'))")]
+    k = next(k for k, tags in enumerate(every) if tags[0] not in drawn and set(tags) & drawn)
+    line, tags = lines.nth(k), every[k]
+    line.scroll_into_view_if_needed()
+    line.click()
+    picked = page.locator(".ss-pick input").input_value().split("|")[0].split()
+    assert picked[0] == next(t for t in tags if t in drawn) and sorted(picked) == sorted(tags), (tags, picked)
+    e.pick.value = page.locator(".ss-pick input").input_value()
+    assert e.provenance.value == picked[0]
+    page.screenshot(path=str(artifacts / "views-array-c-picked.png"), full_page=True)
     page.close()

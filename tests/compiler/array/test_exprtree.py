@@ -64,3 +64,37 @@ def test_the_drawing_survives_a_saved_trace():
     art = again.find("array")[0].artifact("array-expression")
     assert art.data == json.loads(json.dumps(art.data)) and art.data["nodes"][0]["label"] == "concat axis 1"
     assert again.find("array")[0].before_text == "concat(A, B)"
+
+
+def test_each_node_names_the_statement_tree_nodes_it_became_and_their_c_lines():
+    """``data["node_tags"]``: a node's tags are those of the statement's tree nodes holding what it
+    became (found by identity, never by reading printed text), and the kernel's C has lines for
+    them under both strategies, so the explorer links a node and its C."""
+    from compiler.notation.drawing import tree_nodes
+
+    a, b = ss.asarray(S, name="A"), ss.asarray(S[:3], name="B")
+    expr = xp.concat([a, b], axis=0) @ ss.asarray(np.arange(6.0), name="x")
+    for strategy in ("lattice", "looplets"):
+        kernel = ss.lower(expr, strategy=strategy)
+        step = kernel.trace.find("array")[0]
+        art = step.artifact("array-expression")
+        tree = {f"expr:{n.ident}": n.label for n in tree_nodes(step.after)}
+        labels = {n["id"]: n["label"] for n in art.data["nodes"]}
+        said = {labels[k]: [tree[t] for t in tags] for k, tags in art.data["node_tags"].items()}
+        assert said == {"add over axes (1,)": ["sum[j]"], "mul": ["*"], "concat axis 0": ["concat((·, ·), (k, l) -> i)"],
+                        "A (csr)": ["A[k, j]"], "B (csr)": ["B[l, j]"], "broadcast to (1, 6)": ["x[j]"],
+                        "x (dense)": ["x[j]"]}, (strategy, said)
+        c = kernel.trace.find("emit-c")[0].artifact("c")
+        lines = c.data["provenance"]
+        assert all(lines.get(t) for tags in art.data["node_tags"].values() for t in tags), (strategy, lines)
+        assert np.allclose(kernel().to_numpy(), np.vstack([S.toarray(), S[:3].toarray()]) @ np.arange(6.0))
+        assert json.loads(json.dumps(art.data))["node_tags"] == art.data["node_tags"]   # (as the trace saves it)
+
+
+def test_a_materialized_node_names_no_code_of_the_statement():
+    expr = (ss.asarray(S, name="A") * 3.0)[1] * 2.0
+    _, art = _tree(expr)
+    index = next(n["id"] for n in art.data["nodes"] if n["label"].startswith("index [1"))
+    inner = [n["id"] for n in art.data["nodes"] if n["label"] in ("A (csr)", "3.0")]
+    assert inner and not any(k in art.data["node_tags"] for k in inner)
+    assert art.data["node_tags"][index]      # (the temporary it became is read by the statement)

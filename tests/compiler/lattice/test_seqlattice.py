@@ -20,7 +20,7 @@ def lv(t, n, kind="compressed", mode=0, index="i"):
 
 
 def shape(L):
-    """Per point its sequence and its edges as (removed, target sequence or ∅/𝓕, solid)."""
+    """Per point its sequence and its edges as (removed, target sequence or ∅/Ƒ, solid)."""
     return [(str(p.seq), [(str(e.removed), str(e.result), e.sub_point) for e in p.edges]) for p in L.points]
 
 
@@ -60,8 +60,8 @@ def test_L3_product_takes_edges_from_its_left_operand_only():
 def test_L4_union_with_a_dense_operand_ends_with_it():
     a, b = lv("a", 4), lv("b", 4, "dense")
     L = build_seq_lattice(Union(a, b))
-    assert shape(L) == [("i_a ∪ i_b", [("i_a", "i_b", True), ("i_b", "𝓕", False)]),
-                        ("i_b", [("i_b", "𝓕", False)])]
+    assert shape(L) == [("i_a ∪ i_b", [("i_a", "i_b", True), ("i_b", "Ƒ", False)]),
+                        ("i_b", [("i_b", "Ƒ", False)])]
     verify_seq_lattice(L, trials=30)
 
 
@@ -85,9 +85,9 @@ def test_L6_collapse_plus_vector():
     assert shape(L) == [("(i_A × j_A) ∪ k_b", [("i_A", "k_b", True), ("k_b", "i_A × j_A", True)]),
                         ("i_A × j_A", [("i_A", "∅", False)]),
                         ("k_b", [("k_b", "∅", False)])]
-    # (𝓕 × j_A) ∪ k_b: j_A's row is gone with i_A (liveness), so the product is ∅, not 𝓕
+    # (Ƒ × j_A) ∪ k_b: j_A's row is gone with i_A (liveness), so the product is ∅, not Ƒ
     assert [(r.rule, r.after) for r in L.rewrites[:4]] == [
-        ("remove-full", "(𝓕 × j_A) ∪ k_b"), ("level-not-live", "∅"), ("product-empty", "∅"),
+        ("remove-full", "(Ƒ × j_A) ∪ k_b"), ("level-not-live", "∅"), ("product-empty", "∅"),
         ("union-left-empty", "k_b")]
     # by Fig. 27's rules alone (every level taken as bound): j_A is not dense, so ∅ again
     P = build_seq_lattice(s, defs=None)
@@ -127,7 +127,7 @@ def test_a_split_s_inner_loop_over_a_union_keeps_each_operand_in_its_group_until
     assert subs(P) == ["π0(k_a ∪ k_b, 4)"] and len(P.points) == 3
     assert [e.sub_point for e in P.points[0].edges] == [False, True, True]
     verify_seq_lattice(P, trials=20)
-    # (dense operands run out to 𝓕 together: nothing to follow)
+    # (dense operands run out to Ƒ together: nothing to follow)
     da, db = lv("a", 8, "dense", index="k"), lv("b", 8, "dense", index="k")
     L = build_seq_lattice(Project(1, Union(da, db), 4), defs={Project(0, Union(da, db), 4).group_key})
     assert [str(p.seq) for p in L.points] == ["π1(k_a ∪ k_b, 4)"]
@@ -140,10 +140,10 @@ def test_a_split_s_inner_loop_over_a_union_keeps_each_operand_in_its_group_until
 
 @pytest.mark.parametrize("a_dense, b_dense, c_dense, removed, want", [
     (False, False, False, "c", "i_a × i_b"),
-    (False, False, True, "c", "𝓕"),
+    (False, False, True, "c", "Ƒ"),
     (False, False, False, "a", "i_c"),
     (True, False, False, "a", "i_c"),
-    (True, True, False, "a", "𝓕"),
+    (True, True, False, "a", "Ƒ"),
 ])
 def test_L8_appendix_a_removals(a_dense, b_dense, c_dense, removed, want):
     kind = lambda d: "dense" if d else "compressed"  # noqa: E731
@@ -156,25 +156,25 @@ E2, F2 = Empty(2, "x"), Full(2, "y")
 
 
 @pytest.mark.parametrize("seq, want, rule", [
-    (Union(F2, lv("b", 2)), "𝓕", "union-full"),
-    (Union(lv("b", 2), F2), "𝓕", "union-full"),
+    (Union(F2, lv("b", 2)), "Ƒ", "union-full"),
+    (Union(lv("b", 2), F2), "Ƒ", "union-full"),
     (Union(E2, lv("b", 2)), "i_b", "union-left-empty"),
     (Union(lv("b", 2), E2), "i_b", "union-right-empty"),
-    (Intersect(F2, lv("b", 2)), "𝓕", "intersect-full"),
+    (Intersect(F2, lv("b", 2)), "Ƒ", "intersect-full"),
     (Intersect(lv("b", 2), E2), "∅", "intersect-empty"),
-    (Product(F2, lv("b", 3, "dense")), "𝓕", "product-full"),
+    (Product(F2, lv("b", 3, "dense")), "Ƒ", "product-full"),
     (Product(F2, lv("b", 3)), "∅", "product-empty"),
     (Product(E2, lv("b", 3, "dense")), "∅", "product-empty"),
     (Product(lv("b", 3), Empty(2)), "∅", "product-inner-empty"),
-    (Concat(F2, F2), "𝓕", "concat-full"),
+    (Concat(F2, F2), "Ƒ", "concat-full"),
     (Concat(E2, F2), "∅", "concat-empty"),
     # the notes' fix of Fig. 27's first concat rule: a dense left side done leaves the right side
     (Concat(F2, lv("b", 3)), "|y| + i_b", "concat-left-done"),
     (Concat(E2, lv("b", 3, "dense")), "|x| + i_b", "concat-left-done"),
     (Concat(lv("b", 3), E2), "i_b + |x|", "concat-right-done"),
-    (Project(0, Full(6), 3), "𝓕", "projection-full"),
+    (Project(0, Full(6), 3), "Ƒ", "projection-full"),
     (Project(1, Empty(6), 3), "∅", "projection-empty"),
-    (Slice(Full(6), 1, 4), "𝓕", "slice-full"),
+    (Slice(Full(6), 1, 4), "Ƒ", "slice-full"),
     (Slice(Empty(6), 1, 4), "∅", "slice-empty"),
     (Offset(2, Empty(3)), "∅", "offset-empty"),
     # an offset misses coordinates: its dense operand running out is no end of a union over it
@@ -207,7 +207,7 @@ def test_liveness_removes_unbound_levels_and_projections():
     assert str(simplify(Union(jA, jB), defs=frozenset({("A", 0)}), log=log)) == "j_A"
     assert [r.rule for r in log] == ["level-not-live", "union-right-empty"]
     assert str(simplify(Union(jA, jB), defs=frozenset({("B", 0)}))) == "j_B"
-    # a dense level not bound is not there (∅): as 𝓕 it would end the loop over A's rows
+    # a dense level not bound is not there (∅): as Ƒ it would end the loop over A's rows
     jD = lv("D", 4, "dense", 1, "j")
     assert str(simplify(Union(jA, jD), defs=frozenset({("A", 0)}))) == "j_A"
     # a product makes its left operand live for its right one

@@ -87,7 +87,7 @@ def test_printer_paper_and_ascii():
     assert Concat(a, a).text(ascii=True) == "k_a ++ k_a"
     assert str(Offset(6, lv("b", 2, index="j"), "|k_a|")) == "|k_a| + j_b"
     assert str(Pad(a, 2)) == "k_a + 2"
-    assert str(Union(Empty(2), Full(2))) == "∅ ∪ 𝓕" and Union(Empty(2), Full(2)).text(True) == "empty(2) | full(2)"
+    assert str(Union(Empty(2), Full(2))) == "∅ ∪ Ƒ" and Union(Empty(2), Full(2)).text(True) == "empty(2) | full(2)"
     assert str(Universe(3, "l")) == "U_l" and str(Project(1, a, 3)) == "π1(k_a, 3)"
 
 
