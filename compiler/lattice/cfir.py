@@ -106,13 +106,19 @@ class FlatLocator:
 @serialize.node
 @dataclass(frozen=True)
 class CCase(CNode):
-    """``case present: body``; ``tests`` are compared with ``i``, ``value_tests`` against their fill."""
+    """``case present: body``; ``tests`` are compared with ``i``, ``value_tests`` against their fill.
+
+    ``fill_absent``: the one case of a merged loop (:func:`~compiler.lattice.cfir_builder.build_cfir`):
+    these iterated accesses read their stored value where their iterator is at ``i`` and their fill
+    elsewhere; it runs where one of the loop's ``any_of`` tuples is at ``i`` (everywhere over U).
+    """
 
     present: tuple[str, ...]       # access keys present in this region
     tests: tuple[ModeIterator, ...]
     value_tests: tuple[str, ...]   # access keys whose value is compared with the fill
     body: Any
     omit: bool = False
+    fill_absent: tuple[str, ...] = ()
 
     __str__ = CNode.__str__
 
@@ -278,6 +284,8 @@ def loop_head(n: CLoop) -> str:
     if n.any_of:
         seq = "U" if n.universe else " ∪ ".join(f"({_labels(p)})" if len(p) > 1 else _labels(p) for p in n.any_of)
         seq += f", merging {' '.join(x.label for x in n.iterated)}"
+        if any(c.fill_absent for c in n.cases):
+            seq += f" (one case: an operand not at {n.index} reads its fill)"
     elif n.universe:
         seq = f"U ∩ {seq}" if seq else "U"
     head = f"while {n.index} <- {seq}"

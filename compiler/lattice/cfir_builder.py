@@ -303,7 +303,9 @@ def build_cfir(stmt, setup: Setup, ctx: _Ctx | None = None, verify_lattices: boo
                         for loc in ((by_key[op.key],) if op.kind == "dense" else ()) + also.get(op.key, ()))
         cases = []
         single = len(iterated) == 1 and not L.universe
-        for pt in loop.cases:
+        if loop.any_of and isinstance(stmt.body, Assignment) and all(ops[k].leaf for k in loop.iterated):
+            cases.append(_one_case(stmt.body, loop, ops, setup, L.rewrites))
+        for pt in loop.cases if not cases else ():
             tests = () if single else tuple(by_key[k] for k in loop.iterated if k in pt.present)
             vtests = tuple(k for k in ops if k in pt.present and ops[k].leaf) if L.value_tests else ()
             present = tuple(k for k in ops if k in pt.present)
@@ -325,18 +327,40 @@ def build_cfir(stmt, setup: Setup, ctx: _Ctx | None = None, verify_lattices: boo
     return CForall(i, setup.extents[i], tuple(loops), fold, tally)
 
 
+def _one_case(body: Assignment, loop, ops: dict, setup: Setup, log: list) -> CCase:
+    """The one case of a merged loop (:func:`~.lattice.merge_loops`) whose iterated operands are
+    read at ``i``: each iterated access reads its fill where its iterator is not at ``i``, so the
+    statement as written computes every region's value. The loop visits the same coordinates with
+    one case as with one per region (``where(a != b, where(c == d, d, e), where(f > g, g, h))``
+    over seven sparse operands had up to 128 cases, 7 lines of C each); a region's case saved a few
+    operations at a coordinate, not a visit. A sparse output keeps the entries that are not its fill,
+    as with the regions' cases; the case runs where one of the merged loops would have run a case.
+    """
+    absent = {ops[k].access: typed_fill(ops[k]) for k in ops
+              if ops[k].kind == "sparse" and k not in loop.iterated}
+    rewrites: list[Rewrite] = []
+    stmt = simplify_stmt(remove_from_stmt(body, absent), setup, rewrites)
+    log.extend(rewrites)
+    log.append(Rewrite("one-case", f"{len(loop.cases)} cases of the merged loop",
+                       "one case: " + ", ".join(ops[k].label for k in loop.iterated) + " read as their fill "
+                       "where not at the coordinate"))
+    present = tuple(k for k in ops if ops[k].access not in absent)
+    return CCase(present, (), (), build_cfir(stmt, setup), fill_absent=tuple(loop.iterated))
+
+
 def _mergeable(operands, by_key: dict, also: dict, setup: Setup) -> bool:
     """Whether the lattice's loops at this forall may be merged into one (:func:`~.lattice.merge_loops`):
-    its sparse operands are levels read by position alone (unique coordinates, no block kept beside the
-    position, not located by a table), none a workspace or a diagonal, and no schedule splits, fuses or
-    runs a loop on threads (their blocks walk the lattice's loops as TACO emits them)."""
+    its sparse operands are levels read by position alone (no block kept beside the position, not located
+    by a table; a level of repeated coordinates, COO's, and a workspace's sorted list are), none a diagonal,
+    and no schedule splits, fuses or runs a loop on threads (their blocks walk the lattice's loops as TACO
+    emits them)."""
     if setup.parallel is not None or setup.relations or also:
         return False
     for op in operands:
         if op.kind != "sparse":
             continue
         it = by_key[op.key]
-        if op.access.tensor in setup.temps or not it.unique or it.keeps_block or it.locatable:
+        if getattr(it, "keeps_block", False) or getattr(it, "locatable", False):
             return False
     return True
 

@@ -197,9 +197,18 @@ class _Machine:
                     if coords[k] == i:
                         self.parent[(self._key(it), it.mode + 1)] = fibers[k][cursor[k]][1]
                 for case in loop.cases:
+                    if case.fill_absent:
+                        # (a merged loop's one case: where one of its loops would be, an operand
+                        # not at i read as its fill)
+                        if not (loop.universe or any(all(coords[k] == i for k in part) for part in parts)):
+                            break
+                        for it, k in its:
+                            if coords[k] != i:
+                                self.parent[(self._key(it), it.mode + 1)] = -1
                     if all(coords[(t.name, t.mode)] == i for t in case.tests) and \
                             all(self._present(key) for key in case.value_tests) and \
-                            all(coords[k] == i for it, k in its if self._key(it) in case.present):
+                            all(coords[k] == i for it, k in its if self._key(it) in case.present
+                                and self._key(it) not in case.fill_absent):
                         if not case.omit:
                             self.run(case.body)
                             ran += 1

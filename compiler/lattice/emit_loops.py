@@ -6,7 +6,9 @@ range is all there is), the least coordinate as ``i``, segment ends of non-uniqu
 locates, the ``if / else if`` chain of its cases and conditional increments; a loop where several
 regions work branches once on exactly which iterators are at ``i``. A loop the lattice merged from
 several (:func:`~compiler.lattice.lattice.merge_loops`) runs while one of them would, an iterator
-out of entries at the extent, a coordinate no case tests true. A fold of the fill counts the
+out of entries at the extent, a coordinate no case tests true; its one case, where it has one
+(:class:`~compiler.lattice.cfir.CCase` ``fill_absent``), reads each operand as its value where its
+iterator is at ``i`` and as its fill elsewhere. A fold of the fill counts the
 coordinates where a case ran and folds the fill in for the others after the loop.
 
 Example: ``a[i] = b[i] + c[i]`` over two sparse vectors::
@@ -218,7 +220,11 @@ class Loops:
             busy = {frozenset(c.tests) for c in loop.cases if not c.omit}
             pair = (len(its) == 2 and not universe and all(it.unique for it in its) and not loop.located
                     and len(busy) >= 2 and block is None)
-            if len(its) > 1 and not universe and not pair:
+            if len(its) > 3 and not universe:
+                # (one comparison a line: nested, the least of n coordinates repeats the first 2^(n-1) times)
+                body.append(Declare(i, "int64", coord[its[0]]))
+                body += [Assign(i, Select(BinOp("<", coord[it], i), coord[it], i)) for it in its[1:]]
+            elif len(its) > 1 and not universe and not pair:
                 m = coord[its[0]]
                 for it in its[1:]:
                     c = coord[it]
@@ -390,6 +396,9 @@ class Loops:
         chain = []
         for case in loop.cases:
             conds = [BinOp("==", coord[t], i) for t in case.tests] if tested else []
+            if case.fill_absent and not loop.universe:
+                # (where one of the merged loops would have run a case)
+                conds.append(or_(*(and_(*(BinOp("==", coord[it], i) for it in part)) for part in loop.any_of)))
             for loc in loop.located:
                 if getattr(loc, "locatable", False) and self.it_key(loc) in case.present:
                     self.param(loc.param(loc.presence_array))
@@ -417,7 +426,12 @@ class Loops:
                         pv, stmts = self.find_on_diagonal(loc, self.parent[(key, loc.mode)], i)
                         self.parent[(key, loc.mode + 1)] = pv
                         finds += stmts
-                stmts = self._case_tag(loop.index, case, finds + self.case_body(loop.index, self.emit(case.body)))
+                reads = self._read_or_fill(case, iterated, coord, i)
+                try:
+                    body = self.case_body(loop.index, self.emit(case.body))
+                finally:
+                    self.read_as.clear()
+                stmts = self._case_tag(loop.index, case, finds + reads + body)
                 if loop.index.name in self.counting:
                     stmts.append(self.counting[loop.index.name])
             chain.append((conds, stmts))
@@ -427,6 +441,26 @@ class Loops:
                 and chain[-1][0]:
             chain.pop()  # a trailing omitted case changes nothing
         return _if_chain(chain)
+
+    def _read_or_fill(self, case: CCase, iterated, coord, i) -> list:
+        """The values a merged loop's one case reads (``vb = ib == i ? b_val[pb] : 0.0``), each
+        iterated access it names as its stored value where its iterator is at ``i``, else its fill;
+        the case's expression then reads these (``value_of``)."""
+        s = self.setup
+        read = {str(a) for a in expr_accesses(case.body.rhs)} if isinstance(case.body, CAssign) else set()
+        out = []
+        for it in iterated:
+            key = self.it_key(it)
+            if key not in case.fill_absent or key not in read:
+                continue
+            acc = s.access(key)
+            if acc.tensor in s.temps:
+                continue   # (a workspace is read at i: it holds its initial value, its fill, where not set)
+            v, dt = self.value_of(acc)
+            var = Var(self.name(("or_fill", key), f"v{it.name}"))
+            out.append(Declare(var, dt, Select(BinOp("==", coord[it], i), v, const_of(s.fill_of(acc), dt))))
+            self.read_as[key] = (var, dt)
+        return out
 
     def _galloping(self, loop: CLoop, iterated, busy) -> dict:
         """The iterators of a two-way intersection that skip ahead by galloping, each to the

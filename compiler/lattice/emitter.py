@@ -126,6 +126,7 @@ class Emitter(Loops, DerivedLoops, Locating, Workspaces, OutputAssembly, BlockAs
         self.row_fibers = None        # ... the forall whose shortest fiber bounds a row's entries
         self.shared_allocs: set = set()   # scratch arrays the threads share (one element per row)
         self.counting: dict = {}          # index -> the statement a case that ran at it adds (a fold's count)
+        self.read_as: dict = {}           # access key -> (variable, dtype) a merged loop's one case reads it from
 
     # -- names and parameters ------------------------------------------------------------
 
@@ -197,6 +198,8 @@ class Emitter(Loops, DerivedLoops, Locating, Workspaces, OutputAssembly, BlockAs
                 return Load(acc.tensor, self.workspace_position(acc)), s.temps[acc.tensor][1]
             return Var(acc.tensor), s.temps[acc.tensor][1]
         key = str(acc)
+        if key in self.read_as:
+            return self.read_as[key]
         fmt = s.formats[acc.tensor]
         dt = np.dtype(fmt.dtype).name
         if isinstance(fmt.leaf, Pattern):   # (its stored positions hold True)
