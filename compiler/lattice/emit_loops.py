@@ -396,7 +396,7 @@ class Loops:
         chain = []
         for case in loop.cases:
             conds = [BinOp("==", coord[t], i) for t in case.tests] if tested else []
-            if case.fill_absent and not loop.universe:
+            if case.fill_absent and not loop.universe and not self._each_alone(loop):
                 # (where one of the merged loops would have run a case)
                 conds.append(or_(*(and_(*(BinOp("==", coord[it], i) for it in part)) for part in loop.any_of)))
             for loc in loop.located:
@@ -441,6 +441,12 @@ class Loops:
                 and chain[-1][0]:
             chain.pop()  # a trailing omitted case changes nothing
         return _if_chain(chain)
+
+    def _each_alone(self, loop: CLoop) -> bool:
+        """Whether each iterator of merged ``loop`` is one of the loops merged (a union of them all):
+        the loop runs while one has entries and ``i`` is the least coordinate, so one is always at ``i``."""
+        alone = {self.it_key(part[0]) for part in loop.any_of if len(part) == 1}
+        return all(self.it_key(it) in alone for it in loop.iterated)
 
     def _read_or_fill(self, case: CCase, iterated, coord, i) -> list:
         """The values a merged loop's one case reads (``vb = ib == i ? b_val[pb] : 0.0``), each

@@ -76,6 +76,18 @@ def test_the_one_case_runs_where_a_merged_loop_would():
         in k.c_source
 
 
+def test_a_union_of_every_operand_tests_no_case():
+    # b + c + d + e: each operand alone is a merged loop, one is always at i; a test would always hold
+    vals = [[1.0, -0.0, nan, 0.0], [0.0, 2.0, 0.0, inf], [-inf, 0.0, 0.0, 1.0], [0.0, 0.0, 4.0, -0.0]]
+    masks = [[True, True, True, False], [False, True, False, True], [True, False, False, True],
+             [False, False, True, True]]
+    tensors = {n: vector(v, m) for n, v, m in zip("bcde", vals, masks)}
+    k = check("a[i] = b[i] + c[i] + d[i] + e[i]", **tensors)
+    loop = k.c_source[k.c_source.index("while (pb0 < pb0_end"):]
+    assert "double vb = ib == i ? b_val[pb0] : 0.0;" in loop
+    assert "if (" not in loop[:loop.index("\n    }\n")], loop
+
+
 def test_the_least_coordinate_is_one_comparison_a_line():
     # (nested, the least of seven coordinates repeated the first 64 times)
     k = ss.lower(parse(SELECT, {"where": WHERE}), strategy="lattice", a="sparse_vector",
