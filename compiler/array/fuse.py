@@ -30,7 +30,9 @@ kernel reads an input converted before each call is lowered once more where that
 sum, for the tensors' shapes (:mod:`compiler.lattice.bucketed_sums`), and a reshape of several axes
 to several, each axis split first into the pieces both shapes' axes divide, then collapsed
 (:func:`~compiler.array.reshapes.refined_group`: a concatenation with a part of another fill,
-reshaped); the other kernel is kept where it converts an input too.
+reshaped); the other kernel is kept where it converts an input too. A refused reshape of an elementwise
+operator is tried as the operator of its operands reshaped (:mod:`compiler.array.pushed_reshapes`:
+``(a3 + 1).reshape(4, 6)`` as ``a3.reshape(4, 6) + 1``) before its shape operators are computed apart.
 - an extent-1 axis of a stored tensor broadcast against a longer one: that tensor without the axis
   (``squeeze_tensor``);
 - a reduction inside an elementwise operator when the strategy refuses it there (looplets, where
@@ -64,6 +66,7 @@ from ..tensor import Tensor
 from ..trace import Trace
 from .exprtree import expression_artifact
 from .nodes import Broadcast, Leaf, Map, Node, Permute, Reduction, Scalar, ShapeOp, describe
+from .pushed_reshapes import reshapes_pushed
 from .reshapes import refined_group, reshape_groups
 from .shapeops import MATERIALIZE, squeeze_tensor
 
@@ -531,6 +534,8 @@ def output_format(node: Node, format, tensors: dict):
 REFINED_WHY = ("; each reshape of several axes to several as each axis split into the pieces both sides' axes "
                "divide, then collapsed (compiler.array.reshapes.refined_group): a split after a collapse read an "
                "input converted before each call")
+PUSHED_WHY = ("; each reshape of an elementwise operator as the operator of its operands reshaped "
+              "(compiler.array.pushed_reshapes): the reshape of the operator was refused")
 
 
 def lower_node(node: Node, format=None, strategy=None, checked: bool = False, materialized=None):
@@ -553,6 +558,11 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
         if _has_refinable_reshape(node):
             # (a split after a collapse that reads an input converted, or is refused: each axis split first)
             attempts.insert(1, (False, True, "refined", None))
+        pushed = reshapes_pushed(node)
+        if pushed is not None:
+            # (a reshape of an elementwise operator refused: the reshape on its operands, before the forms
+            # that compute the shape operators apart)
+            attempts.insert(next(k for k, a in enumerate(attempts) if not a[2]), (False, True, "pushed", None))
         if format is None and stacks_as_coo(node):
             # (scipy's sp.vstack([csr, coo]) is COO, fused or not)
             attempts = [(split, sparse, fuse, "coo" if sparse else None) for split, sparse, fuse, _ in attempts]
@@ -565,7 +575,7 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
         if held is not None and not fuse:
             return held
         em = Emitter(strategy, checked, split_reductions=split, materialized=materialized, fuse_shapes=fuse)
-        assign, tensors, em = notation(node, em)
+        assign, tensors, em = notation(pushed if fuse == "pushed" else node, em)
         out = output_format(node, order or format, tensors) if (format is not None or default_sparse) else None
         if out is None and node.ndim and _computes_wider(assign, tensors, node.dtype):
             # (numpy's einsum or matmul of int32 is int32, its sum wrapping in 32 bits; the statement's
@@ -581,7 +591,7 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
         for what, why, kernel in em.notes:
             trace.record("materialize", after=kernel.program if kernel is not None else None,
                          note=f"{what} materialized: {why}")
-        refined = REFINED_WHY if fuse == "refined" and held is not None else ""
+        refined = REFINED_WHY if fuse == "refined" and held is not None else PUSHED_WHY if fuse == "pushed" else ""
         trace.record("array", before=show(node, em), after=assign,
                      note=f"the array expression {show(node, em)} as one statement{refined}",
                      artifacts=[expression_artifact(node, em, assign)])
@@ -609,6 +619,8 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
                 what += " (each reshape a split of its whole ravel)"
             elif fuse == "refined":
                 what += " (each reshape's axes split before they are collapsed)"
+            elif fuse == "pushed":
+                what += " (each reshape of an elementwise operator on its operands)"
             by = f"the {strategy} strategy" if strategy else "both strategies"
             if order is not None:
                 what += f" into {order.upper()} ({ORDER_WHY[order]})"
@@ -678,6 +690,8 @@ def attempt_text(node: Node, format, split: bool, default_sparse: bool, fuse, or
             text += ", each reshape a split of its whole ravel"
         elif fuse == "refined":
             text += ", each reshape's axes split before they are collapsed"
+        elif fuse == "pushed":
+            text += ", each reshape of an elementwise operator on its operands"
     else:
         text = ("its shape operators computed on their stored entries" if _has_shape_ops(node)
                 else "the fused statement")

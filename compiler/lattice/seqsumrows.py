@@ -175,26 +175,26 @@ def _into(s) -> str | None:
 def unbucketed(program, out_format) -> str:
     """Why the loops of ``program``'s sum (its right side, or one under an operator) cannot run around those
     of a sparse output of ``out_format``, which walk an input against its storage order: ``""`` where they may
-    (a dense output, a vector, a CSR, CSC or COO matrix, a sparse output of 3 or more modes the sequence emitter
-    appends to or assembles: :mod:`compiler.lattice.seqsumsort`) or there is no such sum.
+    (a dense output, a vector, a CSR, CSC or COO matrix, a DCSR or a sparse output of 3 or more modes the sequence
+    emitter appends to or assembles: :mod:`compiler.lattice.seqsumsort`) or there is no such sum.
 
-    >>> from compiler.format import csf, csr, dcsr
+    >>> from compiler.format import csf, csr, dcsr, parse_format
     >>> from compiler.notation import parse
     >>> unbucketed(parse("c[j, m] = sum[i](A[i, j, m]) * 2"), csr())
     ''
-    >>> unbucketed(parse("c[j, m, n] = sum[i](A[i, j, m, n])"), csf(3))
-    ''
-    >>> print(unbucketed(parse("c[j, m] = sum[i](A[i, j, m])"), dcsr()))
-     (the sum's loops would run around c's, but its terms are bucketed by row into a CSR, CSC or COO matrix, or sorted by key into a sparse output of 3 or more modes, not into c's dcsr: its levels are assembled otherwise, compiler.lattice.seqassembly)
+    >>> unbucketed(parse("c[j, m, n] = sum[i](A[i, j, m, n])"), csf(3)), unbucketed(parse("c[j, m] = sum[i](A[i, j, m])"), dcsr())
+    ('', '')
+    >>> print(unbucketed(parse("c[j, m] = sum[i](A[i, j, m])"), parse_format("SparseList(SparseHash(Element(0.0)))")))
+     (the sum's loops would run around c's, but its terms are bucketed by row into a CSR, CSC or COO matrix, or sorted by key into a DCSR or a sparse output of 3 or more modes, not into c's SparseList(SparseHash(Element(0.0))): its levels are assembled otherwise, compiler.lattice.seqassembly)
     """
     names = program.lhs.indices
     if out_format is None or len(names) < 2 or output_kind(out_format) == "dense" or bucketed(out_format) \
             or sorts_sums(out_format) or not (hoistable(program) or sums_under_operators(program)):
         return ""
     out = program.lhs.tensor
-    # (a DCSR is not appended in place: left to looplets, or to the array front end's retry)
+    # (a matrix with a hash or a dense level under a list is not appended in place: left to looplets)
     return (f" (the sum's loops would run around {out}'s, but its terms are bucketed by row into a CSR, CSC or COO "
-            f"matrix, or sorted by key into a sparse output of 3 or more modes, not into {out}'s "
+            f"matrix, or sorted by key into a DCSR or a sparse output of 3 or more modes, not into {out}'s "
             f"{format_text(out_format)}: its levels are assembled otherwise, compiler.lattice.seqassembly)")
 
 

@@ -1,6 +1,6 @@
-"""A sum whose loops run around a sparse output of three or more modes (issue 30): its terms bucketed by the
-output's first mode, each bucket sorted by the other coordinates and equal ones summed, then appended level by
-level.
+"""A sum whose loops run around a sparse output of three or more modes, or a DCSR (issue 30): its terms bucketed
+by the output's first mode, each bucket sorted by the other coordinates and equal ones summed, then appended level
+by level (a DCSR's row kept where its bucket summed to entries other than the fill).
 
 ``c[j, m, n] = sum[i](concat((A[k, j, m, n], B[l, j, m, n]), (k, l) -> i))`` (numpy's ``sum(vstack, axis=0)``
 of 4-D parts) reads the parts' level 0 (``k``) before the output's modes, so every term of an entry of ``c``
@@ -92,13 +92,18 @@ def _product(extents) -> int | Expr:
 
 def sorts_sums(fmt) -> bool:
     """Whether a hoisted sum writes an output of ``fmt`` through buckets sorted by key (:class:`SortedSums`): a
-    sparse output of three or more modes the sequence emitter appends to or assembles in one pass.
+    sparse output of three or more modes the sequence emitter appends to or assembles in one pass, or a matrix of
+    two appended lists (a DCSR; a CSR, CSC or COO has its row buckets, :mod:`compiler.lattice.seqsumscatter`).
 
-    >>> from compiler.format import coo, csf, csr, dense
-    >>> [sorts_sums(f) for f in (coo(3), csf(3), csf(4), csr(), dense(3))]
-    [True, True, True, False, False]
+    >>> from compiler.format import coo, csf, csr, dcsr, dense
+    >>> [sorts_sums(f) for f in (coo(3), csf(3), csf(4), csr(), dense(3), dcsr())]
+    [True, True, True, False, False, True]
     """
     kind = output_kind(fmt)
+    if fmt.ndim == 2:
+        # (a matrix of two appended lists, a DCSR, which the row buckets do not append: its rows' runs appended
+        # level by level as from a CSF's)
+        return kind is None and sequence_assembled(fmt) and all(lvl.appends_coordinates for lvl in fmt.levels)
     return fmt.ndim >= 3 and kind != "dense" and (kind is not None or sequence_assembled(fmt))
 
 
