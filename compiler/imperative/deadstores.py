@@ -43,14 +43,32 @@ _EMPTY: frozenset = frozenset()
 def drop_dead_stores(stmts) -> list:
     """``stmts`` without the assignments to locals that are dead after them (module docstring)."""
     stmts = list(stmts)
-    return _Liveness(pragma_names(stmts)).scope(stmts, frozenset(), None, frozenset())[1]
+    return _Liveness(pragma_names(stmts)).scope(stmts, frozenset(), None, _Declared({}, 0, None))[1]
+
+
+class _Declared:
+    """The locals declared around a statement: those of its scope declared before item ``k``
+    (``first``: each name's first declaration there), then those around that scope (``outer``)."""
+
+    __slots__ = ("first", "k", "outer")
+
+    def __init__(self, first: dict, k: int, outer):
+        self.first, self.k, self.outer = first, k, outer
+
+    def __contains__(self, name: str) -> bool:
+        scope = self
+        while scope is not None:
+            if scope.first.get(name, scope.k) < scope.k:
+                return True
+            scope = scope.outer
+        return False
 
 
 class _Liveness:
     def __init__(self, mentioned: set):
         self.mentioned = mentioned
 
-    def scope(self, stmts: list, live: frozenset, brk, around: frozenset) -> tuple[frozenset, list]:
+    def scope(self, stmts: list, live: frozenset, brk, around: _Declared) -> tuple[frozenset, list]:
         """``(what is live at the start of stmts, stmts without their dead stores)`` for ``stmts``,
         one C scope, after which ``live`` is live; ``brk``: what is live where a ``break`` goes;
         ``around``: the locals declared in the scopes around it."""
@@ -59,17 +77,19 @@ class _Liveness:
         # an outer local of a name this scope declares: live before the declaration as after the scope
         saved, live = live & declared, live - declared
         # the locals each item sees declared around it: those around the scope and those declared in it
-        # before the item (a set per item cost as much as the rest of the pass)
+        # before the item, looked up through the scopes (a set per item cost as much as the rest of the
+        # pass, and a set per branch or loop, the union of all the locals around it, was quadratic in
+        # the size of a deep looplet nest)
         first: dict = {}
         for k, s in enumerate(items):
             if isinstance(s, Declare):
                 first.setdefault(s.var.name, k)
 
-        def visible(k: int) -> frozenset:
-            return around | {name for name, at in first.items() if at < k}
+        def visible(k: int) -> _Declared:
+            return _Declared(first, k, around)
 
         def sees(name: str, k: int) -> bool:
-            return name in around or first.get(name, k) < k
+            return first.get(name, k) < k or name in around
         new: list = [None] * len(items)
         for k in range(len(items) - 1, -1, -1):
             s = items[k]
@@ -103,7 +123,7 @@ class _Liveness:
                 new[k] = s
         return live, _rebuilt(stmts, iter(new))
 
-    def loop(self, s, after: frozenset, around: frozenset):
+    def loop(self, s, after: frozenset, around: _Declared):
         """``(what is live before the loop s, s without its dead stores)``, ``after`` live after it.
         Its head keeps alive what the loop reads at any depth: a sound bound on what its body needs
         from one iteration to the next, found without iterating to a fixed point (nested loops
@@ -115,7 +135,7 @@ class _Liveness:
             return head, _with_body(s, body)
         var = s.var.name
         head = after | reads | {var}   # (the increment reads the variable)
-        _, body = self.scope(list(s.body.body), head, after, around | {var})
+        _, body = self.scope(list(s.body.body), head, after, _Declared({var: -1}, 0, around))
         return (head - {var}) | (after & {var}) | _reads(s), _with_body(s, body)
 
     def dead(self, s, live: frozenset, declared: bool) -> bool:

@@ -21,23 +21,21 @@ from ..format import Format
 from ..imperative import ir
 from ..imperative.ir import Const, Load, Var
 from ..levels import Element, Pattern
+from ..names import FreshNames
 from .bounds import IntFacts
 from .program import Literal, Value
 
 
-class Namer:
-    """Fresh, readable C names: ``q``, ``q_2``, ... never reused in one kernel."""
+class Namer(FreshNames):
+    """Fresh, readable C names: ``q``, ``q_2``, ... never reused in one kernel, nor C's words.
 
-    def __init__(self, taken=()):
-        self.taken = set(taken)
+    >>> fresh = Namer({"q"})
+    >>> fresh("q"), fresh("q"), fresh("if")
+    ('q_2', 'q_3', 'if_2')
+    """
 
-    def __call__(self, base: str) -> str:
-        name, k = base, 1
-        while name in self.taken or name in ir.RESERVED:
-            k += 1
-            name = f"{base}_{k}"
-        self.taken.add(name)
-        return name
+    def clashes(self, name: str) -> bool:
+        return name in self.taken or name in ir.RESERVED
 
 
 class UnfurlContext:

@@ -23,6 +23,7 @@ from dataclasses import replace
 from .fibers import SubFiber, leaf_value
 from .looplets import AcceptRun, Case, Fill, Looplet, Run, Spike, Switch, Thunk, truncate, unshift
 from .program import Access, Assign, Literal, Value, folded, postmap, walk
+from .wrappers import permissive
 
 
 def style_of(l) -> str:
@@ -42,13 +43,28 @@ def writes_only_runs(body, i) -> bool:
 
 
 def read_key(n):
-    """What makes two read accesses the same (the tensor's fiber and every index), or None
-    for writes and accesses that cannot be compared."""
+    """What makes two read accesses read the same looplet nest on their first index: the tensor's
+    fiber, that index (with its modifiers) and which later indices are permissive (a permit there
+    reaches this level's fill regions, :func:`~compiler.looplets.wrappers.read_below`); or None for
+    writes and accesses that cannot be compared. The later indices themselves do not matter: each
+    access reads the sub-fiber on with its own. ``E[i, q]`` in ``t[] += E[i, q] * G[q, l]`` and
+    ``E[i, q2]`` beside it, a product's row read once per column block of a concat, walk E's rows
+    once, not as three operands whose regions (present here, absent there) multiply.
+
+    >>> from compiler.format import csr
+    >>> from compiler.looplets.fibers import TensorInfo
+    >>> from compiler.looplets.program import Access, Index
+    >>> E = TensorInfo.from_format("E", csr()).root()
+    >>> i, q, q2 = Index("i"), Index("q"), Index("q2")
+    >>> key = read_key(Access(E, (i, q), "read"))
+    >>> key == read_key(Access(E, (i, q2), "read")), key == read_key(Access(E, (q, i), "read"))
+    (True, False)
+    """
     if n.mode != "read":
         return None
     t = n.tns
     fiber = (id(t.tensor), t.level, repr(t.pos), repr(t.seg)) if isinstance(t, SubFiber) else (id(t),)
-    return fiber + (repr(n.idxs),)
+    return fiber + (repr(n.idxs[:1]), tuple(permissive(x) for x in n.idxs[1:]))
 
 
 def looplets_of(body, i) -> list:
