@@ -50,8 +50,8 @@ def check_scipy_arrays(m, label: str) -> None:
         if not len(row) == len(col) == len(data):
             raise FormatError(f"{what}: row, col and data have lengths {len(row)}, {len(col)} and {len(data)}; "
                               f"a COO matrix has one row, column and value per entry")
-        check_range(row, m.shape[0], "row", what)
-        check_range(col, m.shape[1], "col", what)
+        _check_inside(row, m.shape[0], "row", what)
+        _check_inside(col, m.shape[1], "col", what)
 
 
 def _check_compressed(m, what: str) -> None:
@@ -65,7 +65,7 @@ def _check_compressed(m, what: str) -> None:
     # (entries past indptr[-1] are scipy's to prune, so they are no error)
     stored = min(int(indptr[-1]), len(indices)) if len(indptr) else 0
     check_pos(indptr, outer, stored, "indices", what, "indptr")
-    check_range(indices[:stored], inner, "indices", what)
+    _check_inside(indices[:stored], inner, "indices", what)
 
 
 def _index_array(m, name: str, what: str) -> np.ndarray:
@@ -73,3 +73,9 @@ def _index_array(m, name: str, what: str) -> np.ndarray:
     if arr.ndim != 1 or arr.dtype.kind not in "iu":
         raise FormatError(f"{what}: {name} must be a 1-D integer array, got {arr.dtype} of shape {arr.shape}")
     return arr
+
+
+def _check_inside(idx: np.ndarray, extent: int, name: str, what: str) -> None:
+    # (two reductions, no temporary arrays: the entry at fault is looked for only when there is one)
+    if len(idx) and (idx.min() < 0 or idx.max() >= extent):
+        check_range(idx, extent, name, what)
