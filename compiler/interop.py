@@ -92,8 +92,10 @@ def _from_scipy(m, name) -> Tensor:
 
 def _from_pydata(x, name) -> Tensor:
     dt = value_dtype(x.dtype)
-    fill = normalize_fill(x.fill_value, dt)
+    fill = normalize_fill(np.asarray(x.fill_value)[()], dt)   # (a 0-d COO's fill_value is a 0-d array)
     kind = type(x).__name__
+    if x.ndim == 0:   # (one value, stored or the fill: no coordinates to share)
+        return dense_view(np.asarray(x.todense()), name)
     if kind == "GCXS" and x.ndim == 2 and len(x.compressed_axes) == 1 and x.dtype == dt:
         axis = x.compressed_axes[0]
         outer, inner = (x.shape[0], x.shape[1]) if axis == 0 else (x.shape[1], x.shape[0])
@@ -102,7 +104,11 @@ def _from_pydata(x, name) -> Tensor:
             root = Dense(SparseList(Element(fill, x.data, dt), inner, x.indptr, x.indices, itype), outer)
             return Tensor(root, shape=x.shape, mode_order=(0, 1) if axis == 0 else (1, 0), name=name)
     if kind != "COO":
-        x = x.tocoo()
+        try:
+            x = x.tocoo()
+        except (ValueError, IndexError) as e:   # (pydata's conversion of arrays written out of range)
+            raise FormatError(f"{name or 'array'} ({kind} of shape {x.shape}): pydata cannot convert it to "
+                              f"COO: {e}") from None
     coords = np.asarray(x.coords)
     if x.ndim > 0 and x.dtype == dt and coords.dtype.name in ("int32", "int64"):
         # pydata's COO sorts and sums its entries when built, so they are canonical: shared

@@ -175,6 +175,10 @@ def _check_names(program: Assign) -> None:
 
 #: what a tensor given as a scalar is (a 0-d tensor whose fill, for the oracle, is its value)
 def _as_format(name: str, value, ndim: int | None) -> Format:
+    if isinstance(value, (Tensor, np.ndarray)) and ndim is not None and value.ndim != ndim:
+        # (before either strategy: each would take it for a statement it cannot lower)
+        raise ShapeError(f"tensor {name} has {value.ndim} mode(s) (shape {value.shape}) but the program "
+                         f"indexes it with {ndim} index(es)")
     if isinstance(value, Tensor):
         return value.format
     if isinstance(value, (Format, Level, str)):

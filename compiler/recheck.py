@@ -31,7 +31,7 @@ import numpy as np
 
 from . import values
 
-__all__ = ["FACTS", "c_check", "checker", "values_facts"]
+__all__ = ["FACTS", "c_check", "checker", "revalidator", "values_facts"]
 
 _SOURCE = r"""
 #include <stdint.h>
@@ -202,6 +202,33 @@ def checker(tensor):
     # (for a caller that runs it in its own lines: FACTS[run(*check.ops)], a malformed level below 0)
     check.ops = (pointer, size)
     return check
+
+
+def revalidator(tensor, name: str | None = None):
+    """A function of no argument that checks ``tensor``'s arrays again, as its owner left them, and
+    raises a FormatError naming ``name``'s level and array at fault: the C :func:`checker` where the
+    levels say what to check, else :meth:`~compiler.tensor.Tensor.validate`. Values that now hold
+    NaN or infinities the tensor's facts did not say are taken again (validate), so a kernel
+    lowered after it assumes what they hold now.
+
+    >>> import scipy.sparse as sp
+    >>> from compiler import Tensor
+    >>> m = sp.csr_matrix(np.eye(2))
+    >>> again = revalidator(Tensor.from_scipy(m), "A")
+    >>> again()
+    >>> m.indices[1] = 7
+    >>> again()
+    Traceback (most recent call last):
+        ...
+    compiler.errors.FormatError: A: level 1 (SparseList): idx[1]=7 is out of range [0, 2)
+    """
+    check = checker(tensor)
+
+    def again():
+        held = check() if check is not None else None
+        if held is None or not held <= tensor.value_facts:
+            tensor.validate(as_name=name)
+    return again
 
 
 def values_facts(dtype):

@@ -35,6 +35,7 @@ from .errors import DTypeError, FormatError, ShapeError, SparsescopeError, Usage
 from .format import Format, checked_mode_order, parse_format
 from .levels import Dense, Element, Level, Pattern, SparseCOO, SparseList, flatten
 from .levels.level import POS, is_fill, normalize_fill
+from .scipy_arrays import check_scipy_arrays
 
 #: the mode order of a tensor stored in its modes' order, by rank
 _IN_ORDER = {n: tuple(range(n)) for n in range(33)}
@@ -508,6 +509,7 @@ class Tensor:
         label = name or "tensor"
         if len(m.shape) != 2:
             raise ShapeError(f"{label}: from_scipy handles 2-D sparse matrices, got shape {m.shape}")
+        check_scipy_arrays(m, label)   # (scipy's own routines below trust them)
         dt = value_dtype(m.dtype)
         if m.format not in ("csr", "csc", "coo"):
             m = m.tocsr()

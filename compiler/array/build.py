@@ -24,6 +24,7 @@ import numpy as np
 
 from ..algebra import UnknownOperatorError, lookup
 from ..user_functions import user_function
+from ..dtypes import is_integer
 from ..errors import DTypeError, ShapeError, UsageError
 from ..notation.subscripts import parse_subscripts
 from .nodes import Broadcast, Map, Node, Permute, Reduction, Scalar, ShapeOp
@@ -149,6 +150,23 @@ def matrix_offset(what: str, x: Node, offset, name: str = "k") -> int:
     return int(offset)
 
 
+def integer_shape(what: str, shape) -> tuple:
+    """``shape`` (an int or a sequence of ints) as a tuple of ints; a float, string, bool or None
+    in it is a UsageError naming ``what``, as numpy refuses them (``int()`` would take 2.5 as 2).
+
+    >>> integer_shape("reshape", (2, np.int64(3)))
+    (2, 3)
+    >>> integer_shape("reshape", (2.5, 4))
+    Traceback (most recent call last):
+        ...
+    compiler.errors.UsageError: reshape: a shape is a tuple of ints, not (2.5, 4)
+    """
+    items = (shape,) if is_integer(shape) else shape
+    if not np.iterable(items) or isinstance(items, str) or not all(is_integer(s) for s in items):
+        raise UsageError(f"{what}: a shape is a tuple of ints, not {shape!r}")
+    return tuple(int(s) for s in items)
+
+
 def normalize_axes(what: str, axis, ndim: int) -> tuple:
     """``axis`` (None, an int or a tuple, negative counting from the end) as sorted axes."""
     if axis is None:
@@ -197,6 +215,8 @@ def reduce(name: str, x: Node, axis=None, keepdims: bool = False, dtype=None) ->
 def permute_dims(x: Node, axes) -> Node:
     """``x``'s axes reordered (numpy's transpose): result axis k is ``x``'s axis ``axes[k]``."""
     given = tuple(axes)
+    if not all(is_integer(a) for a in given):
+        raise UsageError(f"permute_dims: axes are ints, not {given!r}")
     if sorted(a % x.ndim if x.ndim else a for a in given) != list(range(x.ndim)) or len(given) != x.ndim:
         raise ShapeError(f"permute_dims: axes {given} are not a permutation of the {x.ndim} axes of shape {x.shape}")
     axes = tuple(a % x.ndim for a in given)
@@ -206,6 +226,8 @@ def permute_dims(x: Node, axes) -> Node:
 def expand_dims(x: Node, axis=0) -> Node:
     """``x`` with a new axis of extent 1 at ``axis`` (negative counts from the end of the result)."""
     nd = x.ndim + 1
+    if not is_integer(axis):
+        raise UsageError(f"expand_dims: an axis is an int, not {axis!r}")
     if not -nd <= axis < nd:
         raise ShapeError(f"expand_dims: axis {axis} is out of range for a result of {nd} dimension(s)")
     axis %= nd
@@ -215,7 +237,7 @@ def expand_dims(x: Node, axis=0) -> Node:
 
 def broadcast_to(x: Node, shape) -> Node:
     """``x`` broadcast to ``shape`` as numpy does."""
-    shape = tuple(int(s) for s in shape)
+    shape = integer_shape("broadcast_to", shape)
     if len(shape) < x.ndim or broadcast_shape("broadcast_to", [x.shape, shape]) != shape:
         raise ShapeError(f"broadcast_to: shape {x.shape} cannot be broadcast to {shape}")
     if shape == x.shape:
@@ -325,7 +347,7 @@ def einsum(subscripts: str, *operands: Node) -> Node:
 
 def reshape(x: Node, shape) -> Node:
     """``x`` reshaped row-major (C order) to ``shape``, one extent of which may be -1."""
-    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
+    shape = integer_shape("reshape", shape)
     size = math.prod(x.shape)
     if shape.count(-1) > 1 or any(s < -1 for s in shape):
         raise ShapeError(f"reshape: bad shape {shape} (at most one -1, no other negative extent)")
@@ -409,7 +431,10 @@ def getitem(x: Node, key) -> Node:
                     raise IndexError(f"slice bounds are ints or None, not {part!r}")
             if k.step == 0:
                 raise IndexError(f"slice step cannot be zero (axis {axis})")
-            items.append(k.indices(n))
+            start, stop, step = k.indices(n)
+            # (a step past the extent takes one entry, as one of the extent does: the C's constants stay in int64)
+            step = -max(n, 1) if step < -n else max(n, 1) if step > n else step
+            items.append((start, stop, step))
             out_pos += 1
         else:
             raise IndexError(f"only ints, slices (start:stop:step), None and ... index an array; got "
@@ -425,6 +450,6 @@ def getitem(x: Node, key) -> Node:
     return out
 
 
-__all__ = ["WHERE", "matrix_offset", "scalar", "broadcast_shape", "elementwise", "where", "normalize_axes", "reduce",
+__all__ = ["WHERE", "matrix_offset", "scalar", "broadcast_shape", "elementwise", "where", "integer_shape", "normalize_axes", "reduce",
            "permute_dims", "expand_dims", "broadcast_to", "contract", "matmul", "tensordot", "einsum",
            "reshape", "concat", "stack", "getitem"]

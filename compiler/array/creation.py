@@ -87,6 +87,8 @@ def eye(n_rows: int, n_cols: int | None = None, *, k: int = 0, dtype=np.float64,
 
 def arange(start, /, stop=None, step=1, *, dtype=None) -> Array:
     """numpy's ``arange`` as a dense array (``arange(5)``, ``arange(2, 10, 3)``)."""
+    if step == 0:
+        raise UsageError("arange: step cannot be 0 (numpy divides by it)")
     return asarray(np.arange(start, stop, step, dtype=dtype) if stop is not None else
                    np.arange(start, step=step, dtype=dtype) if step != 1 else np.arange(start, dtype=dtype))
 

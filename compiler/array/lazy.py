@@ -18,7 +18,8 @@ import numpy as np
 
 from ..errors import UsageError
 from ..format import parse_format
-from ..interop import to_tensor
+from ..interop import is_foreign, to_tensor
+from ..recheck import revalidator
 from .. import tensor as tensor_module
 from ..tensor import Tensor
 from . import build
@@ -88,11 +89,13 @@ class Array:
         node = self._node
         if isinstance(node, Leaf) and node.origin is not None:
             return _in_format(node.tensor, format)
+        _check_shared(node)
         kernel, tensors = lower_node(node, format, strategy, checked)
         return kernel(**tensors)
 
     def lower(self, format=None, strategy: str | None = None, checked: bool = False):
         """The kernel that computes this array (``.c_source``, ``.trace``); call it with no arguments."""
+        _check_shared(self._node)
         return lower_node(self._node, format, strategy, checked)[0]
 
     def lower_array(self, strategy=None, checked: bool = False, format=None):
@@ -251,10 +254,26 @@ def asarray(obj, format=None, name: str | None = None) -> Array:
     if format is not None and not isinstance(obj, Tensor) and isinstance(obj, (np.ndarray, list, tuple)):
         tensor = Tensor.from_numpy(np.asarray(obj), format, name=name)
     else:
-        tensor = to_tensor(obj, name)
-        if format is not None:
-            tensor = tensor.asformat(format)
+        made = to_tensor(obj, name)
+        tensor = made if format is None else made.asformat(format)
+        if tensor is made and is_foreign(obj):
+            # (it shares the owner's buffers, which the owner may write before the expression is computed)
+            return Array(Leaf(tensor, recheck=revalidator(tensor, name)))
     return Array(Leaf(tensor))
+
+
+def _check_shared(root: Node) -> None:
+    """Check again the arrays of each operand over a scipy or pydata array's buffers (Leaf.recheck):
+    a FormatError where their owner wrote them out of range since, not a kernel reading past them."""
+    seen, todo = set(), [root]
+    while todo:
+        node = todo.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, Leaf) and node.recheck is not None:
+            node.recheck()
+        todo.extend(node.children())
 
 
 def compute(*arrays, format=None, strategy: str | None = None):

@@ -47,10 +47,13 @@ class Node:
 class Leaf(Node):
     """A stored tensor; ``origin`` says how a function whose result depends on its operand's values
     (``argmax``, ``sort``, ...) computed it before the expression around it (the trace's
-    ``materialize`` step shows it), None for a tensor the user gave."""
+    ``materialize`` step shows it), None for a tensor the user gave. ``recheck``, for a tensor over
+    the buffers of a scipy or pydata array its owner may write in place: a function that checks them
+    again (:func:`compiler.recheck.revalidator`), which computing the expression runs first."""
 
     tensor: Tensor
     origin: str | None = None
+    recheck: Any = None
 
     @property
     def shape(self):

@@ -81,3 +81,16 @@ def test_an_array_of_a_dtype_kernels_do_not_take_is_refused_naming_it():
     with pytest.raises(ss.DTypeError, match=r"x of shape \(3,\): dtype float16 is not supported; use one of .*"
                                             r"convert it with .astype"):
         to_tensor(np.arange(3, dtype=np.float16), "x")
+
+
+def test_a_0d_pydata_array_is_its_fill():
+    # on main: "fill value array(3.) must be a number or a bool, not ndarray" (pydata's 0-d fill_value)
+    t = to_tensor(sparse.COO.from_numpy(np.array(3.0)), "s")
+    assert t.shape == () and t.to_numpy() == 3.0
+
+
+def test_a_pydata_array_it_cannot_convert_is_refused_naming_it():
+    g = sparse.GCXS(sparse.COO.from_numpy(np.arange(24.0).reshape(2, 3, 4)), compressed_axes=[0])
+    g.indices[0] = 99   # (written in place: pydata's tocoo raised its ValueError, naming no array)
+    with pytest.raises(ss.FormatError, match=r"^G \(GCXS of shape \(2, 3, 4\)\): pydata cannot convert it to COO"):
+        to_tensor(g, "G")

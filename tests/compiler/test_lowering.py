@@ -185,6 +185,25 @@ def test_arguments_of_the_wrong_kind_say_which(call, message):
         call()
 
 
+A34 = np.arange(12.0).reshape(3, 4)
+
+
+@pytest.mark.parametrize("strategy", [None, "lattice", "looplets"])
+@pytest.mark.parametrize("prog, tensors, message", [
+    # on main: looplets' IndexError (tuple index out of range) after the lattice's refusal
+    ("y[i] += A[i] * x[i]", {"A": A34, "x": np.ones(3)}, r"tensor A has 2 mode\(s\) \(shape \(3, 4\)\) but the "
+     r"program indexes it with 1 index\(es\)"),
+    ("y[i] += A[i, j, k] * x[i]", {"A": ss.Tensor.from_numpy(A34, "csr"), "x": np.ones(3)}, "tensor A has 2 mode.* with 3"),
+    ("y[i] = A[i, j]", {"A": np.ones(3)}, r"tensor A has 1 mode\(s\) \(shape \(3,\)\) .* with 2 index"),
+    ("y[i, j] = A[i, j] * x[j]", {"A": A34, "x": np.ones(4), "y": np.zeros(3)}, "tensor y has 1 mode.* with 2"),
+])
+def test_a_tensor_indexed_with_other_than_its_modes_is_refused_naming_it(strategy, prog, tensors, message):
+    with pytest.raises(ss.ShapeError, match=message):
+        lower(prog, strategy, **tensors)
+    with pytest.raises(ss.ShapeError, match=message):
+        einsum(prog, **tensors)
+
+
 @pytest.mark.parametrize("strategy", ["lattice", "looplets"])
 @pytest.mark.parametrize("prog, formats, message", [
     ("y[int] = A[int, j] * x[j]", {"A": "csr", "x": "dense"},

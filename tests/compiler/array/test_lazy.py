@@ -60,3 +60,42 @@ def test_a_tensor_computes_through_the_array_language():
     A = ss.Tensor.from_numpy(M, "csr")
     check(xp.asarray(A).T @ np.array([1.0, 2.0]), M.T @ np.array([1.0, 2.0]))
     np.testing.assert_array_equal((A @ np.ones(3)).to_numpy(), M @ np.ones(3))
+
+
+# -- buffers their owner writes after asarray (issue 30) ------------------------------------------
+
+def _owned(kind):
+    m = sp.random(5, 6, density=0.4, format="csr", random_state=3)
+    return {"csr": m, "csc": m.tocsc(), "coo": m.tocoo(), "pydata": sparse.GCXS(sparse.COO.from_scipy_sparse(m))}[kind]
+
+
+WRITES = [(kind, write) for kind in ("csr", "csc", "coo", "pydata") for write in ("index past", "index negative", "pos past")
+          if not (kind == "coo" and write == "pos past")]   # (a COO keeps no indptr)
+
+
+@pytest.mark.parametrize("kind, write", WRITES)
+def test_an_index_written_out_of_range_after_asarray_is_refused_when_computed(kind, write):
+    # on main the kernel read past the arrays (indptr: a crash; indices: another row's x)
+    m = _owned(kind)
+    a = xp.asarray(m, name="A")
+    e = a @ xp.asarray(np.ones(6))
+    if write == "pos past":
+        m.indptr[1] = 10**6
+    else:
+        index = m.row if kind == "coo" else m.indices
+        index[0] = 10**6 if write == "index past" else -5
+    with pytest.raises(ss.FormatError, match=r"^A: level \d \(\w+\): "):
+        e.compute()
+    with pytest.raises(ss.FormatError, match=r"^A: level"):
+        a.compute()
+
+
+def test_values_written_after_a_compute_are_taken_again():
+    # a kernel lowered for finite values skips A * 0's product; an inf written since is NaN (as numpy's)
+    m = sp.csr_matrix(np.array([[0, 2.0], [3.0, 0]]))
+    e = xp.asarray(m) * xp.asarray(np.zeros(2))
+    np.testing.assert_array_equal(e.todense(), np.zeros((2, 2)))
+    m.data[0] = np.inf
+    with np.errstate(invalid="ignore"):
+        want = m.toarray() * np.zeros(2)
+    np.testing.assert_array_equal(e.todense(), want)

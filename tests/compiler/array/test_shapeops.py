@@ -112,6 +112,35 @@ def test_shape_errors_name_the_operator_and_the_shapes():
         xp.expand_dims(a, 3)
 
 
+@pytest.mark.parametrize("call, message", [
+    # on main: 2.5 taken as 2 ("cannot reshape ... into (2, 4)"), "3", 3.0 and True taken as extents
+    (lambda a: a.reshape(2.5, 4), r"reshape: a shape is a tuple of ints, not \(2.5, 4\)"),
+    (lambda a: a.reshape("3", 4), r"reshape: a shape is a tuple of ints, not \('3', 4\)"),
+    (lambda a: xp.reshape(a, (True, 12)), "reshape: a shape is a tuple of ints"),
+    (lambda a: a.reshape(None), "reshape: a shape is a tuple of ints, not None"),
+    (lambda a: xp.broadcast_to(a, (3.5, 4)), r"broadcast_to: a shape is a tuple of ints, not \(3.5, 4\)"),
+    # on main: Python's TypeErrors about slices and tuple indices
+    (lambda a: xp.expand_dims(a, axis=1.0), "expand_dims: an axis is an int, not 1.0"),
+    (lambda a: xp.permute_dims(a, (1.0, 0)), r"permute_dims: axes are ints, not \(1.0, 0\)"),
+])
+def test_shapes_and_axes_that_are_not_ints_are_refused_naming_the_function(call, message):
+    with pytest.raises(ss.UsageError, match=message):
+        call(xp.asarray(A))
+
+
+@settings(max_examples=20, deadline=None)
+@given(data=st.data(), kind=st.sampled_from(["numpy", "csr", "coo"]),
+       step=st.sampled_from([1, 2, 3, 4, 5, 2**62, 2**63 - 1, 2**63, 2**70]), sign=st.sampled_from([1, -1]))
+@example(data=None, kind="csr", step=2**70, sign=-1)
+def test_property_a_slice_step_past_the_extent_takes_one_entry_as_numpy(data, kind, step, sign):
+    # on main a step past int64 failed lowering ("constant 1180591620717411303424 does not fit in int64")
+    a = A if data is None else data.draw(st.sampled_from([A, A[:0], A[:1], V.reshape(1, 4)]))
+    start = None if data is None else data.draw(st.sampled_from([None, 0, 1, -1, 2**70, -2**70]))
+    x = xp.asarray(make(a, kind))
+    check(x[start::sign * step], a[start::sign * step])
+    check(x[:, start::sign * step], a[:, start::sign * step])
+
+
 JOINED = ["float32", "float64", "int32", "int64", "bool"]
 
 
