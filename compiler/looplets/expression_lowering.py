@@ -163,7 +163,8 @@ class ExpressionLowering:
             self.helpers.setdefault(name, ir.Helper(name, op.c_helper([rdt])))
             self.helper_ops.setdefault(name, op)
             return ir.Call(name, tuple(a))
-        if n == "pow" and numpy_dtype(rdt).kind in "iu":   # integers wrap as numpy's (C's pow computes a double)
+        if n == "pow" and numpy_dtype(rdt).kind in "iuc":
+            # (integers wrap as numpy's, where C's pow computes a double; complex 0 ** 0 is 1, C's cpow's NaN)
             name = f"ss_pow_{rdt}"
             self.helpers.setdefault(name, ir.Helper(name, op.c_helper([rdt, rdt])))
             self.helper_ops.setdefault(name, op)
