@@ -78,10 +78,11 @@ def constant_shift(name: str, a, b, dtype):
     return None
 
 
-def weak_constants(parts) -> list:
+def weak_constants(parts, strong=()) -> list:
     """``(IR, dtype)`` operands with each int64 constant beside an unsigned operand in that
     operand's dtype, where it fits: a literal written in a program or an unsigned tensor's
-    fill, typed as numpy types a Python int (:func:`compiler.dtypes.weak_literal_dtype`).
+    fill, typed as numpy types a Python int (:func:`compiler.dtypes.weak_literal_dtype`);
+    not a constant ``strong`` marks true (a signed tensor's fill keeps its own type).
 
     >>> [d for _, d in weak_constants([(Const(1, "int64"), "int64"), (Const(2, "uint64"), "uint64")])]
     ['uint64', 'uint64']
@@ -90,8 +91,10 @@ def weak_constants(parts) -> list:
     if not any(d.kind == "u" for d in dts):
         return parts
     out = []
-    for (x, d), dt in zip(parts, dts):
-        w = weak_literal_dtype(x.value, dts) if isinstance(x, Const) and dt == np.dtype("int64") else None
+    strong = list(strong) + [False] * (len(parts) - len(strong))
+    for (x, d), dt, kept in zip(parts, dts, strong):
+        w = weak_literal_dtype(x.value, dts) if isinstance(x, Const) and dt == np.dtype("int64") and not kept \
+            else None
         out.append((Const(x.value, w.name), w.name) if w is not None else (x, d))
     return out
 
