@@ -85,7 +85,7 @@ class ExpressionLowering:
                 (c, _), (a, da), (b, db) = (self.expr(x, line) for x in e.args)
                 return Select(c, a, b), promote_dtypes(da, db)
             parts = [self.expr(a, line) for a in e.args]
-            parts = cints.weak_constants(parts, [self.signed_fill(a) for a in e.args])
+            parts = cints.weak_constants(parts, [self.fill_owner(a) for a in e.args])
             return self.apply(e.op, [p[0] for p in parts], [p[1] for p in parts], line), \
                 e.op.result_dtype(*[p[1] for p in parts]).name
         if isinstance(e, Index):
@@ -94,11 +94,14 @@ class ExpressionLowering:
             raise ProgramError(f"variable {e.name} is not defined", line)
         raise ProgramError(f"cannot lower expression {e!r}", line)
 
-    def signed_fill(self, e) -> bool:
-        """Whether ``e`` is a literal folded from the fill of a tensor that is no unsigned integer: an
-        int8's fill 0 beside a uint8 is no Python int, which numpy would type uint8 (0 - 1 would wrap)."""
-        return isinstance(e, Literal) and any(numpy_dtype(self.tensors[n].format.dtype).kind != "u"
-                                              for n in e.fills if n in self.tensors)
+    def fill_owner(self, e):
+        """The dtype of the tensors ``e`` is a literal folded from the fills of (None for a literal of the
+        program, or fills of several dtypes): an int8's fill 0 beside a uint8 is no Python int, which numpy
+        would type uint8 (0 - 1 would wrap), nor is a uint32's (see :func:`~compiler.imperative.cints.weak_constants`)."""
+        if not isinstance(e, Literal):
+            return None
+        owners = {numpy_dtype(self.tensors[n].format.dtype) for n in e.fills if n in self.tensors}
+        return owners.pop() if len(owners) == 1 else None
 
     def apply(self, op: Operator, args, dtypes, line=0):
         """IR for ``op(args)``: builtin operators inline, user functions as C helpers."""

@@ -279,11 +279,12 @@ def test_numpys_einsum_call_over_dtype_pairs_is_numpys(adt, bdt, strategy, spars
     np.testing.assert_array_equal(got, want)
 
 
-@pytest.mark.parametrize("udt", ["uint8", "uint32", "uint64"])
-def test_a_signed_fill_beside_an_unsigned_operand_is_not_a_python_int(udt):
+@pytest.mark.parametrize("xdt,udt", [("int8", "uint8"), ("int8", "uint32"), ("int8", "uint64"), ("uint32", "uint8"),
+                                     ("uint64", "uint32")])
+def test_a_fill_beside_an_unsigned_operand_is_not_a_python_int(xdt, udt):
     # (looplets typed x's fill 0 as a Python int beside u, so 0 - 1 wrapped to 255 where numpy's
-    # int8 - uint8 is the int16 -1)
-    x = np.array([127, 0, 3, 0], dtype=np.int8)
+    # int8 - uint8 is the int16 -1, and uint32 - uint8 the uint32 2^32 - 1)
+    x = np.array([127, 0, 3, 0], dtype=xdt)
     u = np.array([1, 1, 255, 0], dtype=udt)
     want = x - u
     tensors = {"x": ss.Tensor.from_numpy(x, "sparse"), "u": ss.Tensor.from_numpy(u, "dense")}
