@@ -46,6 +46,7 @@ from . import user_function_check, values
 from .backend import compile_function
 from .errors import LATTICE_HINT, DTypeError, FormatError, ShapeError, StrategyError, UsageError, nesting_guard
 from .binding import array_name
+from .dtypes import result_dtype, typed_scalar
 from .format import Format, dense, narrow_index_levels, parse_format
 from .imperative.ir import Block
 from .imperative.narrow import check_counts
@@ -53,8 +54,9 @@ from .index_fit import fitted_format, open_output
 from .imperative.ir_dot import ir_artifact
 from .interop import tensors_of
 from .levels.level import Level
+from .reference_fill import expression_fill
 from .notation import Assign, accesses, parse
-from .notation.dtypes import type_literals
+from .notation.dtypes import expr_dtype, type_literals
 from .notation.infer import infer_given
 from .notation.node_provenance import name_nodes
 from .notation.shape import ShapeOp, has_shape_operators
@@ -725,8 +727,15 @@ def einsum(expr, *operands, strategy: str | None = None, checked: bool = False, 
             raise UsageError(f"einsum {expr!r}: numpy's subscripts take their operands in order, as "
                              f"einsum('ij,j->i', A, x); index notation names them, as "
                              f"einsum('y[i] = A[i, j] * x[j]', A=A, x=x)")
-        named = dict(zip(operand_names(len(operands)), operands))
-        expr = from_subscripts(expr, tuple(np.ndim(x) if not hasattr(x, "ndim") else x.ndim for x in operands))
+        named = tensors_of(dict(zip(operand_names(len(operands)), operands)))
+        dtypes = {k: _operand_dtype(x) for k, x in named.items()}
+        known = None not in dtypes.values()
+        expr = from_subscripts(expr, tuple(np.ndim(x) if not hasattr(x, "ndim") else x.ndim for x in operands),
+                               tuple(dtypes.values()) if known else None)
+        if "out" not in tensors and known:
+            out = _numpy_einsum_output(parse(expr), named, dtypes)
+            if out is not None:
+                tensors = {**tensors, "out": out}
         tensors = {**named, **tensors}
     elif operands:
         # (index notation's second positional argument is the strategy)
@@ -740,6 +749,32 @@ def einsum(expr, *operands, strategy: str | None = None, checked: bool = False, 
         if isinstance(v, (str, Format, Level)):   # (formats choose the kernel; the call takes the values)
             return kernel(**{k: v for k, v in tensors.items() if not isinstance(v, (str, Format, Level))})
     return kernel(**tensors)
+
+
+def _operand_dtype(x):
+    """The dtype of an operand of numpy's einsum call (an array, a Tensor, a scalar), or None (a format,
+    which gives no values)."""
+    if isinstance(x, (str, Format, Level)):
+        return None
+    return np.dtype(x.dtype) if hasattr(x, "dtype") else np.asarray(x).dtype
+
+
+def _numpy_einsum_output(program: Assign, operands: dict, dtypes: dict):
+    """The fresh output of numpy's einsum ``program`` where its dtype is not the notation's: numpy's
+    einsum sums in its operands' dtype (int32's sum wraps at 2^31, as numpy's), where ``=`` sums
+    integers narrower than 64 bits in 64 (as ``np.sum``). The sum is written into a dense output of
+    numpy's dtype, which wraps it as numpy's does; its fill the oracle's, cast. None where they agree."""
+    try:
+        want = result_dtype(*dtypes.values())
+        if expr_dtype(program.rhs, lambda a: dtypes[a.tensor]) == want:
+            return None
+    except DTypeError:   # (operands no operator takes together: lower() says so, naming the statement)
+        return None
+    fills = {k: typed_scalar(x.fill if isinstance(x, Tensor) else 0, dtypes[k]) for k, x in operands.items()}
+    extents = {i: np.shape(operands[a.tensor])[k] for a in accesses(program.rhs) for k, i in enumerate(a.indices)}
+    with np.errstate(all="ignore"):
+        fill = typed_scalar(expression_fill(program.rhs, fills, extents), want)
+    return parse_format("dense", ndim=len(program.lhs.indices), fill=fill.item(), dtype=want.name)
 
 
 def clear_cache() -> None:

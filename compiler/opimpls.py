@@ -462,7 +462,7 @@ def _c_math(name):
 def _c_pow(op, a, dts):
     rdt = op.result_dtype(*dts)
     if rdt.kind == "c":
-        return f"cpow({a[0]}, {a[1]})"
+        return f"ss_pow_{rdt.name}({a[0]}, {a[1]})"
     if rdt.kind == "f":
         return f"{'powf' if rdt == np.float32 else 'pow'}({a[0]}, {a[1]})"
     return f"ss_pow_{rdt.name}({a[0]}, {a[1]})"
@@ -492,6 +492,55 @@ def c_ipow_helper(rdt) -> str:
             f"    {u} r = 1, x = ({u})a;\n"
             f"    while (b) {{ if (b & 1) r *= x; x *= x; b >>= 1; }}\n"
             f"    return ({t})r;\n"
+            f"}}")
+
+
+def c_cpow_helper(rdt) -> str:
+    """The C function ``ss_pow_<dtype>``: numpy's power of complex values of ``rdt``, where C's ``cpow``
+    (``exp(b log a)`` in glibc) gives NaN for ``0 ** 0``. As numpy's: 1 for an exponent 0; for a base 0,
+    0 where the exponent is a positive real, else NaN; an integer exponent under 100 in magnitude by
+    repeated products (numpy's, each part's formula; 1 over the product for a negative one); else cpow.
+
+    >>> print(c_cpow_helper("complex64").splitlines()[0])
+    static inline float _Complex ss_pow_complex64(float _Complex a, float _Complex b) {
+    """
+    rdt = np.dtype(rdt)
+    f = "f" if rdt == np.complex64 else ""
+    t, part, make = c_type(rdt), c_type(real_part_dtype(rdt)), f"CMPLX{f.upper()}"
+    return (f"static inline {t} ss_pow_{rdt.name}({t} a, {t} b) {{\n"
+            f"    {part} ar = creal{f}(a), ai = cimag{f}(a), br = creal{f}(b), bi = cimag{f}(b);\n"
+            f"    if (br == 0 && bi == 0)\n"
+            f"        return {make}(1, 0);\n"
+            f"    if (ar == 0 && ai == 0)\n"
+            f"        return br > 0 && bi == 0 ? {make}(0, 0) : {make}(NAN, NAN);\n"
+            f"    if (bi != 0 || br != trunc{f}(br) || br <= -100 || br >= 100)\n"
+            f"        return cpow{f}(a, b);\n"
+            f"    if (br == 1)\n"
+            f"        return a;\n"
+            f"    {part} sr = ar * ar - ai * ai, si = ar * ai + ai * ar;\n"
+            f"    if (br == 2)\n"
+            f"        return {make}(sr, si);\n"
+            f"    if (br == 3)\n"
+            f"        return {make}(sr * ar - si * ai, sr * ai + si * ar);\n"
+            f"    int n = (int)(br < 0 ? -br : br);\n"
+            f"    {part} rr = 1, ri = 0, pr = ar, pi = ai;\n"
+            f"    for (;;) {{\n"
+            f"        if (n & 1) {{\n"
+            f"            {part} r = rr * pr - ri * pi;\n"
+            f"            ri = rr * pi + ri * pr;\n"
+            f"            rr = r;\n"
+            f"        }}\n"
+            f"        n >>= 1;\n"
+            f"        if (n == 0)\n"
+            f"            break;\n"
+            f"        {part} p = pr * pr - pi * pi;\n"
+            f"        pi = pr * pi + pi * pr;\n"
+            f"        pr = p;\n"
+            f"    }}\n"
+            f"    if (br > 0)\n"
+            f"        return {make}(rr, ri);\n"
+            f"    {part} d = rr * rr + ri * ri;\n"
+            f"    return {make}(rr / d, -ri / d);\n"
             f"}}")
 
 

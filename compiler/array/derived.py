@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from ..errors import ShapeError, UsageError
-from . import build
+from . import build, lazy
 from .indexing import repeat_by_counts
 from .lazy import (Array, abs, add, asarray, broadcast_to, concat, copysign, divide, equal, exp, less, log, log1p,
                    logical_and, logical_or, maximum, minimum, multiply, negative, not_equal, permute_dims, reshape,
@@ -34,9 +34,8 @@ def mean(x, axis=None, keepdims=False) -> Array:
     """The arithmetic mean over ``axis``: ``sum / count``, a float (NaN over an empty axis, as numpy)."""
     x = asarray(x)
     count = math.prod(x.shape[a] for a in _axes("mean", x, axis))
-    total = sum(x, axis=axis, keepdims=keepdims)
-    if total.dtype.kind not in "fc":
-        total = divide(total, 1.0)   # (numpy's mean of integers is float64)
+    # (numpy's mean of integers sums them as float64s: an int64 sum would wrap past 2^63)
+    total = sum(x, axis=axis, keepdims=keepdims, dtype=None if x.dtype.kind in "fc" else np.float64)
     # (0 / 0 is NaN: numpy's mean of an empty axis, without its warning)
     return divide(total, count) if count else multiply(total, math.nan)
 
@@ -65,9 +64,12 @@ def std(x, axis=None, correction=0.0, keepdims=False) -> Array:
 
 def vecdot(x1, x2, axis=-1) -> Array:
     """The dot product of ``x1`` and ``x2`` along ``axis`` (broadcast together): ``sum(conj(x1) * x2)``, the
-    standard's (the conjugate of a real array is itself)."""
+    standard's (the conjugate of a real array is itself). As numpy's, the sum is in the product's dtype
+    (of int32 arrays int32, wrapping; of bools their ``any``), not promoted as ``sum``'s."""
     product = multiply(conj(x1), x2)
-    return sum(product, axis=axis)
+    if product.dtype.kind == "b":
+        return lazy.any(product, axis=axis)
+    return sum(product, axis=axis, dtype=product.dtype)
 
 
 def count_nonzero(x, axis=None, keepdims=False) -> Array:

@@ -54,12 +54,12 @@ import math
 
 import numpy as np
 
-from ..algebra import lookup
+from ..algebra import astype, lookup
 from ..errors import CompileError, CompilerNotFoundError, KernelError, SparsescopeError
 from ..format import Format, parse_format
 from ..index_fit import OpenIndex
 from ..notation import Broadcast as NBroadcast
-from ..notation.dtypes import expr_dtype
+from ..notation.dtypes import expr_dtype, reduce_dtype
 from ..notation import (Access, Assign, Call, Collapse, Concat, Index, Literal, Reduce, Slice, Split,
                         accesses, free_indices)
 from ..tensor import Tensor
@@ -98,6 +98,7 @@ class Emitter:
         self.names: dict[int, str] = {}      # id(tensor) -> name
         self.tensors: dict[str, Tensor] = {}  # name -> tensor, for every name given
         self.next_index = 0
+        self.reducing = 0   # (how many reductions the node being emitted is summed by)
         self.notes: list[tuple[str, str, object]] = []
         #: what became of each node (by id): the notation it was emitted as, and why it was
         #: materialized where it was (the ``array`` step's drawing shows both)
@@ -187,7 +188,9 @@ class Emitter:
             else:
                 sub.append(idx[k])
                 k += 1
+        self.reducing += 1
         body = self.emit(child, tuple(sub), top)
+        self.reducing -= 1
         # (an axis the operand only broadcasts, expand_dims's or broadcast_to's, is in no access: a
         # broadcast gives the reduction's index its extent, so sum of n copies is n times the value)
         # (one copy, or max, min, any and all of copies, is the value: no reduction at all)
@@ -201,6 +204,12 @@ class Emitter:
             # numpy sums an int32 or bool array in int64: each term cast first (times a typed 1)
             body = Call(lookup("mul"), (body, Literal(1, node.dtype.name)))
         indices = tuple(fresh[a] for a in node.axes if a in fresh)
+        summed = lookup("mul").result_dtype(child.dtype, node.dtype) if child.dtype != node.dtype else child.dtype
+        if indices and (not top or self.reducing) and reduce_dtype(node.op, summed) != node.dtype:
+            # (numpy's matmul of int32 sums in int32, wrapping, where the notation's sum counts in int64: under
+            # an operator, or summed again, the sum is cast to int32 first, as numpy's; a result is written
+            # into an output of its dtype, lower_node)
+            return Call(astype(node.dtype.name), (Reduce(node.op, indices, body),))
         if isinstance(body, Reduce) and body.op == node.op:   # (sum of a sum: one reduction)
             return Reduce(node.op, indices + body.indices, body.body)
         return Reduce(node.op, indices, body) if indices else body
@@ -577,7 +586,7 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
         em = Emitter(strategy, checked, split_reductions=split, materialized=materialized, fuse_shapes=fuse)
         assign, tensors, em = notation(pushed if fuse == "pushed" else node, em)
         out = output_format(node, order or format, tensors) if (format is not None or default_sparse) else None
-        if out is None and node.ndim and _computes_wider(assign, tensors, node.dtype):
+        if out is None and _computes_wider(assign, tensors, node.dtype):
             # (numpy's einsum or matmul of int32 is int32, its sum wrapping in 32 bits; the statement's
             # sum counts in int64, so the result is written into int32: the same value, wrapped)
             out = parse_format("dense", ndim=node.ndim, fill=node.fill, dtype=node.dtype.name)

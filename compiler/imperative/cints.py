@@ -78,10 +78,13 @@ def constant_shift(name: str, a, b, dtype):
     return None
 
 
-def weak_constants(parts) -> list:
+def weak_constants(parts, owners=()) -> list:
     """``(IR, dtype)`` operands with each int64 constant beside an unsigned operand in that
     operand's dtype, where it fits: a literal written in a program or an unsigned tensor's
     fill, typed as numpy types a Python int (:func:`compiler.dtypes.weak_literal_dtype`).
+    ``owners`` gives, by position, the dtype of the tensor a constant is the fill of (or None):
+    a signed tensor's fill keeps int64, an unsigned one's is at least its tensor's dtype (a uint32's
+    fill 0 beside a uint8 is no uint8: 0 - 1 would wrap at 256).
 
     >>> [d for _, d in weak_constants([(Const(1, "int64"), "int64"), (Const(2, "uint64"), "uint64")])]
     ['uint64', 'uint64']
@@ -90,8 +93,11 @@ def weak_constants(parts) -> list:
     if not any(d.kind == "u" for d in dts):
         return parts
     out = []
-    for (x, d), dt in zip(parts, dts):
-        w = weak_literal_dtype(x.value, dts) if isinstance(x, Const) and dt == np.dtype("int64") else None
+    owners = list(owners) + [None] * (len(parts) - len(owners))
+    for (x, d), dt, own in zip(parts, dts, owners):
+        own = None if own is None else np.dtype(own)
+        weak = isinstance(x, Const) and dt == np.dtype("int64") and (own is None or own.kind == "u")
+        w = weak_literal_dtype(x.value, dts + ([own] if own is not None else [])) if weak else None
         out.append((Const(x.value, w.name), w.name) if w is not None else (x, d))
     return out
 

@@ -134,7 +134,7 @@ def apply_op(op: Operator, args, dtypes, helpers: dict):
             return conv[0], rname
         return wrap(Select(BinOp("<", conv[0], Const(0, rname)), UnOp("-", conv[0]), conv[0]), rname), rname
     if name == "pow":
-        if rdt.kind in "fc":
+        if rdt.kind == "f":
             return Call(c_math_name("pow", rdt), tuple(conv)), rname
         hname = f"ss_pow_{rname}"
         helpers[hname] = (op.c_helper([rdt, rdt]), op)

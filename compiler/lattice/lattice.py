@@ -59,7 +59,7 @@ import numpy as np
 from .. import serialize
 from ..algebra import NOVALUE, Operator
 from ..dtypes import typed_scalar
-from ..errors import SparsescopeError, UserCodeError
+from ..errors import DTypeError, SparsescopeError, UserCodeError
 from ..notation.ast import Access, Call, Index, IndexValue, Literal, Reduce, cat_parts, parts_record, show_parts, walk
 from ..notation.dtypes import expr_dtype, reduce_dtype
 from ..rewrite import Rule, rewrite
@@ -732,12 +732,16 @@ def check_lattice(L: Lattice, expr, *, trials: int = 12, seed: int = 0, free_dty
 
 def _wraps(expr, vals: dict, v) -> bool:
     """Whether ``expr`` overflowed a narrow integer: its value differs from the one computed
-    with every narrow integer operand widened to int64."""
-    wide = {k: np.int64(x) if np.asarray(x).dtype.kind in "iu" and np.asarray(x).dtype.itemsize < 8 else x
-            for k, x in vals.items()}
+    with every narrow integer operand widened to int64 (unsigned ones to uint64, so ``uint8 & uint64``
+    still computes); False where the widened operands do not go together (``uint64 & int64``)."""
+    wide = {k: (np.uint64 if np.asarray(x).dtype.kind == "u" else np.int64)(x)
+            if np.asarray(x).dtype.kind in "iu" and np.asarray(x).dtype.itemsize < 8 else x for k, x in vals.items()}
     if all(wide[k] is vals[k] for k in vals):
         return False
-    w = evaluate_expr(expr, wide)
+    try:
+        w = evaluate_expr(expr, wide)
+    except DTypeError:
+        return False
     return np.asarray(v).dtype.kind in "iu" and not same_value(typed_scalar(w, np.int64),
                                                                typed_scalar(v, np.int64))
 

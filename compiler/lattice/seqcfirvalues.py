@@ -12,7 +12,7 @@ live there is its fill and literals fold (:func:`specialize_value`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .. import serialize, values
 from ..algebra import NOVALUE, Operator, lookup
@@ -48,6 +48,8 @@ class Read(Value):
 @dataclass(frozen=True)
 class Lit(Value):
     value: float
+    #: an integer literal's dtype where it is not int64 (``x + 1`` of a uint8 ``x`` adds a uint8 1)
+    typed: str | None = field(default=None, repr=False)
 
 
 @serialize.node

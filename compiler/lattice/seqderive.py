@@ -567,6 +567,8 @@ class CinBuilder:
         if isinstance(e, Literal):
             if isinstance(e.value, bool):
                 raise StrategyError(f"{e}: the sequence lowering computes numbers, not booleans")
+            if e.dtype.kind in "iu":   # (an integer stays one: a sum of int64 times 1 is no sum of doubles)
+                return [], cin.Lit(int(e.value), None if e.dtype.name == "int64" else e.dtype.name)
             return [], cin.Lit(_real(e.value, e))
         if isinstance(e, Call):
             parts = [self.value(a) for a in e.args]

@@ -62,7 +62,9 @@ import numpy as np
 
 from ..binding import array_name, input_params
 from ..errors import StrategyError
+from ..algebra import lookup
 from ..imperative import ir
+from ..imperative.cints import operands, wrap
 from ..imperative.ir import BinOp, Cast, Const, Declare, If, Load, Var, and_, not_, or_
 from ..names import FreshNames
 from . import seqcfir as cf
@@ -514,17 +516,31 @@ class SeqEmitter(LeafWalks):
         if isinstance(e, cf.Lit):
             if isinstance(e.value, bool):
                 return Const(e.value, "bool"), "bool"
+            if isinstance(e.value, int):
+                return Const(e.value, e.typed or "int64"), e.typed or "int64"
             return Const(float(e.value), "float64"), "float64"
         if isinstance(e, cf.Temp):
             return Var(self.temps[e.name]), self.dtype
-        if isinstance(e, (cf.Add, cf.Cat)):
+        if isinstance(e, cf.Cat):
             return BinOp("+", self.value(e.a), self.value(e.b)), self.dtype
-        if isinstance(e, cf.Mul):
-            return BinOp("*", self.value(e.a), self.value(e.b)), self.dtype
+        if isinstance(e, (cf.Add, cf.Mul)):
+            return self.arithmetic(e)
         if isinstance(e, cf.Op):
             args = [self.typed(x) for x in e.args]
             return apply_op(e.op, [a for a, _ in args], [d for _, d in args], self.helpers)
         raise TypeError(f"not a value: {e!r}")
+
+    def arithmetic(self, e) -> tuple:
+        """``(IR, dtype)`` of the CFIR's ``a + b`` or ``a * b``: integers in numpy's dtype (an int32 times
+        the literal 2 in int64, where C multiplies in 32 bits; int8 times int8 wrapping at 8 bits), other
+        values as C converts them (an int32 times 2.0 in double)."""
+        (a, da), (b, db) = self.typed(e.a), self.typed(e.b)
+        symbol, name = ("+", "add") if isinstance(e, cf.Add) else ("*", "mul")
+        want = lookup(name).result_dtype(da, db)
+        if want.kind not in "iu":
+            return BinOp(symbol, a, b), self.dtype
+        a, b = operands([a, b], [da, db], want.name)
+        return wrap(BinOp(symbol, a, b), want.name), want.name
 
     def stmt(self, s) -> list:
         if isinstance(s, cf.Block):

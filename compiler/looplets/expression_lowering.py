@@ -85,7 +85,7 @@ class ExpressionLowering:
                 (c, _), (a, da), (b, db) = (self.expr(x, line) for x in e.args)
                 return Select(c, a, b), promote_dtypes(da, db)
             parts = [self.expr(a, line) for a in e.args]
-            parts = cints.weak_constants(parts)
+            parts = cints.weak_constants(parts, [self.fill_owner(a) for a in e.args])
             return self.apply(e.op, [p[0] for p in parts], [p[1] for p in parts], line), \
                 e.op.result_dtype(*[p[1] for p in parts]).name
         if isinstance(e, Index):
@@ -93,6 +93,15 @@ class ExpressionLowering:
         if isinstance(e, Variable):
             raise ProgramError(f"variable {e.name} is not defined", line)
         raise ProgramError(f"cannot lower expression {e!r}", line)
+
+    def fill_owner(self, e):
+        """The dtype of the tensors ``e`` is a literal folded from the fills of (None for a literal of the
+        program, or fills of several dtypes): an int8's fill 0 beside a uint8 is no Python int, which numpy
+        would type uint8 (0 - 1 would wrap), nor is a uint32's (see :func:`~compiler.imperative.cints.weak_constants`)."""
+        if not isinstance(e, Literal):
+            return None
+        owners = {numpy_dtype(self.tensors[n].format.dtype) for n in e.fills if n in self.tensors}
+        return owners.pop() if len(owners) == 1 else None
 
     def apply(self, op: Operator, args, dtypes, line=0):
         """IR for ``op(args)``: builtin operators inline, user functions as C helpers."""
@@ -163,7 +172,8 @@ class ExpressionLowering:
             self.helpers.setdefault(name, ir.Helper(name, op.c_helper([rdt])))
             self.helper_ops.setdefault(name, op)
             return ir.Call(name, tuple(a))
-        if n == "pow" and numpy_dtype(rdt).kind in "iu":   # integers wrap as numpy's (C's pow computes a double)
+        if n == "pow" and numpy_dtype(rdt).kind in "iuc":
+            # (integers wrap as numpy's, where C's pow computes a double; complex 0 ** 0 is 1, C's cpow's NaN)
             name = f"ss_pow_{rdt}"
             self.helpers.setdefault(name, ir.Helper(name, op.c_helper([rdt, rdt])))
             self.helper_ops.setdefault(name, op)

@@ -7,11 +7,20 @@ labels; a label absent from the output is summed, as ``=`` sums the indices the 
 'out[i, k] = T1[i, j] * T2[j, k]'
 >>> from_subscripts("ii", (2,))        # implicit output: the labels used once, sorted
 'out[] = T1[i, i]'
+
+numpy's einsum of bools ands its operands and ors the products (``True + True`` is ``True`` in
+bool arithmetic): given the operands' dtypes, all bool, the operands are joined by ``and`` and the
+labels absent from the output reduced by ``any``:
+
+>>> from_subscripts("ij,j->i", (2, 1), ("bool", "bool"))
+'out[i] = any[j](T1[i, j] and T2[j])'
 """
 
 from __future__ import annotations
 
 from collections import Counter
+
+import numpy as np
 
 from ..errors import UsageError
 
@@ -67,13 +76,19 @@ def parse_subscripts(subscripts: str, count: int) -> tuple[list[str], str]:
     return ins, out
 
 
-def from_subscripts(subscripts: str, ndims: tuple) -> str:
+def from_subscripts(subscripts: str, ndims: tuple, dtypes=None) -> str:
     """The index notation of numpy's ``einsum(subscripts, *operands)`` for operands of ranks
-    ``ndims`` (see the module's examples)."""
+    ``ndims`` and, where known, of ``dtypes`` (see the module's examples)."""
     ins, out = parse_subscripts(subscripts, len(ndims))
     for k, (labels, ndim) in enumerate(zip(ins, ndims), 1):
         if len(labels) != ndim:
             raise UsageError(f"einsum {subscripts!r}: operand {k} has {ndim} axes, and {labels!r} names "
                              f"{len(labels)}")
     reads = [f"{name}[{', '.join(labels)}]" for name, labels in zip(operand_names(len(ins)), ins)]
-    return f"out[{', '.join(out)}] = {' * '.join(reads)}"
+    boolean = dtypes is not None and all(np.dtype(d).kind == "b" for d in dtypes)
+    # (the notation's * and = of bools count in int64; numpy's einsum of bools ands and ors them)
+    product = (" and " if boolean else " * ").join(reads)
+    summed = [c for c in dict.fromkeys("".join(ins)) if c not in out]
+    if summed and boolean:
+        product = f"any[{', '.join(summed)}]({product})"
+    return f"out[{', '.join(out)}] = {product}"

@@ -217,3 +217,19 @@ def test_a_fused_complex_expression_matches_numpy(seed, fmt, fill, strategy):
     got = ss.einsum("y[i] += A[i, j] * conj(B[i, j]) - B[i, j]", A=A, B=B, strategy=strategy).to_numpy()
     with np.errstate(invalid="ignore"):
         same(got, (a * np.conj(b) - b).sum(axis=1))
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_powers_are_numpys(dtype, strategy):
+    # (C's cpow is exp(b log a): glibc's gives NaN for 0 ** 0 where numpy's is 1, and numpy multiplies out
+    # an integer exponent under 100, to the last bit, where cpow rounds otherwise)
+    x = np.array([0, 0, 0, 0, 1 + 2j, -0.5 + 0.25j, 3, 1.5 - 2j, 2j, 0.7 + 0.1j, 1 + 1j, 5 + 5j], dtype)
+    z = np.array([0, 2, -1, 1j, 3, -2, 0.5, 7, -5, 1 + 1j, 1, 99], dtype)
+    with np.errstate(all="ignore"):
+        want = np.power(x, z)
+    tensors = {"x": Tensor.from_numpy(x, "sparse"), "z": Tensor.from_numpy(z, "dense")}
+    kernel = ss.lower("y[i] = pow(x[i], z[i])", strategy, **tensors)
+    for got in (kernel(**tensors).to_numpy(), kernel.interpret(**tensors).to_numpy(), evaluate("y[i] = pow(x[i], z[i])", **tensors)[0]):
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)

@@ -3,6 +3,7 @@ against numpy itself, the dense oracle and the IR interpreter (issue 31 item 2).
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -232,3 +233,77 @@ def test_floored_division_powers_and_shifts_of_bools_are_int8(program, numpy, st
         np.testing.assert_array_equal(got, want)
     got = ss.einsum("y[i] = a[i] // 2", strategy, a=a).to_numpy()
     assert got.dtype == (a // 2).dtype == np.int64
+
+
+def _with_extremes(dtype, values):
+    """``values`` as ``dtype``, its largest value put in first (sums and products past it wrap)."""
+    dt = np.dtype(dtype)
+    top = np.iinfo(dt).max if dt.kind in "iu" else 1
+    return np.concatenate([[top], np.asarray(values)[1:]]).astype(dt)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint8", "int32"])
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_numpys_einsum_call_is_in_numpys_dtype_wrapping_as_numpys(dtype, strategy):
+    # (numpy's einsum sums in its operands' dtype, ors bools; the notation's = counted bools in int64
+    # (2 where numpy says True) and summed int32 in int64 where numpy's wraps in int32)
+    a = np.stack([_with_extremes(dtype, [0, 1, 1, 0]), _with_extremes(dtype, [0, 0, 1, 1])[::-1]])
+    x = _with_extremes(dtype, [0, 3, 1, 2])
+    filled = ss.Tensor.from_numpy(a, "csr", fill=a.flat[1])
+    for subscripts, operands, dense in [("ij,j->i", (a, x), (a, x)), ("ij,j->i", (sp.csr_matrix(a), x), (a, x)),
+                                        ("ij->i", (filled,), (a,)), ("ij,ij->", (a, a), (a, a)),
+                                        ("ij,j->ij", (a, x), (a, x))]:
+        want = np.einsum(subscripts, *dense)
+        got = ss.einsum(subscripts, *operands, strategy=strategy).to_numpy()
+        assert got.dtype == want.dtype, (subscripts, operands)
+        np.testing.assert_array_equal(got, want)
+
+
+EINSUM_DTYPES = ["bool", "int8", "uint8", "int16", "int32", "uint32", "int64", "float32", "complex64"]
+
+
+@settings(max_examples=12, deadline=None)
+@given(adt=st.sampled_from(EINSUM_DTYPES), bdt=st.sampled_from(EINSUM_DTYPES), strategy=st.sampled_from(STRATEGIES),
+       sparse=st.booleans(), seed=st.integers(0, 2 ** 16))
+@example(adt="bool", bdt="bool", strategy="lattice", sparse=True, seed=0)
+@example(adt="int8", bdt="uint8", strategy="looplets", sparse=False, seed=1)
+def test_numpys_einsum_call_over_dtype_pairs_is_numpys(adt, bdt, strategy, sparse, seed):
+    rng = np.random.default_rng(seed)
+    a = np.where(rng.random((3, 4)) < 0.5, 0, rng.integers(-3, 100, (3, 4)))
+    b = np.where(rng.random((4, 2)) < 0.5, 0, rng.integers(-3, 100, (4, 2)))
+    with np.errstate(all="ignore"):
+        a, b = _with_extremes(adt, a.ravel()).reshape(3, 4), b.astype(bdt)
+        want = np.einsum("ij,jk->ik", a, b)
+    got = ss.einsum("ij,jk->ik", sp.csr_matrix(a) if sparse else a, b, strategy=strategy).to_numpy()
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("xdt,udt", [("int8", "uint8"), ("int8", "uint32"), ("int8", "uint64"), ("uint32", "uint8"),
+                                     ("uint64", "uint32")])
+def test_a_fill_beside_an_unsigned_operand_is_not_a_python_int(xdt, udt):
+    # (looplets typed x's fill 0 as a Python int beside u, so 0 - 1 wrapped to 255 where numpy's
+    # int8 - uint8 is the int16 -1, and uint32 - uint8 the uint32 2^32 - 1)
+    x = np.array([127, 0, 3, 0], dtype=xdt)
+    u = np.array([1, 1, 255, 0], dtype=udt)
+    want = x - u
+    tensors = {"x": ss.Tensor.from_numpy(x, "sparse"), "u": ss.Tensor.from_numpy(u, "dense")}
+    for strategy in STRATEGIES:
+        kernel = ss.lower("y[i] = x[i] - u[i]", strategy, **tensors)
+        for got in (kernel(**tensors).to_numpy(), kernel.interpret(**tensors).to_numpy()):
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("program,numpy", [("y[i] = x[i] & u[i]", np.bitwise_and), ("y[i] = x[i] ^ u[i]", np.bitwise_xor)])
+def test_the_lattices_check_of_a_narrow_unsigned_beside_a_uint64(program, numpy):
+    # (the lattice's check widened the uint8 to int64 to see whether a case overflowed, and int64 & uint64
+    # is refused: lowering raised a DTypeError for x & u, which numpy computes in uint64)
+    x = np.array([255, 0, 3, 0, 7], dtype=np.uint8)
+    u = np.array([1, 2 ** 64 - 1, 255, 0, 2 ** 63], dtype=np.uint64)
+    want = numpy(x, u)
+    tensors = {"x": ss.Tensor.from_numpy(x, "sparse"), "u": ss.Tensor.from_numpy(u, "sparse")}
+    kernel = ss.lower(program, "lattice", **tensors)
+    for got in (kernel(**tensors).to_numpy(), kernel.interpret(**tensors).to_numpy(), ss.evaluate(program, **tensors)[0]):
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)

@@ -5,7 +5,10 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
+import compiler as ss
 from compiler import array as xp
 
 
@@ -70,3 +73,93 @@ def test_products_of_dense_arrays_are_in_numpys_dtype_wrapping_as_numpys(dtype, 
         assert out.dtype == want.dtype, (got, strategy)
         np.testing.assert_array_equal(np.asarray(out), want)
     assert xp.sum(x, axis=1).compute(strategy=strategy).dtype == np.sum(a, axis=1).dtype   # (sum promotes)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int32, np.bool_])
+@pytest.mark.parametrize("strategy", ["lattice", "looplets"])
+@pytest.mark.parametrize("format", [None, "csr"])
+def test_a_0d_product_and_vecdot_are_in_numpys_dtype(dtype, strategy, format):
+    # (a 0-d product's sum was written in int64, numpy's tensordot of int32 arrays is int32; vecdot
+    # summed as sum does, int64, and counted bools where numpy's vecdot is int32 and ors bools)
+    info = np.iinfo(dtype) if np.dtype(dtype).kind in "iu" else None
+    big = info.max // 2 + 1 if info is not None else 1
+    a = np.array([[big, 1, 0], [0, big, 3]]).astype(dtype)
+    b = np.array([[1, 2, 0], [3, 1, 1]]).astype(dtype)
+    x = xp.asarray(a, format=format) if format else xp.asarray(a)
+    y = xp.asarray(b)
+    for got, want in [(xp.tensordot(x, y, axes=2), np.tensordot(a, b, axes=2)),
+                      (xp.einsum("ij,ij->", x, y), np.einsum("ij,ij->", a, b)),
+                      (xp.vecdot(x, y), np.vecdot(a, b)), (xp.vecdot(x, y, axis=0), np.vecdot(a, b, axis=0))]:
+        assert got.dtype == want.dtype
+        out = np.asarray(got.compute(strategy=strategy))
+        assert out.dtype == want.dtype
+        np.testing.assert_array_equal(out, want)
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.uint64])
+@pytest.mark.parametrize("strategy", ["lattice", "looplets"])
+def test_mean_of_integers_sums_them_as_floats(dtype, strategy):
+    # (numpy's mean of integers sums float64s; an int64 sum of two values near 2^63 wrapped negative)
+    top = np.iinfo(dtype).max
+    a = np.array([[top, top - 1, 3], [top, 1, 0]], dtype=dtype)
+    x = xp.asarray(a, format="csr")
+    for axis in (None, 1):
+        got = np.asarray(xp.mean(x, axis=axis).compute(strategy=strategy))
+        want = np.mean(a, axis=axis)
+        assert got.dtype == want.dtype == np.float64
+        np.testing.assert_allclose(got, want, rtol=1e-15)
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.uint32])
+@pytest.mark.parametrize("strategy", ["lattice", "looplets"])
+@pytest.mark.parametrize("format", [None, "csr"])
+def test_sums_through_shape_operators_are_integer_arithmetic(dtype, strategy, format):
+    # (the lattice's sequence kernels multiplied each term by the typed 1 of the sum as 1.0: a sum of
+    # int64 values went through doubles, exact only to 2^53)
+    exact = 2 ** 53 + 1 if np.dtype(dtype).itemsize == 8 else np.iinfo(dtype).max
+    a = np.array([[7, exact, 2, 0], [0, 3, exact, 1]], dtype=dtype)
+    x = xp.asarray(a, format=format) if format else xp.asarray(a)
+    for got, want in [(xp.sum(x[:, 1:], axis=1), np.sum(a[:, 1:], axis=1)),
+                      (xp.sum(xp.concat([x, x], axis=1), axis=1), np.sum(np.concatenate([a, a], axis=1), axis=1)),
+                      (xp.sum(xp.reshape(x, (-1,))), np.sum(a))]:
+        out = np.asarray(got.compute(strategy=strategy))
+        assert out.dtype == want.dtype
+        np.testing.assert_array_equal(out, want)
+        assert "1.0" not in ss.lower(got, strategy=strategy).c_source
+
+
+PAIRS = ["bool", "int8", "uint8", "int16", "int32", "uint32", "int64", "float32"]
+
+
+@settings(max_examples=10, deadline=None)
+@given(adt=st.sampled_from(PAIRS), bdt=st.sampled_from(PAIRS), strategy=st.sampled_from(["lattice", "looplets"]),
+       sparse=st.booleans(), seed=st.integers(0, 2 ** 16))
+@example(adt="int16", bdt="int16", strategy="lattice", sparse=True, seed=3)
+def test_products_over_dtype_pairs_are_numpys(adt, bdt, strategy, sparse, seed):
+    rng = np.random.default_rng(seed)
+    with np.errstate(all="ignore"):
+        a = np.where(rng.random((2, 3)) < 0.4, 0, rng.integers(-5, 2 ** 15, (2, 3))).astype(adt)
+        b = np.where(rng.random((2, 3)) < 0.4, 0, rng.integers(-5, 2 ** 15, (2, 3))).astype(bdt)
+    x = xp.asarray(a, format="csr" if sparse else None)
+    y = xp.asarray(b)
+    for got, want in [(x @ y.T, a @ b.T), (xp.vecdot(x, y), np.vecdot(a, b)), (xp.tensordot(x, y, axes=2), np.tensordot(a, b, axes=2))]:
+        assert got.dtype == want.dtype
+        out = np.asarray(got.compute(strategy=strategy))
+        assert out.dtype == want.dtype
+        np.testing.assert_array_equal(out, want)
+
+
+@pytest.mark.parametrize("strategy", ["lattice", "looplets"])
+@pytest.mark.parametrize("format", [None, "csr"])
+def test_a_wrapped_product_under_an_operator_is_numpys(strategy, format):
+    # (the notation's sum of a product of int32 arrays counts in int64: under an operator, or summed
+    # again, it went on unwrapped where numpy's int32 matmul had wrapped to -2^31)
+    a = np.array([[2 ** 30, 2 ** 30, 0], [1, 0, 2]], np.int32)
+    b = np.array([[2, 1], [1, 1], [0, 3]], np.int32)
+    x = xp.asarray(a, format=format) if format else xp.asarray(a)
+    y = xp.asarray(b)
+    for got, want in [((x @ y) > 0, (a @ b) > 0), ((x @ y) // 3, (a @ b) // 3),
+                      (xp.sum(x @ y, axis=1), np.sum(a @ b, axis=1)), (xp.vecdot(x, y.T) < 0, np.vecdot(a, b.T) < 0)]:
+        out = np.asarray(got.compute(strategy=strategy))
+        assert out.dtype == want.dtype == got.dtype
+        np.testing.assert_array_equal(out, want)

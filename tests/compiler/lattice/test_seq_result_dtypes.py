@@ -39,3 +39,26 @@ def test_a_shape_operator_statements_result_is_numpys_type(dtype, values, fmt, h
     got = ss.lower(program, "lattice", A=A)(A=A).to_numpy()
     assert got.dtype == oracle.dtype == a[1:].sum().dtype
     np.testing.assert_array_equal(got, a[1:].sum())
+
+
+@settings(max_examples=8, deadline=None)
+@given(dtype=st.sampled_from(["int32", "int8", "uint8", "int64"]), fmt=st.sampled_from(["dense", "sparse"]),
+       program=st.sampled_from(["c[k] = slice(x[i], i -> k, (1, 4, 1)) * 2",
+                                "c[k] = slice(x[i], i -> k, (1, 4, 1)) + 2147483647",
+                                "c[] = sum[k](slice(x[i], i -> k, (0, 3, 1)) * 3)",
+                                "c[] = sum[k](slice(x[i], i -> k, (0, 3, 1)) * slice(x[i], i -> k, (1, 4, 1)))"]))
+@example(dtype="int32", fmt="dense", program="c[] = sum[k](slice(x[i], i -> k, (0, 3, 1)) * 3)")
+@example(dtype="int8", fmt="sparse", program="c[] = sum[k](slice(x[i], i -> k, (0, 3, 1)) * slice(x[i], i -> k, (1, 4, 1)))")
+def test_integer_literals_and_products_are_integer_arithmetic_in_numpys_dtype(dtype, fmt, program):
+    # (an int literal was the double 1.0, 2.0, so a sum of int64 went through doubles, exact only to 2^53;
+    # as an integer, C computes int32 * 2 in 32 bits where numpy's int64 literal makes it int64, and int8 * int8
+    # in int where numpy wraps at 8 bits: each operand is cast to numpy's dtype, a narrow result cast back)
+    top = np.iinfo(dtype).max
+    v = np.array([top, top // 2 + 1, 0, 7], dtype=dtype)
+    x = ss.Tensor.from_numpy(v, fmt)
+    want, _ = ss.evaluate(program, x=x)
+    kernel = ss.lower(program, "lattice", x=x)
+    got = kernel(x=x).to_numpy()
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+    assert "1.0" not in kernel.c_source and "2.0" not in kernel.c_source and "3.0" not in kernel.c_source

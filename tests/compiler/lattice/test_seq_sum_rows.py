@@ -81,7 +81,7 @@ def test_the_rows_are_plain_c():
     # workspace's CSR, which the output's loops read, applying the operator)
     assert "w_next[j] += 1;" in src and "w1_idx[t] = m;" in src and "w_row[m] += w_val[p];" in src, src
     assert "w1_idx[kept] = m;" in src and "w1_pos[j] = kept;" in src
-    assert "w_val[pw1] * 2.0 + 1.0" in src.replace("_2]", "]"), src
+    assert "w_val[pw1] * 2 + 1" in src.replace("_2]", "]"), src
     # (no array of the matrix's every entry: 3 x 4 = 12)
     assert "alloc_array(12," not in src
     # (a CSC output's workspace is stored by column: w[m, j])

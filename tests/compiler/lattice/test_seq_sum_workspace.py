@@ -73,7 +73,7 @@ def test_the_workspace_is_plain_c():
     src = k.c_source
     # (the terms added into the workspace at the columns the rows store, then one loop over it doubles each)
     assert "w_val[j] += A_val[pA1];" in src and "w_val[j] += A1_val[pA11];" in src, src
-    assert "c_val[j] = w_val[pw0] * 2.0;" in src, src
+    assert "c_val[j] = w_val[pw0] * 2;" in src, src   # (the program's int 2, as written)
     assert "free(w_val);" in src
     # (a sparse vector appends each coordinate where the doubled sum is not the fill)
     k, _ = workspace_kernel(TWICE, "sparse", A=A, A1=A1)
