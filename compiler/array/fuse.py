@@ -543,6 +543,10 @@ def output_format(node: Node, format, tensors: dict):
 REFINED_WHY = ("; each reshape of several axes to several as each axis split into the pieces both sides' axes "
                "divide, then collapsed (compiler.array.reshapes.refined_group): a split after a collapse read an "
                "input converted before each call")
+# (the forms of lower_node's attempts that fuse shape operators other than as written, each as the trace says it)
+RESHAPES_AS = {"whole": "each reshape a split of its whole ravel",
+               "refined": "each reshape's axes split before they are collapsed",
+               "pushed": "each reshape of an elementwise operator on its operands"}
 PUSHED_WHY = ("; each reshape of an elementwise operator as the operator of its operands reshaped "
               "(compiler.array.pushed_reshapes): the reshape of the operator was refused")
 
@@ -624,12 +628,8 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
             if fuse == "refined" and held is not None:
                 return held
             what = "the statement with its shape operators" if fuse else "the fused statement"
-            if fuse == "whole":
-                what += " (each reshape a split of its whole ravel)"
-            elif fuse == "refined":
-                what += " (each reshape's axes split before they are collapsed)"
-            elif fuse == "pushed":
-                what += " (each reshape of an elementwise operator on its operands)"
+            if fuse in RESHAPES_AS:
+                what += f" ({RESHAPES_AS[fuse]})"
             by = f"the {strategy} strategy" if strategy else "both strategies"
             if order is not None:
                 what += f" into {order.upper()} ({ORDER_WHY[order]})"
@@ -695,12 +695,8 @@ def attempt_text(node: Node, format, split: bool, default_sparse: bool, fuse, or
     """
     if fuse:
         text = "the statement with its shape operators"
-        if fuse == "whole":
-            text += ", each reshape a split of its whole ravel"
-        elif fuse == "refined":
-            text += ", each reshape's axes split before they are collapsed"
-        elif fuse == "pushed":
-            text += ", each reshape of an elementwise operator on its operands"
+        if fuse in RESHAPES_AS:
+            text += f", {RESHAPES_AS[fuse]}"
     else:
         text = ("its shape operators computed on their stored entries" if _has_shape_ops(node)
                 else "the fused statement")
