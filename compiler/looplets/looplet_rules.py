@@ -47,6 +47,7 @@ from .looplet_access import (cut_alike, looplets_of, replace_looplets, style_of,
 from .looplet_provenance import looplet_origin, looplet_what, too_many_looplets
 from .looplets import (AcceptRun, Case, Fill, Jumper, Lookup, Run, Sequence, Spike, Stepper, Switch, Thunk,
                        resolve, truncate, unshift)
+from .merged_walks import MOST_REGIONS, merged_walk, mergeable_walks, walks_end
 from .phase_order import merge_order
 from .point_steps import required_of, spike_parts
 from .program import Extent, Loop, Value, is_pass, substitute, uses
@@ -282,6 +283,15 @@ class LoopletRules:
         guarded by ``if (start < stop)``; the other looplets are truncated to it.
         """
         seqs = [l for l in found if isinstance(l, Sequence)]
+        walks = mergeable_walks(seqs)
+        if walks is not None and self._regions_above(i, body, seqs, MOST_REGIONS):   # (one loop: merged_walks)
+            end = Var(self.fresh("walks_end"))
+            merged = {id(s): merged_walk(s, end, self.fresh) for s in walks}
+            new = replace_looplets(body, i, lambda l: merged.get(id(l), l), only=(Sequence,))
+            self.record("lower:Sequence", body, new, note=self._note(
+                f"{len(walks)} walks merged into one loop, each on past its entries to the end of the last", i, ext))
+            self.ctx.facts.define(end, walks_end(walks), "where the last of the merged walks ends")
+            return [Declare(end, "int64", walks_end(walks))] + self.lower_looplets(i, ext, new, line)
         # (a phase of a fiber coiterated with another's: what a walk there reads is a tail the
         # merge left, the entries of A past B's last in A + B, rarely long; see lower_positions)
         merged = len(seqs) > 1 or getattr(ext, "merged", False)
@@ -377,6 +387,22 @@ class LoopletRules:
             out.append(Declare(s_var, "int64", stop))
             out.append(If(test, code + [IAssign(pos, s_var)]))
         return out
+
+    def _regions_above(self, i, body, seqs, most) -> bool:
+        """Whether more than ``most`` combinations of the phases of ``seqs`` do something, each
+        differently: the fewest loops their product lowers (neighbours alike are one region,
+        :func:`~.phase_order.merge_order`). Few where one walk past its entries makes others idle,
+        as in ``(a & b & c) | d``: every combination with ``a``, ``b`` or ``c`` past its entries is
+        ``d`` alone."""
+        bodies = self._combination_bodies(i, body, seqs)
+        seen: list = []
+        for key in itertools.product(*[range(len(s.phases)) for s in seqs]):
+            b = bodies(key)
+            if b is not None and b not in seen:
+                seen.append(b)
+                if len(seen) > most:
+                    return True
+        return False
 
     def _entered(self, start, pos, stop, s_var):
         """The test that the first combination, from ``pos`` (which is ``start``) to ``s_var`` (which

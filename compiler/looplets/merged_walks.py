@@ -1,0 +1,100 @@
+"""Walks of many sparse fibers merged into one loop, as the lattice merges its loops (issue 30).
+
+A SparseList fiber unfurls to two phases, its stored entries up to ``last`` (a Stepper) and its
+fill after them. A loop coiterating k such fibers lowers the product of their phases: 2^k
+combinations, each a loop of its own over the steppers still walking, whose step is a case per
+subset of them (3^k cases in all). ``where(a != b, where(c == d, d, e), 0.0)`` over five sparse
+vectors of different fills was thousands of lines of C; r7 of issue 30 stopped after 20,000
+looplet lowerings.
+
+From four fibers on, where the product would lower more than seven loops (more than seven of its
+combinations do something, each differently: the lattice's threshold), each walk runs on past its
+last entry until the last of them ends: its stepper's child past its entries is its fill to the end
+of that region (a position out of entries holds a stop no step reaches: its test of the step's end
+fails, and it reads nothing). The k sequences then share their phase stop, ``max(lastA, lastB,
+...)``: of the 2^k combinations one walks them all, one is all fills, and every mixed one is
+provably empty. The step's 2^k cases stay, each once. Where one walk past its entries makes
+others idle, as ``(a & b & c) | d`` or the bitwise erosion's rows beside their padding, the
+product's combinations are few regions, whose steps are each one point (:mod:`.point_steps`):
+cheaper than the merged step's cases, they stay.
+
+>>> from compiler.format import csr
+>>> from compiler.looplets.fibers import TensorInfo, UnfurlContext, child_fiber
+>>> from compiler.looplets.levels import unfurl
+>>> from compiler.imperative.ir import Var
+>>> ctx = UnfurlContext()
+>>> seqs = [unfurl(child_fiber(TensorInfo.from_format(t, csr()).root(), Var("i")), ctx, "read").body
+...         for t in "ABCD"]
+>>> walks = mergeable_walks(seqs)
+>>> merged = merged_walk(walks[0], Var("walks_end"), ctx.fresh)
+>>> print(merged.phases[0].stop, "/", walks_end(walks[:2]))
+walks_end / lastA > lastB ? lastA : lastB
+>>> print(str(merged.phases[0].body.preamble[0]).strip())
+int64 jA = qA < qA_stop ? A1_idx[qA] : 0;
+>>> print(str(merged.phases[0].body.preamble[1]).strip())
+int64 qA_end = qA < qA_stop ? jA + 1 : walks_end + 1;
+>>> mergeable_walks(seqs[:3]) is None
+True
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..imperative.ir import BinOp, Const, Declare, Select, Var
+from ..imperative.traverse import pure
+from . import extents as X
+from .looplets import Fill, Phase, Sequence, Stepper, unshift
+
+#: the fewest walks merged into one loop: four (2^4 = 16 combinations of phases; three keep the
+#: product, whose loops a student compares with the papers', as the lattice keeps TACO's seven)
+MERGE_FROM = 4
+
+#: the most loops the product of phases lowers beside merged walks: seven, as the lattice keeps TACO's
+#: seven loops (fewer regions are cheaper unmerged: their steps are points where one walk makes others idle)
+MOST_REGIONS = 7
+
+
+def walk_then_fill(seq) -> bool:
+    """Whether ``seq`` is a fiber's walk of its stored entries up to its ``last``, then its fill:
+    a stepper with positions, whose step starts with declarations only (a SparseList's)."""
+    if not isinstance(seq, Sequence) or len(seq.phases) != 2:
+        return False
+    (walk, tail) = seq.phases
+    s = unshift(walk.body)
+    return (isinstance(s, Stepper) and s.positions is not None and not s.from_end and tail.stop is None
+            and isinstance(unshift(tail.body), Fill) and walk.stop is not None
+            and X.prove_eq(walk.stop, s.positions.last)
+            and all(isinstance(st, Declare) and pure(st.init) for st in s.preamble))
+
+
+def mergeable_walks(seqs) -> list | None:
+    """The walk-then-fill sequences among ``seqs`` (:func:`walk_then_fill`) when there are
+    :data:`MERGE_FROM` or more, else None."""
+    walks = [s for s in seqs if walk_then_fill(s)]
+    return walks if len(walks) >= MERGE_FROM else None
+
+
+def walks_end(walks):
+    """Where the last of ``walks`` ends: the greatest of their ``last``."""
+    return X.imax(*[s.phases[0].stop for s in walks])
+
+
+def merged_walk(seq, end, fresh) -> Sequence:
+    """The walk-then-fill sequence ``seq`` walking on to ``end`` (a local holding :func:`walks_end`),
+    then its fill; ``fresh`` names the local of its child's stop."""
+    s = unshift(seq.phases[0].body)
+    return Sequence((Phase(end, _run_on(s, end, Var(fresh(f"{s.positions.q.name}_end")))), seq.phases[1]))
+
+
+def _run_on(s: Stepper, end, stop: Var) -> Stepper:
+    """``s`` walking on past its entries: a position out of them reads nothing (its step's
+    declarations take a zero) and its child, which ends at ``stop``, ends at ``end + 1`` past every
+    step before ``end``, so it is cut (its fill) and never moved on. Without positions, so no
+    lowering takes it for a lone fiber's walk and no merge takes it again. (``stop`` a local: the
+    step's stop is the least of the walks', whose spelled-out terms each least repeats.)"""
+    P = s.positions
+    inside = BinOp("<", P.q, P.q_stop)
+    preamble = tuple(replace(st, init=Select(inside, st.init, Const(0, st.dtype))) for st in s.preamble)
+    preamble += (Declare(stop, "int64", Select(inside, s.stop, X.add(end, 1))),)
+    return replace(s, stop=stop, preamble=preamble, positions=None, state=P.q, descent=None)
