@@ -176,9 +176,10 @@ def _check_names(program: Assign) -> None:
 
 
 #: what a tensor given as a scalar is (a 0-d tensor whose fill, for the oracle, is its value)
-def _as_format(name: str, value, ndim: int | None) -> Format:
-    if isinstance(value, (Tensor, np.ndarray)) and ndim is not None and value.ndim != ndim:
-        # (before either strategy: each would take it for a statement it cannot lower)
+def _as_format(name: str, value, ndim: int | None, statement: bool = True) -> Format:
+    if statement and isinstance(value, (Tensor, np.ndarray)) and ndim is not None and value.ndim != ndim:
+        # (before either strategy: each would take it for a statement it cannot lower; a loop program's
+        # accesses may go through wrappers of another rank, swizzle(A, 1, 0, 2), which it checks by line)
         raise ShapeError(f"tensor {name} has {value.ndim} mode(s) (shape {value.shape}) but the program "
                          f"indexes it with {ndim} index(es)")
     if isinstance(value, Tensor):
@@ -545,7 +546,8 @@ def _lower(program, strategy, checked, functions, trace, options, tensors, facts
             raise UsageError(f"{misplaced[0]}={tensors[misplaced[0]]!r} is no tensor of the program (its tensors "
                              f"are {', '.join(ndims)}): options of the lowering go in "
                              f"options={{{misplaced[0]!r}: ...}}")
-        formats = {name: _as_format(name, value, ndims.get(name)) for name, value in tensors.items()}
+        formats = {name: _as_format(name, value, ndims.get(name), isinstance(parsed, Assign))
+                   for name, value in tensors.items()}
         for name in ndims:
             if name not in formats and not (isinstance(parsed, Assign) and name == parsed.lhs.tensor):
                 raise UsageError(f"no format or tensor given for {name}")
