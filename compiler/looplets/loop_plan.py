@@ -102,7 +102,8 @@ class LoopPlanner:
         self.rhs = rhs
         self.taken.clear()
         self.taken.update(taken)
-        for made_by_plan in (self.depth, self.one_step, self.split_steps, self.stepped, self.reads):
+        for made_by_plan in (self.depth, self.one_step, self.split_steps, self.stepped, self.column_major,
+                              self.reads):
             made_by_plan.clear()
 
     def fresh(self, base: str) -> str:
