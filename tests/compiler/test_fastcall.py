@@ -419,3 +419,26 @@ def test_a_shape_operator_kernel_takes_the_fast_path_for_shapes_checked_before(s
     assert fast(short) is None
     with pytest.raises(ss.ShapeError):
         k(**short)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5), st.integers(0, 4)), min_size=1, max_size=5),
+       st.sampled_from(sorted(SHAPE_PROGRAMS)))
+def test_calls_of_a_shape_kernel_on_shapes_old_and_new_agree_with_the_oracle(shapes, program):
+    # (one looplets kernel, which any shapes suit, called on a sequence of shapes: each call's result is the
+    # oracle's, or the ShapeError of shapes its premises refuse, whichever path takes it)
+    prog = SHAPE_PROGRAMS[program]
+    b0 = ss.Tensor.from_numpy(_csr(6, 5, 0.5, 1), "csr", name="B")
+    k = ss.lower(prog, strategy="looplets", D="csr", B=b0, C=b0) if "C[" in prog else \
+        ss.lower(prog, strategy="looplets", D="csr", B=b0)
+    for m, c, seed in shapes * 2:          # (each set of shapes again: the second time the fast path's)
+        b = ss.Tensor.from_numpy(_csr(m, c, 0.5, seed), "csr", name="B")
+        other = ss.Tensor.from_numpy(_csr(m if program == "hstack" else m + 1, c, 0.5, seed + 1), "csr", name="C")
+        tensors = {"B": b, "C": other} if "C[" in prog else {"B": b}
+        try:
+            want = ss.evaluate(prog, **tensors)[0]
+        except ss.ShapeError:
+            with pytest.raises(ss.ShapeError):
+                k(**tensors)
+            continue
+        np.testing.assert_array_equal(k(**tensors).to_numpy(), want)
