@@ -72,10 +72,10 @@ True
 
 from __future__ import annotations
 
-from dataclasses import fields, is_dataclass, replace
+from dataclasses import replace
 
 from .blockcopy import copy_run, match
-from .ir import (Assign, BinOp, Comment, CompoundAssign, Const, Declare, Expr, For, If, Load, Select, Store,
+from .ir import (Assign, BinOp, Block, Comment, CompoundAssign, Const, Declare, Expr, For, If, Load, Select, Store,
                  Tagged, Var, While)
 from .traverse import fresh_namer, map_bodies, untagged, walk
 
@@ -108,7 +108,7 @@ def _rewrite(stmts: list, dtypes: dict, fresh, leave) -> list:
         if spanned is None:
             out.append(map_bodies(s, lambda body: _rewrite(list(body), dtypes, fresh, leave)))
         elif tag is not None:
-            out.append(replace(tag, body=tag.body.__class__(tuple(spanned))))
+            out.append(replace(tag, body=Block(tuple(spanned))))
         else:
             out += spanned
     return out
@@ -203,8 +203,10 @@ def _span(loop, r: str, stop: Expr, body: list, dtypes: dict, fresh, leave):
     entry = [*c.locals.values(), *c.stores.values(), *([c.keep] if c.keep is not None else ())]
     if pos in written or any(isinstance(n, Var) and n.name in row_names for n in walk(tuple(entry))):
         return None
+    # (a row's end stored at a slot of the row: the append's position, count and locals are not the row's)
+    moved = {c.q, nnz, *c.locals}
     if any(x.value != Var(nnz) or x.buffer in c.stores or any(isinstance(n, Load) or isinstance(n, Var)
-                                                                and n.name == nnz for n in walk(x.index))
+                                                                and n.name in moved for n in walk(x.index))
            for x in rows.ends):
         return None
     if any(isinstance(n, Var) and n.name == nnz for v in rows.values.values() if v is not None for n in walk(v)):
@@ -229,21 +231,6 @@ def _span(loop, r: str, stop: Expr, body: list, dtypes: dict, fresh, leave):
 
 def _is_one(e) -> bool:
     return isinstance(e, Const) and e.value == 1 and not isinstance(e.value, bool)
-
-
-def _renamed(node, old: str, new: Var):
-    """``node`` with every ``Var(old)`` in it (read or assigned) named ``new``."""
-    if isinstance(node, Var):
-        return new if node.name == old else node
-    if not is_dataclass(node):
-        return node
-    changes = {}
-    for f in fields(node):
-        v = getattr(node, f.name)
-        got = tuple(_renamed(x, old, new) for x in v) if isinstance(v, tuple) else _renamed(v, old, new)
-        if got != v:
-            changes[f.name] = got
-    return replace(node, **changes) if changes else node
 
 
 def _replaced(node, target, stmts: list):

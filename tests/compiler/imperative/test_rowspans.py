@@ -175,6 +175,9 @@ def test_the_pass_spans_rows_and_keeps_them_for_a_dropped_value():
     _rows(append=_append(row_read=True)),                                 # (an entry stores its row)
     For(J, 0, Var("B0_size"), [Declare(Q, "int64", Load("B1_pos", J + 2)),   # (rows not consecutive)
                                Declare(Var("qB_stop"), "int64", Load("B1_pos", J + 3)), _append()]),
+    For(J, 0, Var("B0_size"), [Declare(Q, "int64", Load("B1_pos", J)),       # (a count stored where the append
+                               Declare(Var("qB_stop"), "int64", Load("B1_pos", J + 1)),   # left its position)
+                               _append(), Store("D1_pos", Q, N)]),
 ])
 def test_what_is_no_run_of_rows_is_left_as_it_is(loop):
     assert row_spans([loop], DTYPES) == [loop]
