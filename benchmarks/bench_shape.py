@@ -302,8 +302,8 @@ CSR .* CSR 11.2 -> 4.9 ms (lattice 4.9), CSR + CSR 21.6 -> 10.3 ms (lattice 11.2
 The rows below scipy (24b, 24e, 24f). The CSR vstack now copies each operand's entries whole
 (:mod:`compiler.imperative.rowspans`, both strategies: one SIMD copy counting dropped values, then
 the rows counted from the operand's ``pos``; the rows appended one by one only when a value was
-dropped): its C alone, from a C driver, 0.54-0.59 -> 0.50 ms, the memcpy bound's time. And a
-shape-operator kernel's call takes the fast path (:mod:`compiler.fastcall`) once the general path
+dropped): its C alone, from a C driver, 0.54-0.59 -> 0.47-0.53 ms (its memcpy bound 0.45-0.51
+ms). And a shape-operator kernel's call takes the fast path (:mod:`compiler.fastcall`) once the general path
 has checked its shapes' premises: 23-25 us -> 5-8 us a call, which was 15% of the row slice's time.
 Three alternated pairs, main (5d1253b) then after, ``bench_shape_bound.py --clock cpu --only
 24a,...,24f --repeat 10`` at a load of 6-7 on 2 cores (ratios over scipy measured in the same run):

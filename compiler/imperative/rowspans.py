@@ -18,8 +18,8 @@ the row but the entry's position (no row coordinate stored, as a COO output woul
 entries are one run, copied in one SIMD loop by
 :func:`compiler.imperative.blockcopy.copy_run`, which counts the values the filter drops as it
 goes (scipy's vstack copies each operand's arrays whole; row by row, each row's run paid its
-set-up, growth checks and tail: 0.57 against 0.50 ms for 1M entries, the C alone). The rows'
-counts follow from ``B1_pos`` when the copy dropped no value (a stored fill), so the loop over the
+set-up, growth checks and tail: 0.54-0.59 against 0.47-0.53 ms for 1M entries, the C alone).
+The rows' counts follow from ``B1_pos`` when the copy dropped no value (a stored fill), so the loop over the
 rows stays, counting only; a run that dropped one is appended again row by row, as before (and
 :func:`~compiler.imperative.blockcopy.block_copy` makes each row's append a block copy there)::
 
