@@ -298,6 +298,34 @@ takes A, b, A, b, ... and every branch is predicted) the branches are 3.5x faste
 branch-free form (5.3 ms), which its unfused form's plain intersection of two vectors takes (5.5
 -> 6.2 ms). The kernels alone (20k x 20k, 1M entries each, min of 10, median of 3, load 3-6):
 CSR .* CSR 11.2 -> 4.9 ms (lattice 4.9), CSR + CSR 21.6 -> 10.3 ms (lattice 11.2).
+
+The rows below scipy (24b, 24e, 24f). The CSR vstack now copies each operand's entries whole
+(:mod:`compiler.imperative.rowspans`, both strategies: one SIMD copy counting dropped values, then
+the rows counted from the operand's ``pos``; the rows appended one by one only when a value was
+dropped): its C alone, from a C driver, 0.54-0.59 -> 0.47-0.53 ms (its memcpy bound 0.45-0.51
+ms). And a shape-operator kernel's call takes the fast path (:mod:`compiler.fastcall`) once the general path
+has checked its shapes' premises: 23-25 us -> 5-8 us a call, which was 15% of the row slice's time.
+Three alternated pairs, main (5d1253b) then after, ``bench_shape_bound.py --clock cpu --only
+24a,...,24f --repeat 10`` at a load of 6-7 on 2 cores (ratios over scipy measured in the same run):
+
+    fig  looplets before -> after    lattice before -> after    looplets/bound before -> after
+    24a  4.40-4.71x -> 4.64-4.81x    5.25-6.06x -> 5.79-6.55x   1.35-1.45 -> 1.13-1.34
+    24b  1.35-1.64x -> 1.22-1.74x    1.37-1.70x -> 1.21-1.83x   1.22-1.42 -> 1.17-1.40
+    24c  1.57-1.97x -> 1.74-1.95x    1.88-2.18x -> 2.06-2.39x   1.21-1.51 -> 1.00-1.26
+    24d  2.34-2.83x -> 3.00-3.24x    2.31-3.04x -> 3.24-3.26x   0.69-1.41 -> 1.10-1.16
+    24e  0.97-1.06x -> 1.08-1.19x    0.98-1.04x -> 1.10-1.23x   1.44-1.51 -> 1.17-1.37
+    24f  0.98-1.07x -> 1.22-1.40x    0.95-1.24x -> 1.14-1.38x   1.12-1.37 -> 1.14-1.24
+    Fig. 24 geomean over scipy: looplets 1.78-1.81x -> 1.92-2.04x, lattice 1.90-1.95x -> 2.08-2.23x,
+    bound 2.03-2.53x -> 2.21-2.50x (paper 1.66x)
+
+(24a-24d have the same C before and after: their moves are the call's 15-20 us and the machine.)
+``bench_shape.py --no-pydata --clock cpu --repeat 7``, four alternated pairs at the same load: Fig. 24
+looplets 1.55-1.82x (median 1.69x) -> 1.88-2.05x (median 1.97x), lattice 1.28-1.86x -> 1.80-2.38x; its
+single rows wander by 2x between runs (24f's scipy 0.14-0.52 ms). On this loaded machine main's
+geometric mean is itself above the paper's 1.66x; the quiet-host runs of the last stop (1.49-1.51x)
+were not repeated. What stays over the bound: the COO hstack (24b) scans each part's row for its end,
+then copies it (rows of 25 entries: the scan's exit and the vector loop's set-up and tail per row);
+the row slice (24f) the count of the kept rows' entries and the call.
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ from .compression import COMPRESS_EXTENT
 from .reused_outputs import Reused, mark_cleared_off_entries
 from .tensor import Tensor
 
-__all__ = ["FastCall", "fast_call"]
+__all__ = ["FastCall", "extents_code", "fast_call"]
 
 
 def fast_call(kernel, wanted=None):
@@ -45,8 +45,10 @@ def fast_call(kernel, wanted=None):
     generated source in ``.code``); ``None`` instead of a function when its
     calls need the general path every time (a checked kernel, conversions or copies of inputs,
     an output checked against writes that may reach past it by more than a look at one extent
-    tells (an hstack's ``D[i, j + 3]``), shape operators, whose premises each call checks for its
-    shapes); a call whose extent of a compressible index is huge (a hypersparse SpGEMM's columns,
+    tells (an hstack's ``D[i, j + 3]``)); a kernel of shape operators takes a call whose shapes the
+    general path checked their premises for before (kept by :meth:`compiler.runtime.Kernel.bind`),
+    and one lowered for its tensors' shapes only those shapes (a 300 x 300 row slice spent 25 of its
+    170 us in the general path, 6 here); a call whose extent of a compressible index is huge (a hypersparse SpGEMM's columns,
     see :mod:`compiler.compression`) takes the general path, which renumbers it. An output a
     program updates starts at its fill, as in the general path, when the call does not give it (a
     call that gives it, to update in place, takes the general path); an earlier result given as
@@ -57,14 +59,13 @@ def fast_call(kernel, wanted=None):
     outputs) the others are None there, and the arrays the kernel grew for them are freed at once
     (an intermediate its caller never reads)."""
     low = kernel.lowered
-    if kernel.compiled.checked or low.copies or low.conversions or getattr(kernel, "shape_operators", False) \
-            or low.shapes:   # (a kernel lowered for its tensors' shapes: each call checks them)
+    if kernel.compiled.checked or low.copies or low.conversions:
         return None
     inputs = set(kernel.formats) - set(kernel.output_names)
     for view in _views(kernel):
         out, plan = view.lowered, view._plan()
         if (not _writes_checked(out.output_writes, plan.shape_from, inputs)
-                or out.validate_output or plan.at_most_one or plan.shape_from is None):
+                or out.validate_output or plan.at_most_one or extents_code(out.output_shape, inputs) is None):
             return None
     try:
         return FastCall(kernel, wanted).function
@@ -188,6 +189,22 @@ class FastCall:
                     continue   # (an index used twice in one mode of a tensor: A[r - 1, c] and A[r, c])
                 lines.append(f"    if s_{t}[{m}] != s_{t0}[{m0}]:")
                 lines.append("        return None   # (the general path says which index disagrees)")
+        for t, shape in kernel.lowered.shapes:
+            # (a kernel lowered for its tensors' shapes, the lattice's of shape operators: others are the
+            # general path's, which says what differs)
+            if t in self.names:
+                g[f"SHAPE_{t}"] = tuple(shape)
+                lines.append(f"    if s_{t} != SHAPE_{t}:")
+                lines.append("        return None")
+        if getattr(kernel, "shape_operators", False):
+            # (the shapes' premises, |k| = |i|·|j|, a slice inside its extent..., are inferred by the general
+            # path once per set of shapes, which it keeps (Kernel.bind): a set it has not checked goes there)
+            if plan.resets or plan.in_place:
+                raise _Unplanned("an output given to reuse beside shape operators")
+            g["HELD"], g["PROGRAM"] = kernel.__dict__.setdefault("_premises_held", set()), id(kernel.program)
+            key = ", ".join(f"({n!r}, s_{n})" for n in kernel.formats if n in self.names)
+            lines.append(f"    if (PROGRAM, ({key},)) not in HELD:")
+            lines.append("        return None")
         if plan.compression is not None:
             g["COMPRESS_EXTENT"] = COMPRESS_EXTENT
             for _, uses, _ in plan.compression.plans:
@@ -278,7 +295,7 @@ class FastCall:
         if output is None:
             raise _Unplanned("the output's fill depends on the extents of each call")
         g[f"OUTPUT{k}"] = output
-        shape = [str(e) if e.__class__ is int else f"s_{e[0]}[{e[1]}]" for e in plan.shape_from]
+        shape = extents_code(low.output_shape, set(view.formats) - set(view.output_names))
         lines.append(f"    shape{k} = ({', '.join(shape)}{',' if len(shape) == 1 else ''})")
         storage = [shape[m] for m in low.output_format.mode_order]
         n = f"n{k}_" if k else "n"
@@ -376,6 +393,32 @@ def _length(n: str, fmt, array: str, level: int) -> str:
 def _views(kernel) -> list:
     """The kernel of each output (one for a kernel of one output; see ``Kernel.output_views``)."""
     return kernel.output_views() if kernel.lowered.outputs else [kernel]
+
+
+def extents_code(extents: tuple, inputs) -> list[str] | None:
+    """The Python expression of each output extent (``Lowered.output_shape``: a constant, an input's
+    mode ``(tensor, mode)``, or a sum, product, max or min of such, as
+    :func:`compiler.runtime.extent_value` evaluates them) over the generated call's shapes ``s_<tensor>``,
+    or None when one is something else (the general path works it out).
+
+    >>> extents_code((("B", 0), ("+", ("B", 1), ("C", 1)), 3), {"B", "C"})
+    ['s_B[0]', '(s_B[1] + s_C[1])', '3']
+    >>> extents_code((("//", ("B", 0), 2),), {"B"}) is None
+    True
+    """
+    def code(e):
+        if isinstance(e, (int, np.integer)) and not isinstance(e, bool):
+            return str(int(e)) if e >= 0 else None
+        if not isinstance(e, tuple) or not e:
+            return None
+        if len(e) == 2 and isinstance(e[0], str) and e[0] in inputs and isinstance(e[1], (int, np.integer)):
+            return f"s_{e[0]}[{int(e[1])}]"
+        parts = [code(x) for x in e[1:]] if e[0] in ("+", "*", "max", "min") else [None]
+        if not parts or None in parts:
+            return None
+        return f"({f' {e[0]} '.join(parts)})" if e[0] in ("+", "*") else f"{e[0]}({', '.join(parts)})"
+    out = [code(e) for e in extents]
+    return None if None in out else out
 
 
 def _writes_checked(writes: tuple, shape_from, inputs) -> bool:

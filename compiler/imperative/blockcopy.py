@@ -235,14 +235,19 @@ def _rewrite(stmts: list, dtypes: dict, fresh, leave) -> list:
     return out
 
 
-def _emit(c: _Copy, loop, dtypes: dict, fresh) -> list:
-    n, t, dropped = Var(fresh("n_copy")), Var(fresh("t")), Var(fresh("n_dropped"))
+def copy_run(c: _Copy, loop, dtypes: dict, fresh, n: Var, start: Expr | None = None) -> tuple[list, Var | None]:
+    """The statements copying the run of ``n`` entries that the append ``loop`` (read by :func:`match`
+    into ``c``) would append from position ``start`` (its own position by default): the buffers
+    grown, then one SIMD loop, which also counts the values the filter drops into the local it gives
+    (declared first; None where the loop has no filter). The output's count does not move."""
+    t = Var(fresh("t"))
     q, nnz = Var(c.q), Var(c.nnz)
+    base = q if start is None else start
 
     def at_t(e):
         def f(x):
             if x == q:
-                return BinOp("+", q, t)
+                return BinOp("+", base, t)
             if isinstance(x, Var) and x.name in c.locals:
                 return at_t(c.locals[x.name])
             if isinstance(x, Load) and x.index == nnz and x.buffer in c.stores:
@@ -255,29 +260,38 @@ def _emit(c: _Copy, loop, dtypes: dict, fresh) -> list:
     # tree's nodes to its line as to the loop's)
     copies = [_as_tagged(_expression_tags(loop, b), Store(b, BinOp("+", nnz, t), at_t(v))) for b, v in c.stores.items()]
     grows = [Grow(b, BinOp("+", nnz, n)) for b in c.grows]
-    done = [*(replace(k, value=n if _is_one(k.value) else BinOp("*", k.value, n)) for k in c.counters),
-            CompoundAssign("+", nnz, n), Assign(q, c.end)]
-    head = [Declare(n, "int64", Select(BinOp("<", q, c.end), BinOp("-", c.end, q), Const(0, "int64")))]
-    is_long = BinOp(">=", n, Const(SHORT_RUN, "int64"))
     if c.keep is None:
-        fill = [*grows, Pragma("omp simd"), For(t, Const(0, "int64"), n, Block(tuple(copies))), *done]
-        return _tagged(loop, [Comment(f"a run of {SHORT_RUN} entries or more is copied as a block"), *head,
-                              If(is_long, Block(tuple(fill)), Block((loop,)))])
+        return [*grows, Pragma("omp simd"), For(t, Const(0, "int64"), n, Block(tuple(copies)))], None
+    dropped = Var(fresh("n_dropped"))
     keep = at_t(c.keep)
     drop = replace(keep, op="==") if isinstance(keep, BinOp) and keep.op == "!=" else \
         keep.operand if isinstance(keep, UnOp) and keep.op == "!" else UnOp("!", keep)
-    # (one pass: the copy counts the dropped values as it goes, and a run holding one is appended
-    # again by the loop, over what the copy wrote from the same count: only that rare run pays twice;
-    # the loop in the else, so that a copied run's last position is a dead store when nothing reads it)
     tested = [tag for b in c.stores if any(isinstance(x, Load) and x.buffer == b for x in walk(c.keep))
               for tag in _expression_tags(loop, b)]
     count = _as_tagged(list(dict.fromkeys(tested)), CompoundAssign("+", dropped, Cast("int64", drop)))
     copy = For(t, Const(0, "int64"), n, Block((*copies, count)))
-    block = [*grows, Pragma(f"omp simd reduction(+:{dropped.name})"), copy]
+    return [Declare(dropped, "int64", Const(0, "int64")), *grows,
+            Pragma(f"omp simd reduction(+:{dropped.name})"), copy], dropped
+
+
+def _emit(c: _Copy, loop, dtypes: dict, fresh) -> list:
+    n = Var(fresh("n_copy"))
+    q, nnz = Var(c.q), Var(c.nnz)
+    block, dropped = copy_run(c, loop, dtypes, fresh, n)
+    done = [*(replace(k, value=n if _is_one(k.value) else BinOp("*", k.value, n)) for k in c.counters),
+            CompoundAssign("+", nnz, n), Assign(q, c.end)]
+    head = [Declare(n, "int64", Select(BinOp("<", q, c.end), BinOp("-", c.end, q), Const(0, "int64")))]
+    is_long = BinOp(">=", n, Const(SHORT_RUN, "int64"))
+    if dropped is None:
+        return _tagged(loop, [Comment(f"a run of {SHORT_RUN} entries or more is copied as a block"), *head,
+                              If(is_long, Block(tuple(block + done)), Block((loop,)))])
+    # (one pass: the copy counts the dropped values as it goes, and a run holding one is appended
+    # again by the loop, over what the copy wrote from the same count: only that rare run pays twice;
+    # the loop in the else, so that a copied run's last position is a dead store when nothing reads it)
     return _tagged(loop, [Comment(f"a run of {SHORT_RUN} entries or more is copied as a block, counting the values "
                                   f"the filter drops; a shorter run, or one holding such a value, is appended "
                                   f"entry by entry"),
-                          *head, Declare(dropped, "int64", Const(0, "int64")), If(is_long, Block(tuple(block))),
+                          *head, block[0], If(is_long, Block(tuple(block[1:]))),
                           If(BinOp("&&", is_long, BinOp("==", dropped, Const(0, "int64"))), Block(tuple(done)),
                              Block((loop,)))])
 
@@ -313,4 +327,4 @@ def _tagged(loop, stmts: list) -> list:
     return stmts if tag is None else [replace(tag, body=Block(tuple(stmts)))]
 
 
-__all__ = ["block_copy", "match"]
+__all__ = ["block_copy", "copy_run", "match"]

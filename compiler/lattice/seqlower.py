@@ -62,6 +62,7 @@ import numpy as np
 
 from ..errors import SparsescopeError, StrategyError
 from ..imperative.blockcopy import block_copy
+from ..imperative.rowspans import row_spans
 from ..imperative.cleanup import cleanup
 from ..imperative.copies import drop_copies
 from ..imperative.deadstores import drop_dead_stores
@@ -297,6 +298,13 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
         trace.record("flatten-segments", before=fn, after=after, artifacts=[ir_artifact(after)],
                      note="a COO part whose entries land one after the other in the output walked as one loop "
                           "over its positions, not row by row: one block copy of the whole part")
+        fn = after
+    after = replace(fn, body=Block(tuple(row_spans(fn.body.body, dtypes))))
+    if after != fn:
+        trace.record("row-spans", before=fn, after=after, artifacts=[ir_artifact(after)],
+                     note="a loop over consecutive rows whose appends copy their entries unchanged appends all of "
+                          "them as one run, then counts the rows from the input's positions (row by row when the "
+                          "filter drops one)")
         fn = after
     after = replace(fn, body=Block(tuple(block_copy(fn.body.body, dtypes))))
     if after != fn:

@@ -30,6 +30,7 @@ from ..errors import ShapeError, StrategyError, UsageError
 from ..format import Format, parse_format
 from ..imperative import ir
 from ..imperative.blockcopy import block_copy
+from ..imperative.rowspans import row_spans
 from ..imperative.cleanup import cleanup
 from ..imperative.copies import drop_copies
 from ..imperative.deadstores import drop_dead_stores
@@ -353,6 +354,9 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
     # the imperative passes, each a step in the trace when it changed something
     for stage, run, note in (
             ("cleanup", cleanup, "tests of known flags, locals nothing reads and stores overwritten at once dropped"),
+            ("row-spans", lambda b: row_spans(b, buffer_dtypes, ctx.fresh, low.merged_walks),
+             "a loop over consecutive rows whose appends copy their entries unchanged appends all of them as "
+             "one run, then counts the rows from the input's positions (row by row when the filter drops one)"),
             ("block-copy", lambda b: block_copy(b, buffer_dtypes, ctx.fresh, low.merged_walks),
              "appends of a run of entries copied as a block when the filter drops none of them (not a tail "
              "left by a merge)"),
