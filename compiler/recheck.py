@@ -31,7 +31,7 @@ import numpy as np
 
 from . import values
 
-__all__ = ["FACTS", "c_check", "checker", "revalidator", "values_facts"]
+__all__ = ["FACTS", "c_check", "CHECKED", "check_again", "checked_now", "checker", "kept_checker", "revalidator", "values_facts"]
 
 _SOURCE = r"""
 #include <stdint.h>
@@ -206,10 +206,7 @@ def checker(tensor):
 
 def revalidator(tensor, name: str | None = None):
     """A function of no argument that checks ``tensor``'s arrays again, as its owner left them, and
-    raises a FormatError naming ``name``'s level and array at fault: the C :func:`checker` where the
-    levels say what to check, else :meth:`~compiler.tensor.Tensor.validate`. Values that now hold
-    NaN or infinities the tensor's facts did not say are taken again (validate), so a kernel
-    lowered after it assumes what they hold now.
+    raises a FormatError naming ``name``'s level and array at fault (:func:`check_again`).
 
     >>> import scipy.sparse as sp
     >>> from compiler import Tensor
@@ -222,13 +219,79 @@ def revalidator(tensor, name: str | None = None):
         ...
     compiler.errors.FormatError: A: level 1 (SparseList): idx[1]=7 is out of range [0, 2)
     """
-    check = checker(tensor)
-
     def again():
-        held = check() if check is not None else None
-        if held is None or not held <= tensor.value_facts:
-            tensor.validate(as_name=name)
+        check_again(tensor, name)
+    again.tensor = tensor   # (what a caller that checked it already, checked_now, compares)
     return again
+
+
+def check_again(tensor, name: str | None = None) -> None:
+    """Check ``tensor``'s arrays again as they are now (arrays it shares with an owner who may have
+    written them since, or a user made writeable again: :mod:`compiler.sealing`), and raise a
+    FormatError naming ``name``'s level and array at fault: the C :func:`checker` (built once, kept
+    on the tensor) where the levels say what to check, else :meth:`~compiler.tensor.Tensor.validate`.
+    Values that now hold NaN or infinities the tensor's facts did not say are taken again
+    (validate), so a kernel lowered after it assumes what they hold now. A tensor this thread
+    checked already for the call under way (:func:`checked_now`) is not read again.
+
+    >>> from compiler import Tensor, Dense, SparseList, Element
+    >>> idx = np.array([0, 1])
+    >>> t = Tensor(Dense(SparseList(Element(0.0, np.ones(2)), 2, np.array([0, 1, 2]), idx), 2))
+    >>> check_again(t, "A")
+    >>> idx[1] = 5
+    >>> check_again(t, "A")
+    Traceback (most recent call last):
+        ...
+    compiler.errors.FormatError: A: level 1 (SparseList): idx[1]=5 is out of range [0, 2)
+    """
+    if id(tensor) in CHECKED.ids:
+        return
+    check = kept_checker(tensor)
+    held = check() if check is not None else None
+    if held is None or not held <= tensor.value_facts:
+        tensor.validate(as_name=name)
+
+
+def kept_checker(tensor):
+    """:func:`checker` of ``tensor``, made once and kept on it (its levels hold the same arrays for good)."""
+    d = tensor.__dict__
+    check = d.get("_checker", False)
+    if check is False:
+        check = d["_checker"] = checker(tensor)
+    return check
+
+
+class _Checked(threading.local):
+    ids: frozenset = frozenset()
+
+
+#: ``.ids``: the tensors this thread's call under way checked already (:class:`checked_now`)
+CHECKED = _Checked()
+
+
+class checked_now:
+    """``with checked_now(tensors): kernel(...)``: the kernel call that follows, on this thread, does
+    not check again the arrays of ``tensors``, which its caller checked just before (``compute()``
+    checks a scipy array's buffers before lowering reads them, and the call would read them again).
+
+    >>> import scipy.sparse as sp
+    >>> from compiler import Tensor
+    >>> m = sp.csr_matrix(np.eye(2)); t = Tensor.from_scipy(m)
+    >>> m.indices[1] = 7
+    >>> with checked_now([t]):
+    ...     check_again(t)              # (trusted: the caller says it checked t)
+    """
+
+    def __init__(self, tensors):
+        self.ids = frozenset(id(t) for t in tensors)
+
+    def __enter__(self):
+        self.before, CHECKED.ids = CHECKED.ids, CHECKED.ids | self.ids
+        return self
+
+    def __exit__(self, *exc):
+        CHECKED.ids = self.before
+        return False
 
 
 def values_facts(dtype):

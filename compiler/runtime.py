@@ -35,8 +35,10 @@ from .notation import Assign, accesses
 from .notation.ast import Reduce, walk
 from .notation.infer import infer_shapes
 from .reference_fill import NeedsExtents, expression_fill
+from .recheck import check_again
 from .reuse_plans import ReusePlan, reuse_refused
 from .reused_outputs import Reused, mark_cleared_off_entries
+from .sealing import index_writers, sealed
 from .dtypes import typed_scalar
 from .tensor import Tensor, replace_leaf
 from .trace import Trace
@@ -326,9 +328,12 @@ class Kernel:
                 bound[name] = value   # (its arrays are taken when the output is allocated)
                 continue
             if not isinstance(value, Tensor):
-                value = plan.inputs[name].tensor(name, value)
+                value = plan.inputs[name].tensor(name, value)   # (checked as it was taken)
             elif plan.inputs[name].has_bound(value) and not self.compiled.checked:
-                pass   # (bound by this kernel before: its format was checked then)
+                # (bound by this kernel before: its format was checked then; its index arrays, where
+                # they are not sealed, are checked again: compiler.sealing)
+                if not sealed(plan.inputs[name].writers(value)):
+                    check_again(value, name)
             # (a tensor already in the format the kernel reads, converting it, is taken as it is)
             elif value.format != fmt and value.format != plan.converted.get(name) and value.format != compiled_spec(fmt):
                 got, want = _describe_formats(value.format, compiled_spec(fmt))
@@ -337,6 +342,9 @@ class Kernel:
                     f"with {name}.asformat(...) or lower the program again for this format")
             elif self.compiled.checked:
                 value.validate(as_name=name)
+            elif name not in out_names and not sealed(plan.inputs[name].writers(value) if value.format == fmt
+                                                      else index_writers(value)):
+                check_again(value, name)   # (before a conversion reads them too)
             bound[name] = value
         return bound
 
@@ -561,6 +569,8 @@ class Kernel:
             raise FormatError(f"{e} ({why}; every call checks its output)") from None
         if plan.at_most_one and not check:
             binding.check_at_most_one(out_name, out)
+        if tensors.get(out_name).__class__ in (type(None), Reused):
+            out.seal()   # (arrays the kernel made, or the runtime's again: compiler.sealing)
         if self.lowered.reset:
             mark_cleared_off_entries(out)
         if restore is not None:

@@ -27,7 +27,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from . import memory, values
+from . import memory, sealing, values
 from .deferred_levels import PendingLevels
 from .dtypes import LARGEST_EXTENT, cast_values, is_integer, value_dtype
 from .entries import canonical_coo, check_index_room, from_entries, require_dense_prefix, storage_sort, sum_duplicates
@@ -193,6 +193,7 @@ class Tensor:
         self._mode_order = mode_order
         self._shape = shape
         self._pending = (build, args)
+        self._sealed = True   # (sealed when its levels are built or it is bound: compiler.sealing)
         self._format = fmt
         self._nnz = None
         if dense_values is not None:
@@ -287,6 +288,21 @@ class Tensor:
         """The arrays of each storage level and then of the leaf."""
         return [lvl.arrays() for lvl in (*self._levels, self._leaf)]
 
+    def seal(self) -> "Tensor":
+        """Make the arrays of this tensor's levels (its index arrays, not its values) read-only, and
+        every array they are views of (:mod:`compiler.sealing`): for a tensor whose arrays the compiler
+        made and knows well formed, so kernels read them with no check per call. Returns the tensor.
+
+        >>> t = Tensor.from_numpy(np.eye(2), "csr")     # (from_numpy seals its result)
+        >>> t.levels[1].idx[0] = 1
+        Traceback (most recent call last):
+        ...
+        ValueError: assignment destination is read-only
+        """
+        sealing.seal([a for lvl in self._levels for a in lvl.arrays().values()])
+        self._sealed = True   # (its arrays are the compiler's: reuse() may make them writeable again)
+        return self
+
     def validate(self, as_name: str | None = None) -> "Tensor":
         """Check every level's arrays; raise :class:`FormatError` naming the first problem
         (and the tensor: ``as_name``, the argument a kernel was given it as, else its name)."""
@@ -328,8 +344,27 @@ class Tensor:
 
     # --- enumeration -------------------------------------------------------------------------
 
+    def check_unsealed(self) -> "Tensor":
+        """Check this tensor's index arrays again where they are not sealed (:mod:`compiler.sealing`:
+        shared with their owner, or made writeable again), before numpy or scipy reads them: a
+        FormatError naming the level and array, not an IndexError or a huge allocation from a
+        ``pos`` written out of range. Returns the tensor.
+
+        >>> t = Tensor.from_numpy(np.eye(2), "csr")
+        >>> t.levels[1].pos.flags.writeable = True; t.levels[1].pos[1] = 9
+        >>> t.to_numpy()
+        Traceback (most recent call last):
+        ...
+        compiler.errors.FormatError: tensor: level 1 (SparseList): pos is not non-decreasing: pos[1]=9 > pos[2]=2
+        """
+        if not sealing.sealed(sealing.index_writers(self)):
+            from .recheck import check_again   # (recheck builds its C check through the backend)
+            check_again(self)
+        return self
+
     def _entries(self) -> tuple[list[np.ndarray], np.ndarray]:
         """Every stored entry: its coordinates in storage order, and its value."""
+        self.check_unsealed()
         parents = np.zeros(1, dtype=POS)
         coords: list[np.ndarray] = []
         for lvl in self._levels:
@@ -414,7 +449,7 @@ class Tensor:
             coords = [c.astype(POS, copy=False) for c in np.nonzero(mask)]  # row-major: sorted
             vals = stored[mask]
             root = from_entries(fmt, coords, vals, list(stored.shape), name or "tensor")
-        return cls(root, shape=arr.shape, mode_order=fmt.mode_order, name=name, check=False)
+        return cls(root, shape=arr.shape, mode_order=fmt.mode_order, name=name, check=False).seal()
 
     @classmethod
     def from_coords(cls, coords, values, shape, format="coo", fill=None, dtype=None,
@@ -570,7 +605,7 @@ class Tensor:
         leaf = fmt.leaf
         vals = cast_values(vals, leaf.dtype if leaf.dtype is not None else vals.dtype, name or "tensor")
         root = from_entries(fmt, coords, vals, sizes, name or "tensor")
-        return cls(root, shape=shape, mode_order=fmt.mode_order, name=name, check=False)
+        return cls(root, shape=shape, mode_order=fmt.mode_order, name=name, check=False).seal()
 
     # --- conversions ------------------------------------------------------------------------------
 
@@ -596,6 +631,7 @@ class Tensor:
                              f"{self.ndim}, shape {self.shape}")
         if not _same_fill(self.fill, fmt.fill):
             return Tensor.from_numpy(self.to_numpy(), fmt, name=self.name)
+        self.check_unsealed()   # (before scipy's conversion reads them)
         swapped = self._swapped_compressed(fmt)
         if swapped is not None:
             return swapped
@@ -632,7 +668,7 @@ class Tensor:
         dt = fmt.leaf.dtype if fmt.leaf.dtype is not None else self.dtype
         root = Dense(SparseList(Element(fmt.leaf.fill, cast_values(moved.data, dt, self._label), dt), n0,
                                 moved.indptr.astype(idt, copy=False), moved.indices.astype(idt, copy=False), idt), n1)
-        return Tensor(root, shape=self.shape, mode_order=fmt.mode_order, name=self.name, check=False)
+        return Tensor(root, shape=self.shape, mode_order=fmt.mode_order, name=self.name, check=False).seal()
 
     def to_scipy(self, format: str = "csr", *, matrix: bool = False):
         """A scipy.sparse array (``matrix=True``: matrix) in "csr", "csc" or "coo".
