@@ -4,7 +4,6 @@ call, so no kernel reads outside its buffers (compiler/sealing.py, compiler/rech
 
 import subprocess
 import sys
-import textwrap
 
 import numpy as np
 import pytest
