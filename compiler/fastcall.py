@@ -430,7 +430,10 @@ def _tensor_branch(name: str, params: tuple, facts: bool, foreign: bool, counted
                   "                if ops is None:",
                   "                    return None",
                   "                r = RECHECK(ops[0], ops[1])",
-                  "                if r < 0 or not FACTS_OF[r] <= v.value_facts:",
+                  "                if r < 0:",
+                  "                    return None",
+                  "                h = FACTS_OF[r]   # (the facts objects are shared: most calls compare identities)",
+                  "                if h is not v.__dict__.get('_value_facts') and not h <= v.value_facts:",
                   "                    return None",
                   "                break"]
     if params:
