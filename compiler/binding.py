@@ -33,7 +33,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import recheck
+from . import recheck, sealing
 from .format import Format, with_index_dtype
 from .imperative.ir import Buffer, Scalar
 from .interop import is_foreign, to_tensor
@@ -229,6 +229,24 @@ class InputPlan:
         cached = tensor.__dict__.get("_bound_args")
         if cached is not None and cached[0] is self:
             return cached[1]
+        return self._bind(tensor)[1]
+
+    def writers(self, tensor: Tensor) -> tuple:
+        """The arrays through which the index arrays of ``tensor`` (every level's, not its values) may be written
+        (:func:`compiler.sealing.writers`): a call reads ``tensor`` unchecked where none of them is
+        writeable (:func:`compiler.sealing.sealed`), else checks its arrays again.
+
+        >>> from compiler import Tensor, csr
+        >>> A = Tensor.from_numpy(np.array([[0, 2.0], [3.0, 0]]), csr())
+        >>> sealing.sealed(InputPlan("A", A.format).writers(A))
+        True
+        """
+        cached = tensor.__dict__.get("_bound_args")
+        if cached is not None and cached[0] is self:
+            return cached[2]
+        return self._bind(tensor)[2]
+
+    def _bind(self, tensor: Tensor) -> tuple:
         storage = tensor.storage_shape
         out = {pname: storage[m] for m, pname in self.sizes_used}
         pending = tensor.__dict__.get("_pending")
@@ -241,20 +259,24 @@ class InputPlan:
                     kinds = dict(held)
                     for kind, pname in names:
                         out[pname] = made[kinds[kind]]
-            tensor._bound_args = (self, out)
-            return out
-        for lvl, names in zip((*tensor.levels, tensor.leaf), self.arrays):
-            if not names:
-                continue
-            if self.flat:  # the arrays are the level's fields of the same names
-                for kind, pname in names:
-                    out[pname] = getattr(lvl, kind)
-            else:
-                arrays = lvl.arrays()
-                for kind, pname in names:
-                    out[pname] = arrays[kind]
-        tensor._bound_args = (self, out)
-        return out
+            # (no one else has seen them: every level's arrays, not the leaf's values, sealed as assembly
+            # would seal them)
+            chain = sealing.writers([made[pname] for _, held in sized[1:] for _, pname in held])
+            sealing.seal(chain)
+        else:
+            chain = sealing.index_writers(tensor)
+            for lvl, names in zip((*tensor.levels, tensor.leaf), self.arrays):
+                if not names:
+                    continue
+                if self.flat:  # the arrays are the level's fields of the same names
+                    for kind, pname in names:
+                        out[pname] = getattr(lvl, kind)
+                else:
+                    arrays = lvl.arrays()
+                    for kind, pname in names:
+                        out[pname] = arrays[kind]
+        bound = tensor._bound_args = (self, out, chain)
+        return bound
 
 
 class KeptForeign(NamedTuple):
@@ -415,6 +437,8 @@ def assemble_result(sized: tuple, arrays: dict) -> tuple:
         node = lvl.assembled({kind: arrays[pname] for kind, pname in names}, node)
         built.append(node)
     built.reverse()
+    # (the kernel made them: sealed before anyone reads them, see compiler.sealing)
+    sealing.seal([a for lvl in built[:-1] for a in lvl.arrays().values()])
     return node, (tuple(built[:-1]), built[-1])
 
 

@@ -29,7 +29,7 @@ import os
 
 import numpy as np
 
-from . import memory, outputs, recheck, values
+from . import memory, outputs, recheck, sealing, values
 from .backend.kernel import python_code
 from .binding import array_name, assemble_result
 from .compression import COMPRESS_EXTENT
@@ -96,7 +96,8 @@ class FastCall:
         facts = kernel.facts if kernel.relower is not None else {}
         outs = tuple(view.lowered.output for view in views)
         self.names = frozenset(n for n in kernel.formats if n not in outs)
-        g = {"Tensor": Tensor, "ndarray": np.ndarray, "of_array": values.of_array, "asarray": np.asarray,
+        g = {"Tensor": Tensor, "ndarray": np.ndarray, "CHECKED": recheck.CHECKED, "RECHECK": recheck.c_check(),
+             "FACTS_OF": recheck.FACTS, "of_array": values.of_array, "asarray": np.asarray,
              "zeros": np.zeros, "empty": np.empty, "NAMES": self.names, "RUN": compiled.pointer_caller,
              "ENV": _ENVIRON, "KEY": _VALIDATE_KEY, "FB": compiled.from_buffer}
         # (the inputs an output's fill is worked out from where an array is given: see spoils below)
@@ -137,7 +138,8 @@ class FastCall:
             spoils = name in zero_fills
             lines.append(f"    v = {get}({name!r})")
             lines.append("    if v.__class__ is Tensor:")
-            lines += _tensor_branch(name, params, looked, foreign=False, counted=counted)
+            lines += _tensor_branch(name, params, looked, foreign=False, counted=counted,
+                                    indexed=any(lvl.array_dtypes() for lvl in inp.format.levels))
             lines.append("    elif v.__class__ is ndarray:")
             if wrap is None or spoils:
                 lines.append("        return None")
@@ -232,7 +234,7 @@ class FastCall:
                        f"    sized{tag} = last{tag}[1] if last{tag}[0] == shape{tag} else OUTPUT{tag}.sized(shape{tag})"]
             vals = "None" if out.values_array is None else f"made[{out.values_array!r}]"
             result = f"DEFERRED(ASSEMBLE, (sized{tag}, made), shape{tag}, ORDER{tag}, NAME{tag}, FMT{tag}, {vals})"
-            check = f"OUTPUT{tag}.tensor(shape{tag}, made, True)"
+            check = f"OUTPUT{tag}.tensor(shape{tag}, made, True).seal()"   # (validated, then sealed as assembly seals)
             # (a result the runtime started clear is marked so: a later call may reuse it cheaply)
             if view.lowered.reset:
                 g["MARK"] = mark_cleared_off_entries
@@ -448,15 +450,35 @@ class _Unplanned(Exception):
     """A C argument no part of the fast path provides (the general path takes every call)."""
 
 
-def _tensor_branch(name: str, params: tuple, facts: bool, foreign: bool, counted: str | None = None) -> list[str]:
+def _tensor_branch(name: str, params: tuple, facts: bool, foreign: bool, counted: str | None = None,
+                   indexed: bool = False) -> list[str]:
     """The generated lines that take a Tensor argument ``v``: its pointers, kept on the tensor
     for this input's plan, and its shape; ``g`` is the foreign array it stands for. With ``counted``
-    (the parameter of its values, all its stored values), facts not known yet are taken in C."""
+    (the parameter of its values, all its stored values), facts not known yet are taken in C. With
+    ``indexed`` (the kernel reads index arrays of it), a tensor whose index arrays are not sealed
+    (:mod:`compiler.sealing`) goes to the general path, which checks them again."""
     lines = ["        c = v.__dict__.get('_fast_pointers')",
              f"        if c is None or c[0] is not PLAN_{name}:",
              f"            c = BIND_{name}(v)",
              "            if c is None:",
              "                return None"]
+    if indexed:
+        # (arrays it shares with an owner, or a user made writeable again: checked again in C, once per
+        # compute() that checked them already; the general path says what is wrong, or takes new facts)
+        lines += ["        for w in c[3]:",
+                  "            if w.flags.writeable:",
+                  "                if id(v) in CHECKED.ids:",
+                  "                    break",
+                  "                ops = c[4]",
+                  "                if ops is None:",
+                  "                    return None",
+                  "                r = RECHECK(ops[0], ops[1])",
+                  "                if r < 0:",
+                  "                    return None",
+                  "                h = FACTS_OF[r]   # (the facts objects are shared: most calls compare identities)",
+                  "                if h is not v.__dict__.get('_value_facts') and not h <= v.value_facts:",
+                  "                    return None",
+                  "                break"]
     if params:
         lines.append(f"        {', '.join(f'p_{p}' for p in params)}{',' if len(params) == 1 else ''} = c[1]")
     if facts and counted is not None:
@@ -540,7 +562,10 @@ def _binder(compiled, plan, params: tuple, counted: str | None = None):
         except (TypeError, ValueError):
             return None   # (the general path raises naming the parameter)
         # (the length of the values array ``counted``, which the facts of the values are taken over)
-        tensor._fast_pointers = bound = (plan, pointers, None if counted is None else len(args[counted]))
+        chain = plan.writers(tensor)
+        check = None if sealing.sealed(chain) else recheck.kept_checker(tensor)
+        tensor._fast_pointers = bound = (plan, pointers, None if counted is None else len(args[counted]),
+                                         chain, None if check is None else check.ops)
         return bound
     return bind
 

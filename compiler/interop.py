@@ -20,9 +20,9 @@ from __future__ import annotations
 import numpy as np
 
 from .dtypes import value_dtype
-from .errors import DTypeError, FormatError, UsageError
+from .errors import DTypeError, FormatError, ShapeError, UsageError
 from .levels import Dense, Element, SparseCOO, SparseList
-from .levels.level import normalize_fill
+from .levels.level import check_pos, check_range, normalize_fill
 from .tensor import Tensor
 
 
@@ -54,7 +54,12 @@ def to_tensor(obj, name: str | None = None) -> Tensor:
                              f"convert it with .astype(...)") from None
     if isinstance(obj, (list, tuple)) or np.isscalar(obj) or isinstance(obj, (np.ndarray, np.generic)) \
             or hasattr(obj, "__array__"):
-        return dense_view(np.asarray(obj), name)
+        try:
+            arr = np.asarray(obj)
+        except ValueError as e:   # (nested lists of different lengths)
+            raise ShapeError(f"{name or 'array'}: nested lists of different lengths are not an array of one "
+                             f"shape ({e})") from None
+        return dense_view(arr, name)
     raise UsageError(f"{name or 'array'}: expected a numpy array, a scipy.sparse matrix or array, a "
                      f"pydata/sparse array or a Tensor, not {type(obj).__name__}")
 
@@ -96,13 +101,19 @@ def _from_pydata(x, name) -> Tensor:
     kind = type(x).__name__
     if x.ndim == 0:   # (one value, stored or the fill: no coordinates to share)
         return dense_view(np.asarray(x.todense()), name)
+    what = f"{name or 'array'} ({kind} of shape {x.shape})"
     if kind == "GCXS" and x.ndim == 2 and len(x.compressed_axes) == 1 and x.dtype == dt:
         axis = x.compressed_axes[0]
         outer, inner = (x.shape[0], x.shape[1]) if axis == 0 else (x.shape[1], x.shape[0])
         itype = np.result_type(x.indptr.dtype, x.indices.dtype)
         if itype.name in ("int32", "int64") and x.indptr.dtype == x.indices.dtype:
             root = Dense(SparseList(Element(fill, x.data, dt), inner, x.indptr, x.indices, itype), outer)
-            return Tensor(root, shape=x.shape, mode_order=(0, 1) if axis == 0 else (1, 0), name=name)
+            t = Tensor(root, shape=x.shape, mode_order=(0, 1) if axis == 0 else (1, 0), check=False)
+            t.validate(as_name=what)   # (an error names the pydata array, as the user knows it)
+            t.name = name
+            return t
+    if kind == "GCXS":
+        check_compressed_arrays(x, what)   # (pydata's tocoo reads them as they are: garbage in, garbage out)
     if kind != "COO":
         try:
             x = x.tocoo()
@@ -121,6 +132,31 @@ def _from_pydata(x, name) -> Tensor:
             pass
     return Tensor.from_coords(coords.reshape(x.ndim, -1), np.asarray(x.data), x.shape,
                               format="coo" if x.ndim > 1 else "sparse_vector", fill=fill, name=name)
+
+
+def check_compressed_arrays(x, what: str) -> None:
+    """Raise a FormatError naming ``what`` where a pydata GCXS array's ``indptr`` and ``indices`` are
+    not what its shape says (pydata's ``tocoo`` reads them unchecked: an ``indptr`` written out of
+    order gives entries of other rows, silently).
+
+    >>> import sparse
+    >>> g = sparse.GCXS(sparse.COO.from_numpy(np.arange(8.0).reshape(2, 2, 2)), compressed_axes=[0])
+    >>> g.indptr[1] = 9
+    >>> check_compressed_arrays(g, "G")
+    Traceback (most recent call last):
+    ...
+    compiler.errors.FormatError: G: indptr is not non-decreasing: indptr[1]=9 > indptr[2]=7
+    """
+    axes = tuple(x.compressed_axes)
+    rows = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
+    cols = int(np.prod([x.shape[a] for a in range(x.ndim) if a not in axes], dtype=np.int64))
+    indptr, indices = np.asarray(x.indptr), np.asarray(x.indices)
+    if indptr.ndim != 1 or indices.ndim != 1 or indptr.dtype.kind not in "iu" or indices.dtype.kind not in "iu":
+        raise FormatError(f"{what}: indptr and indices must be 1-D integer arrays")
+    if len(indices) != len(np.asarray(x.data)):
+        raise FormatError(f"{what}: indices has length {len(indices)} but data {len(np.asarray(x.data))}")
+    check_pos(indptr, rows, len(indices), "indices", what, "indptr")
+    check_range(indices, cols, "indices", what)
 
 
 def tensors_of(tensors: dict) -> dict:

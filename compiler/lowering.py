@@ -62,7 +62,8 @@ from .notation.node_provenance import name_nodes
 from .notation.shape import ShapeOp, has_shape_operators
 from .notation.shapedata import shape_artifact, shape_data
 from .notation.subscripts import from_subscripts, is_subscripts, operand_names
-from .runtime import SCALARS, Kernel, Lowered, facts_of  # noqa: F401  (Lowered: what a strategy returns)
+from .call_plan import SCALARS
+from .runtime import Kernel, Lowered, facts_of  # noqa: F401  (Lowered: what a strategy returns)
 from .tensor import Tensor
 from .trace import Rewrite, Trace
 

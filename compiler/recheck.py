@@ -31,29 +31,43 @@ import numpy as np
 
 from . import values
 
-__all__ = ["FACTS", "c_check", "checker", "revalidator", "values_facts"]
+__all__ = ["FACTS", "c_check", "CHECKED", "check_again", "checked_now", "checker", "kept_checker", "revalidator", "values_facts"]
 
 _SOURCE = r"""
 #include <stdint.h>
 
-/* a compressed level's pos over its coordinate keys ((address, extent) pairs): 0 if well formed */
+/* a compressed level's pos over its coordinate keys ((address, extent) pairs): 0 if well formed.
+   Each test is a reduction over the whole array with no early exit, which the compiler vectorizes
+   (an early return in the loop kept it scalar: ten times memory speed over a million entries). */
 #define CHECK_LEVEL(T)                                                                          \
 static int64_t check_##T(int64_t parents, const T *pos, int64_t stored, int64_t nkeys,          \
                          const int64_t *keys)                                                   \
 {                                                                                               \
     if (pos[0] != 0)                                                                            \
         return -2;                                                                              \
+    int bad = 0;                                                                                \
     for (int64_t f = 0; f < parents; f++)                                                       \
-        if (pos[f + 1] < pos[f])                                                                \
-            return -3;                                                                          \
+        bad |= pos[f + 1] < pos[f];                                                             \
+    if (bad)                                                                                    \
+        return -3;                                                                              \
     if (pos[parents] != stored)                                                                 \
         return -4;                                                                              \
     for (int64_t k = 0; k < nkeys; k++) {                                                       \
         const T *idx = (const T *)(intptr_t)keys[2 * k];                                        \
         int64_t extent = keys[2 * k + 1];                                                       \
+        int out = 0;                                                                            \
         for (int64_t q = 0; q < stored; q++)                                                    \
-            if (idx[q] < 0 || idx[q] >= extent)                                                 \
-                return -5;                                                                      \
+            out |= (idx[q] < 0) | ((int64_t)idx[q] >= extent);                                  \
+        if (out)                                                                                \
+            return -5;                                                                          \
+    }                                                                                           \
+    if (nkeys == 1) {                                                                           \
+        /* one key: strictly increasing within each fiber */                                    \
+        const T *idx = (const T *)(intptr_t)keys[0];                                            \
+        for (int64_t f = 0; f < parents; f++)                                                   \
+            for (int64_t q = (int64_t)pos[f] + 1; q < pos[f + 1]; q++)                          \
+                bad |= idx[q] <= idx[q - 1];                                                    \
+        return bad ? -6 : 0;                                                                    \
     }                                                                                           \
     for (int64_t f = 0; f < parents; f++) {                                                     \
         for (int64_t q = (int64_t)pos[f] + 1; q < pos[f + 1]; q++) {                            \
@@ -69,10 +83,16 @@ static int64_t check_##T(int64_t parents, const T *pos, int64_t stored, int64_t 
     return 0;                                                                                   \
 }
 
-/* which non-finite values some values hold: 1 NaN, 2 +inf, 4 -inf */
+/* which non-finite values some values hold: 1 NaN, 2 +inf, 4 -inf (one vectorized pass finds
+   whether any is not finite; only then are they told apart) */
 #define FACTS(T)                                                                                \
 static int64_t facts_##T(const T *v, int64_t n)                                                 \
 {                                                                                               \
+    int any = 0;                                                                                \
+    for (int64_t q = 0; q < n; q++)                                                             \
+        any |= v[q] - v[q] != 0;                                                                \
+    if (!any)                                                                                   \
+        return 0;                                                                               \
     int64_t held = 0;                                                                           \
     for (int64_t q = 0; q < n; q++) {                                                           \
         T x = v[q];                                                                             \
@@ -130,7 +150,9 @@ def _lib():
         if not _library:
             from .backend import build
             # (the kernels' flags; the NaN test x - x != 0 must survive a user's -ffast-math)
-            flags = (*build.compiler_flags(None), "-fno-finite-math-only")
+            # (and the dynamic cost model: the kernels' very-cheap one leaves these reductions scalar,
+            # whose trip counts are not known, three times slower over a million values)
+            flags = (*build.compiler_flags(None), "-fno-finite-math-only", "-fvect-cost-model=dynamic")
             path, _ = build.build_library(_SOURCE, "recheck", flags)
             _library.append(build.load_library(path, "int64_t sparsescope_recheck(const int64_t *, int64_t);\n"
                                                      "int64_t sparsescope_facts_f32(const float *, int64_t);\n"
@@ -206,10 +228,7 @@ def checker(tensor):
 
 def revalidator(tensor, name: str | None = None):
     """A function of no argument that checks ``tensor``'s arrays again, as its owner left them, and
-    raises a FormatError naming ``name``'s level and array at fault: the C :func:`checker` where the
-    levels say what to check, else :meth:`~compiler.tensor.Tensor.validate`. Values that now hold
-    NaN or infinities the tensor's facts did not say are taken again (validate), so a kernel
-    lowered after it assumes what they hold now.
+    raises a FormatError naming ``name``'s level and array at fault (:func:`check_again`).
 
     >>> import scipy.sparse as sp
     >>> from compiler import Tensor
@@ -222,13 +241,79 @@ def revalidator(tensor, name: str | None = None):
         ...
     compiler.errors.FormatError: A: level 1 (SparseList): idx[1]=7 is out of range [0, 2)
     """
-    check = checker(tensor)
-
     def again():
-        held = check() if check is not None else None
-        if held is None or not held <= tensor.value_facts:
-            tensor.validate(as_name=name)
+        check_again(tensor, name)
+    again.tensor = tensor   # (what a caller that checked it already, checked_now, compares)
     return again
+
+
+def check_again(tensor, name: str | None = None) -> None:
+    """Check ``tensor``'s arrays again as they are now (arrays it shares with an owner who may have
+    written them since, or a user made writeable again: :mod:`compiler.sealing`), and raise a
+    FormatError naming ``name``'s level and array at fault: the C :func:`checker` (built once, kept
+    on the tensor) where the levels say what to check, else :meth:`~compiler.tensor.Tensor.validate`.
+    Values that now hold NaN or infinities the tensor's facts did not say are taken again
+    (validate), so a kernel lowered after it assumes what they hold now. A tensor this thread
+    checked already for the call under way (:func:`checked_now`) is not read again.
+
+    >>> from compiler import Tensor, Dense, SparseList, Element
+    >>> idx = np.array([0, 1])
+    >>> t = Tensor(Dense(SparseList(Element(0.0, np.ones(2)), 2, np.array([0, 1, 2]), idx), 2))
+    >>> check_again(t, "A")
+    >>> idx[1] = 5
+    >>> check_again(t, "A")
+    Traceback (most recent call last):
+        ...
+    compiler.errors.FormatError: A: level 1 (SparseList): idx[1]=5 is out of range [0, 2)
+    """
+    if id(tensor) in CHECKED.ids:
+        return
+    check = kept_checker(tensor)
+    held = check() if check is not None else None
+    if held is None or not held <= tensor.value_facts:
+        tensor.validate(as_name=name)
+
+
+def kept_checker(tensor):
+    """:func:`checker` of ``tensor``, made once and kept on it (its levels hold the same arrays for good)."""
+    d = tensor.__dict__
+    check = d.get("_checker", False)
+    if check is False:
+        check = d["_checker"] = checker(tensor)
+    return check
+
+
+class _Checked(threading.local):
+    ids: frozenset = frozenset()
+
+
+#: ``.ids``: the tensors this thread's call under way checked already (:class:`checked_now`)
+CHECKED = _Checked()
+
+
+class checked_now:
+    """``with checked_now(tensors): kernel(...)``: the kernel call that follows, on this thread, does
+    not check again the arrays of ``tensors``, which its caller checked just before (``compute()``
+    checks a scipy array's buffers before lowering reads them, and the call would read them again).
+
+    >>> import scipy.sparse as sp
+    >>> from compiler import Tensor
+    >>> m = sp.csr_matrix(np.eye(2)); t = Tensor.from_scipy(m)
+    >>> m.indices[1] = 7
+    >>> with checked_now([t]):
+    ...     check_again(t)              # (trusted: the caller says it checked t)
+    """
+
+    def __init__(self, tensors):
+        self.ids = frozenset(id(t) for t in tensors)
+
+    def __enter__(self):
+        self.before, CHECKED.ids = CHECKED.ids, CHECKED.ids | self.ids
+        return self
+
+    def __exit__(self, *exc):
+        CHECKED.ids = self.before
+        return False
 
 
 def values_facts(dtype):

@@ -42,6 +42,7 @@ from .notation.ast import Access, Assign, Call, IndexValue, Literal, Reduce, acc
 from .notation.dtypes import type_literals
 from .notation.parser import parse
 from .notation.shape import has_shape_operators
+from .scipy_arrays import check_scipy_arrays
 from .reference_fill import NeedsExtents, as_scalar, check_dtypes, expression_fill
 from .values import same_value
 from .reference_shape import evaluate_shaped
@@ -56,6 +57,8 @@ def _as_input(name: str, value):
     if hasattr(value, "to_numpy") and hasattr(value, "fill"):
         arr, fill = np.asarray(value.to_numpy()), value.fill
     elif hasattr(value, "toarray") and hasattr(value, "nnz"):  # scipy.sparse
+        if type(value).__module__.startswith("scipy.sparse"):
+            check_scipy_arrays(value, f"tensor {name}")   # (scipy's toarray trusts them: a crash, or wrong)
         arr, fill = np.asarray(value.toarray()), 0
     elif isinstance(value, np.ndarray):
         arr, fill = value, 0

@@ -36,6 +36,7 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import ShapeError, UsageError
+from .sealing import unseal
 from .tensor import Tensor
 
 __all__ = ["Reused", "reuse", "mark_cleared_off_entries", "mark_of", "marked_arrays", "stored_slots"]
@@ -58,6 +59,12 @@ class Reused:
     def __init__(self, tensor: Tensor):
         if not isinstance(tensor, Tensor):
             raise UsageError(f"reuse() takes a Tensor, an earlier result of the kernel, not {type(tensor).__name__}")
+        # (handed back to be written into and consumed: its arrays, sealed when the kernel made them,
+        # are the runtime's again; see compiler.sealing)
+        if tensor.__dict__.get("_sealed"):   # (not a user's own read-only arrays, which the plan refuses)
+            pending = tensor.__dict__.get("_pending")   # (a result whose levels no one built: its arrays as made)
+            unseal(list(pending[1][1].values()) if pending is not None else
+                   [a for d in tensor.level_arrays() for a in d.values()])
         self.tensor, self.used = tensor, False
 
     @property

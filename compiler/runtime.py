@@ -15,29 +15,27 @@ from __future__ import annotations
 import copy
 import math
 import os
-from dataclasses import dataclass, field, replace
-from typing import Any, Callable, NamedTuple
+from dataclasses import dataclass, field
+from typing import Any, Callable
 
 import numpy as np
 
 from . import binding, memory, outputs, values
-from .compression import Compression
+from .call_plan import SCALARS, CallPlan, OutputCall
 from .errors import FormatError, ShapeError, StrategyError, UsageError
 from .fastcall import fast_call
-from .format import Format, narrow_index_levels
+from .format import Format
 from .imperative import interpret
-from .algebra import NOVALUE
-from .imperative.ir import Buffer, Function, Scalar
+from .imperative.ir import Function
 from .interop import is_foreign, is_scipy_sparse, to_tensor
 from .levels import Element
-from .levels.level import fill_key, is_fill
-from .notation import Assign, accesses
-from .notation.ast import Reduce, walk
+from .levels.level import is_fill
 from .notation.infer import infer_shapes
-from .reference_fill import NeedsExtents, expression_fill
-from .reuse_plans import ReusePlan, reuse_refused
+from .output_extents import check_output_writes, extent_value
+from .recheck import check_again
+from .reuse_plans import reuse_refused
 from .reused_outputs import Reused, mark_cleared_off_entries
-from .dtypes import typed_scalar
+from .sealing import index_writers, sealed
 from .tensor import Tensor, replace_leaf
 from .trace import Trace
 
@@ -48,7 +46,7 @@ class Lowered:
 
     ``output_shape`` has one entry per output mode: an int, ``(tensor, mode)``
     taking that input's extent, or ``(op, entry, ...)`` combining entries (see
-    :func:`extent_value`). ``extents`` lists, per index, the ``(tensor, mode)``
+    :func:`compiler.output_extents.extent_value`). ``extents`` lists, per index, the ``(tensor, mode)``
     pairs whose extents must agree. ``initial`` says how the runtime prepares a dense
     output buffer: ``"fill"``, ``"output"`` (the given output's values) or ``"none"``
     (uninitialized); ``"assembled"``: a sparse output a loop program updates without assigning it
@@ -81,7 +79,7 @@ class Lowered:
     #: ``(mode, entry, where)`` per write of a loop program's output: one more than the largest
     #: coordinate the write reaches in that (logical) mode, an entry as in ``output_shape``, and
     #: the program's line. A given output may be larger than ``output_shape`` (an hstack into a
-    #: part of it), never smaller than a write's reach: :func:`check_output_writes`
+    #: part of it), never smaller than a write's reach: :func:`compiler.output_extents.check_output_writes`
     output_writes: tuple = ()
     #: why every call validates the output, whose order only a call can tell (two loops append
     #: one fiber of a sorted level: a concatenation if the second's coordinates follow the
@@ -102,8 +100,6 @@ class Lowered:
     reuse_refused: str = ""
 
 
-
-SCALARS = (bool, int, float, np.generic)
 
 
 class Kernel:
@@ -326,9 +322,12 @@ class Kernel:
                 bound[name] = value   # (its arrays are taken when the output is allocated)
                 continue
             if not isinstance(value, Tensor):
-                value = plan.inputs[name].tensor(name, value)
+                value = plan.inputs[name].tensor(name, value)   # (checked as it was taken)
             elif plan.inputs[name].has_bound(value) and not self.compiled.checked:
-                pass   # (bound by this kernel before: its format was checked then)
+                # (bound by this kernel before: its format was checked then; its index arrays, where
+                # they are not sealed, are checked again: compiler.sealing)
+                if not sealed(plan.inputs[name].writers(value)):
+                    check_again(value, name)
             # (a tensor already in the format the kernel reads, converting it, is taken as it is)
             elif value.format != fmt and value.format != plan.converted.get(name) and value.format != compiled_spec(fmt):
                 got, want = _describe_formats(value.format, compiled_spec(fmt))
@@ -337,6 +336,9 @@ class Kernel:
                     f"with {name}.asformat(...) or lower the program again for this format")
             elif self.compiled.checked:
                 value.validate(as_name=name)
+            elif name not in out_names and not sealed(plan.inputs[name].writers(value) if value.format == fmt
+                                                      else index_writers(value)):
+                check_again(value, name)   # (before a conversion reads them too)
             bound[name] = value
         return bound
 
@@ -364,11 +366,11 @@ class Kernel:
                 pass   # (extent_value says which tensor is missing)
         return tuple(extent_value(entry, inputs) for entry in self.lowered.output_shape)
 
-    def _plan(self) -> "_CallPlan":
+    def _plan(self) -> "CallPlan":
         try:
             return self._call_plan
         except AttributeError:
-            self._call_plan = _CallPlan(self)
+            self._call_plan = CallPlan(self)
             return self._call_plan
 
     def _output_length(self, storage: tuple, kind: str, level: int | None) -> int:
@@ -561,205 +563,14 @@ class Kernel:
             raise FormatError(f"{e} ({why}; every call checks its output)") from None
         if plan.at_most_one and not check:
             binding.check_at_most_one(out_name, out)
+        if tensors.get(out_name).__class__ in (type(None), Reused):
+            out.seal()   # (arrays the kernel made, or the runtime's again: compiler.sealing)
         if self.lowered.reset:
             mark_cleared_off_entries(out)
         if restore is not None:
             out = restore(out)
         # (an output built in another mode order than asked, as no loop order appends it in its own)
         return out.asformat(self.formats[out_name]) if out_name in plan.converted else out
-
-
-class OutputCall(NamedTuple):
-    """What one call prepared for one output: its logical ``shape``, what maps it back after a
-    renumbering (``restore``, or None), and its arguments (sizes, the buffers allocated).
-    (A named tuple: built on every call, cheaper than a frozen dataclass.)"""
-
-    shape: tuple
-    restore: Any
-    args: dict
-
-
-class _CallPlan:
-    """What a kernel's every call needs that depends only on the kernel: parameter names,
-    the output's buffers to allocate, and how to bind each input; built on the first call."""
-
-    def __init__(self, kernel: Kernel):
-        low = kernel.lowered
-        out_name = low.output
-        self.converted = dict(low.conversions)
-        self.params = frozenset(p.name for p in low.function.params if isinstance(p, (Scalar, Buffer)))
-        self.inputs = {name: binding.InputPlan(name, self.converted.get(name, fmt) if name != out_name else fmt,
-                                               self.params)
-                       for name, fmt in kernel.formats.items()}
-        self.inputs.update((copy, binding.InputPlan(copy, self.converted[copy], self.params))
-                           for copy, _ in low.copies)
-        self.output = binding.OutputPlan(out_name, low.output_format)
-        outs = low.outputs or (low,)
-        self.output_names = frozenset(kernel.output_names)
-        # (outputs whose arrays a call allocates, rather than binding a given tensor's)
-        self.fresh_outputs = frozenset(o.output for o in outs if o.initial != "output")
-        #: the outputs a call may give an earlier result of to write into (compiler.reused_outputs)
-        self.resets = frozenset(o.output for o in outs if o.reset)
-        #: and the Dense outputs a program updates from the value given, updated in place when reused
-        self.in_place = frozenset(o.output for o in outs if o.initial == "output" and not o.reset and all(
-            lvl.located_by_coordinate for lvl in o.output_format.levels))
-        self.refusals = {o.output: o.reuse_refused for o in outs if o.reuse_refused}
-        # (index, its uses): each index's extent in every tensor that has it must agree
-        self.extents = tuple((index, tuple(uses)) for index, uses in low.extents if len(uses) > 1)
-        # each output extent an input's, (tensor, mode), or a constant (a histogram's 16 bins; not a negative
-        # one, an empty window's, which the general path says is refused): read directly (else by extent_value)
-        self.shape_from = tuple(int(e) if isinstance(e, (int, np.integer)) else e for e in low.output_shape) if all(
-            isinstance(e, (int, np.integer)) and not isinstance(e, bool) and e >= 0
-            or isinstance(e, tuple) and len(e) == 2 and isinstance(e[0], str) and e[0] not in _EXTENT_OPS
-            for e in low.output_shape) else None
-        self.output_sizes = tuple((s, pname) for s, pname in enumerate(
-            binding.array_name(out_name, m, "size") for m in range(low.output_format.ndim)) if pname in self.params)
-        # the output's levels whose index dtype is narrower than int64: an extent past it is refused
-        self.narrow = narrow_index_levels(low.output_format)
-        self.at_most_one = any(lvl.at_most_one for lvl in low.output_format.levels)
-        self.inout = []
-        for p in low.function.params:
-            if not (isinstance(p, Buffer) and p.intent == "inout"):
-                continue
-            if p.name == binding.array_name(out_name, None, "val"):
-                self.inout.append((p.name, p.dtype, "val", None))
-                continue
-            level, kind = _level_array(out_name, p.name, low.output_format)
-            if level is None and outputs.owner(p.name, self.output_names - {out_name}):
-                continue   # (another output's array: its own plan allocates it)
-            if level is None or binding.dense_parent_count(low.output_format, level,
-                                                           (1,) * low.output_format.ndim) is None:
-                raise TypeError(f"kernel parameter {p.name} is an inout buffer the runtime "
-                                f"cannot allocate (a bug in the {kernel.strategy} strategy)")
-            self.inout.append((p.name, p.dtype, kind, level))
-        self.itemsize = {pname: np.dtype(dtype).itemsize for pname, dtype, _, _ in self.inout}
-        #: how a call takes an earlier result given as reuse(...) for the output, or None (compiler.reuse_plans)
-        self.reuse = ReusePlan(out_name, low.output_format, low.fill, next(
-            (d for _, d, kind, level in self.inout if kind == "val" and level is None), low.output_format.dtype),
-            clears=out_name in self.resets) if out_name in self.resets | self.in_place else None
-        #: ``{(array, level): (ArrayLength, first storage mode)}``: each allocated array's rule, asked of
-        #: its level once per kernel (a call's asking cost a microsecond a buffer); the levels above it
-        #: are located by coordinate (checked above), one mode each, so its parents are the extents before
-        self.rules = {(kind, level): (low.output_format.levels[level].allocated_arrays()[kind],
-                                      _first_mode(low.output_format, level))
-                      for _, _, kind, level in self.inout if level is not None}
-        self.compression = None
-        if low.compressible and isinstance(kernel.program, Assign) and not low.conversions and not low.copies:
-            self.compression = Compression(kernel)
-            if not self.compression.plans:
-                self.compression = None
-        fmt = low.output_format
-        self.fresh_fill = _FreshFill(kernel.program, kernel.formats, self.output) if (
-            kernel.fresh_output and isinstance(kernel.program, Assign) and isinstance(fmt.leaf, Element)
-            and fmt.is_dense) else None
-
-
-class _FreshFill:
-    """The output plans of a fresh dense (or 0-d) output, which carries the oracle's fill.
-
-    Where the program's output was given no format, the strategy makes it dense and
-    stores every entry; its fill is then only what the tensor says its unstored
-    entries would hold, and that is the oracle's (:func:`compiler.reference.expression_fill`):
-    ``y[i] = sum[j](A[i, j])`` over an ``A`` of fill 1 has the fill ``n``, the extent
-    of ``j``, known at the call. An output given a format keeps that format's fill.
-    """
-
-    def __init__(self, program: Assign, formats: dict, output: binding.OutputPlan):
-        self.program, self.output_name = program, program.lhs.tensor
-        # (each fill a numpy scalar of its tensor's dtype, as the oracle's: an int32 min over no
-        # element is int32's largest, not int64's)
-        self.fills = {name: typed_scalar(fmt.fill, fmt.dtype) if fmt.dtype is not None else fmt.fill
-                      for name, fmt in formats.items()}
-        # (the fill an array given at the call has, 0, where the kernel's format says another)
-        zeros = {name: typed_scalar(0, np.asarray(f).dtype) for name, f in self.fills.items()}
-        self.zero_fills = {name: z for name, z in zeros.items() if fill_key(z) != fill_key(self.fills[name])}
-        self.dtype = output.format.dtype
-        self.default = output
-        self.plans: dict = {}
-        # (index, tensor, mode): where each reduced index's extent is read
-        reduced = {i for n in walk(program.rhs) if isinstance(n, Reduce) for i in n.indices}
-        uses = {}
-        for acc in accesses(program.rhs):
-            for mode, i in enumerate(acc.indices):
-                if i in reduced:
-                    uses.setdefault(i, (acc.tensor, mode))
-        self.uses = tuple((i, t, m) for i, (t, m) in uses.items())
-        try:   # (most fills depend on no extent: SpMV's is 0 whatever the row length)
-            self.fixed = self._plan(self._fill(None))
-        except NeedsExtents:
-            self.fixed = None
-
-    def output(self, inputs: dict, given: dict) -> binding.OutputPlan:
-        """The output's plan for a call on ``inputs`` (bound tensors), ``given`` the caller's values."""
-        raw = self._raw_fills(given)
-        init = inputs.get(self.output_name)   # (an update's output given at the call starts from it)
-        if init is None and not raw and self.fixed is not None:
-            return self.fixed
-        key = (tuple(inputs[t]._shape[m] for _, t, m in self.uses),
-               None if init is None else fill_key(raw.get(self.output_name, init.fill)),
-               tuple((name, fill_key(f)) for name, f in raw.items()))
-        plan = self.plans.get(key)
-        if plan is None:
-            fills = {**self.fills, **raw}
-            start = None if init is None else raw.get(self.output_name, init.fill)
-            plan = self._plan(self._fill({i: inputs[t]._shape[m] for i, t, m in self.uses}, start, fills))
-            if len(self.plans) >= 16:   # (a kernel called on many shapes keeps the last few)
-                self.plans.clear()
-            self.plans[key] = plan
-        return plan
-
-    def fixed_for(self, given: dict) -> "binding.OutputPlan | None":
-        """The output's plan when it depends on nothing of a call with ``given`` (no update of a
-        given output, every fill the format's, no extent in the fill), else ``None``."""
-        if self.fixed is None or self.output_name in given or self._raw_fills(given):
-            return None
-        return self.fixed
-
-    def _raw_fills(self, given: dict) -> dict:
-        """The fills the oracle gives the tensors passed as arrays (0) or scalars (their value),
-        where they differ from the kernel's formats' (which bound them). A list binds as an array."""
-        raw = {}
-        for name, value in given.items():
-            if isinstance(value, Tensor):
-                continue
-            if not isinstance(value, SCALARS):   # an array (or array-like)
-                if name in self.zero_fills:
-                    raw[name] = self.zero_fills[name]
-                continue
-            fill = self.fills[name]
-            own = typed_scalar(value, np.asarray(fill).dtype)
-            if fill_key(own) != fill_key(fill):
-                raw[name] = own
-        return raw
-
-    def _plan(self, fill) -> binding.OutputPlan:
-        fmt = self.default.format
-        if fill_key(fill) == fill_key(fmt.fill):
-            return self.default
-        return binding.OutputPlan(self.output_name, _with_leaf_fill(fmt, fill))
-
-    def _fill(self, extents: dict | None, start=None, fills=None):
-        """The oracle's fill of the output for ``extents``, an update starting from ``start`` (the
-        given output's fill; None: the operator's identity), the tensors' ``fills`` (the formats')."""
-        op = self.program.op
-        with np.errstate(all="ignore"):
-            try:
-                fill = expression_fill(self.program.rhs, self.fills if fills is None else fills, extents)
-                if op is not None:
-                    start = start if start is not None else op.identity_for(self.dtype)
-                    fill = op.fill(start, fill)
-            except NeedsExtents:
-                raise
-            except Exception:   # (a user function's Python may refuse these values: the format's fill then)
-                return self.default.format.fill
-            if fill is NOVALUE:
-                return self.default.format.fill
-            return typed_scalar(fill, self.dtype)
-
-
-def _with_leaf_fill(fmt: Format, fill) -> Format:
-    """``fmt`` with its leaf's fill replaced: ``Dense(Element(0.0))`` to ``Dense(Element(4.0))``."""
-    return Format(replace_leaf(fmt.root, replace(fmt.leaf, fill=fill)), fmt.mode_order)
 
 
 def _first_of(routed, fast):
@@ -822,72 +633,6 @@ def _describe_formats(got: Format, want: Format) -> tuple[str, str]:
 def _dtype_name(fmt: Format) -> str:
     dt = fmt.leaf.dtype
     return "of any dtype" if dt is None else np.dtype(dt).name
-
-
-_EXTENT_OPS = {"+": sum, "max": max, "min": min, "*": math.prod, "//": lambda xs: _quotient(*xs)}
-
-
-def _quotient(a, b):
-    return a // b if b else 0
-
-
-def extent_value(entry, inputs: dict) -> int:
-    """Evaluate one output extent: an int, ``(tensor, mode)``, or ``(op, entry, ...)``.
-
-    ``op`` is ``"+"``, ``"max"``, ``"min"``, ``"*"`` or ``"//"``; a concatenation of ``a`` and ``b`` has
-    extent ``("+", ("a", 0), ("b", 0))``.
-
-    >>> import numpy as np
-    >>> extent_value(("+", ("a", 0), ("b", 0), 1), {"a": np.zeros(3), "b": np.zeros(4)})
-    8
-    """
-    if isinstance(entry, tuple) and entry and entry[0] in _EXTENT_OPS:
-        return int(_EXTENT_OPS[entry[0]](extent_value(e, inputs) for e in entry[1:]))
-    if isinstance(entry, tuple):
-        t, m = entry
-        if t not in inputs:
-            raise ShapeError(f"the output's extent comes from {t}, which was not given")
-        return int(np.shape(inputs[t])[m])
-    return int(entry)
-
-
-def check_output_writes(output: str, shape: tuple, writes: tuple, inputs: dict) -> None:
-    """Refuse a call whose output ``shape`` some write (of ``Lowered.output_writes``) would reach past.
-
-    >>> import numpy as np
-    >>> check_output_writes("D", (4, 5), ((1, ("+", ("A", 1), 3), "line 7 of k"),), {"A": np.zeros((4, 3))})
-    Traceback (most recent call last):
-    ...
-    compiler.errors.ShapeError: output D has extent 5 in mode 1, but line 7 of k writes it up to coordinate 5 (extent 6 needed)
-    """
-    for mode, entry, where in writes:
-        need = extent_value(entry, inputs)
-        if need > shape[mode]:
-            raise ShapeError(f"output {output} has extent {shape[mode]} in mode {mode}, but {where} writes it up "
-                             f"to coordinate {need - 1} (extent {need} needed)")
-
-
-def _level_array(tensor: str, pname: str, fmt: Format) -> tuple[int | None, str | None]:
-    """``(level, array)`` of an inout buffer ``{tensor}{level}_{array}`` that level ``level`` of
-    ``fmt`` says a call allocates (:meth:`~compiler.levels.level.Level.allocated_arrays`: the level
-    names and sizes its arrays, the runtime never reads a rule off a name), else ``(None, None)``.
-
-    >>> from compiler.format import parse_format
-    >>> band = parse_format("Dense(SparseBand(Element(0.0)))")
-    >>> _level_array("C", "C1_ofs", band), _level_array("C", "C1_idx", band), _level_array("C", "C0_pos", band)
-    ((1, 'ofs'), (1, 'idx'), (None, None))
-    >>> _level_array("C", "C1_pos", band), _level_array("C", "C_val", band), _level_array("C", "C9_pos", band)
-    ((None, None), (None, None), (None, None))
-    """
-    level, _, array = pname[len(tensor):].partition("_")
-    if not pname.startswith(tensor) or not level.isdigit() or int(level) >= len(fmt.levels):
-        return None, None
-    return (int(level), array) if array in fmt.levels[int(level)].allocated_arrays() else (None, None)
-
-
-def _first_mode(fmt: Format, level: int) -> int:
-    """The storage mode of ``level``'s first coordinate (the modes of the levels above it)."""
-    return sum(lvl.nmodes for lvl in fmt.levels[:level])
 
 
 def facts_of(value):

@@ -27,7 +27,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from . import memory, values
+from . import memory, sealing, values
 from .deferred_levels import PendingLevels
 from .dtypes import LARGEST_EXTENT, cast_values, is_integer, value_dtype
 from .entries import canonical_coo, check_index_room, from_entries, require_dense_prefix, storage_sort, sum_duplicates
@@ -193,6 +193,7 @@ class Tensor:
         self._mode_order = mode_order
         self._shape = shape
         self._pending = (build, args)
+        self._sealed = True   # (sealed when its levels are built or it is bound: compiler.sealing)
         self._format = fmt
         self._nnz = None
         if dense_values is not None:
@@ -287,6 +288,21 @@ class Tensor:
         """The arrays of each storage level and then of the leaf."""
         return [lvl.arrays() for lvl in (*self._levels, self._leaf)]
 
+    def seal(self) -> "Tensor":
+        """Make the arrays of this tensor's levels (its index arrays, not its values) read-only, and
+        every array they are views of (:mod:`compiler.sealing`): for a tensor whose arrays the compiler
+        made and knows well formed, so kernels read them with no check per call. Returns the tensor.
+
+        >>> t = Tensor.from_numpy(np.eye(2), "csr")     # (from_numpy seals its result)
+        >>> t.levels[1].idx[0] = 1
+        Traceback (most recent call last):
+        ...
+        ValueError: assignment destination is read-only
+        """
+        sealing.seal([a for lvl in self._levels for a in lvl.arrays().values()])
+        self._sealed = True   # (its arrays are the compiler's: reuse() may make them writeable again)
+        return self
+
     def validate(self, as_name: str | None = None) -> "Tensor":
         """Check every level's arrays; raise :class:`FormatError` naming the first problem
         (and the tensor: ``as_name``, the argument a kernel was given it as, else its name)."""
@@ -328,8 +344,27 @@ class Tensor:
 
     # --- enumeration -------------------------------------------------------------------------
 
+    def check_unsealed(self) -> "Tensor":
+        """Check this tensor's index arrays again where they are not sealed (:mod:`compiler.sealing`:
+        shared with their owner, or made writeable again), before numpy or scipy reads them: a
+        FormatError naming the level and array, not an IndexError or a huge allocation from a
+        ``pos`` written out of range. Returns the tensor.
+
+        >>> t = Tensor.from_numpy(np.eye(2), "csr")
+        >>> t.levels[1].pos.flags.writeable = True; t.levels[1].pos[1] = 9
+        >>> t.to_numpy()
+        Traceback (most recent call last):
+        ...
+        compiler.errors.FormatError: tensor: level 1 (SparseList): pos is not non-decreasing: pos[1]=9 > pos[2]=2
+        """
+        if not sealing.sealed(sealing.index_writers(self)):
+            from .recheck import check_again   # (recheck builds its C check through the backend)
+            check_again(self)
+        return self
+
     def _entries(self) -> tuple[list[np.ndarray], np.ndarray]:
         """Every stored entry: its coordinates in storage order, and its value."""
+        self.check_unsealed()
         parents = np.zeros(1, dtype=POS)
         coords: list[np.ndarray] = []
         for lvl in self._levels:
@@ -414,7 +449,7 @@ class Tensor:
             coords = [c.astype(POS, copy=False) for c in np.nonzero(mask)]  # row-major: sorted
             vals = stored[mask]
             root = from_entries(fmt, coords, vals, list(stored.shape), name or "tensor")
-        return cls(root, shape=arr.shape, mode_order=fmt.mode_order, name=name, check=False)
+        return cls(root, shape=arr.shape, mode_order=fmt.mode_order, name=name, check=False).seal()
 
     @classmethod
     def from_coords(cls, coords, values, shape, format="coo", fill=None, dtype=None,
@@ -509,6 +544,9 @@ class Tensor:
         label = name or "tensor"
         if len(m.shape) != 2:
             raise ShapeError(f"{label}: from_scipy handles 2-D sparse matrices, got shape {m.shape}")
+        shared = cls._shared_compressed(m, format, fill, name)
+        if shared is not None:
+            return shared
         check_scipy_arrays(m, label)   # (scipy's own routines below trust them)
         dt = value_dtype(m.dtype)
         if m.format not in ("csr", "csc", "coo"):
@@ -558,6 +596,48 @@ class Tensor:
         return cls._from_logical_entries(fmt, tuple(m.shape), logical, data, name)
 
     @classmethod
+    def _shared_compressed(cls, m, format, fill, name) -> "Tensor | None":
+        """A CSR or CSC matrix as a tensor of its own format over its arrays, checked by one pass in C
+        (:func:`compiler.recheck.checker`: every rule of :meth:`validate`, and the facts of its values)
+        where numpy's checks, scipy's look at its order and the tensor's validation took four; None
+        where that check does not apply or fails (from_scipy's own way then says what is wrong, or
+        sorts a copy).
+
+        >>> import scipy.sparse as sp
+        >>> m = sp.csr_array(np.array([[0, 2.0], [3.0, np.nan]]))
+        >>> t = Tensor._shared_compressed(m, None, 0, "A")
+        >>> np.shares_memory(t.levels[1].idx, m.indices), str(t.value_facts)
+        (True, 'may hold NaN')
+        >>> m.indices[0] = 5
+        >>> Tensor._shared_compressed(m, None, 0, "A") is None
+        True
+        """
+        short = m.format
+        if short not in ("csr", "csc") or (format is not None and format != short) or fill != 0:
+            return None
+        indptr, indices, data = m.indptr, m.indices, m.data
+        if not (indptr.__class__ is indices.__class__ is data.__class__ is np.ndarray and indptr.dtype == indices.dtype
+                and indptr.dtype.name in ("int32", "int64") and indptr.ndim == indices.ndim == data.ndim == 1
+                and indptr.flags.c_contiguous and indices.flags.c_contiguous and data.flags.c_contiguous
+                and len(indices) == len(data)):
+            return None
+        dt = value_dtype(m.dtype)
+        if data.dtype != dt:
+            return None
+        outer, inner = m.shape if short == "csr" else m.shape[::-1]
+        if len(indptr) != outer + 1:
+            return None
+        root = Dense(SparseList(Element(normalize_fill(0, dt), data, dt), inner, indptr, indices, indptr.dtype), outer)
+        t = cls(root, shape=m.shape, mode_order=(0, 1) if short == "csr" else (1, 0), name=name, check=False)
+        from .recheck import kept_checker   # (recheck builds its C check through the backend)
+        check = kept_checker(t)
+        held = check() if check is not None else None
+        if held is None:
+            return None
+        t._value_facts = held
+        return t
+
+    @classmethod
     def _from_logical_entries(cls, fmt: Format, shape, logical, vals, name) -> "Tensor":
         """Build ``fmt`` from unique entries in logical coordinates (any order)."""
         coords = [logical[m] for m in fmt.mode_order]
@@ -570,7 +650,7 @@ class Tensor:
         leaf = fmt.leaf
         vals = cast_values(vals, leaf.dtype if leaf.dtype is not None else vals.dtype, name or "tensor")
         root = from_entries(fmt, coords, vals, sizes, name or "tensor")
-        return cls(root, shape=shape, mode_order=fmt.mode_order, name=name, check=False)
+        return cls(root, shape=shape, mode_order=fmt.mode_order, name=name, check=False).seal()
 
     # --- conversions ------------------------------------------------------------------------------
 
@@ -596,6 +676,7 @@ class Tensor:
                              f"{self.ndim}, shape {self.shape}")
         if not _same_fill(self.fill, fmt.fill):
             return Tensor.from_numpy(self.to_numpy(), fmt, name=self.name)
+        self.check_unsealed()   # (before scipy's conversion reads them)
         swapped = self._swapped_compressed(fmt)
         if swapped is not None:
             return swapped
@@ -632,7 +713,7 @@ class Tensor:
         dt = fmt.leaf.dtype if fmt.leaf.dtype is not None else self.dtype
         root = Dense(SparseList(Element(fmt.leaf.fill, cast_values(moved.data, dt, self._label), dt), n0,
                                 moved.indptr.astype(idt, copy=False), moved.indices.astype(idt, copy=False), idt), n1)
-        return Tensor(root, shape=self.shape, mode_order=fmt.mode_order, name=self.name, check=False)
+        return Tensor(root, shape=self.shape, mode_order=fmt.mode_order, name=self.name, check=False).seal()
 
     def to_scipy(self, format: str = "csr", *, matrix: bool = False):
         """A scipy.sparse array (``matrix=True``: matrix) in "csr", "csc" or "coo".

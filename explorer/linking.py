@@ -53,9 +53,10 @@ PART_BOX = "display:inline-block;padding:1.5px 2px;margin:-1.5px -2px;background
 _OUTLINE = "outline:2px solid " + LINK_COLOR + ";outline-offset:-2px"
 
 # ssLink(event, root, kind, cSelector): the parts of the pinned tag are linked, and on "over"
-# those of the first tag of the part under the pointer too (of a line, ssFirst: its first tag a
-# drawing of the step names, as an array node's expression tag after the line's looplets' tags);
-# "click" pins that tag (a click on nothing unpins), "out" leaves the pinned one. Shapes of
+# those of the first tag of the part under the pointer too (of a line, ssDrawn: every tag a
+# drawing of the step names, as the expression tags of the array nodes it came from, B's and the
+# concat's, after the line's looplets' tags: each node is outlined, not the first alone);
+# "click" pins those tags (a click on nothing unpins), "out" leaves the pinned ones. Shapes of
 # drawing nodes keep their own stroke and fill in data-ss-stroke and data-ss-fill (their labels'
 # fill too), so unlinking restores them. ssScroll(line, pane) scrolls the box inside the C pane
 # that scrolls, and nothing outside it: a pane that shows all its lines stays.
@@ -74,10 +75,10 @@ LINK_FUNCTION = r"""function ssLink(e, root, kind, cSel) {
     else { m.style.outline = ''; }
   }
   var el = e.target.closest && e.target.closest('[data-tags]');
-  var tag = el && root.contains(el) ? ssFirst(el, root) : '';
+  var tag = el && root.contains(el) ? ssDrawn(el, root).join(' ') : '';
   if (kind === 'click') holder.setAttribute('data-ss-pinned', tag);
   var pinned = holder.getAttribute('data-ss-pinned') || '';
-  var tags = kind === 'out' || !tag || tag === pinned ? [pinned] : [pinned, tag];
+  var tags = (kind === 'out' || !tag || tag === pinned ? pinned : pinned + ' ' + tag).split(' ');
   for (var t = 0; t < tags.length; t++) {
     if (!tags[t]) continue;
     var parts = root.querySelectorAll(ssSel(tags[t]));
@@ -99,7 +100,7 @@ LINK_FUNCTION = r"""function ssLink(e, root, kind, cSel) {
     }
   }
   if (kind !== 'click' || !cSel || !tag) return;
-  var sel = ssSel(tag);
+  var sel = ssSel(tag.split(' ')[0]);
   var panes = root.querySelectorAll(cSel);
   for (var k = 0; k < panes.length; k++) {
     if (panes[k].contains(el)) continue;
@@ -112,6 +113,12 @@ function ssFirst(el, root) {
   if (!el.matches('span.ln')) return tags[0];
   for (var k = 0; k < tags.length; k++) if (root.querySelector('svg g.node' + ssSel(tags[k]))) return tags[k];
   return tags[0];
+}
+function ssDrawn(el, root) {
+  if (!el.matches('span.ln')) return [ssFirst(el, root)];
+  var tags = el.getAttribute('data-tags').split(' '), drawn = [];
+  for (var k = 0; k < tags.length; k++) if (root.querySelector('svg g.node' + ssSel(tags[k]))) drawn.push(tags[k]);
+  return drawn.length ? drawn : [tags[0]];
 }
 function ssSel(tag) { return '[data-tags~="' + tag.replace(/["\\]/g, '\\$&') + '"]'; }
 function ssScroll(line, pane) {

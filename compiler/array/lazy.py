@@ -19,7 +19,8 @@ import numpy as np
 from ..errors import UsageError
 from ..format import parse_format
 from ..interop import is_foreign, to_tensor
-from ..recheck import revalidator
+from ..recheck import check_again, checked_now, revalidator
+from ..sealing import index_writers, sealed
 from .. import tensor as tensor_module
 from ..tensor import Tensor
 from . import build
@@ -89,9 +90,10 @@ class Array:
         node = self._node
         if isinstance(node, Leaf) and node.origin is not None:
             return _in_format(node.tensor, format)
-        _check_shared(node)
+        shared = _check_shared(node)
         kernel, tensors = lower_node(node, format, strategy, checked)
-        return kernel(**tensors)
+        with checked_now(shared):   # (checked once per compute(): the call does not read them again)
+            return kernel(**tensors)
 
     def lower(self, format=None, strategy: str | None = None, checked: bool = False):
         """The kernel that computes this array (``.c_source``, ``.trace``); call it with no arguments."""
@@ -262,18 +264,26 @@ def asarray(obj, format=None, name: str | None = None) -> Array:
     return Array(Leaf(tensor))
 
 
-def _check_shared(root: Node) -> None:
-    """Check again the arrays of each operand over a scipy or pydata array's buffers (Leaf.recheck):
-    a FormatError where their owner wrote them out of range since, not a kernel reading past them."""
-    seen, todo = set(), [root]
+def _check_shared(root: Node) -> list:
+    """Check again the arrays of each operand over a scipy or pydata array's buffers (Leaf.recheck),
+    and of each tensor whose index arrays are not sealed (:mod:`compiler.sealing`): a FormatError
+    where their owner wrote them out of range since, not a kernel reading past them. Each tensor
+    once, however many operands read it; returns the tensors checked."""
+    seen, todo, checked = set(), [root], {}
     while todo:
         node = todo.pop()
         if id(node) in seen:
             continue
         seen.add(id(node))
-        if isinstance(node, Leaf) and node.recheck is not None:
-            node.recheck()
+        if isinstance(node, Leaf) and id(node.tensor) not in checked:
+            if node.recheck is not None:
+                node.recheck()
+                checked[id(node.tensor)] = node.tensor
+            elif node.origin is None and not sealed(index_writers(node.tensor)):
+                check_again(node.tensor)
+                checked[id(node.tensor)] = node.tensor
         todo.extend(node.children())
+    return list(checked.values())
 
 
 def compute(*arrays, format=None, strategy: str | None = None):

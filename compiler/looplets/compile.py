@@ -836,7 +836,7 @@ def _entry_tensors(entry) -> set:
 def _check_writes(output, shape, bounds, shapes):
     """Refuse, when lowering, writes past a given output's shape that the tensors' shapes show."""
     from types import SimpleNamespace
-    from ..runtime import check_output_writes
+    from ..output_extents import check_output_writes
     try:
         check_output_writes(output, shape, bounds, {t: SimpleNamespace(shape=v) for t, v in shapes.items()})
     except ShapeError as e:

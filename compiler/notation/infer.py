@@ -3,7 +3,7 @@ extra concat checks): every index gets one extent, and a premise that fails is a
 :class:`~compiler.errors.ShapeError` naming the operator, the index and the premise.
 
 Extents are ints, or, when only formats are known, *extent entries* of the runtime
-(:func:`compiler.runtime.extent_value`): ``(tensor, mode)``, ``("+", a, b, ...)``,
+(:func:`compiler.output_extents.extent_value`): ``(tensor, mode)``, ``("+", a, b, ...)``,
 ``("*", a, b)``, ``("//", a, b)``. A premise between entries that are not both ints is
 checked when the kernel is called (with the shapes of its tensors).
 

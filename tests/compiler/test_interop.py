@@ -7,6 +7,8 @@ import scipy.sparse as sp
 import sparse
 
 import compiler as ss
+from compiler import array as xp
+from compiler.errors import FormatError
 from compiler.interop import to_tensor
 
 M = np.array([[0, 2.0, 0], [1.0, 0, 0], [0, 0, 3.0]])
@@ -92,5 +94,18 @@ def test_a_0d_pydata_array_is_its_fill():
 def test_a_pydata_array_it_cannot_convert_is_refused_naming_it():
     g = sparse.GCXS(sparse.COO.from_numpy(np.arange(24.0).reshape(2, 3, 4)), compressed_axes=[0])
     g.indices[0] = 99   # (written in place: pydata's tocoo raised its ValueError, naming no array)
-    with pytest.raises(ss.FormatError, match=r"^G \(GCXS of shape \(2, 3, 4\)\): pydata cannot convert it to COO"):
+    with pytest.raises(ss.FormatError, match=r"^G \(GCXS of shape \(2, 3, 4\)\): indices\[0\]=99 is out of range"):
         to_tensor(g, "G")
+
+
+@pytest.mark.parametrize("axes, shape", [([0], (2, 2)), ([1], (2, 2)), ([0], (2, 2, 2)), ([0, 2], (2, 3, 2))])
+@pytest.mark.parametrize("array, at, bad", [("indices", 0, 9), ("indices", -1, -4), ("indptr", 1, 9),
+                                            ("indptr", -1, 1), ("indptr", 0, 1), ("indptr", 1, -5)])
+def test_a_pydata_gcxs_written_malformed_is_refused_naming_it(axes, shape, array, at, bad):
+    """A GCXS array whose indptr or indices were written after pydata built it: a FormatError naming
+    the pydata array (main: pydata's ValueError, or, for a 3-D one, pydata's tocoo read rows of other
+    entries and the result was wrong with no error)."""
+    g = sparse.GCXS(sparse.COO.from_numpy(np.arange(1.0, 1.0 + np.prod(shape)).reshape(shape)), compressed_axes=axes)
+    getattr(g, array)[at] = bad
+    with pytest.raises(FormatError, match=rf"^A \(GCXS of shape \({', '.join(map(str, shape))},?\)\): "):
+        (xp.asarray(g, name="A") * 2).compute()

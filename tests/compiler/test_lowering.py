@@ -252,6 +252,7 @@ def test_checked_kernel_validates_inputs_and_bounds():
     A = ss.Tensor.from_numpy(np.eye(3), ss.csr())
     kernel = lower("y[i] = A[i, j] * x[j]", "handwritten", checked=True, A=A, x=np.ones(3))
     np.testing.assert_array_equal(kernel(A=A, x=np.ones(3)).to_numpy(), [1.0, 1.0, 1.0])
+    A.levels[1].idx.flags.writeable = True   # (sealed when built: the user's choice to write it)
     A.levels[1].idx[1] = 7  # corrupt after validation: the checked kernel must catch it
     with pytest.raises(ss.FormatError, match=r"idx\[1\]=7 is out of range"):
         kernel(A=A, x=np.ones(3))
@@ -270,6 +271,7 @@ def test_a_checked_kernel_is_built_from_the_unchecked_ones_lowering(strategy):
     assert kc.trace[-1] is not k.trace[-1] and kc.trace[-3] is k.trace[-3]
     assert kc.formats == k.formats and kc.fresh_output == k.fresh_output
     np.testing.assert_array_equal(kc(A=A, x=np.ones(3)).to_numpy(), [3.5, 3.5, 3.5])
+    A.levels[1].idx.flags.writeable = True   # (sealed when built: the user's choice to write it)
     A.levels[1].idx[1] = 7
     with pytest.raises(ss.FormatError, match=r"idx\[1\]=7 is out of range"):
         kc(A=A, x=np.ones(3))

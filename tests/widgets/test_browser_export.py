@@ -557,6 +557,12 @@ def test_exported_array_and_shape_operator_steps_link_their_c(browser, tmp_path,
     stroked = page.evaluate(LINK_JS, [section.element_handle(), c_line.get_attribute("data-tags").split()[0]])
     linked = tree.locator("svg g.node.ss-linked").evaluate_all("gs => gs.map(g => g.querySelector('title').textContent)")
     assert linked, "a C line of B's loop links no box of the array expression"
+    # every box the line came from is outlined, B's and the concat's, not the first alone (main: B's)
+    line_tags = set(c_line.get_attribute("data-tags").split())
+    drawn = tree.locator("svg g.node[data-tags]").evaluate_all(
+        "gs => gs.map(g => [g.querySelector('title').textContent, g.getAttribute('data-tags')])")
+    want = sorted(title for title, ts in drawn if line_tags & set(ts.split()))
+    assert len(want) >= 2 and sorted(linked) == want, (want, linked)
     assert tree.locator("svg g.node.ss-linked polygon").first.get_attribute("stroke") == LINK_COLOR, stroked
     filled = tree.locator("svg g.node.ss-linked").first.evaluate(FILL_CONTRAST_JS)
     assert filled["fill"] == LINK_COLOR and filled["ratio"] >= 3, filled

@@ -6,7 +6,7 @@ import pytest
 import scipy.sparse as sp
 
 from compiler import array as xp
-from compiler.errors import ShapeError, UsageError
+from compiler.errors import DTypeError, ShapeError, SparsescopeError, UsageError
 from array_cases import check
 
 
@@ -60,7 +60,7 @@ def test_ranges_and_errors():
     with pytest.raises(UsageError, match="arange: step cannot be 0"):   # (on main: ZeroDivisionError)
         xp.arange(0, 5, 0)
     check(xp.linspace(0, 1, 5), np.linspace(0, 1, 5))
-    with pytest.raises(ShapeError, match="full: shape must be non-negative integers"):
+    with pytest.raises(ShapeError, match="zeros: shape must be non-negative integers"):
         xp.zeros((2, -1))
     with pytest.raises(UsageError, match="dtype datetime64 is no value dtype"):
         xp.full((2,), np.datetime64(1, "D"), dtype="datetime64")
@@ -128,3 +128,52 @@ def test_dlpack_both_ways():
     assert a.__dlpack_device__() == (1, 0)
     with pytest.raises(UsageError, match="the only device is 'cpu'"):
         xp.from_dlpack(x, device="cuda")
+
+
+# -- bad arguments: an error of the library's own, naming the function and argument, never numpy's --------
+
+_BAD_ARGUMENTS = [
+    ("linspace", lambda: xp.linspace(0, 1, "5"), UsageError, "linspace: num must be an integer"),
+    ("linspace", lambda: xp.linspace(0, 1, -1), UsageError, "linspace: num must be at least 0, got -1"),
+    ("linspace", lambda: xp.linspace(0, 1, 2.5), UsageError, "linspace: num must be an integer, got 2.5"),
+    ("linspace", lambda: xp.linspace("a", 1, 5), UsageError, "linspace: start must be a real number"),
+    ("linspace", lambda: xp.linspace(0, 1, 5, dtype="nope"), UsageError, "linspace: dtype 'nope' is not a dtype"),
+    ("arange", lambda: xp.arange("a"), UsageError, "arange: start must be a real number"),
+    ("arange", lambda: xp.arange(None), UsageError, "arange: start must be a real number, got None"),
+    ("arange", lambda: xp.arange(0, 5, 1j), UsageError, "arange: step must be a real number"),
+    ("arange", lambda: xp.arange(np.inf), UsageError, "arange: start must be finite"),
+    ("arange", lambda: xp.arange(0, np.nan), UsageError, "arange: stop must be finite"),
+    ("arange", lambda: xp.arange(5, dtype="nope"), UsageError, "arange: dtype 'nope'"),
+    ("full", lambda: xp.full(2 ** 62, 1.0), MemoryError, r"full: an array of shape \(4611686018427387904,\) is too large"),
+    ("zeros", lambda: xp.zeros((2 ** 40, 2 ** 40)), MemoryError, r"zeros: an array of shape \(1099511627776, 1099511627776\)"),
+    ("ones", lambda: xp.ones((1,) * 70), ShapeError, "ones: shape .* has 70 dimensions; an array has at most 64"),
+    ("full", lambda: xp.full(None, 1.0), ShapeError, "full: shape must be an integer or a tuple of integers, got None"),
+    ("full", lambda: xp.full(2.5, 1.0), ShapeError, "full: shape must be an integer or a tuple of integers, got 2.5"),
+    ("full", lambda: xp.full((2,), 300, dtype="int8"), DTypeError, "full: fill value 300 does not fit dtype int8"),
+    ("full", lambda: xp.full((2,), 1.0, dtype="nope"), UsageError, "full: dtype 'nope' is not a dtype"),
+    ("zeros", lambda: xp.zeros((2,), dtype="nope"), UsageError, "zeros: dtype 'nope' is not a dtype"),
+    ("eye", lambda: xp.eye(3, k=1.5), UsageError, "eye: k must be an integer, got 1.5"),
+    ("eye", lambda: xp.eye(3, k="1"), UsageError, "eye: k must be an integer, got '1'"),
+    ("eye", lambda: xp.eye(3, dtype="nope"), UsageError, "eye: dtype 'nope'"),
+    ("from_dlpack", lambda: xp.from_dlpack([1, 2]), UsageError, "from_dlpack: a list is no DLPack producer"),
+    ("asarray", lambda: xp.asarray([[1, 2], [3]]), ShapeError, "nested lists of different lengths"),
+    ("zeros_like", lambda: xp.zeros_like([[1], [1, 2]]), ShapeError, "nested lists of different lengths"),
+]
+
+
+@pytest.mark.parametrize("function, call, error, message", _BAD_ARGUMENTS,
+                         ids=[f"{c[0]}-{k}" for k, c in enumerate(_BAD_ARGUMENTS)])
+def test_a_bad_argument_of_a_creation_function_is_refused_naming_it(function, call, error, message):
+    # (numpy's TypeError, ValueError, OverflowError or DTypePromotionError came through on main)
+    with pytest.raises(error, match=message) as refused:
+        call()
+    assert isinstance(refused.value, (SparsescopeError, MemoryError))
+
+
+def test_creation_functions_still_take_numpy_integers_and_scalars():
+    np.testing.assert_array_equal(xp.linspace(np.float32(0), np.int64(1), np.int64(3)).todense(), np.linspace(0, 1, 3))
+    np.testing.assert_array_equal(xp.arange(np.int32(5)).todense(), np.arange(5))
+    np.testing.assert_array_equal(xp.arange(np.array(1.5), 4).todense(), np.arange(1.5, 4))
+    np.testing.assert_array_equal(xp.eye(3, k=np.int64(-1)).todense(), np.eye(3, k=-1))
+    np.testing.assert_array_equal(xp.full(np.int64(2), np.int8(-3), dtype="int8").todense(), np.full(2, -3, np.int8))
+    np.testing.assert_array_equal(xp.zeros((), dtype="int32").todense(), np.zeros((), np.int32))
