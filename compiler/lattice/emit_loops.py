@@ -171,7 +171,7 @@ class Loops:
         starts = []
         for it in iters:
             p = self.pvar(it)
-            lo, hi = self.bounds(it)
+            lo, hi = self.bounds(it, start=p)
             end = Var(p.name + "_end")
             if threads:
                 starts.append((p, lo, end, it))
@@ -427,10 +427,16 @@ class Loops:
                         self.parent[(key, loc.mode + 1)] = pv
                         finds += stmts
                 reads = self._read_or_fill(case, iterated, coord, i)
+                outer = dict(self.empty_unless)
+                if case.fill_absent and not isinstance(case.body, CAssign):
+                    # (an outer level's one case: an operand not at i has an empty fiber below)
+                    self.empty_unless.update({(self.it_key(it), it.mode + 1): BinOp("==", coord[it], i)
+                                              for it in iterated if self.it_key(it) in case.fill_absent})
                 try:
                     body = self.case_body(loop.index, self.emit(case.body))
                 finally:
                     self.read_as.clear()
+                    self.empty_unless = outer
                 stmts = self._case_tag(loop.index, case, finds + reads + body)
                 if loop.index.name in self.counting:
                     stmts.append(self.counting[loop.index.name])
