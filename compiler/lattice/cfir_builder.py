@@ -4,7 +4,9 @@
 loop iterates or locates, builds the forall's lattice (:func:`~compiler.lattice.lattice.build_lattice`,
 checked by enumeration), and makes one :class:`~compiler.lattice.cfir.CLoop` per lattice loop
 with one :class:`~compiler.lattice.cfir.CCase` per point, each case's body the statement
-simplified for the operands absent there. A reduction whose fill is not its operator's identity
+simplified for the operands absent there. A loop the lattice merged from many runs one case, the
+statement as written (at an outer level, the nest below built once: an operand not at the
+coordinate is empty below it). A reduction whose fill is not its operator's identity
 gets a :class:`~compiler.lattice.cfir.CFold` instead of visiting every coordinate.
 
 >>> from compiler.notation import parse

@@ -8,8 +8,9 @@ regions work branches once on exactly which iterators are at ``i``. A loop the l
 several (:func:`~compiler.lattice.lattice.merge_loops`) runs while one of them would, an iterator
 out of entries at the extent, a coordinate no case tests true; its one case, where it has one
 (:class:`~compiler.lattice.cfir.CCase` ``fill_absent``), reads each operand as its value where its
-iterator is at ``i`` and as its fill elsewhere. A fold of the fill counts the
-coordinates where a case ran and folds the fill in for the others after the loop.
+iterator is at ``i`` and as its fill elsewhere; at an outer level, its fiber below ends where it
+starts where its iterator is not at ``i`` (``pA1_end = iA == i ? A1_pos[pA0 + 1] : pA1``). A fold of
+the fill counts the coordinates where a case ran and folds the fill in for the others after the loop.
 
 Example: ``a[i] = b[i] + c[i]`` over two sparse vectors::
 
