@@ -110,7 +110,8 @@ class CCase(CNode):
 
     ``fill_absent``: the one case of a merged loop (:func:`~compiler.lattice.cfir_builder.build_cfir`):
     these iterated accesses read their stored value where their iterator is at ``i`` and their fill
-    elsewhere; it runs where one of the loop's ``any_of`` tuples is at ``i`` (everywhere over U).
+    elsewhere; it runs where one of the loop's ``any_of`` tuples is at ``i`` (everywhere over U). Where
+    the body is a nest of loops (an outer level), an access not at ``i`` has an empty fiber below.
     """
 
     present: tuple[str, ...]       # access keys present in this region
@@ -284,8 +285,10 @@ def loop_head(n: CLoop) -> str:
     if n.any_of:
         seq = "U" if n.universe else " ∪ ".join(f"({_labels(p)})" if len(p) > 1 else _labels(p) for p in n.any_of)
         seq += f", merging {' '.join(x.label for x in n.iterated)}"
-        if any(c.fill_absent for c in n.cases):
+        if any(c.fill_absent and isinstance(c.body, CAssign) for c in n.cases):
             seq += f" (one case: an operand not at {n.index} reads its fill)"
+        elif any(c.fill_absent for c in n.cases):
+            seq += f" (one case: an operand not at {n.index} is empty below it)"
     elif n.universe:
         seq = f"U ∩ {seq}" if seq else "U"
     head = f"while {n.index} <- {seq}"

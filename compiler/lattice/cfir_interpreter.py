@@ -156,8 +156,9 @@ class _Machine:
                 k = (str(it.name), it.mode)
                 if k not in fibers:
                     key = self._key(it)
-                    fibers[k] = it.py_fiber(self.arrays, self.sizes, self.parent[(key, it.mode)]
-                                            if it.mode > 0 else 0)
+                    parent = self.parent[(key, it.mode)] if it.mode > 0 else 0
+                    # (-1: not at the coordinate above, in a merged loop's one case: an empty fiber)
+                    fibers[k] = [] if _absent(parent) else it.py_fiber(self.arrays, self.sizes, parent)
                     cursor[k] = 0
         N = self.sizes[n.extent]
         u, ran = 0, 0
@@ -179,7 +180,8 @@ class _Machine:
                     if isinstance(loc, ModeIterator):
                         key = self._key(loc)
                         par = self.parent[(key, loc.mode)] if loc.mode > 0 else 0
-                        self.parent[(key, loc.mode + 1)] = par * self.sizes[loc.param("size")] + i
+                        self.parent[(key, loc.mode + 1)] = -1 if _absent(par) else \
+                            par * self.sizes[loc.param("size")] + i
                     elif isinstance(loc, Found):   # searched once the level above is at i (-1: not stored)
                         key = self._key(loc)
                         above = self.setup.iters[key][loc.mode - 1]
@@ -247,6 +249,11 @@ class _Machine:
         acc = self.setup.access(key)
         v = self.value(acc)
         return not same_value(v, self.setup.fill_of(acc))
+
+
+def _absent(parent) -> bool:
+    """Whether ``parent`` marks an access absent below (-1; a segment's parent is a pair)."""
+    return not isinstance(parent, tuple) and parent == -1
 
 
 def _check_assumed(setup: Setup, name: str, t) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 
-from ..imperative.ir import BinOp, Comment, CompoundAssign, Const, Declare, Var, While, and_
+from ..imperative.ir import BinOp, Comment, CompoundAssign, Const, Declare, Select, Var, While, and_
 from .cfir import CCase, CForall, CSkip
 from .diagonal import Found
 from .iterators import ModeIterator, hash_capacity_stmts
@@ -61,8 +61,12 @@ class Locating:
     def cvar(self, it: ModeIterator, index) -> Var:
         return Var(self.name(("c", it.name, it.mode), f"{index.name}{it.name}"))
 
-    def bounds(self, it: ModeIterator):
-        return it.bounds(self.parent_of(it))
+    def bounds(self, it: ModeIterator, start=None):
+        """IR ``(lo, hi)`` of ``it``'s fiber; under an outer merged loop's one case, where the operand is
+        not at the coordinate above, ``hi`` is ``start`` (the variable holding ``lo``, else ``lo``): empty."""
+        lo, hi = it.bounds(self.parent_of(it))
+        cond = self.empty_unless.get((self.it_key(it), it.mode))
+        return (lo, hi) if cond is None else (lo, Select(cond, hi, lo if start is None else start))
 
     def fiber_length(self, it: ModeIterator):
         """The number of positions of ``it``'s current fiber (``hi - lo``; ``hi`` from 0)."""

@@ -8,8 +8,9 @@ regions work branches once on exactly which iterators are at ``i``. A loop the l
 several (:func:`~compiler.lattice.lattice.merge_loops`) runs while one of them would, an iterator
 out of entries at the extent, a coordinate no case tests true; its one case, where it has one
 (:class:`~compiler.lattice.cfir.CCase` ``fill_absent``), reads each operand as its value where its
-iterator is at ``i`` and as its fill elsewhere. A fold of the fill counts the
-coordinates where a case ran and folds the fill in for the others after the loop.
+iterator is at ``i`` and as its fill elsewhere; at an outer level, its fiber below ends where it
+starts where its iterator is not at ``i`` (``pA1_end = iA == i ? A1_pos[pA0 + 1] : pA1``). A fold of
+the fill counts the coordinates where a case ran and folds the fill in for the others after the loop.
 
 Example: ``a[i] = b[i] + c[i]`` over two sparse vectors::
 
@@ -171,7 +172,7 @@ class Loops:
         starts = []
         for it in iters:
             p = self.pvar(it)
-            lo, hi = self.bounds(it)
+            lo, hi = self.bounds(it, start=p)
             end = Var(p.name + "_end")
             if threads:
                 starts.append((p, lo, end, it))
@@ -427,10 +428,16 @@ class Loops:
                         self.parent[(key, loc.mode + 1)] = pv
                         finds += stmts
                 reads = self._read_or_fill(case, iterated, coord, i)
+                outer = dict(self.empty_unless)
+                if case.fill_absent and not isinstance(case.body, CAssign):
+                    # (an outer level's one case: an operand not at i has an empty fiber below)
+                    self.empty_unless.update({(self.it_key(it), it.mode + 1): BinOp("==", coord[it], i)
+                                              for it in iterated if self.it_key(it) in case.fill_absent})
                 try:
                     body = self.case_body(loop.index, self.emit(case.body))
                 finally:
                     self.read_as.clear()
+                    self.empty_unless = outer
                 stmts = self._case_tag(loop.index, case, finds + reads + body)
                 if loop.index.name in self.counting:
                     stmts.append(self.counting[loop.index.name])

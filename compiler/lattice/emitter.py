@@ -127,6 +127,9 @@ class Emitter(Loops, DerivedLoops, Locating, Workspaces, OutputAssembly, BlockAs
         self.shared_allocs: set = set()   # scratch arrays the threads share (one element per row)
         self.counting: dict = {}          # index -> the statement a case that ran at it adds (a fold's count)
         self.read_as: dict = {}           # access key -> (variable, dtype) a merged loop's one case reads it from
+        # (access key, mode) -> the condition its fiber is not empty under (an outer merged loop's one case:
+        # an operand not at the coordinate above has none)
+        self.empty_unless: dict = {}
 
     # -- names and parameters ------------------------------------------------------------
 
