@@ -63,7 +63,8 @@ def read_key(n):
     if n.mode != "read":
         return None
     t = n.tns
-    fiber = (id(t.tensor), t.level, repr(t.pos), repr(t.seg)) if isinstance(t, SubFiber) else (id(t),)
+    fiber = ((id(t.tensor), t.level, repr(t.pos), repr(t.seg), repr(t.present)) if isinstance(t, SubFiber)
+             else (id(t),))
     return fiber + (repr(n.idxs[:1]), tuple(permissive(x) for x in n.idxs[1:]))
 
 

@@ -47,7 +47,7 @@ from .looplet_access import (cut_alike, looplets_of, replace_looplets, style_of,
 from .looplet_provenance import looplet_origin, looplet_what, too_many_looplets
 from .looplets import (AcceptRun, Case, Fill, Jumper, Lookup, Run, Sequence, Spike, Stepper, Switch, Thunk,
                        resolve, truncate, unshift)
-from .merged_walks import MOST_REGIONS, merged_walk, mergeable_walks, walks_end
+from .merged_walks import MOST_REGIONS, merged_walk, mergeable_walks, present_chunk, walks_end
 from .phase_order import merge_order
 from .point_steps import required_of, spike_parts
 from .program import Extent, Loop, Value, is_pass, substitute, uses
@@ -525,6 +525,11 @@ class LoopletRules:
             if bound is not None and X.prove_eq(s.stop, bound):
                 return Thunk((), s.chunk, s.next)   # (each step is this child whole: a lone stepper's)
             ends = BinOp("==", s.stop, step_stop)
+            present = present_chunk(s, ends)
+            if present is not None:
+                # (a merged walk: its child where it ends here, else absent, one case for all k walks
+                # where arms per stepper would lower 2**k of them, each again at every level below)
+                return Thunk((), present, advance_when(s, ends))
             if cut_alike(s.chunk):
                 # (a chunk that reads the same whether its child ends at this step or goes on,
                 # a run-length level's fill then run: its body once, and the next child only

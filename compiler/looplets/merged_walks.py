@@ -41,10 +41,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..imperative.ir import BinOp, Const, Declare, Select, Var
+from ..imperative import ir
+from ..imperative.ir import Assign, BinOp, CompoundAssign, Const, Declare, If, Select, Var, While
 from ..imperative.traverse import pure
 from . import extents as X
-from .looplets import Fill, Phase, Sequence, Stepper, unshift
+from .fibers import SubFiber
+from .levels import can_be_absent
+from .looplets import Fill, Phase, Sequence, Spike, Stepper, unshift
+from .program import Literal, Value
 
 #: the fewest walks merged into one loop: four (2^4 = 16 combinations of phases; three keep the
 #: product, whose loops a student compares with the papers', as the lattice keeps TACO's seven)
@@ -55,17 +59,34 @@ MERGE_FROM = 4
 MOST_REGIONS = 7
 
 
+def entries_of(s: Stepper):
+    """The stored children ``s`` walks (its :class:`~.looplets.Positions` or
+    :class:`~.looplets.Entries`: ``q``, ``q_stop``, ``last``), or None."""
+    return s.positions if s.positions is not None else s.entries
+
+
 def walk_then_fill(seq) -> bool:
     """Whether ``seq`` is a fiber's walk of its stored entries up to its ``last``, then its fill:
-    a stepper with positions, whose step starts with declarations only (a SparseList's)."""
+    a stepper with positions (a SparseList's) or entries (a SparseCOO mode's segments), whose step
+    starts with declarations, and loops moving only those (a COO segment's end)."""
     if not isinstance(seq, Sequence) or len(seq.phases) != 2:
         return False
     (walk, tail) = seq.phases
     s = unshift(walk.body)
-    return (isinstance(s, Stepper) and s.positions is not None and not s.from_end and tail.stop is None
-            and isinstance(unshift(tail.body), Fill) and walk.stop is not None
-            and X.prove_eq(walk.stop, s.positions.last)
-            and all(isinstance(st, Declare) and pure(st.init) for st in s.preamble))
+    if not isinstance(s, Stepper) or s.from_end or s.merged or entries_of(s) is None:
+        return False
+    declared = {st.var for st in s.preamble if isinstance(st, Declare)}
+    return (tail.stop is None and isinstance(unshift(tail.body), Fill) and walk.stop is not None
+            and X.prove_eq(walk.stop, entries_of(s).last)
+            and all((isinstance(st, Declare) and pure(st.init)) or _moves_only(st, declared) for st in s.preamble))
+
+
+def _moves_only(st, declared) -> bool:
+    """Whether ``st`` is a loop (a COO segment's end found) whose test calls nothing and whose body
+    only moves locals of ``declared``: run on past the entries, it runs only inside them
+    (:func:`_run_on`)."""
+    return (isinstance(st, While) and pure(st.cond)
+            and all(isinstance(x, (CompoundAssign, Assign)) and x.target in declared for x in st.body.body))
 
 
 def mergeable_walks(seqs) -> list | None:
@@ -84,7 +105,7 @@ def merged_walk(seq, end, fresh) -> Sequence:
     """The walk-then-fill sequence ``seq`` walking on to ``end`` (a local holding :func:`walks_end`),
     then its fill; ``fresh`` names the local of its child's stop."""
     s = unshift(seq.phases[0].body)
-    return Sequence((Phase(end, _run_on(s, end, Var(fresh(f"{s.positions.q.name}_end")))), seq.phases[1]))
+    return Sequence((Phase(end, _run_on(s, end, Var(fresh(f"{entries_of(s).q.name}_end")))), seq.phases[1]))
 
 
 def _run_on(s: Stepper, end, stop: Var) -> Stepper:
@@ -93,8 +114,28 @@ def _run_on(s: Stepper, end, stop: Var) -> Stepper:
     step before ``end``, so it is cut (its fill) and never moved on. Without positions, so no
     lowering takes it for a lone fiber's walk and no merge takes it again. (``stop`` a local: the
     step's stop is the least of the walks', whose spelled-out terms each least repeats.)"""
-    P = s.positions
+    P = entries_of(s)
     inside = BinOp("<", P.q, P.q_stop)
-    preamble = tuple(replace(st, init=Select(inside, st.init, Const(0, st.dtype))) for st in s.preamble)
+    preamble = tuple(replace(st, init=Select(inside, st.init, Const(0, st.dtype))) if isinstance(st, Declare)
+                     else If(inside, [st]) for st in s.preamble)
     preamble += (Declare(stop, "int64", Select(inside, s.stop, X.add(end, 1))),)
-    return replace(s, stop=stop, preamble=preamble, positions=None, state=P.q, descent=None)
+    return replace(s, stop=stop, preamble=preamble, positions=None, entries=None, state=P.q, descent=None,
+                   merged=True)
+
+
+def present_chunk(s: Stepper, ends):
+    """The child of merged walk ``s`` in a step where it ends exactly when ``ends`` holds: its spike
+    whose stored part (its tail) is absent where it does not end (:attr:`~.fibers.SubFiber.present`,
+    a value its fill), so a step of k merged walks is one case, not 2^k; None where the tail cannot
+    be absent (a level that says it cannot, :func:`~.levels.can_be_absent`)."""
+    chunk = s.chunk
+    if not (s.merged and isinstance(chunk, Spike) and isinstance(chunk.body, Fill)):
+        return None
+    tail = chunk.tail
+    if isinstance(tail, SubFiber) and can_be_absent(tail):
+        present = ends if tail.present is None else ir.and_(tail.present, ends)
+        return Spike(chunk.body, replace(tail, present=present))
+    if isinstance(tail, Value) and isinstance(chunk.body.value, Literal):
+        fill = Const(chunk.body.value.value, tail.dtype)
+        return Spike(chunk.body, Value(Select(ends, tail.expr, fill), tail.dtype))
+    return None
