@@ -47,7 +47,8 @@ from .looplet_access import (cut_alike, looplets_of, replace_looplets, style_of,
 from .looplet_provenance import looplet_origin, looplet_what, too_many_looplets
 from .looplets import (AcceptRun, Case, Fill, Jumper, Lookup, Run, Sequence, Spike, Stepper, Switch, Thunk,
                        resolve, truncate, unshift)
-from .merged_walks import MOST_REGIONS, merged_walk, mergeable_walks, present_chunk, walks_end
+from .merged_walks import (MOST_REGIONS, MOST_TRIED, fewest_moved_first, merged_walk, mergeable_walks,
+                           present_chunk, walks_end)
 from .phase_order import merge_order
 from .point_steps import required_of, spike_parts
 from .program import Extent, Loop, Value, is_pass, substitute, uses
@@ -396,7 +397,11 @@ class LoopletRules:
         ``d`` alone."""
         bodies = self._combination_bodies(i, body, seqs)
         seen: list = []
-        for key in itertools.product(*[range(len(s.phases)) for s in seqs]):
+        for n, key in enumerate(fewest_moved_first([len(s.phases) for s in seqs])):
+            if n == MOST_TRIED:
+                # (no more combinations looked at: 2^k of many walks is what merging avoids, and
+                # the product would lower them all)
+                return True
             b = bodies(key)
             if b is not None and b not in seen:
                 seen.append(b)

@@ -54,6 +54,14 @@ from .program import Literal, Value
 #: product, whose loops a student compares with the papers', as the lattice keeps TACO's seven)
 MERGE_FROM = 4
 
+#: the most phase combinations looked at to count the product's regions: 2^7 (from eight walks on,
+#: the product would lower more; merged, they are one loop)
+MOST_TRIED = 128
+
+#: the fewest walks of fibers above others merged: three (each of the product's combinations is a nest
+#: of loops whose steps are products again: 2^3 at each of three levels of 3-D operands was 17,000 lines)
+MERGE_NESTED_FROM = 3
+
 #: the most loops the product of phases lowers beside merged walks: seven, as the lattice keeps TACO's
 #: seven loops (fewer regions are cheaper unmerged: their steps are points where one walk makes others idle)
 MOST_REGIONS = 7
@@ -91,9 +99,44 @@ def _moves_only(st, declared) -> bool:
 
 def mergeable_walks(seqs) -> list | None:
     """The walk-then-fill sequences among ``seqs`` (:func:`walk_then_fill`) when there are
-    :data:`MERGE_FROM` or more, else None."""
+    :data:`MERGE_FROM` or more, or :data:`MERGE_NESTED_FROM` of fibers above others, else None."""
     walks = [s for s in seqs if walk_then_fill(s)]
-    return walks if len(walks) >= MERGE_FROM else None
+    nested = all(_above_fibers(s) for s in walks)
+    return walks if len(walks) >= (MERGE_NESTED_FROM if nested else MERGE_FROM) else None
+
+
+def _above_fibers(seq) -> bool:
+    """Whether a walk's children are fibers of a level below (not values): each of its phase
+    combinations is then a nest of loops of its own."""
+    chunk = unshift(unshift(seq.phases[0].body).chunk)
+    return isinstance(chunk, Spike) and isinstance(chunk.tail, SubFiber) and not chunk.tail.is_leaf
+
+
+def fewest_moved_first(counts):
+    """The combinations of phases of sequences of ``counts`` phases, those with the fewest past
+    their first phase first (then in lexicographic order): the regions of a product that differ
+    most, one walk at its fill then two, come before the many alike of an intersection.
+
+    >>> list(fewest_moved_first([2, 2, 2]))[:5]
+    [(0, 0, 0), (0, 0, 1), (0, 1, 0), (1, 0, 0), (0, 1, 1)]
+    """
+    counts = tuple(counts)
+    for moved in range(sum(c - 1 for c in counts) + 1):
+        yield from _moved_by(counts, moved)
+
+
+def _moved_by(counts, moved):
+    """The combinations of phases ``moved`` past the first in all, in lexicographic order (each
+    found directly: the first of many walks is not a scan of 2^k)."""
+    if not counts:
+        if moved == 0:
+            yield ()
+        return
+    if moved > sum(c - 1 for c in counts):
+        return
+    for first in range(min(counts[0] - 1, moved) + 1):
+        for rest in _moved_by(counts[1:], moved - first):
+            yield (first,) + rest
 
 
 def walks_end(walks):
