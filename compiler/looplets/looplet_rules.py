@@ -48,7 +48,7 @@ from .looplet_provenance import looplet_origin, looplet_what, too_many_looplets
 from .looplets import (AcceptRun, Case, Fill, Jumper, Lookup, Run, Sequence, Spike, Stepper, Switch, Thunk,
                        resolve, truncate, unshift)
 from .merged_walks import (MOST_REGIONS, MOST_TRIED, fewest_moved_first, merged_walk, mergeable_walks,
-                           present_chunk, walks_end)
+                           present_chunk, running, walks_end)
 from .phase_order import merge_order
 from .point_steps import required_of, spike_parts
 from .program import Extent, Loop, Value, is_pass, substitute, uses
@@ -292,7 +292,7 @@ class LoopletRules:
             self.record("lower:Sequence", body, new, note=self._note(
                 f"{len(walks)} walks merged into one loop, each on past its entries to the end of the last", i, ext))
             self.ctx.facts.define(end, walks_end(walks), "where the last of the merged walks ends")
-            return [Declare(end, "int64", walks_end(walks))] + self.lower_looplets(i, ext, new, line)
+            return running("max", end, [s.phases[0].stop for s in walks]) + self.lower_looplets(i, ext, new, line)
         # (a phase of a fiber coiterated with another's: what a walk there reads is a tail the
         # merge left, the entries of A past B's last in A + B, rarely long; see lower_positions)
         merged = len(seqs) > 1 or getattr(ext, "merged", False)
@@ -570,7 +570,10 @@ class LoopletRules:
         step_stop = Var(self.fresh("step_stop"))
         step = [st for s in leaders for st in s.preamble]
         cut = () if kind is Stepper and self._steps_within(leaders, ext) else (ext.stop,)
-        step.append(Declare(step_stop, "int64", X.imin(*stops, *cut)))
+        if any(getattr(s, "merged", False) for s in leaders):   # (k walks' stops, one a line)
+            step += running("min", step_stop, X.min_terms(X.imin(*stops, *cut)))
+        else:
+            step.append(Declare(step_stop, "int64", X.imin(*stops, *cut)))
         self.ctx.facts.define(step_stop, X.imin(*stops, *cut), "a step's stop, the least of its children's stops")
         if point is not None:
             step += point(step_stop, lambda new, what: self.record(

@@ -139,6 +139,25 @@ def _moved_by(counts, moved):
             yield (first,) + rest
 
 
+def running(kind: str, var: Var, terms) -> list:
+    """``var`` declared as the least (``kind`` ``"min"``) or greatest of ``terms``, one term a line:
+    a min of k terms nested as ``a < b ? a : b`` repeats each term 2^k times in C (eight walks' step
+    stop was a line of 20,000 characters, and nested too deeply for the passes).
+
+    >>> for st in running("max", Var("walks_end"), [Var("lastA"), Var("lastB"), Var("lastC")]):
+    ...     print(str(st).strip())
+    int64 walks_end = lastA;
+    if (lastB > walks_end) {
+        walks_end = lastB;
+    }
+    if (lastC > walks_end) {
+        walks_end = lastC;
+    }
+    """
+    cmp = "<" if kind == "min" else ">"
+    return [Declare(var, "int64", terms[0])] + [If(BinOp(cmp, t, var), [Assign(var, t)]) for t in terms[1:]]
+
+
 def walks_end(walks):
     """Where the last of ``walks`` ends: the greatest of their ``last``."""
     return X.imax(*[s.phases[0].stop for s in walks])
