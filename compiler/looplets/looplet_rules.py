@@ -42,8 +42,8 @@ from ..imperative.traverse import untagged, walk
 from . import extents as X
 from .errors import ProgramError
 from .fill_write import FILL_WRITE
-from .looplet_access import (cut_alike, looplets_of, replace_looplets, style_of, truncate_others, truncate_strict,
-                             writes_only_runs)
+from .looplet_access import (cut_alike, looplets_of, operands_on, replace_looplets, style_of, truncate_others,
+                             truncate_strict, writes_only_runs)
 from .looplet_provenance import looplet_origin, looplet_what, too_many_looplets
 from .looplets import (AcceptRun, Case, Fill, Jumper, Lookup, Run, Sequence, Spike, Stepper, Switch, Thunk,
                        resolve, truncate, unshift)
@@ -133,7 +133,7 @@ class LoopletRules:
         # provenance: the code of each looplet lowering is tagged, so C lines map back to it
         self._tags += 1
         if self._tags > self.max_looplets:
-            raise ProgramError(too_many_looplets(self.max_looplets, i), line)
+            raise ProgramError(too_many_looplets(self.max_looplets, i, operands_on(body, i)), line)
         tag = f"looplet:{style}:{self._tags}"
         self._pending_tag = tag
         origin = looplet_origin(style, i, body)

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 import compiler as ss
 from compiler import array as xp
+from compiler.looplets.errors import ProgramError
 from tests.compiler.lattice.test_cfir_nonfinite_products import stored
 
 nan, inf = np.nan, np.inf
@@ -119,3 +120,12 @@ def test_nests_by_every_oracle(formats, shape, seed, density, levels):
     # (shapes of one to four a mode, operands empty, half stored or all stored)
     tensors, arrays = r7_operands(shape, formats, seed=seed, density=density)
     check(tensors, arrays, levels)
+
+
+def test_a_nest_past_the_looplet_limit_names_its_operands_and_the_lattice():
+    tensors, _ = r7_operands((2, 2, 2), ["coo", "csf"], seed=4)
+    named = {f"t{k}": t for k, t in enumerate(tensors[:6])}
+    prog = "y[i, j, k] = t1[i, j, k] * t2[i, j, k] + t3[i, j, k] * t4[i, j, k] + t5[i, j, k]"
+    with pytest.raises(ProgramError) as e:
+        ss.lower(prog, strategy="looplets", options={"max_looplets": 30}, **named)
+    assert "reading t1, t2, t3, t4, t5)" in str(e.value) and "strategy='lattice'" in str(e.value), str(e.value)
