@@ -570,7 +570,7 @@ class LoopletRules:
         step_stop = Var(self.fresh("step_stop"))
         step = [st for s in leaders for st in s.preamble]
         cut = () if kind is Stepper and self._steps_within(leaders, ext) else (ext.stop,)
-        if any(getattr(s, "merged", False) for s in leaders):   # (k walks' stops, one a line)
+        if any(getattr(s, "merged", None) is not None for s in leaders):   # (k walks' stops, one a line)
             step += running("min", step_stop, X.min_terms(X.imin(*stops, *cut)))
         else:
             step.append(Declare(step_stop, "int64", X.imin(*stops, *cut)))
@@ -620,7 +620,13 @@ class LoopletRules:
         ``min(jA + 1, jB + 1, phase_stop)`` is then ``min(jA + 1, jB + 1)``: one compare less per
         entry of a merge, and its exit tested once, by the loop."""
         lasts = [s.positions.last for s in steppers if s.positions is not None]
-        return bool(lasts) and X.prove_le(X.imin(*lasts), ext.stop)
+        if bool(lasts) and X.prove_le(X.imin(*lasts), ext.stop):
+            return True
+        # (merged walks: before their end one of them is inside its entries, the one whose last is that
+        # end, and its child ends by it; past its entries a walk's child ends past it, never least)
+        ends = [s.merged for s in steppers if s.merged is not None]
+        return (bool(ends) and len(ends) == len(steppers) and all(e is ends[0] for e in ends)
+                and X.prove_le(ends[0], ext.stop))
 
     def point_step(self, i, body, found):
         """A step of three or more steppers as its last point alone (:mod:`.point_steps`), when each

@@ -163,9 +163,10 @@ class Stepper(Looplet):
     #: optional :class:`Entries`: the stored children a stepper without :class:`Positions` walks in
     #: order (a SparseCOO mode's segments, each several tuples), so its walk may be merged with others'
     entries: Any = None
-    #: a walk run on past its entries to the end of others' (:mod:`.merged_walks`): past its entries its
-    #: child is its fill, so a step's child is present where it ends and absent (empty) elsewhere
-    merged: bool = False
+    #: of a walk run on past its entries to the end of others' (:mod:`.merged_walks`), where the last of
+    #: them ends (else None): past its entries its child is its fill, so a step's child is present where
+    #: it ends and absent (empty) elsewhere, and every step before that end ends by it
+    merged: Any = None
     style = "Stepper"
 
 
@@ -352,7 +353,8 @@ def push_shift(delta, body):
             ent = Entries(ent.q, ent.q_stop, X.add(ent.last, delta))
         return Stepper(lambda s, f=body.seek: f(X.sub(s, delta)), X.add(body.stop, delta),
                        Shift(delta, body.chunk), body.next, body.preamble, pos, descent=down,
-                       from_end=body.from_end, entries=ent, merged=body.merged)
+                       from_end=body.from_end, entries=ent,
+                       merged=None if body.merged is None else X.add(body.merged, delta))
     if isinstance(body, Jumper):
         return Jumper(lambda s, f=body.seek: f(X.sub(s, delta)), X.add(body.stop, delta),
                       lambda full, f=body.body: Shift(delta, f(full)), body.next, body.preamble)

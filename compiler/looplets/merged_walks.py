@@ -81,7 +81,7 @@ def walk_then_fill(seq) -> bool:
         return False
     (walk, tail) = seq.phases
     s = unshift(walk.body)
-    if not isinstance(s, Stepper) or s.from_end or s.merged or entries_of(s) is None:
+    if not isinstance(s, Stepper) or s.from_end or s.merged is not None or entries_of(s) is None:
         return False
     declared = {st.var for st in s.preamble if isinstance(st, Declare)}
     return (tail.stop is None and isinstance(unshift(tail.body), Fill) and walk.stop is not None
@@ -182,7 +182,7 @@ def _run_on(s: Stepper, end, stop: Var) -> Stepper:
                      else If(inside, [st]) for st in s.preamble)
     preamble += (Declare(stop, "int64", Select(inside, s.stop, X.add(end, 1))),)
     return replace(s, stop=stop, preamble=preamble, positions=None, entries=None, state=P.q, descent=None,
-                   merged=True)
+                   merged=end)
 
 
 def present_chunk(s: Stepper, ends):
@@ -191,7 +191,7 @@ def present_chunk(s: Stepper, ends):
     a value its fill), so a step of k merged walks is one case, not 2^k; None where the tail cannot
     be absent (a level that says it cannot, :func:`~.levels.can_be_absent`)."""
     chunk = s.chunk
-    if not (s.merged and isinstance(chunk, Spike) and isinstance(chunk.body, Fill)):
+    if not (s.merged is not None and isinstance(chunk, Spike) and isinstance(chunk.body, Fill)):
         return None
     tail = chunk.tail
     if isinstance(tail, SubFiber) and can_be_absent(tail):
