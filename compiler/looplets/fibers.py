@@ -147,7 +147,7 @@ class SubFiber:
     seg: Any = None
     #: a test (IR) that the fiber is there, or None (always): where it fails the fiber is empty, all
     #: its fill (the child of a merged walk's step where that walk's child does not end there,
-    #: :mod:`.merged_walks`); only levels that say they can be absent (:func:`.levels.can_be_absent`)
+    #: :mod:`.merged_walks`); only levels that say they can be absent (:func:`.absent_fibers.can_be_absent`)
     present: Any = None
 
     @property

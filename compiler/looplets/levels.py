@@ -44,6 +44,7 @@ from ..levels import (Dense, Element, Pattern, RunList, SparseBand, SparseBlockL
 from . import extents as X
 from .looplets import (AcceptRun, Case, Descent, Entries, Fill, Lookup, Switch, Phase, Positions, Run, Sequence, Spike,
                        Stepper, Thunk)
+from .absent_fibers import ABSENT_OK, can_be_absent
 from .fibers import SubFiber, TensorInfo, child_fiber, fiber_tag, fill_value, when_present
 from .gallop_looplets import (unfurl_sparse_block_list_gallop, unfurl_sparse_byte_map_gallop,
                               unfurl_sparse_hash_gallop, unfurl_sparse_list_gallop, unfurl_sparse_run_list_gallop)
@@ -878,28 +879,6 @@ def unfurl(f: SubFiber, ctx, mode: str | None = None, protocol: str | None = Non
 #: level classes that support update mode
 UPDATABLE = {Dense, SparseList, SparseByteMap, SparseHash, RunList, SparseRunList, SparsePoint, SparseInterval,
              SparseBlockList, SparseBand, SparseCOO}
-
-
-#: level classes whose read unfurl takes a fiber that may be absent (:attr:`SubFiber.present`): an
-#: absent one is empty, all fill (a list's or COO's positions none, a dense level's children absent)
-ABSENT_OK = {Dense, SparseList, SparseCOO}
-
-
-def can_be_absent(f: SubFiber) -> bool:
-    """Whether fiber ``f`` and every level below it read as empty where the fiber is absent, so a
-    merged walk's step may read it as one case (:mod:`.merged_walks`): levels of
-    :data:`ABSENT_OK` (their own class, not a subclass, whose unfurl may differ), a leaf of values.
-
-    >>> from compiler.format import csr, parse_format
-    >>> can_be_absent(TensorInfo.from_format("A", csr()).root())
-    True
-    >>> can_be_absent(TensorInfo.from_format("B", parse_format("Dense(SparseHash(Element(0.0)))")).root())
-    False
-    """
-    if f.mode != "read":
-        return False
-    levels = f.tensor.levels[f.level:]
-    return all(type(lvl) in ABSENT_OK for lvl in levels) and isinstance(f.tensor.leaf, (Element, Pattern))
 
 
 def register_unfurl(cls, fn, updatable=False, absent_ok=False):

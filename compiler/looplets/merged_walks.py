@@ -18,6 +18,16 @@ others idle, as ``(a & b & c) | d`` or the bitwise erosion's rows beside their p
 product's combinations are few regions, whose steps are each one point (:mod:`.point_steps`):
 cheaper than the merged step's cases, they stay.
 
+The walks are a SparseList's entries or a SparseCOO mode's segments (its tuples sharing a coordinate,
+:class:`~.looplets.Entries`), at any level of a nest. A step of merged walks is one case
+(:func:`present_chunk`): each walk's child is there where it ends at the step and absent elsewhere
+(:attr:`~.fibers.SubFiber.present`: a list's or COO's positions none, a value its fill), where a
+Switch per walk lowered 2^k arms, each again at every level below (issue 30's r7, nested ``where``s
+over 3-D COO and CSF operands, stopped after 20,000 looplet lowerings). Walks of fibers above others
+merge from three (:data:`MERGE_NESTED_FROM`); the product's regions are counted on at most
+:data:`MOST_TRIED` combinations, those with the fewest walks past their entries first
+(:func:`fewest_moved_first`), not 2^k.
+
 >>> from compiler.format import csr
 >>> from compiler.looplets.fibers import TensorInfo, UnfurlContext, child_fiber
 >>> from compiler.looplets.levels import unfurl
@@ -46,7 +56,7 @@ from ..imperative.ir import Assign, BinOp, CompoundAssign, Const, Declare, If, S
 from ..imperative.traverse import pure
 from . import extents as X
 from .fibers import SubFiber
-from .levels import can_be_absent
+from .absent_fibers import can_be_absent
 from .looplets import Fill, Phase, Sequence, Spike, Stepper, unshift
 from .program import Literal, Value
 
@@ -189,7 +199,7 @@ def present_chunk(s: Stepper, ends):
     """The child of merged walk ``s`` in a step where it ends exactly when ``ends`` holds: its spike
     whose stored part (its tail) is absent where it does not end (:attr:`~.fibers.SubFiber.present`,
     a value its fill), so a step of k merged walks is one case, not 2^k; None where the tail cannot
-    be absent (a level that says it cannot, :func:`~.levels.can_be_absent`)."""
+    be absent (a level that says it cannot, :func:`~.absent_fibers.can_be_absent`)."""
     chunk = s.chunk
     if not (s.merged is not None and isinstance(chunk, Spike) and isinstance(chunk.body, Fill)):
         return None
