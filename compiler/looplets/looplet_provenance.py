@@ -37,11 +37,11 @@ def too_many_looplets(limit: int, i, operands=()) -> str:
     options={'max_looplets': N} for more
     """
     reading = f", reading {', '.join(operands)}" if operands else ""
-    return (f"the looplets strategy stopped after {limit} looplet lowerings (the last over {i.name}{reading}): each loop "
-            f"lowers every case of its sparse operands' regions (present here, absent there) separately, and the "
-            f"cases multiply with each operand a loop coiterates. Lower index notation with strategy='lattice' "
-            f"(its lattices merge them), compute the expression in steps, or give options={{'max_looplets': N}} "
-            f"for more")
+    return (f"the looplets strategy stopped after {limit} looplet lowerings (the last over {i.name}{reading}): "
+            f"each loop lowers every case of its sparse operands' regions (present here, absent there) separately, "
+            f"and the cases multiply with each operand a loop coiterates. Lower index notation with "
+            f"strategy='lattice' (its lattices merge them), compute the expression in steps, or give "
+            f"options={{'max_looplets': N}} for more")
 
 
 def step_text(x):
