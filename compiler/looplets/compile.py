@@ -19,7 +19,6 @@ array([ 4., 10.])
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import replace
 
 import numpy as np
@@ -42,7 +41,7 @@ from ..outputs import Outputs
 from ..levels import Element
 from ..stand_in import output_conversion_note
 from ..tensor import Tensor
-from ..trace import Artifact, Later, Trace
+from ..trace import Later, Trace
 from .bounds import assuming, input_facts, shape_equal_sizes
 from .errors import ProgramError
 from .language import LoopProgram, install_compiler, loop_program
@@ -54,6 +53,9 @@ from .lowerers import Lowerer
 from .notation_program import note_facts, notation_program
 from .residual import residual_program
 from .write_order import written_in_order
+from .written_extents import INSIDE, allocate_temporaries, write_bounds, written_sizes
+from .kernel_names import c_name, is_input_size, reserved_names
+from .int_facts_step import record_int_facts
 from .statement_trees import statement_artifact, statement_trees
 from .promote import promote
 from .raveled import RaveledFiber
@@ -67,7 +69,7 @@ from .output_build import building_output
 from .output_order import choose_output_order, loops_of
 from .scatter import scatter_note, scatter_program, scatter_updates, scatters_output
 from .assembly import nested_levels, output_params as nested_output_params
-from .level_writers import marks_table, writer_for, writer_of
+from .level_writers import marks_table, writer_of
 from .outputs import check_outputs
 from .passes import concordize, dimensionalize, lifecycle, wrapperize
 from .flatten_passes import COPY_PASS
@@ -77,10 +79,7 @@ from .reserve import entry_bound, reserve_stmts
 from .reset_outputs import reuse_refusals, runtime_resets
 from ..notation.shape import has_shape_operators
 from ..notation.shapedata import shape_data
-from . import extents as X
-from .modifiers import Offset, Permit, Protocol, Window
-from .program import (Access, Assign, Block, Declare, Define, Index, Loop, Raveled, Sieve, Strided, TensorRef, postmap,
-                      walk)
+from .program import Access, Block, Declare, Raveled, Strided, TensorRef, postmap, walk
 
 
 def _as_program(program, dtype=None, formats=None, trace=None):
@@ -284,16 +283,16 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
     drops_fills = fill_drops(body, infos, trace, prog.first_line)
     check_scalars(body, infos)
     outs = check_outputs(prog, body, infos, output)
-    writes = {t: _write_bounds(t, infos[t], body) for t in outs}
+    writes = {t: write_bounds(t, infos[t], body) for t in outs}
     if known_sizes is None:
-        out_sizes = {t: _written_sizes(t, infos[t], body, shapes, writes[t]) for t in outs}
+        out_sizes = {t: written_sizes(t, infos[t], body, shapes, writes[t]) for t in outs}
     else:   # (from shape inference: the one output's logical sizes, in storage order)
         out_sizes = {t: [Const(shapes[t][m], "int64") if shapes.get(t) is not None else known_sizes[m]
                          for m in range(infos[t].ndim)] for t in outs}
-    temp_sizes = {t: _written_sizes(t, infos[t], body, shapes, read_sized=shaped is not None)
+    temp_sizes = {t: written_sizes(t, infos[t], body, shapes, read_sized=shaped is not None)
                   for t, _ in prog.temporaries}
     # the output's own sizes are scalar parameters: loops whose extent is the output's size use them
-    ctx = UnfurlContext(Namer(_reserved(infos)), input_facts(
+    ctx = UnfurlContext(Namer(reserved_names(infos)), input_facts(
         infos, _equal_sizes(sources, infos) if not shaped else shape_equal_sizes(shaped, infos)))
     for t in outs:   # (a computed coordinate of an output of fixed extent may be proved inside it)
         for m, size in enumerate(out_sizes[t]):
@@ -376,14 +375,14 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
         if after != stmts:
             trace.record(stage, before=_printed(stmts), after=_printed(after), note=note)
         stmts = after
-    _record_int_facts(trace, ctx.facts, stmts)
-    stmts = _allocate_temporaries(stmts, infos, temp_sizes, ctx.fresh)
+    record_int_facts(trace, ctx.facts, stmts)
+    stmts = allocate_temporaries(stmts, infos, temp_sizes, ctx.fresh)
     # (an input's extent the body never reads, A1_size of an SpMV, is no parameter: each argument
     # costs every call its conversion, and C warns of a parameter nothing reads)
     read = {n.name for n in ir_walk(tuple(stmts)) if isinstance(n, Var)}
     params = [p for p in params if not (isinstance(p, Scalar) and p.name not in read
-                                        and _input_size(p.name, infos))]
-    fn = ir.Function(name or _cname(prog.name), tuple(params), ir.Block(tuple(stmts)),
+                                        and is_input_size(p.name, infos))]
+    fn = ir.Function(name or c_name(prog.name), tuple(params), ir.Block(tuple(stmts)),
                      tuple(low.helpers.values()))
     trace.record("imperative", before=str(normalized), after=fn, note="the lowered kernel",
                  artifacts=[ir_artifact(fn)])
@@ -399,197 +398,6 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
                      else "fill")
     return fn, infos, outs, out_sizes, sources, starts, refusals, writes, unordered, low.helper_ops
 
-
-def _input_size(pname: str, infos) -> bool:
-    """Whether ``pname`` is an input tensor's extent parameter (``A1_size``), not an output's.
-
-    >>> from types import SimpleNamespace as NS
-    >>> infos = {"A": NS(role="input", ndim=2), "y": NS(role="output", ndim=1)}
-    >>> _input_size("A1_size", infos), _input_size("y0_size", infos), _input_size("A_val", infos)
-    (True, False, False)
-    """
-    return any(info.role == "input" and pname in {array_name(t, m, "size") for m in range(info.ndim)}
-               for t, info in infos.items())
-
-
-def _record_int_facts(trace, facts, stmts) -> None:
-    """An ``int-facts`` step: what the lowering knew of the integers its code computes (each fact
-    with why it holds, :meth:`~compiler.looplets.bounds.IntFacts.records`), so a reader sees why a
-    search or a cut at ``min(last, size)`` is not in the C. Only the facts about arrays and locals
-    the kernel ``stmts`` still reads (a phase's stop the cleanup replaced is no longer there), and
-    the positivity of a fiber's ``last`` where it reads the test standing for it."""
-    nodes = list(ir_walk(tuple(stmts)))
-    used = {n.name for n in nodes if isinstance(n, Var)} | {n.buffer for n in nodes if isinstance(n, (ir.Load, ir.BufferArg))}
-    # (a local's positivity where the C reads what its test reads: it says why the C tests whether a
-    # fiber is empty where a phase up to its last coordinate starts, and no longer reads that local)
-    records = [r for r in facts.records() if r["subject"] in used or r["kind"] == "positive" and set(r["reads"]) <= used]
-    if not records:
-        return
-    kinds = Counter(r["kind"] for r in records)
-    note = ", ".join(f"{n} {KIND_NOUNS[k][n != 1]}" for k, n in kinds.items())
-    text = "\n".join(f"{r['fact']}: {r['reason']}" for r in records)
-    trace.record("int-facts", note=f"what the lowering knew of the kernel's integers: {note}",
-                 artifacts=[Artifact("int-facts", "integer facts", text, data={"facts": records})],
-                 data={"facts": records})
-
-
-#: how the ``int-facts`` step's note counts each kind of fact
-KIND_NOUNS = {"coordinates": ("array of stored coordinates", "arrays of stored coordinates"),
-              "bound": ("bounded local", "bounded locals"), "definition": ("definition", "definitions"),
-              "positive": ("local positive exactly when a test holds", "locals positive exactly when a test holds"),
-              "range": ("value range", "value ranges")}
-
-
-#: the reach of a write through a window of the output: within the output by construction
-INSIDE = "inside"
-
-
-def _write_bounds(name, info, body) -> list | None:
-    """``(storage mode, stop, line)`` for each mode of each write of ``name``: one more than the
-    largest coordinate the write reaches (an IR expression of the loops' extents); the stop is
-    None for a mode whose coordinate is not known from its loops (a scatter ``y[I[i]]``, which
-    the kernel checks at each write), and the other modes of that write keep theirs: in
-    ``bins[n, v] += 1``, ``n`` still reaches its loop's stop, which the call checks.
-
-    The hstack ``D[i, j] = A[i, j]`` then ``D[i, j + 3] = A[i, j]`` writes mode 1 up to
-    ``A1_size`` and ``A1_size + 3``: ``D`` needs ``max`` of them columns. A write through a
-    window of the output reaches :data:`INSIDE`.
-    """
-    from .wrappers import static_ir
-    out = []
-
-    def reach(x, scope):
-        if isinstance(x, Index):
-            ext = scope.get(x)
-            return None if ext is None else ext.stop
-        if isinstance(x, Window):
-            return INSIDE   # (its loop runs within the window, clipped to the output's size)
-        if isinstance(x, (Permit, Protocol)):
-            return reach(x.index, scope)
-        if isinstance(x, Offset):
-            stop = reach(x.index, scope)
-            if stop is None or stop is INSIDE:
-                return stop
-            d = static_ir(x.delta)
-            if d is not None:
-                return X.add(stop, d)
-            if isinstance(x.delta, Index) and x.delta in scope:   # i + j, j an outer loop's index
-                return X.add(stop, X.sub(scope[x.delta].stop, 1))
-        return None
-
-    def visit(s, scope):
-        if isinstance(s, Loop):
-            visit(s.body, {**scope, s.idx: s.ext})
-        elif isinstance(s, Block):
-            for t in s.stmts:
-                visit(t, scope)
-        elif isinstance(s, (Sieve, Define)):
-            visit(s.body, scope)
-        elif isinstance(s, Assign) and isinstance(s.lhs.tns, TensorRef) and s.lhs.tns.name == name:
-            for m, x in enumerate(s.lhs.idxs):
-                out.append((m, reach(x, scope), s.line))
-    visit(body, {})
-    return out
-
-
-def _written_sizes(name, info, body, shapes, writes=None, read_sized=False) -> list:
-    """The storage sizes of a written tensor: its given shape, else the largest coordinate its
-    ``writes`` reach (:func:`_write_bounds`), else the extents of the loops of the indices it is
-    written at (an IR expression per storage mode); with ``read_sized`` (a temporary of index
-    notation's shape operators, its extents checked by shape inference), else those of the loops it
-    is read at."""
-    if writes and shapes.get(name) is None and all(stop is not INSIDE and stop is not None for _, stop, _ in writes):
-        return [X.imax(*[stop for m, stop, _ in writes if m == mode]) for mode in range(info.ndim)]
-    sizes = []
-    acc = next((n for n in walk(body) if isinstance(n, Access) and n.mode == "update"
-                and isinstance(n.tns, TensorRef) and n.tns.name == name), None)
-    if info.ndim and acc is None:
-        raise ProgramError(f"{'output' if info.role == 'output' else 'temporary'} {name} is never written")
-    if not info.ndim:
-        return sizes
-    ext_of = {n.idx: n.ext for n in walk(body) if isinstance(n, Loop)}
-    from .extents import sub as xsub
-    for m, x in enumerate(acc.idxs):
-        if shapes.get(name) is not None:
-            sizes.append(Const(shapes[name][m], "int64"))
-            continue
-        if not isinstance(x, Index) or x not in ext_of:
-            if info.role == "temporary" and writes is None:   # (written at t + i: as far as its writes reach)
-                return _written_sizes(name, info, body, shapes, _write_bounds(name, info, body), read_sized)
-            read = next((n for n in walk(body) if isinstance(n, Access) and isinstance(n.tns, TensorRef) and
-                         n.tns.name == name and all(i in ext_of for i in n.idxs)), None)
-            if read_sized and read is not None:
-                # (written at t + (k + j·|k|), a collapse walked minor index first: as far as a loop reads it)
-                return [xsub(ext_of[i].stop, ext_of[i].start) for i in read.idxs]
-            # (only a format was given for it: no loop's extent says how far the coordinate reaches)
-            raise ProgramError(f"cannot size {name}: storage mode {m} is indexed by {x}, not by a loop's index; "
-                               f"give {name} as a tensor or an array of the shape it has, not only its format")
-        ext = ext_of[x]
-        sizes.append(xsub(ext.stop, ext.start) if not (isinstance(ext.start, Const) and ext.start.value == 0)
-                     else ext.stop)
-    return sizes
-
-
-def _allocate_temporaries(stmts, infos, temp_sizes, fresh) -> list:
-    """Wrap the kernel body in the scratch arrays (``Allocate``) of each temporary.
-
-    A temporary is Dense levels (values only), or one level whose writer allocates it as a
-    workspace (a SparseByteMap vector: :meth:`~.level_writers.LevelWriter.allocate_workspace`).
-    """
-    decls = []
-    for t, sizes in temp_sizes.items():
-        info = infos[t]
-        if not info.ndim:
-            continue  # a 0-D temporary (a Scalar) lives in C locals
-        decls += [ir.Declare(Var(array_name(t, m, "size")), "int64", e) for m, e in enumerate(sizes)]
-        n = Const(1, "int64")
-        for m in range(info.ndim):
-            n = BinOp("*", n, Var(array_name(t, m, "size"))) if m else Var(array_name(t, m, "size"))
-        levels = info.levels
-        body = list(stmts)
-        if levels and not all(lvl.located_by_coordinate for lvl in levels):
-            writer = writer_for(levels[0])
-            workspace = writer.allocate_workspace(t, info, n, body) if writer is not None else None
-            if workspace is None:
-                raise ProgramError(f"temporary {t}: the looplet strategy allocates Dense temporaries and "
-                                   f"SparseByteMap vectors, not {info.format}")
-            decls += workspace[0]
-            body = workspace[1]
-        if not isinstance(info.leaf, Element):
-            raise ProgramError(f"temporary {t}: the leaf must be an Element")
-        stmts = [ir.Allocate(array_name(t, None, "vals"), info.dtype, n, Const(info.fill, info.dtype), body)]
-    return decls + list(stmts)
-
-
-def _cname(name: str) -> str:
-    import re
-    from ..imperative.ir import is_c_name
-    n = re.sub(r"\W", "_", name)
-    return n if is_c_name(n) else "k_" + n   # (a digit first, or a C keyword: `double`)
-
-
-#: the names the strategy gives a level's counters and its writers' scratch arrays (the level's own
-#: arrays are asked of it)
-_LEVEL_SCRATCH = ("nnz", "nblk", "nofs", "cap", "start", "lo", "hi", "tmp", "bits", "sum")
-
-
-def _reserved(infos) -> set:
-    """The kernel's parameter names and the names its levels' code uses, which fresh names avoid.
-
-    >>> from compiler.format import csr
-    >>> from compiler.looplets.fibers import TensorInfo
-    >>> sorted(n for n in _reserved({"A": TensorInfo.from_format("A", csr())}) if n.startswith("A1_"))[:4]
-    ['A1_bits', 'A1_cap', 'A1_hi', 'A1_idx']
-    """
-    out = set()
-    for t, info in infos.items():
-        out.add(t)
-        out.update(array_name(t, m, "size") for m in range(info.ndim))
-        out.add(array_name(t, None, "vals"))
-        for k, lvl in enumerate(info.levels):
-            kinds = {*_LEVEL_SCRATCH, *lvl.array_dtypes(), *lvl.allocated_arrays(), *lvl.position_arrays()}
-            out.update(array_name(t, k, kind) for kind in kinds)
-    return out
 
 
 #: what ``lower(..., strategy="looplets", options=...)`` takes

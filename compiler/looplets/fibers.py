@@ -145,6 +145,10 @@ class SubFiber:
     #: inside a multi-mode level (SparseCOO): ``(mode, lo, hi)``, the next mode to unfurl
     #: and the range of stored tuples that share the modes before it
     seg: Any = None
+    #: a test (IR) that the fiber is there, or None (always): where it fails the fiber is empty, all
+    #: its fill (the child of a merged walk's step where that walk's child does not end there,
+    #: :mod:`.merged_walks`); only levels that say they can be absent (:func:`.absent_fibers.can_be_absent`)
+    present: Any = None
 
     @property
     def is_leaf(self) -> bool:
@@ -166,7 +170,21 @@ def fiber_tag(info: TensorInfo) -> str:
 
 
 def child_fiber(f: SubFiber, pos, dirty=None) -> SubFiber:
-    return SubFiber(f.tensor, f.level + 1, pos, f.mode, dirty if dirty is not None else f.dirty)
+    """The fiber at position ``pos`` of the level below ``f``'s (absent where ``f`` is)."""
+    return SubFiber(f.tensor, f.level + 1, pos, f.mode, dirty if dirty is not None else f.dirty,
+                    present=f.present)
+
+
+def when_present(f: SubFiber, value, absent):
+    """``value``, an IR expression of fiber ``f``'s, where ``f`` is there, else ``absent`` (C's
+    ``?:`` evaluates only the branch taken: an absent fiber reads nothing).
+
+    >>> from compiler.format import csr
+    >>> root = TensorInfo.from_format("A", csr()).root()
+    >>> print(when_present(SubFiber(root.tensor, 1, Var("q"), present=Var("here")), Var("x"), Const(0, "int64")))
+    here ? x : 0
+    """
+    return value if f.present is None else ir.Select(f.present, value, absent)
 
 
 def fill_value(info: TensorInfo):
@@ -176,7 +194,8 @@ def fill_value(info: TensorInfo):
 def leaf_value(f: SubFiber):
     """The value a read of leaf fiber ``f`` gives (a program expression)."""
     if isinstance(f.lvl, Pattern):
-        return Literal(True)
+        return Literal(True) if f.present is None else Value(f.present, "bool")
     if isinstance(f.lvl, Element):
-        return Value(Load(f.tensor.array(None, "vals"), f.pos), f.tensor.dtype, source=f.tensor.name)
+        return Value(when_present(f, Load(f.tensor.array(None, "vals"), f.pos), Const(f.tensor.fill, f.tensor.dtype)),
+                     f.tensor.dtype, source=f.tensor.name)
     raise StrategyError(f"tensor {f.tensor.name}: cannot read leaf level {f.lvl.name}")

@@ -42,9 +42,10 @@ from ..imperative.ir import (Assign, BinOp, CompoundAssign, Const, Declare, If, 
 from ..levels import (Dense, Element, Pattern, RunList, SparseBand, SparseBlockList, SparseByteMap, SparseCOO,
                       SparseHash, SparseInterval, SparseList, SparsePoint, SparseRunList)
 from . import extents as X
-from .looplets import (AcceptRun, Case, Descent, Fill, Lookup, Switch, Phase, Positions, Run, Sequence, Spike,
+from .looplets import (AcceptRun, Case, Descent, Entries, Fill, Lookup, Switch, Phase, Positions, Run, Sequence, Spike,
                        Stepper, Thunk)
-from .fibers import SubFiber, TensorInfo, child_fiber, fiber_tag, fill_value
+from .absent_fibers import ABSENT_OK, can_be_absent
+from .fibers import SubFiber, TensorInfo, child_fiber, fiber_tag, fill_value, when_present
 from .gallop_looplets import (unfurl_sparse_block_list_gallop, unfurl_sparse_byte_map_gallop,
                               unfurl_sparse_hash_gallop, unfurl_sparse_list_gallop, unfurl_sparse_run_list_gallop)
 from ..imperative.search import lower_bound_call
@@ -104,8 +105,9 @@ def unfurl_sparse_list(f: SubFiber, ctx, mode, child_of=None):
     pos_b, idx_b = info.array(k, f.lvl.starts_array), info.array(k, f.lvl.crd_array)
     t = fiber_tag(info)
     q, q_stop, last, j = (Var(ctx.fresh(n)) for n in (f"q{t}", f"q{t}_stop", f"last{t}", f"j{t}"))
-    pre = (Declare(q, "int64", Load(pos_b, f.pos)),
-           Declare(q_stop, "int64", Load(pos_b, X.add(f.pos, 1))),
+    none = Const(0, "int64")   # (an absent fiber's positions: none, read nowhere)
+    pre = (Declare(q, "int64", when_present(f, Load(pos_b, f.pos), none)),
+           Declare(q_stop, "int64", when_present(f, Load(pos_b, X.add(f.pos, 1)), none)),
            declare_last(ctx, f, last, q, q_stop, idx_b))
     stepper = Stepper(
         seek=lambda start: tuple(search_stmts(q, idx_b, q_stop, start, ctx.fresh)),
@@ -620,15 +622,17 @@ def unfurl_sparse_coo(f: SubFiber, ctx, mode):
     q, q_stop, last, j, nxt = (Var(ctx.fresh(n)) for n in (f"q{t}{m}", f"q{t}{m}_stop", f"last{t}{m}",
                                                               f"i{t}{m}", f"q{t}{m}_next"))
     lo, hi = (Load(pos_b, f.pos), Load(pos_b, X.add(f.pos, 1))) if f.seg is None else f.seg[1:]
-    pre = (Declare(q, "int64", lo), Declare(q_stop, "int64", hi),
+    none = Const(0, "int64")   # (an absent fiber's tuples: none, read nowhere)
+    pre = (Declare(q, "int64", when_present(f, lo, none)), Declare(q_stop, "int64", when_present(f, hi, none)),
            declare_last(ctx, f, last, q, q_stop, idx_b, m))
     if m + 1 < lvl.ndim:
         step_pre = (Declare(j, "int64", Load(idx_b, q)), Declare(nxt, "int64", X.add(q, 1)),
                     While(ir.and_(BinOp("<", nxt, q_stop), BinOp("==", Load(idx_b, nxt), j)),
                           [CompoundAssign("+", nxt, Const(1, "int64"))]))
-        tail = SubFiber(info, k, f.pos, f.mode, f.dirty, (m + 1, q, nxt))
+        tail = SubFiber(info, k, f.pos, f.mode, f.dirty, (m + 1, q, nxt), f.present)
         advance = (Assign(q, nxt),)
         positions = None
+        entries = Entries(q, q_stop, last)
     else:
         step_pre = (Declare(j, "int64", Load(idx_b, q)),)
         tail = child_fiber(f, q)
@@ -637,10 +641,11 @@ def unfurl_sparse_coo(f: SubFiber, ctx, mode):
         # walked as a SparseList's (so a run of them may be copied as a block)
         positions = Positions(q, q_stop, last, lambda p: Load(idx_b, p),
                               lambda v, tgt: gallop_from(v, q, idx_b, q_stop, tgt, ctx.fresh))
+        entries = None
     stepper = Stepper(
         seek=lambda start: tuple(search_stmts(q, idx_b, q_stop, start, ctx.fresh)),
         stop=X.add(j, 1), chunk=Spike(Fill(fill_value(info)), tail), next=advance, preamble=step_pre,
-        positions=positions, state=q)
+        positions=positions, state=q, entries=entries)
     return Thunk(pre, Sequence((Phase(last, stepper), Phase(None, Fill(fill_value(info))))))
 
 
@@ -838,6 +843,11 @@ def unfurl(f: SubFiber, ctx, mode: str | None = None, protocol: str | None = Non
     ``protocol``: None or ``walk`` for the level's default, ``gallop`` for a leading Jumper)."""
     mode = mode or f.mode
     lvl = f.lvl
+    if f.present is not None:   # (a fiber that may be absent is walked: its walk reads nothing then)
+        if not can_be_absent(f):
+            raise StrategyError(f"tensor {f.tensor.name}: level {f.level} ({lvl.name}) cannot be read where its "
+                                f"fiber may be absent (a merged walk's child)")
+        return for_class(UNFURL, type(lvl))(f, ctx, mode)
     if protocol in ("gallop", "follow") and mode == "read":
         table = GALLOP if protocol == "gallop" else FOLLOW
         fn = for_class(table, type(lvl))
@@ -871,9 +881,12 @@ UPDATABLE = {Dense, SparseList, SparseByteMap, SparseHash, RunList, SparseRunLis
              SparseBlockList, SparseBand, SparseCOO}
 
 
-def register_unfurl(cls, fn, updatable=False):
+def register_unfurl(cls, fn, updatable=False, absent_ok=False):
     """Register the unfurl of a new level class (``updatable``: ``fn`` also writes it; an output of
-    it then needs a writer too, :func:`compiler.looplets.level_writers.register_output`)."""
+    it then needs a writer too, :func:`compiler.looplets.level_writers.register_output`;
+    ``absent_ok``: its read takes a fiber that may be absent, :attr:`SubFiber.present`)."""
     UNFURL[cls] = fn
     if updatable:
         UPDATABLE.add(cls)
+    if absent_ok:
+        ABSENT_OK.add(cls)

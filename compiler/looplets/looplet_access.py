@@ -63,8 +63,22 @@ def read_key(n):
     if n.mode != "read":
         return None
     t = n.tns
-    fiber = (id(t.tensor), t.level, repr(t.pos), repr(t.seg)) if isinstance(t, SubFiber) else (id(t),)
+    fiber = ((id(t.tensor), t.level, repr(t.pos), repr(t.seg), repr(t.present)) if isinstance(t, SubFiber)
+             else (id(t),))
     return fiber + (repr(n.idxs[:1]), tuple(permissive(x) for x in n.idxs[1:]))
+
+
+def operands_on(body, i) -> list:
+    """The program's tensors ``body`` reads through accesses whose first index is ``i``, sorted.
+
+    >>> from compiler.looplets.program import Call, Index, TensorRef
+    >>> i, j = Index("i"), Index("j")
+    >>> reads = [Access(TensorRef(t), (x,), source=t) for t, x in [("B", i), ("A", i), ("C", j)]]
+    >>> operands_on(Call("coalesce", reads), i)
+    ['A', 'B']
+    """
+    return sorted({n.source for n in walk(body) if isinstance(n, Access) and n.idxs and n.idxs[0] == i
+                   and n.mode == "read" and n.source})
 
 
 def looplets_of(body, i) -> list:

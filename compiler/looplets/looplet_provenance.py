@@ -24,22 +24,24 @@ from .program import Access, Index, Loop, Node, show_spans, walk
 MAX_LOOPLETS = 20_000
 
 
-def too_many_looplets(limit: int, i) -> str:
-    """Why a program was stopped at ``limit`` looplet lowerings, the last of them over ``i``.
+def too_many_looplets(limit: int, i, operands=()) -> str:
+    """Why a program was stopped at ``limit`` looplet lowerings, the last of them over ``i``, where it
+    read ``operands`` (the program's tensors).
 
     >>> from compiler.looplets.program import Index
-    >>> print(too_many_looplets(100, Index("j")))  # doctest: +NORMALIZE_WHITESPACE
-    the looplets strategy stopped after 100 looplet lowerings (the last over j): each loop lowers
-    every case of its sparse operands' regions (present here, absent there) separately, and the
-    cases multiply with each operand a loop coiterates. Lower index notation with
+    >>> print(too_many_looplets(100, Index("j"), ["A", "B"]))  # doctest: +NORMALIZE_WHITESPACE
+    the looplets strategy stopped after 100 looplet lowerings (the last over j, reading A, B): each
+    loop lowers every case of its sparse operands' regions (present here, absent there) separately,
+    and the cases multiply with each operand a loop coiterates. Lower index notation with
     strategy='lattice' (its lattices merge them), compute the expression in steps, or give
     options={'max_looplets': N} for more
     """
-    return (f"the looplets strategy stopped after {limit} looplet lowerings (the last over {i.name}): each loop "
-            f"lowers every case of its sparse operands' regions (present here, absent there) separately, and the "
-            f"cases multiply with each operand a loop coiterates. Lower index notation with strategy='lattice' "
-            f"(its lattices merge them), compute the expression in steps, or give options={{'max_looplets': N}} "
-            f"for more")
+    reading = f", reading {', '.join(operands)}" if operands else ""
+    return (f"the looplets strategy stopped after {limit} looplet lowerings (the last over {i.name}{reading}): "
+            f"each loop lowers every case of its sparse operands' regions (present here, absent there) separately, "
+            f"and the cases multiply with each operand a loop coiterates. Lower index notation with "
+            f"strategy='lattice' (its lattices merge them), compute the expression in steps, or give "
+            f"options={{'max_looplets': N}} for more")
 
 
 def step_text(x):

@@ -42,12 +42,13 @@ from ..imperative.traverse import untagged, walk
 from . import extents as X
 from .errors import ProgramError
 from .fill_write import FILL_WRITE
-from .looplet_access import (cut_alike, looplets_of, replace_looplets, style_of, truncate_others, truncate_strict,
-                             writes_only_runs)
+from .looplet_access import (cut_alike, looplets_of, operands_on, replace_looplets, style_of, truncate_others,
+                             truncate_strict, writes_only_runs)
 from .looplet_provenance import looplet_origin, looplet_what, too_many_looplets
 from .looplets import (AcceptRun, Case, Fill, Jumper, Lookup, Run, Sequence, Spike, Stepper, Switch, Thunk,
                        resolve, truncate, unshift)
-from .merged_walks import MOST_REGIONS, merged_walk, mergeable_walks, walks_end
+from .merged_walks import (MOST_REGIONS, MOST_TRIED, fewest_moved_first, merged_walk, mergeable_walks,
+                           present_chunk, running, walks_end)
 from .phase_order import merge_order
 from .point_steps import required_of, spike_parts
 from .program import Extent, Loop, Value, is_pass, substitute, uses
@@ -132,7 +133,7 @@ class LoopletRules:
         # provenance: the code of each looplet lowering is tagged, so C lines map back to it
         self._tags += 1
         if self._tags > self.max_looplets:
-            raise ProgramError(too_many_looplets(self.max_looplets, i), line)
+            raise ProgramError(too_many_looplets(self.max_looplets, i, operands_on(body, i)), line)
         tag = f"looplet:{style}:{self._tags}"
         self._pending_tag = tag
         origin = looplet_origin(style, i, body)
@@ -291,7 +292,7 @@ class LoopletRules:
             self.record("lower:Sequence", body, new, note=self._note(
                 f"{len(walks)} walks merged into one loop, each on past its entries to the end of the last", i, ext))
             self.ctx.facts.define(end, walks_end(walks), "where the last of the merged walks ends")
-            return [Declare(end, "int64", walks_end(walks))] + self.lower_looplets(i, ext, new, line)
+            return running("max", end, [s.phases[0].stop for s in walks]) + self.lower_looplets(i, ext, new, line)
         # (a phase of a fiber coiterated with another's: what a walk there reads is a tail the
         # merge left, the entries of A past B's last in A + B, rarely long; see lower_positions)
         merged = len(seqs) > 1 or getattr(ext, "merged", False)
@@ -396,7 +397,11 @@ class LoopletRules:
         ``d`` alone."""
         bodies = self._combination_bodies(i, body, seqs)
         seen: list = []
-        for key in itertools.product(*[range(len(s.phases)) for s in seqs]):
+        for n, key in enumerate(fewest_moved_first([len(s.phases) for s in seqs])):
+            if n == MOST_TRIED:
+                # (no more combinations looked at: 2^k of many walks is what merging avoids, and
+                # the product would lower them all)
+                return True
             b = bodies(key)
             if b is not None and b not in seen:
                 seen.append(b)
@@ -525,6 +530,11 @@ class LoopletRules:
             if bound is not None and X.prove_eq(s.stop, bound):
                 return Thunk((), s.chunk, s.next)   # (each step is this child whole: a lone stepper's)
             ends = BinOp("==", s.stop, step_stop)
+            present = present_chunk(s, ends)
+            if present is not None:
+                # (a merged walk: its child where it ends here, else absent, one case for all k walks
+                # where arms per stepper would lower 2**k of them, each again at every level below)
+                return Thunk((), present, advance_when(s, ends))
             if cut_alike(s.chunk):
                 # (a chunk that reads the same whether its child ends at this step or goes on,
                 # a run-length level's fill then run: its body once, and the next child only
@@ -560,7 +570,10 @@ class LoopletRules:
         step_stop = Var(self.fresh("step_stop"))
         step = [st for s in leaders for st in s.preamble]
         cut = () if kind is Stepper and self._steps_within(leaders, ext) else (ext.stop,)
-        step.append(Declare(step_stop, "int64", X.imin(*stops, *cut)))
+        if any(getattr(s, "merged", None) is not None for s in leaders):   # (k walks' stops, one a line)
+            step += running("min", step_stop, X.min_terms(X.imin(*stops, *cut)))
+        else:
+            step.append(Declare(step_stop, "int64", X.imin(*stops, *cut)))
         self.ctx.facts.define(step_stop, X.imin(*stops, *cut), "a step's stop, the least of its children's stops")
         if point is not None:
             step += point(step_stop, lambda new, what: self.record(
@@ -607,7 +620,13 @@ class LoopletRules:
         ``min(jA + 1, jB + 1, phase_stop)`` is then ``min(jA + 1, jB + 1)``: one compare less per
         entry of a merge, and its exit tested once, by the loop."""
         lasts = [s.positions.last for s in steppers if s.positions is not None]
-        return bool(lasts) and X.prove_le(X.imin(*lasts), ext.stop)
+        if bool(lasts) and X.prove_le(X.imin(*lasts), ext.stop):
+            return True
+        # (merged walks: before their end one of them is inside its entries, the one whose last is that
+        # end, and its child ends by it; past its entries a walk's child ends past it, never least)
+        ends = [s.merged for s in steppers if s.merged is not None]
+        return (bool(ends) and len(ends) == len(steppers) and all(e is ends[0] for e in ends)
+                and X.prove_le(ends[0], ext.stop))
 
     def point_step(self, i, body, found):
         """A step of three or more steppers as its last point alone (:mod:`.point_steps`), when each

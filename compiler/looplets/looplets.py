@@ -160,6 +160,13 @@ class Stepper(Looplet):
     #: the cursor starts at its fiber's end (carried down it, :mod:`.carried`): a seek to a coordinate
     #: no stored one is below still moves it, where a cursor at the fiber's start needs none
     from_end: bool = False
+    #: optional :class:`Entries`: the stored children a stepper without :class:`Positions` walks in
+    #: order (a SparseCOO mode's segments, each several tuples), so its walk may be merged with others'
+    entries: Any = None
+    #: of a walk run on past its entries to the end of others' (:mod:`.merged_walks`), where the last of
+    #: them ends (else None): past its entries its child is its fill, so a step's child is present where
+    #: it ends and absent (empty) elsewhere, and every step before that end ends by it
+    merged: Any = None
     style = "Stepper"
 
 
@@ -181,6 +188,17 @@ class Positions:
     coord: Callable[[Any], Any]
     search: Callable[[Any, Any], list]
     first: Any = Const(0, "int64")
+
+
+@dataclass(frozen=True, eq=False)
+class Entries:
+    """The stored children a :class:`Stepper` without :class:`Positions` walks: its cursor ``q``
+    runs over ``[q, q_stop)``, one child a step (a SparseCOO mode's segment of the tuples sharing a
+    coordinate), and ``last`` is one past the last child's coordinate (its walk's phase stop)."""
+
+    q: Any
+    q_stop: Any
+    last: Any
 
 
 @dataclass(frozen=True, eq=False)
@@ -330,9 +348,13 @@ def push_shift(delta, body):
                             lambda v, t, f=pos.search: f(v, X.sub(t, delta)), X.add(pos.first, delta))
         if down is not None:
             down = Descent(down.q, down.q_stop, lambda lo, t, f=down.seek: f(lo, X.sub(t, delta)))
+        ent = body.entries
+        if ent is not None:
+            ent = Entries(ent.q, ent.q_stop, X.add(ent.last, delta))
         return Stepper(lambda s, f=body.seek: f(X.sub(s, delta)), X.add(body.stop, delta),
                        Shift(delta, body.chunk), body.next, body.preamble, pos, descent=down,
-                       from_end=body.from_end)
+                       from_end=body.from_end, entries=ent,
+                       merged=None if body.merged is None else X.add(body.merged, delta))
     if isinstance(body, Jumper):
         return Jumper(lambda s, f=body.seek: f(X.sub(s, delta)), X.add(body.stop, delta),
                       lambda full, f=body.body: Shift(delta, f(full)), body.next, body.preamble)
