@@ -289,7 +289,10 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
     else:   # (from shape inference: the one output's logical sizes, in storage order)
         out_sizes = {t: [Const(shapes[t][m], "int64") if shapes.get(t) is not None else known_sizes[m]
                          for m in range(infos[t].ndim)] for t in outs}
-    temp_sizes = {t: _written_sizes(t, infos[t], body, shapes, read_sized=shaped is not None)
+    # (a temporary written by several statements, a workspace of a concatenation's parts ``w[k]`` then
+    # ``w[l + size(A, 0)]``, reaches as far as its farthest write, not its first's loop)
+    temp_sizes = {t: _written_sizes(t, infos[t], body, shapes, _several_writes(t, infos[t], body),
+                                    read_sized=shaped is not None)
                   for t, _ in prog.temporaries}
     # the output's own sizes are scalar parameters: loops whose extent is the output's size use them
     ctx = UnfurlContext(Namer(_reserved(infos)), input_facts(
@@ -524,6 +527,13 @@ def _written_sizes(name, info, body, shapes, writes=None, read_sized=False) -> l
         sizes.append(xsub(ext.stop, ext.start) if not (isinstance(ext.start, Const) and ext.start.value == 0)
                      else ext.stop)
     return sizes
+
+
+def _several_writes(name, info, body) -> list | None:
+    """:func:`_write_bounds` of ``name`` where more than one statement writes it (else None: sized by its one
+    write's loops)."""
+    bounds = _write_bounds(name, info, body)
+    return bounds if len(bounds) > info.ndim else None
 
 
 def _allocate_temporaries(stmts, infos, temp_sizes, fresh) -> list:
