@@ -409,7 +409,8 @@ def getitem(x: Node, key) -> Node:
     used = sum(1 for k in key if k is not None and k is not Ellipsis)
     if used > x.ndim:
         raise IndexError(f"too many indices: {used} for an array of {x.ndim} dimension(s), shape {x.shape}")
-    if Ellipsis in key:
+    # (by identity: ``Ellipsis in key`` compares a numpy array in the key with ``==``)
+    if any(k is Ellipsis for k in key):
         at = next(n for n, k in enumerate(key) if k is Ellipsis)
         key = key[:at] + (slice(None),) * (x.ndim - used) + key[at + 1:]
     else:

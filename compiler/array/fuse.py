@@ -13,7 +13,8 @@ slice with steps a ``Slice``, an integer index of a stored tensor a constant ind
 materialized, each in the trace's ``materialize`` steps with the node and why (a statement a
 strategy refuses is a ``retry`` step, saying what was tried instead, which may still be one kernel):
 
-- other shape operators (an integer index of an expression), or all of them when the statement
+- other shape operators (an integer index of an expression over a shape operator: of operators,
+  transposes and reductions over tensors it is their tensors' constant index), or all of them when the statement
   with its shape operators is refused (both strategies refuse a stack reshaped with a row
   straddling two operands and each row summed, for instance; a reshape with an axis kept as a
   loop of its own is first tried as a split of its operand's whole ravel, which looplets
@@ -398,10 +399,12 @@ class Emitter:
 
     def emit_index(self, node: ShapeOp, idx: tuple):
         """Slicing and integer indexing: a ``Slice`` per sliced axis and a constant index per integer
-        (a stored tensor's only); else ``index_tensor``."""
+        (of a stored tensor, or of an expression whose every path to its tensors passes through no
+        shape operator, :func:`takes_constants`: ``square(v)[3]`` is ``A[3] * A[3]``); else
+        ``index_tensor``."""
         (child,), (items,) = node.args, node.params
         ints = any(not isinstance(it, tuple) for it in items)
-        if self.fuse_shapes and None not in idx and (not ints or isinstance(child, Leaf)):
+        if self.fuse_shapes and None not in idx and (not ints or takes_constants(child)):
             sub, slices, k = [], [], 0
             for it in items:
                 if not isinstance(it, tuple):
@@ -465,6 +468,27 @@ class Emitter:
                                            f"compiler.array.shapeops)", None))
         self.fates.setdefault(id(node), f"materialized: {why}")
         return self.materialized[key][0]
+
+
+def takes_constants(node: Node) -> bool:
+    """Whether ``node`` emitted at constant indices puts them into its tensors' accesses: it is a tensor,
+    a scalar, or elementwise operators, transposes, broadcasts and reductions of such (a shape operator
+    below would take its indices as loop indices).
+
+    >>> import numpy as np
+    >>> from compiler.interop import to_tensor
+    >>> from compiler.array import build
+    >>> v = Leaf(to_tensor(np.ones(3), "v"))
+    >>> takes_constants(build.elementwise("mul", v, v)), takes_constants(build.getitem(v, slice(None, None, 2)))
+    (True, False)
+    """
+    if isinstance(node, (Leaf, Scalar)):
+        return True
+    if isinstance(node, Map):
+        return all(takes_constants(a) for a in node.args)
+    if isinstance(node, (Permute, Broadcast, Reduction)):
+        return takes_constants(node.child)
+    return False
 
 
 def collapse_chain(expr, ins: list, k: Index, fresh):

@@ -39,11 +39,14 @@ def pushable(node: Node) -> bool:
     True
     >>> pushable(build.reshape(build.elementwise("mul", a, v), (6,)))   # (v broadcast: no reshape of its own)
     False
+    >>> pushable(build.reshape(build.elementwise("mul", build.getitem(a, (0, 1)), 2.0), (1, 1)))   # (0-d)
+    False
     """
     if not (isinstance(node, ShapeOp) and node.kind == "reshape" and isinstance(node.args[0], Map)):
         return False
     inner = node.args[0]
-    return all(x.shape == inner.shape or x.ndim == 0 for x in inner.args)
+    # (a 0-d operator's operands are all 0-d: none would take the reshape, and the result would lose its axes)
+    return inner.ndim > 0 and all(x.shape == inner.shape or x.ndim == 0 for x in inner.args)
 
 
 def reshaped(x: Node, shape: tuple) -> Node:

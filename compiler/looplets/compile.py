@@ -53,7 +53,7 @@ from .lowerers import Lowerer
 from .notation_program import note_facts, notation_program
 from .residual import residual_program
 from .write_order import written_in_order
-from .written_extents import INSIDE, allocate_temporaries, write_bounds, written_sizes
+from .written_extents import INSIDE, allocate_temporaries, several_writes, write_bounds, written_sizes
 from .kernel_names import c_name, is_input_size, reserved_names
 from .int_facts_step import record_int_facts
 from .statement_trees import statement_artifact, statement_trees
@@ -289,7 +289,10 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
     else:   # (from shape inference: the one output's logical sizes, in storage order)
         out_sizes = {t: [Const(shapes[t][m], "int64") if shapes.get(t) is not None else known_sizes[m]
                          for m in range(infos[t].ndim)] for t in outs}
-    temp_sizes = {t: written_sizes(t, infos[t], body, shapes, read_sized=shaped is not None)
+    # (a temporary written by several statements, a workspace of a concatenation's parts ``w[k]`` then
+    # ``w[l + size(A, 0)]``, reaches as far as its farthest write, not its first's loop)
+    temp_sizes = {t: written_sizes(t, infos[t], body, shapes, several_writes(t, infos[t], body),
+                                   read_sized=shaped is not None)
                   for t, _ in prog.temporaries}
     # the output's own sizes are scalar parameters: loops whose extent is the output's size use them
     ctx = UnfurlContext(Namer(reserved_names(infos)), input_facts(

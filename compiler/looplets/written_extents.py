@@ -109,6 +109,13 @@ def written_sizes(name, info, body, shapes, writes=None, read_sized=False) -> li
     return sizes
 
 
+def several_writes(name, info, body) -> list | None:
+    """:func:`write_bounds` of ``name`` where more than one statement writes it (else None: sized by its one
+    write's loops)."""
+    bounds = write_bounds(name, info, body)
+    return bounds if bounds is not None and len(bounds) > info.ndim else None
+
+
 def allocate_temporaries(stmts, infos, temp_sizes, fresh) -> list:
     """Wrap the kernel body in the scratch arrays (``Allocate``) of each temporary.
 

@@ -59,9 +59,10 @@ def test_the_array_step_draws_the_expression_and_shows_it_as_its_input(stacked):
 
 def test_a_materialized_node_is_drawn_dashed_and_says_why():
     X2 = sp.random(4, 6, density=0.3, format="csr", random_state=3)
-    # an integer index of an expression (not of a stored tensor): no shape operator of the notation
-    # says it (a reshape of any rank is fused now, collapses and splits)
-    expr = (ss.asarray(X2) * 2.0)[1] + 1
+    # an integer index of an expression over a shape operator: no shape operator of the notation says it
+    # (a reshape of any rank is fused now, collapses and splits, and an integer index of operators over
+    # tensors, (X2 * 2.0)[1], is their tensors' constant index)
+    expr = (xp.concat([ss.asarray(X2)] * 2) * 2.0)[1] + 1
     kernel = ss.lower(expr)
     assert np.allclose(expr.compute().to_numpy(), X2.toarray()[1] * 2.0 + 1)
     step = kernel.trace.find("array")[0]

@@ -241,3 +241,43 @@ def test_looplets_build_the_default_sparse_output_of_a_reduction_of_another_fill
     got = k()
     assert not got.format.is_dense
     np.testing.assert_array_equal(got.to_numpy(), [2.0, 2.0])
+
+
+# (each was materialized: its operand computed by its own kernel, then indexed on its stored entries;
+# found by a differential probe of array expressions against numpy)
+INDEXED = [("square(v)[-3]", lambda a, v, b: xp.square(v)[-3], lambda a, v, b: np.square(v)[-3], "A[2] * A[2]"),
+           ("(a * 2)[1] + 1", lambda a, v, b: (a * 2.0)[1] + 1, lambda a, v, b: (a * 2.0)[1] + 1, "A[1, "),
+           ("(a @ b)[1]", lambda a, v, b: (a @ b)[1], lambda a, v, b: (a @ b)[1], "A[1, "),
+           ("sum(a, axis=1)[2]", lambda a, v, b: xp.sum(a, axis=1)[2], lambda a, v, b: a.sum(axis=1)[2], "A[2, "),
+           ("(a + 1)[1, ::-2]", lambda a, v, b: (a + 1)[1, ::-2], lambda a, v, b: (a + 1)[1, ::-2], "A[1, "),
+           ("(a.T * v)[:, 2]", lambda a, v, b: (a.T * xp.expand_dims(v, 1))[:, 2],
+            lambda a, v, b: (a.T * v[:, None])[:, 2], "A[2, "),
+           ("(a > 0)[2, 3]", lambda a, v, b: (a > 0)[2, 3], lambda a, v, b: (a > 0)[2, 3], "A[2, 3]")]
+
+
+@pytest.mark.parametrize("strategy", ["lattice", "looplets"])
+@pytest.mark.parametrize("kind, fill", [("csr", 0.0), ("coo", 1.0), ("csc", 0.0), ("dense", 0.0)])
+@pytest.mark.parametrize("name, build, want, access", INDEXED, ids=[c[0] for c in INDEXED])
+def test_an_integer_index_of_operators_over_tensors_is_their_constant_index(name, build, want, access, kind,
+                                                                            fill, strategy):
+    a_ = np.where(RNG.random((4, 5)) < 0.5, np.array([1.0, -2.0, np.nan, np.inf])[RNG.integers(0, 4, (4, 5))], fill)
+    v_ = np.array([0.0, 0.0, 0.0, 0.0, -2.0])
+    b_ = A.T[:, :3].copy()
+    a = xp.asarray(make(a_, kind, None if kind == "dense" else fill))
+    v, b = xp.asarray(make(v_, kind if kind != "csc" else "csr")), xp.asarray(make(b_, kind))
+    expr = build(a, v, b)
+    kernel = expr.lower(strategy=strategy)
+    assert _materialized(kernel) == [] and _retried(kernel) == [], kernel.trace
+    assert access in str(kernel.program), kernel.program
+    with np.errstate(invalid="ignore"):
+        expected = np.asarray(want(a_, v_, b_))
+    got = kernel()
+    assert got.dtype == expected.dtype
+    np.testing.assert_array_equal(got.to_numpy(), expected)
+
+
+def test_an_integer_index_of_an_expression_over_a_shape_operator_is_still_materialized():
+    a = xp.asarray(make(A, "csr"))
+    kernel = (xp.concat([a, a]) * 3.0)[1].lower()
+    assert any(n.startswith("index (8, 5) -> (5,) materialized") for n in _materialized(kernel))
+    np.testing.assert_array_equal(kernel().to_numpy(), A[1] * 3.0)

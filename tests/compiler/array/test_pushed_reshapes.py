@@ -12,6 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import compiler as ss
+from compiler import array as xp
+
 from tests.compiler.lattice.split_kernels import one_lattice_kernel, operand
 
 nan, inf = np.nan, np.inf
@@ -85,3 +88,17 @@ def test_a_reshape_the_lattice_takes_as_it_is_is_not_moved():
        st.sampled_from([0.0, 0.3, 1.0]), st.integers(0, 99))
 def test_reshapes_of_sums_by_property(op, new, odd, fmts, out, density, seed):
     one_kernel(*case(op[1], new, odd, fmts, density, seed), out)
+
+
+@pytest.mark.parametrize("fmt", [None, "dense"])
+def test_a_0d_operator_reshaped_keeps_its_axes(fmt):
+    # (x[0, 0, 1] * 2).reshape(1, 1): the lattice refuses the constant index beside the reshape's loops, and the
+    # reshape was pushed onto the operator's operands, all 0-d, so none took it: the result was 0-d (shape ()),
+    # and into a dense format the lattice failed with an IndexError (found by a differential probe against numpy)
+    X = np.arange(20, dtype=np.int32).reshape(5, 1, 4)
+    x = xp.asarray(ss.Tensor.from_numpy(X, "dense"))
+    for expr, want in [((x[0, 0, 1] * 2).reshape(1, 1), (X[0, 0, 1] * 2).reshape(1, 1)),
+                       ((x[0, 0, -4] != True).reshape(-1), (X[0, 0, -4] != True).reshape(-1))]:   # noqa: E712
+        got = expr.compute(strategy="lattice", format=fmt)
+        assert got.shape == want.shape and got.dtype == want.dtype
+        np.testing.assert_array_equal(got.to_numpy(), want)

@@ -104,6 +104,11 @@ def test_shape_errors_name_the_operator_and_the_shapes():
         a[0, 0, 0]
     with pytest.raises(IndexError, match="advanced indexing is not supported"):
         a[[0, 1]]
+    # (a numpy array in the key was compared with ... by ``in``: numpy's "truth value ... is ambiguous")
+    with pytest.raises(IndexError, match="got ndarray for axis 0 .advanced indexing is not supported"):
+        a[np.array([0, 1])]
+    with pytest.raises(IndexError, match="got ndarray for axis 1 .advanced indexing is not supported"):
+        a[..., np.array([0, 1])]
     with pytest.raises(ss.ShapeError, match=r"broadcast_to: shapes \(3, 4\) and \(4, 4\) do not broadcast"):
         xp.broadcast_to(a, (4, 4))
     with pytest.raises(ss.ShapeError, match="permute_dims: axes"):

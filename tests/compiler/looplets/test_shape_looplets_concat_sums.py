@@ -87,3 +87,25 @@ def test_a_loop_program_writing_one_entry_from_two_statements():
     for out in ("dense", Format(SparseHash(Element(0.0))), Format(SparseByteMap(Element(0.0)))):
         kernel = compile_program(column_sums_in_two, y=out, A=A, B=B)
         np.testing.assert_array_equal(np.asarray(kernel(A=A, B=B)), want)
+
+
+ROW_MAXIMA = "y[j] = max[i](concat((A[k, i], B[l, i]), (k, l) -> j))"
+
+
+@pytest.mark.parametrize("op, rows", [("max", (2, 4)), ("prod", (0, 4)), ("min", (3, 1))])
+def test_row_reductions_of_a_vstack_into_a_sparse_vector(op, rows):
+    # a reduction over each row of a vstack, into a sparse output, goes through a dense workspace
+    # written by each part's loop (w[k], then w[l + size(A, 0)]): it was allocated for the first part's
+    # rows only, and the second part's wrote past it (the heap corrupted: "free(): invalid next size"),
+    # found by a differential probe of array expressions against numpy
+    rng = np.random.default_rng(3)
+    a, b = (np.where(rng.random((n, 3)) < 0.5, rng.choice([2.0, -3.0, 0.5], (n, 3)), 0.0) for n in rows)
+    A, B = ss.Tensor.from_numpy(a, "coo"), ss.Tensor.from_numpy(b, "coo")
+    want = getattr(np, op)(np.vstack([a, b]), axis=1)
+    prog = ROW_MAXIMA.replace("max", op)
+    # (checked first: the unchecked kernel's writes past the workspace would crash the process)
+    checked = ss.lower(prog, "looplets", checked=True, A=A, B=B, y="sparse_vector")
+    np.testing.assert_array_equal(checked(A=A, B=B).to_numpy(), want)
+    checked_kernel(prog, want, "sparse_vector", A=A, B=B)
+    expr = getattr(xp, op)(xp.concat([xp.asarray(A), xp.asarray(B)]), axis=1)
+    np.testing.assert_array_equal(np.asarray(expr.compute(strategy="looplets")), want)
