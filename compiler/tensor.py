@@ -744,13 +744,17 @@ class Tensor:
         if short == format and format in ("csr", "csc"):
             lvl = self._levels[1]
             out = klass(self.shape, dtype=vals.dtype)
-            # assign the arrays directly: the constructor may narrow index dtypes (a copy)
+            # assign the arrays directly: the constructor may narrow index dtypes (a copy). They are the
+            # matrix's too now: scipy's in-place methods (sort_indices, eliminate_zeros) write them, so they
+            # are writeable again, and this tensor's calls check them again, as from_scipy's (compiler.sealing)
+            sealing.unseal([lvl.pos, lvl.idx])
             out.indptr, out.indices, out.data = lvl.pos, lvl.idx, vals
             out.has_sorted_indices = True
             return out
         if short == format == "coo":
             lvl = self._levels[0]
             out = klass(self.shape, dtype=vals.dtype)
+            sealing.unseal([lvl.idx[0], lvl.idx[1]])   # (the matrix's too: as above)
             if hasattr(out, "coords"):  # scipy >= 1.13; the row/col setters there cast to int32
                 out.coords = (lvl.idx[0], lvl.idx[1])
             else:

@@ -473,22 +473,33 @@ class Emitter:
 def takes_constants(node: Node) -> bool:
     """Whether ``node`` emitted at constant indices puts them into its tensors' accesses: it is a tensor,
     a scalar, or elementwise operators, transposes, broadcasts and reductions of such (a shape operator
-    below would take its indices as loop indices).
+    below would take its indices as loop indices), each tensor read once. (At a constant index each
+    read of a sparse fiber is a search of its own, and the looplets lower a statement's searches
+    together, their cases multiplying: ``square(sign(v))[1]`` reads ``v`` six times, minutes of
+    lowering, where the whole ``square(sign(v))`` and its entry take a second.)
 
     >>> import numpy as np
     >>> from compiler.interop import to_tensor
     >>> from compiler.array import build
-    >>> v = Leaf(to_tensor(np.ones(3), "v"))
-    >>> takes_constants(build.elementwise("mul", v, v)), takes_constants(build.getitem(v, slice(None, None, 2)))
+    >>> v, w = (Leaf(to_tensor(np.ones(3), name)) for name in "vw")
+    >>> takes_constants(build.elementwise("mul", v, w)), takes_constants(build.getitem(v, slice(None, None, 2)))
     (True, False)
+    >>> takes_constants(build.elementwise("mul", v, v))
+    False
     """
-    if isinstance(node, (Leaf, Scalar)):
-        return True
-    if isinstance(node, Map):
-        return all(takes_constants(a) for a in node.args)
-    if isinstance(node, (Permute, Broadcast, Reduction)):
-        return takes_constants(node.child)
-    return False
+    read: set = set()
+
+    def once(n) -> bool:
+        if isinstance(n, Leaf):
+            if id(n.tensor) in read:
+                return False
+            read.add(id(n.tensor))
+            return True
+        if isinstance(n, Scalar):
+            return True
+        return isinstance(n, (Map, Permute, Broadcast, Reduction)) and all(once(c) for c in n.children())
+
+    return once(node)
 
 
 def collapse_chain(expr, ins: list, k: Index, fresh):

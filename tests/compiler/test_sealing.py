@@ -264,3 +264,23 @@ def test_a_write_to_a_forced_writeable_index_array_is_refused_or_computed_right(
             k(A=t, x=x)
         return
     np.testing.assert_allclose(k(A=t, x=x).to_numpy(), t.to_numpy() @ x)
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc", "coo"])
+def test_a_result_handed_to_scipy_takes_scipys_in_place_methods(fmt):
+    # to_scipy shares the result's arrays: scipy's eliminate_zeros/sort_indices/sum_duplicates write them
+    # ("WRITEBACKIFCOPY base is read-only" while sealed); the tensor then checks them again at each call
+    S = sp.random(30, 20, density=0.3, format="csr", random_state=3)
+    S.data[::4] = 0.0
+    A, B = ss.Tensor.from_scipy(S, name="A"), ss.Tensor.from_scipy(-2.0 * S, name="B")
+    C = ss.lower("C[i, j] = A[i, j] + B[i, j]", A=A, B=B, C=fmt)(A=A, B=B)
+    m = C.to_scipy(fmt)
+    if fmt == "coo":
+        m.sum_duplicates()
+    else:
+        m.eliminate_zeros()
+        m.sort_indices()
+    np.testing.assert_array_equal(m.toarray(), -S.toarray())
+    assert not ss.sealing.sealed(ss.sealing.index_writers(C))
+    y = ss.lower("y[i] = C[i, j]", C=C)(C=C)
+    np.testing.assert_allclose(y.to_numpy(), -S.toarray().sum(axis=1))
