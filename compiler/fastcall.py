@@ -203,7 +203,7 @@ class FastCall:
             # path once per set of shapes, which it keeps (Kernel.bind): a set it has not checked goes there)
             if plan.resets or plan.in_place:
                 raise _Unplanned("an output given to reuse beside shape operators")
-            g["HELD"], g["PROGRAM"] = kernel.__dict__.setdefault("_premises_held", set()), id(kernel.program)
+            g["HELD"], g["PROGRAM"] = kernel.premises_held, id(kernel.program)
             key = ", ".join(f"({n!r}, s_{n})" for n in kernel.formats if n in self.names)
             lines.append(f"    if (PROGRAM, ({key},)) not in HELD:")
             lines.append("        return None")

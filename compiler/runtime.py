@@ -123,6 +123,12 @@ class Kernel:
         return self.compiled.c_source
 
     @property
+    def premises_held(self) -> set:
+        """The ``(id(program), shapes)`` whose shape-operator premises a call checked (:meth:`bind`), which
+        the fast call path takes without checking them again (a copy of this kernel shares the set)."""
+        return self.__dict__.setdefault("_premises_held", set())
+
+    @property
     def function(self) -> Function:
         return self.lowered.function
 
@@ -464,7 +470,7 @@ class Kernel:
             # once per set of shapes: inferring them again was a third of a small call's time)
             # (a copy of this kernel shares the set: the program is in the key)
             shapes = tuple((t, tuple(v.shape)) for t, v in inputs.items())
-            held = self.__dict__.setdefault("_premises_held", set())
+            held = self.premises_held
             if (id(self.program), shapes) not in held:
                 infer_shapes(self.program, dict(shapes))
                 if len(held) < 64:
