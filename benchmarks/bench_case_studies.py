@@ -187,14 +187,14 @@ def algebra(report, ss, gb, sizes, rng, repeat):
     from compiler.looplets.gallery import triangles_gallop
     n, nnz, gn, gnnz = sizes["n"], sizes["nnz"], sizes["gn"], sizes["gnnz"]
     A, x = random_csr(n, nnz, rng), rng.random(n)
-    At, xt = ss.Tensor.from_scipy(A, name="A"), ss.Tensor.from_numpy(x, "dense", name="x")
+    At, xt = ss.Tensor.from_scipy(A, name="A", copy=True), ss.Tensor.from_numpy(x, "dense", name="x")
     G, H = random_csr(gn, gnnz, rng), random_csr(gn, gnnz, rng)
-    Gt, Ht = ss.Tensor.from_scipy(G, name="A"), ss.Tensor.from_scipy(H, name="B")
+    Gt, Ht = ss.Tensor.from_scipy(G, name="A", copy=True), ss.Tensor.from_scipy(H, name="B", copy=True)
     Lsym = power_law(sizes["tv"], sizes["te"], rng)
     L = sp.tril(Lsym + Lsym.T, -1).tocsr()
     L.data[:] = 1.0
     L.sort_indices()
-    Lt = ss.Tensor.from_scipy(L, name="A")
+    Lt = ss.Tensor.from_scipy(L, name="A", copy=True)
 
     spmv = ss.lower("y[i] = A[i, j] * x[j]", A=At, x=xt)
     np.testing.assert_allclose(spmv(A=At, x=xt).to_numpy(), A @ x)

@@ -215,7 +215,7 @@ def output_format_rows(small=False):
                                  SparseInterval, SparseList, SparsePoint, SparseRunList)
     rng = np.random.default_rng(1)
     n, nnz = (500, 6_000) if small else (2_000, 100_000)
-    Ap, Bp = (Tensor.from_scipy(random_csr(n, nnz, rng), csr(), name=name) for name in "AB")
+    Ap, Bp = (Tensor.from_scipy(random_csr(n, nnz, rng), csr(), name=name, copy=True) for name in "AB")
     e = Element(0.0)
     formats = {"SparseList(Dense)": (SparseList(Dense(e)), dcsr()), "RunList": (Dense(RunList(e)), csr()),
                "SparseBand": (Dense(SparseBand(e)), csr()), "SparseBlockList": (Dense(SparseBlockList(e)), csr()),
@@ -240,10 +240,10 @@ def output_format_rows(small=False):
     m = nnz
     cols = rng.integers(0, m, size=m)
     Pt, Qt = (Tensor.from_scipy(sp.csr_matrix((rng.random(m) + 1.0, cols, np.arange(m + 1)), shape=(m, m)),
-                                csr(), name=name) for name in "AB")
+                                csr(), name=name, copy=True) for name in "AB")
     cases = [(name, root, standin, *((Pt, Qt) if root.child.at_most_one else (Ap, Bp)))
              for name, (root, standin) in formats.items()]
-    Ab, Bb = (Tensor.from_scipy(banded_csr(n, 25, rng), csr(), name=name) for name in "AB")
+    Ab, Bb = (Tensor.from_scipy(banded_csr(n, 25, rng), csr(), name=name, copy=True) for name in "AB")
     cases += [(f"{name} (banded)", formats[name][0], csr(), Ab, Bb) for name in ("SparseBand", "SparseBlockList")]
     expr = "C[i, j] = A[i, j] + B[i, j]"
     for name, root, standin, A, B in cases:
@@ -274,7 +274,7 @@ def main(small=False, only=None):
     A = random_csr(n, nnz, rng)
     B = random_csr(n, nnz, rng)
     x = rng.random(n)
-    At, Bt = Tensor.from_scipy(A, csr(), name="A"), Tensor.from_scipy(B, csr(), name="B")
+    At, Bt = Tensor.from_scipy(A, csr(), name="A", copy=True), Tensor.from_scipy(B, csr(), name="B", copy=True)
     xt = Tensor.from_numpy(x, dense(1), name="x")
     Ap = pydata.GCXS.from_scipy_sparse(A)
     Ac, Bc = pydata.COO.from_scipy_sparse(A), pydata.COO.from_scipy_sparse(B)
@@ -288,7 +288,7 @@ def main(small=False, only=None):
                                  "scipy": lambda: A @ x, "pydata": lambda: Ap @ x})
         spmv_kernel_t = med["kernel"]
         A32 = as_int32(A)
-        At32 = Tensor.from_scipy(A32, csr(index_dtype="int32"), name="A")
+        At32 = Tensor.from_scipy(A32, csr(index_dtype="int32"), name="A", copy=True)
         k32 = lower("y[i] = A[i, j] * x[j]", A=At32, x=xt)
         np.testing.assert_allclose(k32(A=At32, x=xt).to_numpy(), A32 @ x)
         row("SpMV, int32 indices", {"kernel": raw_caller(k32, {"A": At32, "x": xt}), "call": lambda: k32(A=At32, x=xt),
@@ -308,7 +308,7 @@ def main(small=False, only=None):
         # a CSC matrix by columns; y = A x + z is a sequence, y = z then y += A x (no workspace)
         Acsc = A.tocsc()
         Acsc.indices, Acsc.indptr = Acsc.indices.astype(np.int64), Acsc.indptr.astype(np.int64)
-        Act, Acp = Tensor.from_scipy(Acsc, csc(), name="A"), pydata.GCXS.from_scipy_sparse(Acsc)
+        Act, Acp = Tensor.from_scipy(Acsc, csc(), name="A", copy=True), pydata.GCXS.from_scipy_sparse(Acsc)
         z = rng.random(n)
         zt = Tensor.from_numpy(z, dense(1), name="z")
         plus = "y[i] = A[i, j] * x[j] + z[i]"
@@ -323,7 +323,7 @@ def main(small=False, only=None):
         # two CSC matrices: y = 0, then each one's columns add into y (no workspace for either)
         Bcsc = B.tocsc()
         Bcsc.indices, Bcsc.indptr = Bcsc.indices.astype(np.int64), Bcsc.indptr.astype(np.int64)
-        Bct, Bcp = Tensor.from_scipy(Bcsc, csc(), name="B"), pydata.GCXS.from_scipy_sparse(Bcsc)
+        Bct, Bcp = Tensor.from_scipy(Bcsc, csc(), name="B", copy=True), pydata.GCXS.from_scipy_sparse(Bcsc)
         kab = lower("y[i] = A[i, j] * x[j] + B[i, k] * z[k]", A=Act, B=Bct, x=xt, z=zt)
         np.testing.assert_allclose(kab(A=Act, B=Bct, x=xt, z=zt).to_numpy(), Acsc @ x + Bcsc @ z)
         row("CSC A x + B z", {"kernel": raw_caller(kab, {"A": Act, "B": Bct, "x": xt, "z": zt}),
@@ -379,7 +379,7 @@ def main(small=False, only=None):
     if "spgemm" in only:
         G = random_csr(gn, gnnz, rng)
         H = random_csr(gn, gnnz, rng)
-        Gt, Ht = Tensor.from_scipy(G, csr(), name="A"), Tensor.from_scipy(H, csr(), name="B")
+        Gt, Ht = Tensor.from_scipy(G, csr(), name="A", copy=True), Tensor.from_scipy(H, csr(), name="B", copy=True)
         k = lower("C[i, j] = A[i, k] * B[k, j]", A=Gt, B=Ht, C=csr())
         got = k(A=Gt, B=Ht)
         ref = G @ H
@@ -394,7 +394,7 @@ def main(small=False, only=None):
         # CSC A: the kernel reads A as CSR (converted at each call: "kernel" times the product alone,
         # "call" the conversion too), as scipy converts A itself
         Gc = G.tocsc()
-        Gct = Tensor.from_scipy(Gc, csc(), name="A")
+        Gct = Tensor.from_scipy(Gc, csc(), name="A", copy=True)
         kc = lower("C[i, j] = A[i, k] * B[k, j]", A=Gct, B=Ht, C=csr())
         assert [s.stage for s in kc.trace.steps].count("convert") == 1
         gotc = kc(A=Gct, B=Ht)
@@ -406,7 +406,7 @@ def main(small=False, only=None):
                                   "pydata": lambda: Gcp @ Hp})
         G32, H32 = as_int32(G), as_int32(H)
         i32 = csr(index_dtype="int32")
-        Gt32, Ht32 = Tensor.from_scipy(G32, i32, name="A"), Tensor.from_scipy(H32, i32, name="B")
+        Gt32, Ht32 = Tensor.from_scipy(G32, i32, name="A", copy=True), Tensor.from_scipy(H32, i32, name="B", copy=True)
         k32 = lower("C[i, j] = A[i, k] * B[k, j]", A=Gt32, B=Ht32, C=i32)
         np.testing.assert_array_equal(k32(A=Gt32, B=Ht32).levels[1].idx, ref.indices)
         row("SpGEMM, int32 indices", {"kernel": raw_caller(k32, {"A": Gt32, "B": Ht32}),
@@ -455,7 +455,7 @@ def main(small=False, only=None):
         HB = sp.csr_matrix((rng.random(hnnz), (rb, rng.integers(0, hn, hnnz))), shape=(hn, hn))
         for m in (HA, HB):
             m.indices, m.indptr = m.indices.astype(np.int64), m.indptr.astype(np.int64)
-        HAt, HBt = Tensor.from_scipy(HA, dcsr(), name="A"), Tensor.from_scipy(HB, dcsr(), name="B")
+        HAt, HBt = Tensor.from_scipy(HA, dcsr(), name="A", copy=True), Tensor.from_scipy(HB, dcsr(), name="B", copy=True)
         kh = lower("C[i, j] = A[i, k] * B[k, j]", A=HAt, B=HBt, C=dcsr())
         ref = HA @ HB
         ref.sort_indices()
@@ -493,7 +493,7 @@ def main(small=False, only=None):
         from compiler.lattice import plan_steps
         sn, snnz = (1000, 20_000) if small else (3000, 200_000)
         mats = [random_csr(sn, snnz, rng) for _ in range(4)]
-        ts = {name: Tensor.from_scipy(m, csr(), name=name) for name, m in zip("BCDE", mats)}
+        ts = {name: Tensor.from_scipy(m, csr(), name=name, copy=True) for name, m in zip("BCDE", mats)}
         prog = "A[i, j] = B[i, j] + C[i, j] + D[i, j] + E[i, j]"
         ks = lower(prog, **ts)
         saved, plan_steps.SEQUENCE_TERMS = plan_steps.SEQUENCE_TERMS, 10 ** 9   # (the rewrite off)
@@ -530,7 +530,7 @@ def main(small=False, only=None):
         # NaN and -inf, inf + d[j] is inf, so only W's edges are visited (the exact path, lowered
         # for a d that may hold NaN, walks every (i, j) pair)
         W = random_csr(gn, gnnz, rng)
-        Wt = Tensor.from_scipy(W, csr(), fill=np.inf, name="W")
+        Wt = Tensor.from_scipy(W, csr(), fill=np.inf, name="W", copy=True)
         d = rng.random(gn)
         dt = Tensor.from_numpy(d, dense(1), name="d")
         prog = "y[i] = min[j](W[i, j] + d[j])"
@@ -656,7 +656,7 @@ def spmv_anatomy(A, x, rng):
     xt = Tensor.from_numpy(x, dense(1), name="x")
     par = openmp_support() is None
     options = {"schedule": (("parallelize", "i"),)} if par else None
-    tensors = {name: Tensor.from_scipy(as_int32(m), fmt, name="A") for name, m in variants.items()}
+    tensors = {name: Tensor.from_scipy(as_int32(m), fmt, name="A", copy=True) for name, m in variants.items()}
     k = lower("y[i] = A[i, j] * x[j]", A=tensors["A itself"], x=xt, options=options)
     for name, m in variants.items():
         np.testing.assert_allclose(k(A=tensors[name], x=xt).to_numpy(), m @ x)
@@ -686,7 +686,7 @@ def fresh_process_time(kernel: str, what: str, small: bool) -> float:
     A, B = random_csr(n, nnz, rng), random_csr(n, nnz, rng)
     _, prog, ref = FRESH[kernel]
     if what == "ours":
-        At, Bt = Tensor.from_scipy(A, csr(), name="A"), Tensor.from_scipy(B, csr(), name="B")
+        At, Bt = Tensor.from_scipy(A, csr(), name="A", copy=True), Tensor.from_scipy(B, csr(), name="B", copy=True)
         k = lower(prog, A=At, B=Bt, C=csr())
         f = lambda: k(A=At, B=Bt)  # noqa: E731
     else:

@@ -12,6 +12,14 @@ materialized intermediate.
     .venv/bin/python benchmarks/bench_shape.py                 # 20k x 20k, 1M nonzeros
     .venv/bin/python benchmarks/bench_shape.py --n 2000 --nnz 40000 --repeat 3   # quick
     .venv/bin/python benchmarks/bench_shape.py --clock cpu     # CPU time: steadier on a shared machine
+    .venv/bin/python benchmarks/bench_shape.py --shared        # operands sharing scipy's arrays
+
+The operands are the tensors' own copies of the scipy matrices (``Tensor.from_scipy(m, copy=True)``:
+sealed index arrays, read with no check per call), as scipy's side reads its own; ``--shared``
+times tensors over scipy's arrays instead (``from_scipy(m)``), which each call checks again in one
+pass (the owner may have written them in place): at 20k x 20k that pass is 0.2-0.5 ms an operand,
+most of 24f's time. (Stop 59's tensors shared scipy's arrays when those checks began: its Fig. 24
+geometric mean fell to 0.67x.)
 
 Results (20k x 20k, 1M nonzeros, min of 10, ``--clock cpu``; a 2-core VM shared with other jobs,
 so times wander by 20-50% between runs; the looplets kernels against scipy 1.17.1 and pydata/sparse
@@ -393,6 +401,8 @@ def main(argv=None) -> None:
     ap.add_argument("--repeat", type=int, default=10)
     ap.add_argument("--timeout", type=float, default=5.0)
     ap.add_argument("--no-pydata", action="store_true")
+    ap.add_argument("--shared", action="store_true",
+                    help="operands over scipy's arrays (checked again at each call), not their own copies")
     ap.add_argument("--index", choices=["fit", "int64"], default="fit",
                     help="output index dtype: int32 where the output's extents and entries fit, as scipy "
                          "picks (default), or always int64 (the shorthands' default)")
@@ -432,14 +442,17 @@ def main(argv=None) -> None:
     print(f"A: {n} x {n}, {A.nnz} nonzeros; min of {args.repeat} calls ({args.clock} time); cap {args.timeout} s; "
           f"pydata {'yes' if pydata else 'no'}; {idt} output indices")
 
-    T = ss.Tensor
+    def tensor(m, name):
+        return ss.Tensor.from_scipy(m, name=name, copy=not args.shared)
+
+    print(f"operands: {'over scipy arrays (checked at each call)' if args.shared else 'their own copies'}")
     ten = {
-        "A_csr": T.from_scipy(A, name="A"), "A_coo": T.from_scipy(Acoo, name="A"),
-        "L_csr": T.from_scipy(left, name="B"), "R_csr": T.from_scipy(right, name="C"),
-        "L_coo": T.from_scipy(left_coo, name="B"), "R_coo": T.from_scipy(right_coo, name="C"),
-        "T_csr": T.from_scipy(top, name="B"), "B_csr": T.from_scipy(bottom, name="C"),
-        "T_coo": T.from_scipy(top_coo, name="B"), "B_coo": T.from_scipy(bottom_coo, name="C"),
-        "shift": T.from_scipy(shifted, name="B"),
+        "A_csr": tensor(A, "A"), "A_coo": tensor(Acoo, "A"),
+        "L_csr": tensor(left, "B"), "R_csr": tensor(right, "C"),
+        "L_coo": tensor(left_coo, "B"), "R_coo": tensor(right_coo, "C"),
+        "T_csr": tensor(top, "B"), "B_csr": tensor(bottom, "C"),
+        "T_coo": tensor(top_coo, "B"), "B_coo": tensor(bottom_coo, "C"),
+        "shift": tensor(shifted, "B"),
     }
     cv = compressed_vector(ss, vec, n * n, idt)
     pd = {}
@@ -541,9 +554,9 @@ def main(argv=None) -> None:
          lambda: sp.vstack([top, bottom], format="csr") @ x),
         ("26c", "CSR = slice(CSR) * CSR",
          both("26c", f"E[k, i] = slice(A[j, i], j -> k, ({s}, {e}, {r})) * B[k, i]", fmt("csr"),
-                A=ten["A_csr"], B=T.from_scipy(shifted[:len(range(s, e, r))], name="B")),
+                A=ten["A_csr"], B=tensor(shifted[:len(range(s, e, r))], "B")),
          _unfused(ss, slc, fmt("csr"), dict(A=ten["A_csr"]), "D", "E[k, i] = D[k, i] * B[k, i]", fmt("csr"),
-                  dict(B=T.from_scipy(shifted[:len(range(s, e, r))], name="B"))),
+                  dict(B=tensor(shifted[:len(range(s, e, r))], "B"))),
          lambda: A[s:e:r, :].multiply(shifted[:len(range(s, e, r))])),
     ]
     print(f"{'fig':4s} {'kernel':26s} {'fused':>10s} {'unfused':>10s} {'scipy':>10s} {'vs unfused':>10s} "

@@ -303,6 +303,25 @@ class Tensor:
         self._sealed = True   # (its arrays are the compiler's: reuse() may make them writeable again)
         return self
 
+    def copy(self) -> "Tensor":
+        """This tensor with its own copy of every array, the index arrays sealed
+        (:meth:`seal`): what a kernel reads with no check per call, however the arrays it was
+        made from are written later (``numpy.ndarray.copy``'s name).
+
+        >>> import scipy.sparse as sp
+        >>> m = sp.csr_array(np.eye(2))
+        >>> t = Tensor.from_scipy(m).copy()
+        >>> np.shares_memory(t.levels[1].idx, m.indices), t.levels[1].idx.flags.writeable
+        (False, False)
+        """
+        self.check_unsealed()   # (the arrays it copies are checked once more, as numpy would read them)
+        child = None
+        for lvl in reversed((*self._levels, self._leaf)):
+            child = lvl.assembled({k: np.array(a, copy=True) for k, a in lvl.arrays().items()}, child)
+        out = Tensor(child, shape=self.shape, mode_order=self._mode_order, name=self.name, check=False)
+        out._value_facts = self.__dict__.get("_value_facts")
+        return out.seal()
+
     def validate(self, as_name: str | None = None) -> "Tensor":
         """Check every level's arrays; raise :class:`FormatError` naming the first problem
         (and the tensor: ``as_name``, the argument a kernel was given it as, else its name)."""
@@ -522,7 +541,7 @@ class Tensor:
         return coords, vals.copy()
 
     @classmethod
-    def from_scipy(cls, m, format=None, fill=0, name: str | None = None) -> "Tensor":
+    def from_scipy(cls, m, format=None, fill=0, name: str | None = None, *, copy: bool = False) -> "Tensor":
         """Wrap a scipy.sparse matrix or array, sharing its arrays when the layout matches.
 
         CSR into csr and CSC into csc share ``indptr``/``indices``/``data``; canonical COO
@@ -531,16 +550,27 @@ class Tensor:
         ``format`` defaults to the matrix's own format (csr for the other scipy formats).
         Unstored entries take the value ``fill`` (scipy's implicit value is 0).
 
+        Shared arrays stay the matrix's, which may write them in place: each kernel call checks
+        them again (one pass over them in C, :mod:`compiler.recheck`). ``copy=True`` makes the
+        tensor's own arrays, sealed read-only (:mod:`compiler.sealing`): one copy now, no check
+        per call (for a matrix read by many calls).
+
         >>> import scipy.sparse as sp
         >>> m = sp.csr_array(np.array([[0, 2.0], [3.0, 0]]))
         >>> t = Tensor.from_scipy(m)
         >>> t.format.shorthand, np.shares_memory(t.levels[1].idx, m.indices)
         ('csr', True)
+        >>> own = Tensor.from_scipy(m, copy=True)
+        >>> np.shares_memory(own.levels[1].idx, m.indices), own.levels[1].idx.flags.writeable
+        (False, False)
         """
         import scipy.sparse as sp
 
         if not sp.issparse(m):
             raise UsageError(f"from_scipy expects a scipy.sparse matrix or array, got {type(m).__name__}")
+        if copy:
+            # (the copy's arrays are no one else's: sealed, as the compiler's own)
+            return cls.from_scipy(m.copy(), format, fill, name).seal()
         label = name or "tensor"
         if len(m.shape) != 2:
             raise ShapeError(f"{label}: from_scipy handles 2-D sparse matrices, got shape {m.shape}")

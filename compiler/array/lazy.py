@@ -237,10 +237,16 @@ def _in_format(t: Tensor, format) -> Tensor:
     return t if same else t.asformat(format)
 
 
-def asarray(obj, format=None, name: str | None = None) -> Array:
+def asarray(obj, format=None, name: str | None = None, *, copy: bool | None = None) -> Array:
     """An Array over ``obj``: a numpy array, a scipy.sparse matrix or array, a pydata/sparse array,
     a Tensor or an Array, sharing its buffers where the layout allows. ``format`` converts it
     (``"csr"``, a Format, ...).
+
+    ``copy`` is the Array API's: None shares the buffers where it can; True makes the Array's own
+    copy, its index arrays sealed read-only, so that kernels read them with no check per call (a
+    scipy or pydata array's shared index arrays are checked again at each call, as their owner may
+    write them in place: one pass over them); False never copies, and raises ValueError where
+    ``obj`` cannot be taken as it is.
 
     >>> import numpy as np
     >>> a = np.arange(6.0).reshape(2, 3)
@@ -248,7 +254,31 @@ def asarray(obj, format=None, name: str | None = None) -> Array:
     True
     >>> asarray(a, format="csr").node.tensor.format.shorthand
     'csr'
+    >>> import scipy.sparse as sp
+    >>> m = sp.csr_array(a)
+    >>> np.shares_memory(asarray(m, copy=True).node.tensor.vals, m.data)
+    False
+    >>> asarray(a, format="csr", copy=False)
+    Traceback (most recent call last):
+    ...
+    ValueError: array: copy=False, but format='csr' converts it (a copy); leave copy=None to allow it
     """
+    if copy is not None and not isinstance(copy, bool):
+        raise UsageError(f"asarray: copy is True, False or None, not {copy!r}")
+    if copy:
+        made = asarray(obj, format, name)
+        tensor = made.compute() if not isinstance(made.node, Leaf) else made.node.tensor
+        return Array(Leaf(tensor.copy()))
+    if copy is False:
+        if format is not None:
+            raise ValueError(f"{name or 'array'}: copy=False, but format={format!r} converts it (a copy); "
+                             f"leave copy=None to allow it")
+        made = asarray(obj, None, name)
+        if not (isinstance(obj, (Array, Tensor)) or _shares(made, obj)):
+            raise ValueError(f"{name or 'array'}: copy=False, but a {type(obj).__name__} of this layout is copied "
+                             f"to become a Tensor (a format scipy or numpy keeps differently, unsorted or repeated "
+                             f"indices, an array not contiguous); leave copy=None to allow it")
+        return made
     if isinstance(obj, Array):
         if format is None:
             return obj
@@ -262,6 +292,15 @@ def asarray(obj, format=None, name: str | None = None) -> Array:
             # (it shares the owner's buffers, which the owner may write before the expression is computed)
             return Array(Leaf(tensor, recheck=revalidator(tensor, name)))
     return Array(Leaf(tensor))
+
+
+def _shares(made: Array, obj) -> bool:
+    """Whether the tensor of ``made`` (``asarray(obj)``) holds ``obj``'s values where they were: a
+    numpy array's memory, or a scipy or pydata array's ``data`` (a list or a scalar is always copied)."""
+    source = getattr(obj, "data", None) if is_foreign(obj) else obj
+    if not isinstance(source, np.ndarray):
+        return False
+    return source.size == 0 or np.shares_memory(made.node.tensor.vals, source)
 
 
 def _check_shared(root: Node) -> list:

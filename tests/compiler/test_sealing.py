@@ -284,3 +284,17 @@ def test_a_result_handed_to_scipy_takes_scipys_in_place_methods(fmt):
     assert not ss.sealing.sealed(ss.sealing.index_writers(C))
     y = ss.lower("y[i] = C[i, j]", C=C)(C=C)
     np.testing.assert_allclose(y.to_numpy(), -S.toarray().sum(axis=1))
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_a_copy_holds_its_own_sealed_arrays(name):
+    """``Tensor.copy`` (what ``asarray(..., copy=True)`` and ``from_scipy(..., copy=True)`` make): the
+    same entries and format, no array shared with the original, every index array read-only."""
+    m = _matrix(name)
+    t = ss.Tensor.from_numpy(m, FORMATS[name])
+    c = t.copy()
+    assert c.format == t.format and np.array_equal(c.to_numpy(), m)
+    for (_, kind, a), (_, _, b) in zip(_index_arrays(t), _index_arrays(c)):
+        assert a.size == 0 or not np.shares_memory(a, b), kind
+        assert not b.flags.writeable, kind
+    assert not np.shares_memory(c.vals, t.vals)
