@@ -25,7 +25,7 @@ import os
 import re
 
 from .linking import LINK_SCRIPT
-from .renderers import color_for, kernel_c, render_step
+from .renderers import kernel_c, render_step, view_colors_attr
 from .session import Session, explore
 from .zoom import ZOOM_FUNCTION
 
@@ -74,6 +74,7 @@ _JS = """
     pos.textContent = 'step ' + cur + ' of ' + (steps.length - 1);
     if (history.replaceState) history.replaceState(null, '', '#step-' + cur);
     ssZoomAll(steps[cur]);   // the step's drawings at the zoom levels chosen for their kinds
+    showColors(steps[cur]);
     // its C panes, shown the first time, open at the step's first linked line (not the #includes)
     Array.prototype.forEach.call(steps[cur].querySelectorAll('[data-ss-open]'), function (p) {
       if (p.ssOpened) return;
@@ -92,8 +93,22 @@ _JS = """
     else if (e.key === 'End') show(steps.length - 1);
   });
   var tagButtons = Array.prototype.slice.call(document.querySelectorAll('nav.provenance button'));
-  var colors = {}, selected = '';
-  tagButtons.forEach(function (b) { colors[b.dataset.tag] = b.style.backgroundColor; });
+  var selected = '';
+  // each step gives its tags their colours (its data-colors); the buttons show the current step's
+  function colorsOf(el) {
+    var s = el && el.closest('section.step');
+    return s && s.hasAttribute('data-colors') ? JSON.parse(s.getAttribute('data-colors')) : {};
+  }
+  function showColors(section) {
+    var colors = colorsOf(section);
+    tagButtons.forEach(function (b) {
+      if (!b.dataset.tag) return;
+      var c = colors[b.dataset.tag];
+      b.style.background = c || 'transparent';
+      b.style.borderStyle = c ? 'solid' : 'dashed';
+      b.title = b.getAttribute('data-lines') + (c ? '' : ' (nothing of this step)');
+    });
+  }
   function paint(el, color) {
     // a selected part shows the selected tag's colour (it may have been drawn in another's)
     var shape = el.tagName.toLowerCase() === 'g' ? el.querySelector('polygon, ellipse, path, rect') : el;
@@ -111,7 +126,7 @@ _JS = """
     Array.prototype.forEach.call(document.querySelectorAll('[data-tags]'), function (el) {
       var on = !!tag && el.getAttribute('data-tags').split(' ').indexOf(tag) >= 0;
       el.classList.toggle('sel', on);
-      paint(el, on ? colors[tag] : '');
+      paint(el, on ? colorsOf(el)[tag] : '');
     });
   }
   tagButtons.forEach(function (b) { b.onclick = function () { selectTag(b.dataset.tag); }; });
@@ -159,9 +174,11 @@ def export_html(source, path: str | os.PathLike | None = None, title: str | None
     prov = session.provenance()
     for i, step in enumerate(session.steps):
         failed = step.error is not None
-        sections.append(f'<section class="step" id="step-{i}" data-index="{i}">'
-                        f"{render_step(session.step(i), provenance=prov or None)}"
-                        f"{kernel_c(session, i, prov)}</section>")
+        # each step a view: its tags (drawings, program, its C and the C beside it) distinct colours
+        view = prov.for_view()
+        body = render_step(session.step(i), provenance=view) + kernel_c(session, i, view)
+        sections.append(f'<section class="step" id="step-{i}" data-index="{i}"{view_colors_attr(view)}>'
+                        f"{body}</section>")
         cls = ' class="failed"' if failed else ""
         links.append(f'<a href="#step-{i}"{cls}>'
                      f"{i}&nbsp;{_html.escape(step.stage)}</a>")
@@ -183,12 +200,14 @@ def export_html(source, path: str | os.PathLike | None = None, title: str | None
 
 
 def _legend(prov: dict) -> str:
-    """Buttons selecting one provenance tag (its C lines and drawing nodes), and "all"."""
+    """Buttons selecting one provenance tag (its C lines and drawing nodes), and "all"; the page
+    colours each as the step shown colours its tag."""
     if not prov:
         return ""
-    buttons = "".join(f'<button data-tag="{_html.escape(t)}" style="background:{color_for(t)}" '
-                      f'title="C lines {", ".join(map(str, lines))}">{_html.escape(t)}</button>'
-                      for t, lines in prov.items())
+    # (coloured by the step shown: a tag's colour is its step's, explorer.palette)
+    buttons = "".join(f'<button data-tag="{_html.escape(t)}" data-lines="C lines {", ".join(map(str, lines))}" '
+                      f'style="background:transparent" title="C lines {", ".join(map(str, lines))}">'
+                      f'{_html.escape(t)}</button>' for t, lines in prov.items())
     return (f'<nav class="provenance"><span>provenance:</span><button data-tag="" '
             f'style="background:#fff">all</button>{buttons}</nav>')
 

@@ -496,7 +496,8 @@ def c_opens_at_the_steps_code(page, explorer, artifacts: pathlib.Path) -> None:
 # Every marked part of a view: its text, its tags, its background as shown and its width.
 MARKED_JS = """root => [...root.querySelectorAll('.pv[data-tags]')].map(e => ({
   text: e.textContent, tags: e.getAttribute('data-tags').split(' '), bg: getComputedStyle(e).backgroundColor,
-  width: e.getBoundingClientRect().width}))"""
+  width: e.getBoundingClientRect().width,
+  own: JSON.parse(e.closest('[data-colors]').getAttribute('data-colors'))[e.getAttribute('data-tags').split(' ')[0]]}))"""
 
 
 def sequence_texts_marked(page, theme: str, artifacts: pathlib.Path) -> None:
@@ -507,8 +508,6 @@ def sequence_texts_marked(page, theme: str, artifacts: pathlib.Path) -> None:
     derivations' boxes and the expressions of their texts in the colours of the C their expression
     nodes compute, as a loop program's statement trees are (none was linked): the notebook's
     readability check that follows measures their labels and texts in the theme."""
-    from explorer.renderers import color_for
-
     view = page.locator(f"{SHOWN_NOTEBOOK} .views-seq").first
     # (the pointer off the views: a C line under it links the point its code came from)
     page.mouse.move(0, 0)
@@ -525,10 +524,10 @@ def sequence_texts_marked(page, theme: str, artifacts: pathlib.Path) -> None:
     def rgb(hex_colour: str) -> str:
         return "rgb({}, {}, {})".format(*(int(hex_colour[k:k + 2], 16) for k in (1, 3, 5)))
     for m in reads + points:
-        assert m["width"] > 10 and m["tags"][0].startswith("lattice:") and m["bg"] == rgb(color_for(m["tags"][0])), m
+        assert m["width"] > 10 and m["tags"][0].startswith("lattice:") and m["bg"] == rgb(m["own"]), m
     # the derivations' expressions (6 steps of i's, 5 of j's), each as its expression node's C
     expressions = [m for m in marked if m["tags"][0].startswith("expr:")]
-    assert len(expressions) == 11 and all(m["width"] > 10 and m["bg"] == rgb(color_for(m["tags"][0]))
+    assert len(expressions) == 11 and all(m["width"] > 10 and m["bg"] == rgb(m["own"])
                                           for m in expressions), expressions
     loop = page.locator(f"{SHOWN_NOTEBOOK} .views-loop").first
     # (the derivations' boxes: 11 steps, and the 3 loops they become, i's one and j's one per part)
@@ -536,7 +535,7 @@ def sequence_texts_marked(page, theme: str, artifacts: pathlib.Path) -> None:
                                       (view, "seq-derivation", 14, ("expr:", "lattice:")),
                                       (loop, "notation-tree", 12, "expr:l")):
         nodes = page.evaluate(LINKED_NODES_JS, [root.element_handle(), kind])
-        assert len(nodes) == count and all(n["tag"].startswith(prefix) and n["fill"] == color_for(n["tag"])
+        assert len(nodes) == count and all(n["tag"].startswith(prefix) and n["fill"] == n["own"]
                                            for n in nodes), (kind, theme, nodes)
     loop.scroll_into_view_if_needed()
     screenshot(page, artifacts / f"views-loop-program-{theme}.png", full_page=False)
