@@ -119,27 +119,33 @@ _JS = """
     var own = shape.getAttribute('data-own');
     if (attr === 'fill') shape.setAttribute('fill', color || own); else shape.style.background = color || own;
   }
+  // tag: one tag, or several (a C line's drawn nodes) separated by spaces, or '' (all)
   function selectTag(tag) {
     selected = tag || '';
+    var group = selected ? selected.split(' ') : [];
     document.documentElement.classList.toggle('selecting', !!tag);
-    tagButtons.forEach(function (b) { b.classList.toggle('selected', !!tag && b.dataset.tag === tag); });
+    tagButtons.forEach(function (b) { b.classList.toggle('selected', group.indexOf(b.dataset.tag) >= 0); });
     Array.prototype.forEach.call(document.querySelectorAll('[data-tags]'), function (el) {
-      var on = !!tag && el.getAttribute('data-tags').split(' ').indexOf(tag) >= 0;
-      el.classList.toggle('sel', on);
-      paint(el, on ? colorsOf(el)[tag] : '');
+      var own = el.getAttribute('data-tags').split(' ');
+      var hit = group.filter(function (t) { return own.indexOf(t) >= 0; })[0];
+      el.classList.toggle('sel', !!hit);
+      paint(el, hit ? colorsOf(el)[hit] : '');
     });
   }
   tagButtons.forEach(function (b) { b.onclick = function () { selectTag(b.dataset.tag); }; });
-  // clicking a coloured part (program, drawing node, C line) selects its tag; clicking again
-  // goes on to its next tag, and after the last one back to all
+  // clicking a coloured part (program, drawing node, C line) selects its tag (a C line: every
+  // tag of it the step's drawings name, together); clicking again goes on to its tags one by
+  // one, and after the last one back to all
   document.addEventListener('click', function (e) {
     if (e.target.closest('nav')) return;
     var el = e.target.closest('[data-tags]');
     if (!el) return;
     var tags = el.getAttribute('data-tags').split(' ');
-    var k = tags.indexOf(selected);
-    // (first the tag the click links: of a C line, the first one the step draws)
-    selectTag(k < 0 ? ssFirst(el, el.closest('section.step') || document) : (tags[k + 1] || ''));
+    // (first what the click links: of a C line, every tag the step draws)
+    var first = ssDrawn(el, el.closest('section.step') || document).join(' ');
+    var choices = [first].concat(tags.filter(function (t) { return t !== first; }));
+    var k = choices.indexOf(selected);
+    selectTag(k < 0 ? choices[0] : (choices[k + 1] || ''));
   });
   var m = /^#step-(\\d+)$/.exec(location.hash);
   show(m ? parseInt(m[1], 10) : START);

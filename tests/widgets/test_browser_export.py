@@ -563,6 +563,10 @@ def test_exported_array_and_shape_operator_steps_link_their_c(browser, tmp_path,
         "gs => gs.map(g => [g.querySelector('title').textContent, g.getAttribute('data-tags')])")
     want = sorted(title for title, ts in drawn if line_tags & set(ts.split()))
     assert len(want) >= 2 and sorted(linked) == want, (want, linked)
+    # and selected together (the others fade), as the widget's kernel selects them: it selected
+    # the first (B's box), and the concat's faded though outlined
+    selected = tree.locator("svg g.node.sel").evaluate_all("gs => gs.map(g => g.querySelector('title').textContent)")
+    assert sorted(selected) == want, (want, selected)
     assert tree.locator("svg g.node.ss-linked polygon").first.get_attribute("stroke") == LINK_COLOR, stroked
     filled = tree.locator("svg g.node.ss-linked").first.evaluate(FILL_CONTRAST_JS)
     assert filled["fill"] == LINK_COLOR and filled["ratio"] >= 3, filled
