@@ -295,9 +295,12 @@ def render_c(source: str, provenance: Mapping[str, Iterable[int]] | None = None,
             continue
         for n in lines:
             tags.setdefault(int(n), []).append(str(ident))
-    # a line in its first tag's colour (asked for line by line: a view assigns in that order)
+    # a line in the colour of its tag the view showed first (its drawings' nodes come first: an
+    # array step's C line in its box's colour, not its looplet's), else of its first tag
     color = colors_of(provenance)
-    colors = {n: color(tags[n][0]) for n in sorted(tags)}
+    view = getattr(provenance, "colors", None)
+    shown = {t: k for k, t in enumerate(view.assigned)} if view is not None else {}
+    colors = {n: color(min(tags[n], key=lambda t: shown.get(t, len(shown)))) for n in sorted(tags)}
     # a line's tooltip says what produced it (the lattice point's code, the looplet lowered)
     describe = _describer(provenance) or ", ".join
     titles = {n: describe(ts) for n, ts in tags.items()}
