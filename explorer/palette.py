@@ -51,6 +51,21 @@ class ViewColors:
     def __init__(self) -> None:
         #: ``{tag: colour}`` in the order assigned
         self.assigned: dict[str, str] = {}
+        #: the tags the view's drawings show (:meth:`drawn_so_far`): a C line takes the colour
+        #: of its first tag among them, the colour of the node it came from
+        self.drawn: frozenset[str] = frozenset()
+        self._drawings_done = False
+
+    def drawn_so_far(self) -> None:
+        """Record that the tags assigned so far are the drawings' (the renderers draw them first;
+        once: the view drawn again keeps its colours).
+
+        >>> colors = ViewColors(); _ = colors.color("box"); colors.drawn_so_far()
+        >>> _ = colors.color("line"); colors.drawn_so_far(); sorted(colors.drawn)
+        ['box']
+        """
+        if not self._drawings_done:
+            self.drawn, self._drawings_done = frozenset(self.assigned), True
 
     def color(self, tag: Any) -> str:
         tag = str(tag)

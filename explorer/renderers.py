@@ -295,12 +295,12 @@ def render_c(source: str, provenance: Mapping[str, Iterable[int]] | None = None,
             continue
         for n in lines:
             tags.setdefault(int(n), []).append(str(ident))
-    # a line in the colour of its tag the view showed first (its drawings' nodes come first: an
-    # array step's C line in its box's colour, not its looplet's), else of its first tag
+    # a line in the colour of its first tag the view's drawings show (an array step's C line in
+    # its box's colour, not its looplet's, which no box names), else of its first tag
     color = colors_of(provenance)
     view = getattr(provenance, "colors", None)
-    shown = {t: k for k, t in enumerate(view.assigned)} if view is not None else {}
-    colors = {n: color(min(tags[n], key=lambda t: shown.get(t, len(shown)))) for n in sorted(tags)}
+    drawn = view.drawn if view is not None else frozenset()
+    colors = {n: color(next((t for t in tags[n] if t in drawn), tags[n][0])) for n in sorted(tags)}
     # a line's tooltip says what produced it (the lattice point's code, the looplet lowered)
     describe = _describer(provenance) or ", ".join
     titles = {n: describe(ts) for n, ts in tags.items()}
@@ -835,6 +835,7 @@ def render_step(step, index: int | None = None, session=None, parts: Iterable[st
     # the drawings first: their nodes get the view's first colours (distinct while the palette lasts)
     drawings = "".join(render_artifact(a, focus, prov or None) for a in drawn_artifacts(step)) \
         if "artifacts" in want else ""
+    prov.colors.drawn_so_far()
     shapes = shape_data_of(session.steps if session is not None else [step])
     if "program" in want:
         program = view.program if view is not None else (step.after_text or step.before_text)

@@ -442,6 +442,8 @@ class Explorer(W.VBox):
             drawing = note + "".join(R.render_artifact(a, focus, prov or None) for a in arts) + zoom_restore()
         else:
             drawing = "<i>(nothing drawn yet)</i>"
+        if not selected:
+            prov.colors.drawn_so_far()
 
         # the shape operators of index notation are marked wherever the notation is shown
         shapes = shape_data_of(s.steps)
