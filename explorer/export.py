@@ -57,6 +57,22 @@ nav.provenance button.selected { outline: 2px solid #36c; }
 .selecting span.ln[data-tags]:not(.sel), .selecting span.pv[data-tags]:not(.sel) { background: transparent !important; }
 .selecting g.node[data-tags]:not(.sel) { opacity: .3; }
 [data-tags] { cursor: pointer; }
+/* a dark preference (the system's): JupyterLab's dark theme's colours, which the renderers'
+   var(--jp-...) take, so code, drawings and tables read as in JupyterLab's dark theme */
+@media (prefers-color-scheme: dark) {
+  :root { color-scheme: dark; --jp-layout-color0: #111111; --jp-content-font-color1: #ffffff;
+          --jp-content-font-color2: rgba(255, 255, 255, .7); --jp-content-font-color3: rgba(255, 255, 255, .5);
+          --jp-border-color2: #424242; --jp-mirror-editor-keyword-color: #4caf50;
+          --jp-mirror-editor-string-color: #ff7070; --jp-mirror-editor-property-color: #42a5f5;
+          --jp-mirror-editor-operator-color: #d48fff; --jp-mirror-editor-number-color: #66bb6a; }
+  body { color: #ffffff; background: #111111; }
+  header { background: #212121; border-bottom-color: #424242; }
+  nav.steps, nav.provenance, section.step { border-color: #333333; }
+  nav.steps a { background: #2b2b3d; color: #e0e0f0; }
+  nav.steps a.failed { background: #7a1f1f; color: #ffffff; }
+  .error-summary { background: #4a1515; color: #ffd6d6; }
+  nav.provenance button { border-color: #616161; }
+}
 """
 
 _JS = """
@@ -105,6 +121,7 @@ _JS = """
       if (!b.dataset.tag) return;
       var c = colors[b.dataset.tag];
       b.style.background = c || 'transparent';
+      b.style.color = c ? '#000000' : '';   // (black on a tag's colour; the page's text elsewhere)
       b.style.borderStyle = c ? 'solid' : 'dashed';
       b.title = b.getAttribute('data-lines') + (c ? '' : ' (nothing of this step)');
     });
@@ -214,8 +231,7 @@ def _legend(prov: dict) -> str:
     buttons = "".join(f'<button data-tag="{_html.escape(t)}" data-lines="C lines {", ".join(map(str, lines))}" '
                       f'style="background:transparent" title="C lines {", ".join(map(str, lines))}">'
                       f'{_html.escape(t)}</button>' for t, lines in prov.items())
-    return (f'<nav class="provenance"><span>provenance:</span><button data-tag="" '
-            f'style="background:#fff">all</button>{buttons}</nav>')
+    return f'<nav class="provenance"><span>provenance:</span><button data-tag="">all</button>{buttons}</nav>'
 
 
 def export_text(source) -> str:

@@ -295,12 +295,17 @@ def render_c(source: str, provenance: Mapping[str, Iterable[int]] | None = None,
             continue
         for n in lines:
             tags.setdefault(int(n), []).append(str(ident))
-    # a line in the colour of its first tag the view's drawings show (an array step's C line in
-    # its box's colour, not its looplet's, which no box names), else of its first tag
+    # a line in the colour of the innermost of its tags the view's drawings show (the fewest
+    # lines: a lattice case's point, not its loop's; an array step's box, not a looplet no box
+    # names), else of its first tag
     color = colors_of(provenance)
     view = getattr(provenance, "colors", None)
     drawn = view.drawn if view is not None else frozenset()
-    colors = {n: color(next((t for t in tags[n] if t in drawn), tags[n][0])) for n in sorted(tags)}
+
+    def colouring(ts: list[str]) -> str:
+        shown = [t for t in ts if t in drawn]
+        return min(shown, key=lambda t: len(provenance[t])) if shown else ts[0]
+    colors = {n: color(colouring(tags[n])) for n in sorted(tags)}
     # a line's tooltip says what produced it (the lattice point's code, the looplet lowered)
     describe = _describer(provenance) or ", ".join
     titles = {n: describe(ts) for n, ts in tags.items()}

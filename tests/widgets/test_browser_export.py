@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from browser_measure import (GLYPH_FIT_JS, REWRITES_JS, assert_rewrites_read, CELLS_JS, EDGE_LABELS_JS, FILL_CONTRAST_JS, LINK_JS, ZOOM_JS,
+from browser_measure import (COLOUR_JS, GLYPH_FIT_JS, REWRITES_JS, assert_rewrites_read, CELLS_JS, EDGE_LABELS_JS, FILL_CONTRAST_JS, LINK_JS, ZOOM_JS,
                              assert_click_keeps_node_and_shows_line, assert_readable, measure)
 
 
@@ -605,3 +605,43 @@ def test_math_glyphs_draw_in_their_texts_font(browser, tmp_path, artifacts):
     assert not found["off"], f"glyphs drawn off their text's monospace grid: {found['off']}"
     assert set("∪⊔∅∈") <= set(found["chars"]) and "Ƒ" in found["chars"], found["chars"]
     page.close()
+
+
+# The page's own parts (its header, step links, legend, step titles): each text's contrast
+# against what lies under it, and the page's background.
+PAGE_TEXTS_JS = r"""
+(root) => {""" + COLOUR_JS + r"""  const out = {background: background(document.body), low: [], texts: 0};
+  for (const el of root.querySelectorAll('header *, nav.steps a, nav.provenance > *, .step-header, .pane-title, .artifact-title')) {
+    if (!el.getClientRects().length || ![...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim())) continue;
+    out.texts++;
+    const bg = background(el), fg = over(rgba(getComputedStyle(el).color), bg);
+    const [a, b] = [lum(fg), lum(bg)].sort((x, y) => y - x), ratio = (a + 0.05) / (b + 0.05);
+    if (ratio < 4.5) out.low.push({text: el.textContent.trim().slice(0, 30), ratio: Math.round(ratio * 100) / 100});
+  }
+  return out;
+}
+"""
+
+
+def test_exported_page_follows_a_dark_preference(browser, three_points_page, artifacts):
+    """The exported page under a dark preference (the system's, ``prefers-color-scheme``) is dark
+    as JupyterLab's dark theme is (it stayed white): code and drawing labels readable (>= 4.5),
+    each provenance colour standing out from the dark page (>= 3) with its text readable, and the
+    page's own header, step links, legend and titles readable (>= 4.5), in the light and the dark
+    preference alike."""
+    from browser_measure import TAG_COLOURS_JS, assert_tag_colours_read
+
+    for scheme in ("light", "dark"):
+        page = browser.new_page(viewport={"width": 1100, "height": 800}, color_scheme=scheme)
+        page.goto(three_points_page)
+        section = page.locator("section:visible").first
+        own = page.evaluate(PAGE_TEXTS_JS, page.locator("body").element_handle())
+        luminance = sum(w * c for w, c in zip((0.2126, 0.7152, 0.0722), own["background"][:3])) / 255
+        assert (luminance < 0.1) == (scheme == "dark"), (scheme, own["background"])
+        assert own["texts"] > 10 and not own["low"], (scheme, own)
+        assert_readable(measure(section), f"the exported lattice step ({scheme})")
+        m = page.evaluate(TAG_COLOURS_JS, section.element_handle())
+        assert len(m["nodes"]) >= 3 and len(m["parts"]) > 5, m
+        assert_tag_colours_read(m, f"the exported lattice step ({scheme})")
+        page.screenshot(path=str(artifacts / f"export-scheme-{scheme}.png"), full_page=True)
+        page.close()
