@@ -25,7 +25,8 @@ import os
 import re
 
 from .linking import LINK_SCRIPT
-from .renderers import kernel_c, render_step, view_colors_attr
+from .palette import view_colors_attr
+from .renderers import kernel_c, render_step
 from .session import Session, explore
 from .zoom import ZOOM_FUNCTION
 

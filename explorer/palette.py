@@ -23,9 +23,11 @@ hashes the tag (stable across runs and machines).
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+import html as _html
+import json
+from typing import Any, Callable, Mapping
 
-__all__ = ["PALETTE", "ViewColors", "color_for", "contrast"]
+__all__ = ["PALETTE", "NodeColors", "ViewColors", "color_for", "colors_of", "contrast", "view_colors_attr"]
 
 #: Sixteen mid tones of relative luminance 0.24 to 0.25, in an order that keeps neighbours
 #: apart in hue (the first tags of a view are the most often shown): contrast 3.5 against white,
@@ -72,6 +74,59 @@ class ViewColors:
         if tag not in self.assigned:
             self.assigned[tag] = PALETTE[len(self.assigned) % len(PALETTE)]
         return self.assigned[tag]
+
+
+def colors_of(provenance) -> Callable[[str], str]:
+    """The colour of each tag as ``provenance`` draws it: a view's provenance
+    (:meth:`~explorer.provenance.Provenance.for_view`) gives its own, a plain ``{tag: lines}``
+    the tag's hash's.
+
+    >>> colors_of({"u": [2]})("u") == color_for("u")
+    True
+    """
+    return getattr(provenance, "color", color_for)
+
+
+def view_colors_attr(provenance) -> str:
+    """The ``data-colors`` attribute of a view: ``{tag: colour}`` as JSON, the colours its tags
+    were given (the exported page's legend and selection show them; tests read them).
+
+    >>> class View: colors = ViewColors()
+    >>> _ = View.colors.color("t"); view_colors_attr(View)
+    ' data-colors="{&quot;t&quot;: &quot;#4e84f1&quot;}"'
+    """
+    colors = getattr(provenance, "colors", None)
+    if colors is None or not colors.assigned:
+        return ""
+    return f' data-colors="{_html.escape(json.dumps(colors.assigned, ensure_ascii=False))}"'
+
+
+class NodeColors(Mapping):
+    """``{node name: colour}`` for a drawing: ``named`` maps a node name to the tag it is drawn
+    in, whose colour is asked for only when a drawn node has the name (a view gives colours in
+    the order they are asked for: the drawing's nodes in order); ``fixed`` names have their own
+    (the step's focus).
+
+    >>> colors = ViewColors()
+    >>> nodes = NodeColors({"p0": "t0", "p1": "t1"}, colors.color, {"Stepper": "#ffb74d"})
+    >>> "p1" in nodes, nodes["p1"], nodes["Stepper"], colors.assigned
+    (True, '#4e84f1', '#ffb74d', {'t1': '#4e84f1'})
+    """
+
+    def __init__(self, named: Mapping[str, str], color: Callable[[str], str], fixed: Mapping[str, str]):
+        self.named, self.color, self.fixed = named, color, fixed
+
+    def __getitem__(self, name: str) -> str:
+        return self.fixed[name] if name in self.fixed else self.color(self.named[name])
+
+    def __contains__(self, name) -> bool:   # (Mapping's would ask for the colour)
+        return name in self.fixed or name in self.named
+
+    def __iter__(self):
+        return iter({**self.named, **self.fixed})
+
+    def __len__(self) -> int:
+        return len({**self.named, **self.fixed})
 
 
 def contrast(a: str, b: str) -> float:

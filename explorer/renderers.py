@@ -21,7 +21,6 @@ True
 from __future__ import annotations
 
 import html as _html
-import json
 import re
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -39,7 +38,7 @@ from .fit import fit_svg
 from .legend import legend_html
 from .linking import LINE_BOX, PART_BOX, link_handlers, scroll_to_line
 from .nests import compact_nest_dot
-from .palette import PALETTE, color_for
+from .palette import PALETTE, NodeColors, color_for, colors_of, view_colors_attr
 from .provenance import (EXPRESSION, Mark, Provenance, TagInfo, collect_provenance, looplet_heads, program_marks,
                          trace_provenance)
 from .session import StepView, unified_diff
@@ -51,28 +50,17 @@ from .theme import (CODE_BACKGROUND, CODE_BORDER, CODE_TEXT, LINE_NUMBER, LINE_N
 from .zoom import zoom_controls
 
 __all__ = [
-    "Diff", "IndexNotationLexer", "PALETTE", "RENDERERS", "color_for", "colors_of", "collect_provenance",
+    "Diff", "IndexNotationLexer", "PALETTE", "RENDERERS", "color_for", "collect_provenance",
     "diff_steps", "drawn_artifacts", "error_banner", "fold_rewrites", "highlight_svg", "inline_svg", "kernel_c",
     "node_tags_of", "register_renderer", "render_artifact",
     "render_c", "render_code", "render_diff", "render_dot", "render_program", "render_step", "section", "step_focus",
-    "tag_names", "view_colors_attr",
+    "tag_names",
 ]
 
 # --- colours ----------------------------------------------------------------------------------
 
 #: The colour of "the current step's part" in drawings.
 FOCUS_COLOR = "#ffb74d"
-
-
-def colors_of(provenance) -> Callable[[str], str]:
-    """The colour of each tag as ``provenance`` draws it: its view's (a
-    :class:`~explorer.provenance.Provenance` for a view), else the tag's hash's.
-
-    >>> p = Provenance({"t": [1], "u": [2]}).for_view()
-    >>> colors_of(p)("u") == PALETTE[0], colors_of({"u": [2]})("u") == color_for("u")
-    (True, True)
-    """
-    return provenance.color if isinstance(provenance, Provenance) else color_for
 
 
 # --- code ------------------------------------------------------------------------------------
@@ -137,7 +125,7 @@ def render_code(text: str, language: str | None = None, line_colors: Mapping[int
     marked part's tooltip (what its tags stand for; by default the tags themselves).
     ``focus_lines`` get a bar in the focus colour (the code of the looplet a step lowers).
     ``most``: the most the block may be tall (a CSS length); beyond it, it scrolls.
-    ``color(tag)``: a mark's colour (its view's: :func:`colors_of`).
+    ``color(tag)``: a mark's colour (its view's: :func:`~explorer.palette.colors_of`).
 
     >>> h = render_code("y[i] = A[i, j] * x[j]", language="ir")
     >>> h.startswith("<pre") and 'data-line="1"' in h
@@ -440,34 +428,13 @@ def render_dot(dot: str, highlight: Iterable[str] | Mapping[str, str] | None = N
         fixed.update({str(k): v for k, v in highlight.items()})
     elif highlight:
         fixed.update({str(k): FOCUS_COLOR for k in highlight})
-    colors = _NodeColors(named, colors_of(provenance), fixed)
+    colors = NodeColors(named, colors_of(provenance), fixed)
     try:
         svg = dot_to_svg(dot, engine)
     except RenderError as e:
         return (f'<div class="render-error" style="color:#a00">{_html.escape(str(e))}</div>'
                 f"<pre>{_html.escape(dot)}</pre>")
     return inline_svg(theme_svg(highlight_svg(svg, colors, tags, _describer(provenance), ordered=nodes is not None)))
-
-
-class _NodeColors(Mapping):
-    """``{node name: colour}``, a name's colour asked for only when a drawn node has the name
-    (a view assigns colours in the order they are asked for: the drawing's nodes in order);
-    ``fixed`` names have theirs (the step's focus)."""
-
-    def __init__(self, named: Mapping[str, str], color: Callable[[str], str], fixed: Mapping[str, str]):
-        self.named, self.color, self.fixed = named, color, fixed
-
-    def __getitem__(self, name: str) -> str:
-        return self.fixed[name] if name in self.fixed else self.color(self.named[name])
-
-    def __contains__(self, name) -> bool:   # (Mapping's would ask for the colour)
-        return name in self.fixed or name in self.named
-
-    def __iter__(self):
-        return iter({**self.named, **self.fixed})
-
-    def __len__(self) -> int:
-        return len({**self.named, **self.fixed})
 
 
 # --- artifacts ----------------------------------------------------------------------------------
@@ -875,21 +842,6 @@ def render_step(step, index: int | None = None, session=None, parts: Iterable[st
     handlers = f" {link_handlers('.c-section', root='.ss-linked-step')}" if linked else ""
     return (f'<div class="step{" ss-linked-step" if linked else ""}" data-stage="{_html.escape(step.stage)}"'
             f'{view_colors_attr(prov)}{handlers}>' + "".join(out) + "</div>")
-
-
-def view_colors_attr(prov) -> str:
-    """The ``data-colors`` attribute of a view: ``{tag: colour}`` as JSON, the colours its tags
-    were given (the exported page's legend and selection show them; tests read them).
-
-    >>> p = Provenance({"t": [1]}).for_view(); _ = p.color("t")
-    >>> view_colors_attr(p)
-    ' data-colors="{&quot;t&quot;: &quot;#4e84f1&quot;}"'
-    """
-    colors = getattr(prov, "colors", None)
-    if colors is None or not colors.assigned:
-        return ""
-    return f' data-colors="{_html.escape(json.dumps(colors.assigned, ensure_ascii=False))}"'
-
 
 
 def kernel_c(session, i: int, prov) -> str:
