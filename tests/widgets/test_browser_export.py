@@ -643,5 +643,24 @@ def test_exported_page_follows_a_dark_preference(browser, three_points_page, art
         m = page.evaluate(TAG_COLOURS_JS, section.element_handle())
         assert len(m["nodes"]) >= 3 and len(m["parts"]) > 5, m
         assert_tag_colours_read(m, f"the exported lattice step ({scheme})")
+        # a clicked C line's tag: its lines and parts outlined in a colour that stands out from
+        # their own (>= 3; the link colour stood 1.4 off every provenance colour)
+        line = section.locator(".c-section span.ln[data-tags]").nth(5)
+        line.scroll_into_view_if_needed()
+        line.click()
+        outlines = section.evaluate(OUTLINE_CONTRAST_JS)
+        assert len(outlines) >= 2 and min(r for _, r in outlines) >= 3, (scheme, outlines[:6])
         page.screenshot(path=str(artifacts / f"export-scheme-{scheme}.png"), full_page=True)
         page.close()
+
+
+# Each linked (outlined) code line or part under ``root``: its text and its outline's contrast
+# against its own background (composited over what lies under it).
+OUTLINE_CONTRAST_JS = r"""
+(root) => {""" + COLOUR_JS + r"""  return [...root.querySelectorAll('span.ln.ss-linked, span.pv.ss-linked')].map(p => {
+    const bg = background(p), ink = over(rgba(getComputedStyle(p).outlineColor), bg);
+    const [a, b] = [lum(ink), lum(bg)].sort((x, y) => y - x);
+    return [p.textContent.slice(0, 30), Math.round((a + 0.05) / (b + 0.05) * 100) / 100];
+  });
+}
+"""
