@@ -25,7 +25,8 @@ import os
 import re
 
 from .linking import LINK_SCRIPT
-from .renderers import color_for, kernel_c, render_step
+from .palette import view_colors_attr
+from .renderers import kernel_c, render_step
 from .session import Session, explore
 from .zoom import ZOOM_FUNCTION
 
@@ -57,6 +58,22 @@ nav.provenance button.selected { outline: 2px solid #36c; }
 .selecting span.ln[data-tags]:not(.sel), .selecting span.pv[data-tags]:not(.sel) { background: transparent !important; }
 .selecting g.node[data-tags]:not(.sel) { opacity: .3; }
 [data-tags] { cursor: pointer; }
+/* a dark preference (the system's): JupyterLab's dark theme's colours, which the renderers'
+   var(--jp-...) take, so code, drawings and tables read as in JupyterLab's dark theme */
+@media (prefers-color-scheme: dark) {
+  :root { color-scheme: dark; --jp-layout-color0: #111111; --jp-content-font-color1: #ffffff;
+          --jp-content-font-color2: rgba(255, 255, 255, .7); --jp-content-font-color3: rgba(255, 255, 255, .5);
+          --jp-border-color2: #424242; --jp-mirror-editor-keyword-color: #4caf50;
+          --jp-mirror-editor-string-color: #ff7070; --jp-mirror-editor-property-color: #42a5f5;
+          --jp-mirror-editor-operator-color: #d48fff; --jp-mirror-editor-number-color: #66bb6a; }
+  body { color: #ffffff; background: #111111; }
+  header { background: #212121; border-bottom-color: #424242; }
+  nav.steps, nav.provenance, section.step { border-color: #333333; }
+  nav.steps a { background: #2b2b3d; color: #e0e0f0; }
+  nav.steps a.failed { background: #7a1f1f; color: #ffffff; }
+  .error-summary { background: #4a1515; color: #ffd6d6; }
+  nav.provenance button { border-color: #616161; }
+}
 """
 
 _JS = """
@@ -74,6 +91,7 @@ _JS = """
     pos.textContent = 'step ' + cur + ' of ' + (steps.length - 1);
     if (history.replaceState) history.replaceState(null, '', '#step-' + cur);
     ssZoomAll(steps[cur]);   // the step's drawings at the zoom levels chosen for their kinds
+    showColors(steps[cur]);
     // its C panes, shown the first time, open at the step's first linked line (not the #includes)
     Array.prototype.forEach.call(steps[cur].querySelectorAll('[data-ss-open]'), function (p) {
       if (p.ssOpened) return;
@@ -92,8 +110,23 @@ _JS = """
     else if (e.key === 'End') show(steps.length - 1);
   });
   var tagButtons = Array.prototype.slice.call(document.querySelectorAll('nav.provenance button'));
-  var colors = {}, selected = '';
-  tagButtons.forEach(function (b) { colors[b.dataset.tag] = b.style.backgroundColor; });
+  var selected = '';
+  // each step gives its tags their colours (its data-colors); the buttons show the current step's
+  function colorsOf(el) {
+    var s = el && el.closest('section.step');
+    return s && s.hasAttribute('data-colors') ? JSON.parse(s.getAttribute('data-colors')) : {};
+  }
+  function showColors(section) {
+    var colors = colorsOf(section);
+    tagButtons.forEach(function (b) {
+      if (!b.dataset.tag) return;
+      var c = colors[b.dataset.tag];
+      b.style.background = c || 'transparent';
+      b.style.color = c ? '#000000' : '';   // (black on a tag's colour; the page's text elsewhere)
+      b.style.borderStyle = c ? 'solid' : 'dashed';
+      b.title = b.getAttribute('data-lines') + (c ? '' : ' (nothing of this step)');
+    });
+  }
   function paint(el, color) {
     // a selected part shows the selected tag's colour (it may have been drawn in another's)
     var shape = el.tagName.toLowerCase() === 'g' ? el.querySelector('polygon, ellipse, path, rect') : el;
@@ -104,27 +137,33 @@ _JS = """
     var own = shape.getAttribute('data-own');
     if (attr === 'fill') shape.setAttribute('fill', color || own); else shape.style.background = color || own;
   }
+  // tag: one tag, or several (a C line's drawn nodes) separated by spaces, or '' (all)
   function selectTag(tag) {
     selected = tag || '';
+    var group = selected ? selected.split(' ') : [];
     document.documentElement.classList.toggle('selecting', !!tag);
-    tagButtons.forEach(function (b) { b.classList.toggle('selected', !!tag && b.dataset.tag === tag); });
+    tagButtons.forEach(function (b) { b.classList.toggle('selected', group.indexOf(b.dataset.tag) >= 0); });
     Array.prototype.forEach.call(document.querySelectorAll('[data-tags]'), function (el) {
-      var on = !!tag && el.getAttribute('data-tags').split(' ').indexOf(tag) >= 0;
-      el.classList.toggle('sel', on);
-      paint(el, on ? colors[tag] : '');
+      var own = el.getAttribute('data-tags').split(' ');
+      var hit = group.filter(function (t) { return own.indexOf(t) >= 0; })[0];
+      el.classList.toggle('sel', !!hit);
+      paint(el, hit ? colorsOf(el)[hit] : '');
     });
   }
   tagButtons.forEach(function (b) { b.onclick = function () { selectTag(b.dataset.tag); }; });
-  // clicking a coloured part (program, drawing node, C line) selects its tag; clicking again
-  // goes on to its next tag, and after the last one back to all
+  // clicking a coloured part (program, drawing node, C line) selects its tag (a C line: every
+  // tag of it the step's drawings name, together); clicking again goes on to its tags one by
+  // one, and after the last one back to all
   document.addEventListener('click', function (e) {
     if (e.target.closest('nav')) return;
     var el = e.target.closest('[data-tags]');
     if (!el) return;
     var tags = el.getAttribute('data-tags').split(' ');
-    var k = tags.indexOf(selected);
-    // (first the tag the click links: of a C line, the first one the step draws)
-    selectTag(k < 0 ? ssFirst(el, el.closest('section.step') || document) : (tags[k + 1] || ''));
+    // (first what the click links: of a C line, every tag the step draws)
+    var first = ssDrawn(el, el.closest('section.step') || document).join(' ');
+    var choices = [first].concat(tags.filter(function (t) { return t !== first; }));
+    var k = choices.indexOf(selected);
+    selectTag(k < 0 ? choices[0] : (choices[k + 1] || ''));
   });
   var m = /^#step-(\\d+)$/.exec(location.hash);
   show(m ? parseInt(m[1], 10) : START);
@@ -159,9 +198,11 @@ def export_html(source, path: str | os.PathLike | None = None, title: str | None
     prov = session.provenance()
     for i, step in enumerate(session.steps):
         failed = step.error is not None
-        sections.append(f'<section class="step" id="step-{i}" data-index="{i}">'
-                        f"{render_step(session.step(i), provenance=prov or None)}"
-                        f"{kernel_c(session, i, prov)}</section>")
+        # each step a view: its tags (drawings, program, its C and the C beside it) distinct colours
+        view = prov.for_view()
+        body = render_step(session.step(i), provenance=view) + kernel_c(session, i, view)
+        sections.append(f'<section class="step" id="step-{i}" data-index="{i}"{view_colors_attr(view)}>'
+                        f"{body}</section>")
         cls = ' class="failed"' if failed else ""
         links.append(f'<a href="#step-{i}"{cls}>'
                      f"{i}&nbsp;{_html.escape(step.stage)}</a>")
@@ -183,14 +224,15 @@ def export_html(source, path: str | os.PathLike | None = None, title: str | None
 
 
 def _legend(prov: dict) -> str:
-    """Buttons selecting one provenance tag (its C lines and drawing nodes), and "all"."""
+    """Buttons selecting one provenance tag (its C lines and drawing nodes), and "all"; the page
+    colours each as the step shown colours its tag."""
     if not prov:
         return ""
-    buttons = "".join(f'<button data-tag="{_html.escape(t)}" style="background:{color_for(t)}" '
-                      f'title="C lines {", ".join(map(str, lines))}">{_html.escape(t)}</button>'
-                      for t, lines in prov.items())
-    return (f'<nav class="provenance"><span>provenance:</span><button data-tag="" '
-            f'style="background:#fff">all</button>{buttons}</nav>')
+    # (coloured by the step shown: a tag's colour is its step's, explorer.palette)
+    buttons = "".join(f'<button data-tag="{_html.escape(t)}" data-lines="C lines {", ".join(map(str, lines))}" '
+                      f'style="background:transparent" title="C lines {", ".join(map(str, lines))}">'
+                      f'{_html.escape(t)}</button>' for t, lines in prov.items())
+    return f'<nav class="provenance"><span>provenance:</span><button data-tag="">all</button>{buttons}</nav>'
 
 
 def export_text(source) -> str:

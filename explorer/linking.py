@@ -25,14 +25,18 @@ import html as _html
 import json
 import re
 
-__all__ = ["LINE_BOX", "PART_BOX", "LINK_COLOR", "LINK_FUNCTION", "LINK_TEXT", "LINK_SCRIPT", "link_handlers", "mark_linked",
+__all__ = ["LINE_BOX", "PART_BOX", "LINK_COLOR", "LINK_FUNCTION", "LINK_OUTLINE", "LINK_TEXT", "LINK_SCRIPT", "link_handlers",
+           "mark_linked",
            "scroll_to_line", "scroll_to_tag"]
 
-#: The outline of linked parts (dark enough on the pastel provenance colours and on white,
-#: light enough on JupyterLab's dark background), and the fill of linked drawing nodes: its
-#: contrast is 4.9 against white and 3.8 against JupyterLab's dark background (#111111), so a
-#: linked node stands out in both themes, not only by its outline.
+#: The stroke and fill of linked drawing nodes: its contrast is 4.9 against white and 3.8
+#: against JupyterLab's dark background (#111111), so a linked node stands out in both themes,
+#: not only by its outline.
 LINK_COLOR = "#d81b60"
+#: The outline of linked code (lines and parts): the theme's text colour, which keeps a contrast
+#: of 3 or more on every provenance colour (explorer.palette: black 5.9, white 3.5) and on the
+#: page in both themes; the link colour stood 1.4 off the provenance colours' mid tones.
+LINK_OUTLINE = "var(--jp-content-font-color1, #1a1a1a)"
 #: The labels of a linked drawing node, on :data:`LINK_COLOR` (contrast 4.9).
 LINK_TEXT = "#ffffff"
 #: The box of each line of code (``span.ln``): a block of its own, 1.5 px taller than the line's
@@ -50,7 +54,7 @@ LINE_BOX = "display:inline-block;padding:1.5px 3px"
 #: on the text (``content-box``).
 PART_BOX = "display:inline-block;padding:1.5px 2px;margin:-1.5px -2px;background-clip:content-box"
 # a linked line's or part's outline: inside its box, in its line's margin
-_OUTLINE = "outline:2px solid " + LINK_COLOR + ";outline-offset:-2px"
+_OUTLINE = "outline:2px solid " + LINK_OUTLINE + ";outline-offset:-2px"
 
 # ssLink(event, root, kind, cSelector): the parts of the pinned tag are linked, and on "over"
 # those of the first tag of the part under the pointer too (of a line, ssDrawn: every tag a
@@ -96,7 +100,7 @@ LINK_FUNCTION = r"""function ssLink(e, root, kind, cSel) {
           if (!ts[j].hasAttribute('data-ss-fill')) ts[j].setAttribute('data-ss-fill', ts[j].getAttribute('fill') || 'black');
           ts[j].setAttribute('fill', '""" + LINK_TEXT + r"""');
         }
-      } else { p.style.outline = '2px solid """ + LINK_COLOR + r"""'; p.style.outlineOffset = '-2px'; }
+      } else { p.style.outline = '2px solid """ + LINK_OUTLINE + r"""'; p.style.outlineOffset = '-2px'; }
     }
   }
   if (kind !== 'click' || !cSel || !tag) return;
@@ -209,14 +213,14 @@ _TEXT_FILL = re.compile(r'<text\b([^>]*?)(?:\sfill="[^"]*")([^>]*)>|<text\b([^>]
 
 def mark_linked(html: str, tag: str) -> str:
     """``html`` (the renderers' markup) with the parts of ``tag`` linked as a click in the
-    browser links them: code parts outlined, drawing nodes stroked and filled in :data:`LINK_COLOR`
+    browser links them: code parts outlined in :data:`LINK_OUTLINE`, drawing nodes stroked and filled in :data:`LINK_COLOR`
     (their labels in :data:`LINK_TEXT`). The
     notebook redraws its panes when a tag is chosen; this keeps the choice visible.
 
     >>> mark_linked('<span class="ln" data-tags="a b">x</span><span class="ln" data-tags="c">y</span>', "b")
-    '<span class="ln" data-tags="a b" style="outline:2px solid #d81b60;outline-offset:-2px">x</span><span class="ln" data-tags="c">y</span>'
+    '<span class="ln" data-tags="a b" style="outline:2px solid var(--jp-content-font-color1, #1a1a1a);outline-offset:-2px">x</span><span class="ln" data-tags="c">y</span>'
     >>> mark_linked('<span class="pv" data-tags="b">A[i]</span>', "b")
-    '<span class="pv" data-tags="b" style="outline:2px solid #d81b60;outline-offset:-2px">A[i]</span>'
+    '<span class="pv" data-tags="b" style="outline:2px solid var(--jp-content-font-color1, #1a1a1a);outline-offset:-2px">A[i]</span>'
     """
     if not tag:
         return html

@@ -97,12 +97,12 @@ def _esc(text: str) -> str:
 
 
 def _html_label(lines: list[str], role: str) -> str:
-    """An HTML-like Graphviz label: the role in grey, the looplet's kind in bold, then its
-    details, all left-aligned."""
+    """An HTML-like Graphviz label: the role small and in italics (not grey: it must read on a
+    provenance colour), the looplet's kind in bold, then its details, all left-aligned."""
     br = '<br align="left"/>'
     parts = []
     if role:
-        parts.append(f'<font color="#555555" point-size="9">{_esc(role)}</font>{br}')
+        parts.append(f'<font point-size="9"><i>{_esc(role)}</i></font>{br}')
     head, *rest = lines
     kind = re.match(r"^[A-Z]\w*(?=\(|$)", head)
     if kind:

@@ -55,6 +55,8 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
+from .palette import ViewColors, color_for
+
 if TYPE_CHECKING:  # annotations only
     from compiler.trace import Artifact
 
@@ -146,6 +148,25 @@ class Provenance(dict):
         self.parts: dict[str, dict[int | None, dict[int, list[tuple[int, int, Mapping, str]]]]] = {
             t: {k: {int(n): list(v) for n, v in by_line.items()} for k, by_line in _by_step(at).items()}
             for t, at in (parts or {}).items()}
+        #: the colours of the view this provenance is drawn in (:meth:`for_view`), else none
+        self.colors: ViewColors | None = None
+
+    def for_view(self, colors: ViewColors | None = None) -> "Provenance":
+        """The same provenance for drawing one view: its tags get colours in the order the
+        renderers ask for them (:class:`~explorer.palette.ViewColors`; ``colors``: those of a view
+        drawn before, kept), not by their hash.
+
+        >>> p = Provenance({"b": [1], "a": [2]}).for_view()
+        >>> p.color("a"), p.color("b"), p.only("b").color("b")
+        ('#4e84f1', '#db6512', '#db6512')
+        """
+        view = self.only(list(self))
+        view.colors = colors if colors is not None else ViewColors()
+        return view
+
+    def color(self, tag: str) -> str:
+        """``tag``'s colour: its view's (:meth:`for_view`), else its hash's."""
+        return self.colors.color(tag) if self.colors is not None else color_for(tag)
 
     def recorded(self, kind: str, text: str, step: int | None = None):
         """The record of ``kind`` (``"texts"``, ``"spans"`` or ``"parts"``) for ``text`` shown at
@@ -171,9 +192,11 @@ class Provenance(dict):
         if tags is None:
             return self
         keep = {tags} if isinstance(tags, str) else set(tags)
-        return Provenance({t: v for t, v in self.items() if t in keep},
-                          {t: i for t, i in self.info.items() if t in keep}, self.c_text, self.texts, self.spans,
-                          self.parts)
+        out = Provenance({t: v for t, v in self.items() if t in keep},
+                         {t: i for t, i in self.info.items() if t in keep}, self.c_text, self.texts, self.spans,
+                         self.parts)
+        out.colors = self.colors   # (the view's colours: a tag chosen keeps its colour)
+        return out
 
     def describe(self, tags: Iterable[str] | str) -> str:
         """The tooltip of a part with ``tags``: what each stands for, one per line."""

@@ -8,8 +8,10 @@ the generic renderer: its drawing (when it has DOT) and its text.
 
 Provenance: an artifact may carry ``data["provenance"] = {id: [C line numbers]}`` (1-based
 lines of the final C source), naming which lattice point, looplet or expression node produced
-which C lines. :func:`color_for` maps each id to a fixed colour, used both for those C lines and
-for the drawing's node of that id, so the two read together. Without the data nothing changes.
+which C lines. Each id gets a colour, used both for those C lines and for the drawing's node of
+that id, so the two read together: a step's view (:func:`render_step`) assigns its ids distinct
+colours (:mod:`explorer.palette`), and where no view does, :func:`color_for` hashes the id.
+Without the data nothing changes.
 
 >>> html = render_c("int f(void) {\\n  return 0;\\n}", provenance={"p0": [2]})
 >>> 'data-line="2"' in html and color_for("p0") in html
@@ -18,7 +20,6 @@ True
 
 from __future__ import annotations
 
-import hashlib
 import html as _html
 import re
 from dataclasses import dataclass, replace
@@ -37,6 +38,7 @@ from .fit import fit_svg
 from .legend import legend_html
 from .linking import LINE_BOX, PART_BOX, link_handlers, scroll_to_line
 from .nests import compact_nest_dot
+from .palette import PALETTE, NodeColors, color_for, colors_of, view_colors_attr
 from .provenance import (EXPRESSION, Mark, Provenance, TagInfo, collect_provenance, looplet_heads, program_marks,
                          trace_provenance)
 from .session import StepView, unified_diff
@@ -57,22 +59,8 @@ __all__ = [
 
 # --- colours ----------------------------------------------------------------------------------
 
-#: Pastel colours readable behind dark code text; an id always gets the same one.
-PALETTE = ("#ffe08a", "#b8e0ff", "#c8f0c0", "#ffc8d8", "#e0ccff", "#ffd0a8",
-           "#b8f0ec", "#f0f0a0", "#d8d8f8", "#f8c8f0", "#cce8a8", "#ffbfb0")
-
 #: The colour of "the current step's part" in drawings.
 FOCUS_COLOR = "#ffb74d"
-
-
-def color_for(ident: Any) -> str:
-    """A deterministic palette colour for ``ident`` (stable across runs and machines).
-
-    >>> color_for("p0") == color_for("p0") and color_for("p0") in PALETTE
-    True
-    """
-    digest = hashlib.sha1(str(ident).encode("utf-8")).digest()
-    return PALETTE[digest[0] % len(PALETTE)]
 
 
 # --- code ------------------------------------------------------------------------------------
@@ -125,7 +113,8 @@ def render_code(text: str, language: str | None = None, line_colors: Mapping[int
                 line_tags: Mapping[int, Iterable[str]] | None = None,
                 marks: Iterable[Mark] | None = None,
                 describe: Callable[[Sequence[str]], str] | None = None,
-                focus_lines: Iterable[int] = (), most: str = "") -> str:
+                focus_lines: Iterable[int] = (), most: str = "",
+                color: Callable[[str], str] = color_for) -> str:
     """Highlight ``text`` as HTML (``language``: ``"c"``, ``"ir"``, or ``None`` to guess).
 
     ``line_colors`` maps 1-based line numbers to a background colour; each line is a
@@ -136,6 +125,7 @@ def render_code(text: str, language: str | None = None, line_colors: Mapping[int
     marked part's tooltip (what its tags stand for; by default the tags themselves).
     ``focus_lines`` get a bar in the focus colour (the code of the looplet a step lowers).
     ``most``: the most the block may be tall (a CSS length); beyond it, it scrolls.
+    ``color(tag)``: a mark's colour (its view's: :func:`~explorer.palette.colors_of`).
 
     >>> h = render_code("y[i] = A[i, j] * x[j]", language="ir")
     >>> h.startswith("<pre") and 'data-line="1"' in h
@@ -151,14 +141,14 @@ def render_code(text: str, language: str | None = None, line_colors: Mapping[int
     spans: list[Mark] = []
     for m in marks or ():
         if m.start is None:  # a whole line
-            line_colors.setdefault(m.line, color_for(m.tags[0]))
+            line_colors.setdefault(m.line, color(m.tags[0]))
             line_titles.setdefault(m.line, describe(m.tags) if describe else ", ".join(m.tags))
             line_tags.setdefault(m.line, list(m.tags))
         else:
             spans.append(m)
     lexer = _lexer_for(text, language)
     formatter = highlight_classes()
-    body = (_highlight_marked(text, lexer, formatter, spans, describe) if spans
+    body = (_highlight_marked(text, lexer, formatter, spans, describe, color) if spans
             else highlight(text, lexer, formatter))
     lines = body.split("\n")
     if lines and lines[-1] == "" and not text.endswith("\n\n"):
@@ -192,7 +182,7 @@ def _attr(text: str) -> str:
     return _html.escape(text).replace("\n", "&#10;")
 
 
-def _highlight_marked(text: str, lexer, formatter, marks: list[Mark], describe=None) -> str:
+def _highlight_marked(text: str, lexer, formatter, marks: list[Mark], describe=None, color=color_for) -> str:
     """Pygments HTML of ``text`` with each mark's characters wrapped in a coloured span
     (tokens are cut at mark boundaries; marks lie within one line and do not overlap)."""
     starts = [0]
@@ -225,7 +215,7 @@ def _highlight_marked(text: str, lexer, formatter, marks: list[Mark], describe=N
             tags = " ".join(seg_mark.tags)
             title = describe(seg_mark.tags) if describe else tags
             html = (f'<span class="pv" data-tags="{_html.escape(tags)}" title="{_attr(title)}" '
-                    f'style="background:{color_for(seg_mark.tags[0])};color:{TEXT_ON_COLOR};'
+                    f'style="background:{color(seg_mark.tags[0])};color:{TEXT_ON_COLOR};'
                     f'border-radius:2px;{PART_BOX}">{style_tokens(html, on_color=True)}</span>')
         out.append(html)
 
@@ -264,8 +254,9 @@ def render_program(text: str, provenance: Mapping[str, Iterable[int]] | None = N
         marks = sorted(marks + shape_marks(text, shapes),
                        key=lambda m: (m.line, m.start if m.start is not None else -1))
         return render_code(text, language, marks=marks, describe=describe_shapes(shapes, _describer(provenance)),
-                           linenos=linenos)
-    return render_code(text, language, marks=marks, describe=_describer(provenance), linenos=linenos)
+                           linenos=linenos, color=colors_of(provenance))
+    return render_code(text, language, marks=marks, describe=_describer(provenance), linenos=linenos,
+                       color=colors_of(provenance))
 
 
 def _describer(provenance) -> Callable[[Sequence[str]], str] | None:
@@ -285,15 +276,24 @@ def render_c(source: str, provenance: Mapping[str, Iterable[int]] | None = None,
     >>> 'style="color' in render_c("int x = 1;")
     True
     """
-    colors: dict[int, str] = {}
     tags: dict[int, list[str]] = {}
     keep = set(only) if only is not None else None
     for ident, lines in (provenance or {}).items():
         if keep is not None and ident not in keep:
             continue
         for n in lines:
-            colors.setdefault(int(n), color_for(ident))
             tags.setdefault(int(n), []).append(str(ident))
+    # a line in the colour of the innermost of its tags the view's drawings show (the fewest
+    # lines: a lattice case's point, not its loop's; an array step's box, not a looplet no box
+    # names), else of its first tag
+    color = colors_of(provenance)
+    view = getattr(provenance, "colors", None)
+    drawn = view.drawn if view is not None else frozenset()
+
+    def colouring(ts: list[str]) -> str:
+        shown = [t for t in ts if t in drawn]
+        return min(shown, key=lambda t: len(provenance[t])) if shown else ts[0]
+    colors = {n: color(colouring(tags[n])) for n in sorted(tags)}
     # a line's tooltip says what produced it (the lattice point's code, the looplet lowered)
     describe = _describer(provenance) or ", ".join
     titles = {n: describe(ts) for n, ts in tags.items()}
@@ -409,24 +409,26 @@ def render_dot(dot: str, highlight: Iterable[str] | Mapping[str, str] | None = N
     >>> svg.count('data-tags="u t"'), svg.count("data-tags=")
     (1, 1)
     """
-    colors: dict[str, str] = {}
+    named: dict[str, str] = {}   # node name -> the tag it is coloured by
     tags: dict[str, list[str]] = {}
     infos = getattr(provenance, "info", {})
     if nodes is not None:
         for name, node_tags in nodes.items():
             known = [str(t) for t in node_tags if t in (provenance or {})]
             if known:
-                colors[str(name)] = color_for(known[0])
+                named[str(name)] = known[0]
                 tags[str(name)] = known
     else:
         for k in provenance or {}:
             for name in tag_names(k, infos.get(k)):
-                colors.setdefault(name, color_for(k))
+                named.setdefault(name, str(k))
                 tags.setdefault(name, []).append(str(k))
+    fixed: dict[str, str] = {}
     if isinstance(highlight, Mapping):
-        colors.update({str(k): v for k, v in highlight.items()})
+        fixed.update({str(k): v for k, v in highlight.items()})
     elif highlight:
-        colors.update({str(k): FOCUS_COLOR for k in highlight})
+        fixed.update({str(k): FOCUS_COLOR for k in highlight})
+    colors = NodeColors(named, colors_of(provenance), fixed)
     try:
         svg = dot_to_svg(dot, engine)
     except RenderError as e:
@@ -526,7 +528,7 @@ def _render_shapes(artifact: Artifact, highlight=None, provenance=None) -> str:
     data = artifact.data if isinstance(artifact.data, Mapping) else None
     if not data:
         return _generic(artifact, highlight, provenance)
-    return (f'<div class="artifact" data-kind="shapes">{_title(artifact)}{shapes_table(data, color_for)}</div>')
+    return (f'<div class="artifact" data-kind="shapes">{_title(artifact)}{shapes_table(data, colors_of(provenance))}</div>')
 
 
 @register_renderer("int-facts")
@@ -799,6 +801,13 @@ def render_step(step, index: int | None = None, session=None, parts: Iterable[st
     if step.error is not None:
         out.append(error_banner(step.error))
     prov = _step_provenance(step, view, provenance)
+    if prov.colors is None:   # (the step is a view of its own: its tags get distinct colours)
+        prov = prov.for_view()
+    focus = step_focus(step)
+    # the drawings first: their nodes get the view's first colours (distinct while the palette lasts)
+    drawings = "".join(render_artifact(a, focus, prov or None) for a in drawn_artifacts(step)) \
+        if "artifacts" in want else ""
+    prov.colors.drawn_so_far()
     shapes = shape_data_of(session.steps if session is not None else [step])
     if "program" in want:
         program = view.program if view is not None else (step.after_text or step.before_text)
@@ -817,11 +826,8 @@ def render_step(step, index: int | None = None, session=None, parts: Iterable[st
         distinct = len(fold_rewrites(step.rewrites))
         extra = f", {distinct} distinct" if distinct < len(step.rewrites) else ""
         out.append(section(f"rewrites ({len(step.rewrites)}{extra})", render_rewrites(step)))
-    focus = step_focus(step)
-    if "artifacts" in want:
-        shown = drawn_artifacts(step)
-        if shown:
-            out.append(section("artifacts", "".join(render_artifact(a, focus, prov or None) for a in shown)))
+    if drawings:
+        out.append(section("artifacts", drawings))
     if "c" in want:
         opens = c_opening_line(session, index) if session is not None and index is not None else None
         for a in step.artifacts:
@@ -835,7 +841,7 @@ def render_step(step, index: int | None = None, session=None, parts: Iterable[st
         out.append(f"<details><summary>traceback</summary><pre>{_html.escape(step.note)}</pre></details>")
     handlers = f" {link_handlers('.c-section', root='.ss-linked-step')}" if linked else ""
     return (f'<div class="step{" ss-linked-step" if linked else ""}" data-stage="{_html.escape(step.stage)}"'
-            f'{handlers}>' + "".join(out) + "</div>")
+            f'{view_colors_attr(prov)}{handlers}>' + "".join(out) + "</div>")
 
 
 def kernel_c(session, i: int, prov) -> str:

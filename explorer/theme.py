@@ -9,7 +9,8 @@ with classes (:func:`highlight_classes`), which :func:`style_tokens` turns into 
   light fallback for pages without them (the exported page, other notebook front ends); only
   variables whose colours keep a contrast of 4.5 against ``--jp-layout-color0`` in both of
   JupyterLab's themes are used (the theme's comment and meta colours are not);
-- on a provenance colour (a pastel, the same in every theme), fixed dark colours.
+- on a provenance colour (a mid tone, the same in every theme: :mod:`explorer.palette`), black,
+  keywords bold and comments italic (no hue of the highlighter keeps a contrast of 4.5 there).
 
 Drawings (:func:`theme_svg`) lose Graphviz's white background and draw their lines, and the
 labels that are not on a filled shape, in the theme's text colour; labels on a filled shape (a
@@ -18,7 +19,7 @@ provenance colour, a lattice point's blue) stay dark.
 >>> style_tokens('<span class="k">int</span> <span class="n">x</span>')
 '<span style="color:var(--jp-mirror-editor-keyword-color, #008000);font-weight:bold">int</span> x'
 >>> style_tokens('<span class="k">int</span>', on_color=True)
-'<span style="color:#00561b;font-weight:bold">int</span>'
+'<span style="color:#000000;font-weight:bold">int</span>'
 """
 
 from __future__ import annotations
@@ -37,11 +38,11 @@ CODE_TEXT = "var(--jp-content-font-color1, #1a1a1a)"
 CODE_BORDER = "var(--jp-border-color2, #e3e3e3)"
 #: Secondary text (notes beside headers and titles).
 MUTED = "var(--jp-content-font-color2, #616161)"
-#: Text on a provenance colour.
-TEXT_ON_COLOR = "#1a1a1a"
+#: Text on a provenance colour (contrast 5.8 or more on each of :data:`explorer.palette.PALETTE`).
+TEXT_ON_COLOR = "#000000"
 #: Line numbers: a gutter, dimmer than code (not read as code; excluded from the contrast rule).
 LINE_NUMBER = "var(--jp-content-font-color3, #8a8a8a)"
-LINE_NUMBER_ON_COLOR = "#555555"
+LINE_NUMBER_ON_COLOR = "#262626"
 
 # (token type, colour on the theme's background, colour on a provenance colour, extra CSS).
 # The most specific type listed wins; types not listed inherit the block's text colour.
@@ -51,20 +52,20 @@ _PROPERTY = "var(--jp-mirror-editor-property-color, #0055aa)"
 _OPERATOR = "var(--jp-mirror-editor-operator-color, #7800c2)"
 _NUMBER = "var(--jp-mirror-editor-number-color, #008800)"
 _RULES = (
-    (Keyword, _KEYWORD, "#00561b", "font-weight:bold"),
-    (Keyword.Type, _KEYWORD, "#00561b", ""),
-    (Name.Builtin, _KEYWORD, "#00561b", ""),
-    (Name.Function, _PROPERTY, "#003d80", ""),
-    (Number, _NUMBER, "#00561b", ""),
-    (String, _STRING, "#8a1414", ""),
+    (Keyword, _KEYWORD, TEXT_ON_COLOR, "font-weight:bold"),
+    (Keyword.Type, _KEYWORD, TEXT_ON_COLOR, ""),
+    (Name.Builtin, _KEYWORD, TEXT_ON_COLOR, ""),
+    (Name.Function, _PROPERTY, TEXT_ON_COLOR, ""),
+    (Number, _NUMBER, TEXT_ON_COLOR, ""),
+    (String, _STRING, TEXT_ON_COLOR, ""),
     (Comment, CODE_TEXT, TEXT_ON_COLOR, "font-style:italic"),
-    (Comment.Preproc, _OPERATOR, "#5a0091", ""),
-    (Comment.PreprocFile, _STRING, "#8a1414", ""),
-    (Operator.Word, _KEYWORD, "#00561b", "font-weight:bold"),
-    (Generic.Deleted, _STRING, "#8a1414", ""),
-    (Generic.Inserted, _KEYWORD, "#00561b", ""),
-    (Generic.Heading, _PROPERTY, "#003d80", "font-weight:bold"),
-    (Generic.Subheading, _OPERATOR, "#5a0091", "font-weight:bold"),
+    (Comment.Preproc, _OPERATOR, TEXT_ON_COLOR, ""),
+    (Comment.PreprocFile, _STRING, TEXT_ON_COLOR, ""),
+    (Operator.Word, _KEYWORD, TEXT_ON_COLOR, "font-weight:bold"),
+    (Generic.Deleted, _STRING, TEXT_ON_COLOR, ""),
+    (Generic.Inserted, _KEYWORD, TEXT_ON_COLOR, ""),
+    (Generic.Heading, _PROPERTY, TEXT_ON_COLOR, "font-weight:bold"),
+    (Generic.Subheading, _OPERATOR, TEXT_ON_COLOR, "font-weight:bold"),
 )
 
 

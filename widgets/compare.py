@@ -281,16 +281,8 @@ class Compare(W.HBox):
             return self._cache[key]
         self.cache_misses += 1
         s = self.sessions[side]
-        prov = s.provenance()
-        c = c_view(s, at) if len(s) else None
-        if c is not None and c.emitted_at is not None and c.emitted_at <= at:
-            c_html = R.render_c(c.text, prov)
-        else:   # no C yet at this step (or none at all): the program as it stands
-            why = "a later step emits it" if c is not None and c.emitted_at is not None else (
-                "lowering failed before emitting C" if s.error else "this trace emits none")
-            program = s.program_text(at) if len(s) else ""
-            c_html = (f"<div style='color:{MUTED};font-size:12px'>(no C yet: {why}; the program "
-                      f"after step {at})</div>" + (R.render_program(program, prov, at) if program else ""))
+        # the column is a view: its tags get distinct colours, its drawings' nodes first
+        prov = s.provenance().for_view()
         pair = value.split(" | ") if " | " in value else [value, value]
         kind = pair[side] if value != "(none)" else ""
         arts = [a for i, a in s.artifacts(kind) if i <= at] if kind else []
@@ -306,6 +298,16 @@ class Compare(W.HBox):
                     f"the drawing of step {last} ({_html.escape(s.steps[last].stage)})</div>")
         drawing = (more + "".join(R.render_artifact(a, provenance=prov or None) for a in shown) + zoom_restore() if shown
                    else f"<i>(no {_html.escape(str(kind or 'drawing'))} up to step {at})</i>")
+        prov.colors.drawn_so_far()
+        c = c_view(s, at) if len(s) else None
+        if c is not None and c.emitted_at is not None and c.emitted_at <= at:
+            c_html = R.render_c(c.text, prov)
+        else:   # no C yet at this step (or none at all): the program as it stands
+            why = "a later step emits it" if c is not None and c.emitted_at is not None else (
+                "lowering failed before emitting C" if s.error else "this trace emits none")
+            program = s.program_text(at) if len(s) else ""
+            c_html = (f"<div style='color:{MUTED};font-size:12px'>(no C yet: {why}; the program "
+                      f"after step {at})</div>" + (R.render_program(program, prov, at) if program else ""))
         self._cache[key] = (_linked(c_html), _linked(drawing))
         return self._cache[key]
 

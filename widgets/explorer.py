@@ -11,9 +11,12 @@ per-level format pickers per tensor and a schedule editor
 redraws. :meth:`Explorer.for_program` builds that callable from ``compiler.lower``.
 
 Provenance: the parts of the program (accesses, loops, lattice points, looplets), the drawing
-nodes and the C lines a lattice point or looplet produced share a colour. Choosing a tag in
-the "provenance" menu, or clicking a coloured part in any pane, shows only that tag's parts
-(clicking again goes on to the part's next tag, and after its last back to all).
+nodes and the C lines a lattice point or looplet produced share a colour, each step's tags
+distinct ones (:mod:`explorer.palette`). Choosing a tag in the "provenance" menu, or clicking a
+coloured part in any pane, shows only that tag's parts (clicking again goes on to the part's
+next tag, and after its last back to all). A C line made by several nodes of the step's
+drawings (an array expression's ``B`` and its concat) selects all of them first, as the
+exported page outlines them.
 
 :class:`~widgets.compare.Compare` (its own module) puts two variants side by side under one
 stage slider; it shares this module's panes (:func:`pane`, :func:`titled`).
@@ -36,6 +39,7 @@ from explorer.rebuild import initial_format, program_ndims, rebuild_for
 from explorer.session import Session, explore
 from explorer.shapeviews import shape_data_of
 from explorer.linking import link_handlers, mark_linked, scroll_to_line, scroll_to_tag
+from explorer.palette import ViewColors
 from explorer.stepdiff import c_opening_line, c_view, diff_view
 from explorer.theme import MUTED, TEXT_ON_COLOR
 from explorer.timing import compare
@@ -46,9 +50,10 @@ from .saved import saved_view_note
 
 __all__ = ["Explorer", "FormatPicker", "LEVELS", "RebuildControls", "pane", "titled"]
 
-# Clicking a coloured part (it carries data-tags) writes its tags, and whether it is in the C
-# pane, into the hidden "ss-pick" text box of the widget around it; the kernel side selects the
-# tag (Explorer.pick_tags). Hovering and clicking also link the parts at once in the browser
+# Clicking a coloured part (it carries data-tags) writes its tags, whether it is in the C pane
+# and the tags of it the view's drawings name (ssDrawn: of a C line, every node it came from)
+# into the hidden "ss-pick" text box of the widget around it; the kernel side selects them
+# (Explorer.pick_tags). Hovering and clicking also link the parts at once in the browser
 # (explorer.linking), before the kernel answers.
 _PICK_JS = ("var el=event.target.closest('[data-tags]');if(!el)return;"
             "var root=this.closest('.ss-pick-root');var box=root&&root.querySelector('.ss-pick input');"
@@ -56,7 +61,8 @@ _PICK_JS = ("var el=event.target.closest('[data-tags]');if(!el)return;"
             # (first the tag the click linked: of a C line, the first one the drawing names)
             "var f=window.ssFirst?ssFirst(el,root):tags[0];"
             "tags=[f].concat(tags.filter(function(t){return t!==f;}));"
-            "box.value=tags.join(' ')+'|'+(el.closest('.ss-c')?'c':'')+'|'+Date.now();"
+            "var drawn=window.ssDrawn?ssDrawn(el,root):[f];"
+            "box.value=tags.join(' ')+'|'+(el.closest('.ss-c')?'c':'')+'|'+Date.now()+'|'+drawn.join(' ');"
             "box.dispatchEvent(new Event('input',{bubbles:true}));")
 
 
@@ -107,6 +113,10 @@ class Explorer(W.VBox):
         super().__init__()
         self.run, self.baselines, self.check = run, dict(baselines or {}), check
         self._cache: dict[tuple, dict[str, str]] = {}
+        #: each step's colours, given when it is first drawn with every tag (a tag chosen keeps its colour)
+        self._colors: dict[int, ViewColors] = {}
+        #: the tags chosen together by a click on a C line made by several drawn nodes (else ())
+        self._group: tuple[str, ...] = ()
         #: renders served from the cache and renders computed (a step is drawn once per colour choice)
         self.cache_hits = self.cache_misses = 0
         self._syncing = False
@@ -207,6 +217,8 @@ class Explorer(W.VBox):
         kept_tag = (self.provenance.value or "") if place else ""
         self.session = session
         self._cache.clear()
+        self._colors.clear()
+        self._group = ()
         self._syncing = True
         try:
             options = [("all steps", "")]
@@ -297,42 +309,66 @@ class Explorer(W.VBox):
     # --- provenance -----------------------------------------------------------------------------
     def select_tag(self, tag: str | None) -> None:
         """Colour only ``tag``'s C lines and drawing nodes (``None`` or ``""``: every tag)."""
-        self.provenance.value = tag or ""
+        self.select_tags([tag] if tag else [])
 
-    def pick_tags(self, tags: Sequence[str]) -> str:
-        """What clicking a coloured part with ``tags`` does: select its first tag, or, when one
-        of its tags is selected, the next one (after the last: every tag). Returns the choice.
+    def select_tags(self, tags: Sequence[str]) -> None:
+        """Colour only the C lines and drawing nodes of ``tags`` (none: every tag); the menu shows
+        the first."""
+        tags = tuple(dict.fromkeys(t for t in tags if t))
+        group = tags if len(tags) > 1 else ()
+        if group == self._group and (tags[0] if tags else "") == (self.provenance.value or ""):
+            return
+        self._group = group
+        if (self.provenance.value or "") == (tags[0] if tags else ""):
+            self._on_provenance(None)   # (the menu's value is the same: redraw for the group)
+        else:
+            self.provenance.value = tags[0] if tags else ""
+
+    @property
+    def selected_tags(self) -> tuple[str, ...]:
+        """The tags whose parts are shown (none: every tag's)."""
+        return self._group or ((self.provenance.value,) if self.provenance.value else ())
+
+    def pick_tags(self, tags: Sequence[str], drawn: Sequence[str] = ()) -> tuple[str, ...]:
+        """What clicking a coloured part with ``tags`` does, as on the exported page: select the
+        tags of it the step's drawings name (``drawn``; of a C line every node it came from, the
+        browser's ``ssDrawn``) together when there are several, else its first tag; clicking
+        again goes on to its tags one by one, and after the last to every tag. Returns the choice.
 
         Tags the trace does not know are ignored (nothing changes when none is known).
         """
         known = [t for t in tags if t in self._provenance]
-        current = self.provenance.value or ""
-        if not known:
+        together = tuple(t for t in drawn if t in known)
+        choices = ([together] if len(together) > 1 else []) + [(t,) for t in known]
+        current = self.selected_tags
+        if not choices:
             return current
-        if current in known:
-            k = known.index(current)
-            choice = known[k + 1] if k + 1 < len(known) else ""
+        if current in choices:
+            k = choices.index(current)
+            choice = choices[k + 1] if k + 1 < len(choices) else ()
         else:
-            choice = known[0]
-        self.select_tag(choice)
+            choice = choices[0]
+        self.select_tags(choice)
         return choice
 
     def _on_pick(self, change) -> None:
         value = change["new"] or ""
         if value:
-            parts = value.split("|")   # tags|origin|time (tags|time from older pages)
+            parts = value.split("|")   # tags|origin|time|drawn (tags|time from older pages)
             tags, origin = parts[0], parts[1] if len(parts) > 2 else ""
+            drawn = parts[3].split() if len(parts) > 3 else []
             # a click in the C leaves the C where it is; anywhere else the C scrolls to the tag
             self._scroll_c = origin != "c"
             try:
-                self.pick_tags(tags.split())
+                self.pick_tags(tags.split(), drawn)
             finally:
                 self._scroll_c = True
 
-    def _on_provenance(self, _change) -> None:
+    def _on_provenance(self, change) -> None:
         if self._syncing:
             return
-        self._show_legend()
+        if change is not None and self._group and change["new"] != self._group[0]:
+            self._group = ()   # (another tag chosen in the menu)
         self.redraw()
 
     def _show_legend(self) -> None:
@@ -342,19 +378,32 @@ class Explorer(W.VBox):
             self.provenance_legend.value = ""
             return
         lines = prov[tag]
+        # (in the colour the step shown gives it)
+        colors = self._colors.get(self.session.current)
+        color = colors.color(tag) if colors is not None else R.color_for(tag)
+        others = "".join(f" + {_html.escape(t)}" for t in self._group[1:])
         self.provenance_legend.value = (
-            f"<span style='background:{R.color_for(tag)};color:{TEXT_ON_COLOR};padding:1px 6px;border-radius:3px;"
-            f"font:12px monospace'>{_html.escape(tag)}</span> <span style='font-size:12px;color:{MUTED}'>"
+            f"<span style='background:{color};color:{TEXT_ON_COLOR};padding:1px 6px;border-radius:3px;"
+            f"font:12px monospace'>{_html.escape(tag)}</span>{others} <span style='font-size:12px;color:{MUTED}'>"
             f"C lines {_html.escape(_ranges(lines))}; drawing nodes named "
             f"{_html.escape(' or '.join(R.tag_names(tag, prov.info.get(tag))))}{_html.escape(_tag_where(prov.info.get(tag)))}"
             f"</span>")
 
     # --- drawing ------------------------------------------------------------------------------
+    def step_colors(self, i: int) -> dict[str, str]:
+        """``{tag: colour}`` as step ``i`` shows its tags (each step gives them distinct colours,
+        its drawings' nodes first: :mod:`explorer.palette`)."""
+        self._panes(i, (), self._scroll_c)
+        return dict(self._colors[i].assigned)
+
     def render(self, i: int) -> dict[str, str]:
         """The panes' HTML for step ``i``, cached per step and colour choice: showing a step
         again, or going back to it, costs a dictionary lookup (:attr:`cache_hits` counts them).
         """
-        key = (i, self.provenance.value or "", self._scroll_c)
+        return self._panes(i, self.selected_tags, self._scroll_c)
+
+    def _panes(self, i: int, selected: tuple[str, ...], scroll_c: bool) -> dict[str, str]:
+        key = (i, selected, scroll_c)
         cached = self._cache.get(key)
         if cached is not None:
             self.cache_hits += 1
@@ -369,20 +418,15 @@ class Explorer(W.VBox):
         if step.error is not None:
             header += R.error_banner(step.error)
 
-        # one provenance for every pane (the whole trace's, computed once per session)
-        selected = self.provenance.value or None
-        prov = s.provenance().only(selected) if selected else s.provenance()
+        # one provenance for every pane (the whole trace's, computed once per session), in the
+        # step's colours: given when the step is drawn with every tag, kept when tags are chosen
+        if selected and i not in self._colors:
+            self._panes(i, (), scroll_c)
+        prov = s.provenance().for_view(self._colors.setdefault(i, ViewColors()))
+        if selected:
+            prov = prov.only(selected)
 
-        # the shape operators of index notation are marked wherever the notation is shown
-        shapes = shape_data_of(s.steps)
-        program = R.render_program(view.program, prov, i, shapes=shapes) if view.program else "<i>(no program)</i>"
-        if step.rewrites:
-            program += R.render_rewrites(step)
-        shown = diff_view(s, i)
-        diff = (R.render_diff(shown.text) if shown.kind == "diff"
-                else R.render_program(shown.text, prov, i, shapes=shapes))
-
-        # the drawing: this step's artifacts, else the latest drawn before it
+        # the drawing (first: its nodes get the step's first colours, distinct while they last): this step's artifacts, else the latest drawn before it
         focus = R.step_focus(step)
         source_i, arts = i, R.drawn_artifacts(step)
         if not arts:
@@ -398,6 +442,17 @@ class Explorer(W.VBox):
             drawing = note + "".join(R.render_artifact(a, focus, prov or None) for a in arts) + zoom_restore()
         else:
             drawing = "<i>(nothing drawn yet)</i>"
+        if not selected:
+            prov.colors.drawn_so_far()
+
+        # the shape operators of index notation are marked wherever the notation is shown
+        shapes = shape_data_of(s.steps)
+        program = R.render_program(view.program, prov, i, shapes=shapes) if view.program else "<i>(no program)</i>"
+        if step.rewrites:
+            program += R.render_rewrites(step)
+        shown = diff_view(s, i)
+        diff = (R.render_diff(shown.text) if shown.kind == "diff"
+                else R.render_program(shown.text, prov, i, shapes=shapes))
 
         # the C: this step's, else as it stands here, else the final kernel's, labelled
         # at a lower:* step the looplet it lowers and its C lines are shown together: the C has
@@ -408,14 +463,14 @@ class Explorer(W.VBox):
             c_html = "<i>(no C yet" + (": lowering failed before emitting C" if s.error else "") + ")</i>"
         else:
             c_html = R.render_c(c.text, prov, focus=[t for t in lowered if t in prov])
-            target = selected or next((t for t in lowered if t in prov), None)
-            if target and self._scroll_c:
+            target = selected[0] if selected else next((t for t in lowered if t in prov), None)
+            if target and scroll_c:
                 c_html += scroll_to_tag(target)
-            elif self._scroll_c and c_opening_line(s, i) is not None:
+            elif scroll_c and c_opening_line(s, i) is not None:
                 # (not at the #includes: at the step's first linked line, else the kernel's)
                 c_html += scroll_to_line(c_opening_line(s, i))
-        if selected:  # the chosen tag's parts stay linked (outlined) after the redraw
-            program, drawing, c_html = (mark_linked(h, selected) for h in (program, drawing, c_html))
+        for tag in selected:  # the chosen tags' parts stay linked (outlined) after the redraw
+            program, drawing, c_html = (mark_linked(h, tag) for h in (program, drawing, c_html))
         out = {"header": header, "program": _pickable(program), "diff": _pickable(diff), "artifact": _pickable(drawing),
                "c": _pickable(c_html), "diff_title": _html.escape(shown.title), "c_title": _html.escape(c.title)}
         self._cache[key] = out
@@ -428,6 +483,7 @@ class Explorer(W.VBox):
             self.header.value = "<i>(empty trace)</i>"
             return 0.0
         html = self.render(self.session.current)
+        self._show_legend()   # (in the step's colours)
         self.diff_title.value = f"<b>{html['diff_title']}</b>"
         self.c_title.value = f"<b>{html['c_title']}</b>"
         self.program_pane.value = html["program"]

@@ -62,13 +62,15 @@ def test_export_text(trace):
 
 @pytest.mark.parametrize("strategy", ["lattice", "looplets"])
 def test_export_of_a_real_lowering_marks_the_program_parts(strategy):
+    import html
+    import json
     import re
 
     import numpy as np
     import scipy.sparse as sp
 
     import compiler as ss
-    from explorer.renderers import color_for
+    from explorer.palette import PALETTE
 
     S = sp.random(6, 5, density=0.4, format="csr", random_state=0)
     kernel = ss.lower("y[i] = A[i, j] * x[j]", strategy=strategy,
@@ -80,9 +82,14 @@ def test_export_of_a_real_lowering_marks_the_program_parts(strategy):
     p = _Collect()
     p.feed(page)
     assert p.sections == [f"step-{i}" for i in range(len(session))] and p.links == []
-    # one legend button per tag, in its colour
+    # one legend button per tag; each step gives the tags it shows distinct colours (its
+    # data-colors), which the page's script puts on the buttons when the step shows
     for tag in prov:
-        assert f'<button data-tag="{tag}" style="background:{color_for(tag)}"' in page
+        assert f'<button data-tag="{tag}" ' in page
+    for colors in re.findall(r'<section class="step" id="step-\d+" data-index="\d+" data-colors="([^"]*)"', page):
+        colors = json.loads(html.unescape(colors))
+        assert set(colors) <= set(prov) | {t for t in colors if t.startswith("shape:")}, colors
+        assert len(set(colors.values())) == len(colors) or len(colors) > len(PALETTE), colors
     # the program of the first step (the parsed expression) has coloured parts
     first = page.split('id="step-0"', 1)[1].split('id="step-1"', 1)[0]
     parts = re.findall(r'<span class="pv" data-tags="([^"]*)"', first)

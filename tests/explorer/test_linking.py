@@ -12,7 +12,7 @@ import pytest
 import compiler as ss
 from explorer import explore
 from explorer.export import export_html
-from explorer.linking import LINK_COLOR, LINK_TEXT, mark_linked
+from explorer.linking import LINK_COLOR, LINK_OUTLINE, LINK_TEXT, mark_linked
 from explorer.renderers import render_artifact, render_c
 from explorer.stepdiff import c_opening_line
 
@@ -77,7 +77,7 @@ def test_a_picked_tag_stays_linked_and_scrolls_the_c_unless_picked_in_the_c(thre
     e.pick.value = f"{tag}||1"          # a click in the program or the drawing
     assert e.provenance.value == tag and "onerror" in e.c_pane.value
     assert f"stroke=\"{LINK_COLOR}\" stroke-width=\"4\"" in e.artifact_pane.value
-    assert f"outline:2px solid {LINK_COLOR}" in e.c_pane.value
+    assert f"outline:2px solid {LINK_OUTLINE}" in e.c_pane.value
     e.select_tag("")
     e.pick.value = f"{tag}|c|2"         # a click in the C: the C stays where it is
     assert e.provenance.value == tag and "onerror" not in e.c_pane.value

@@ -259,3 +259,31 @@ def test_lattice_points_are_linked_by_the_tags_the_lowering_recorded():
         group = re.search(rf'<g id="node\d+" class="node highlighted" data-tags="([^"]*)"[^>]*>\s*<title>{node}</title>',
                           svg)
         assert group and group.group(1).split() == tags, node
+
+
+def test_a_c_line_takes_the_colour_of_the_innermost_node_drawn_beside_it():
+    """On the lattice step of ``y[i] = A[i] * B[i] + C[i]``, each case's C line is in the colour
+    of its lattice point (``[A B | ]``'s line computing ``A * B`` in that point's colour), not in
+    the loop's: a line takes the colour of the drawn tag of it covering the fewest lines (every
+    line of the loop was in the loop's colour, its tag coming first)."""
+    import re
+
+    import compiler as ss
+    from explorer import explore, render_step
+    from rendered_colors import view_colors
+
+    session = explore(ss.lower("y[i] = A[i] * B[i] + C[i]", "lattice", A="sv", B="sv", C="sv").trace)
+    prov = session.provenance()
+    html = render_step(session.step(session.stages().index("lattice")), linked=True)
+    colors = view_colors(html)
+    drawn = set(re.findall(r'class="node highlighted" data-tags="([^" ]*)', html))
+    assert len(drawn) >= 4, drawn
+    lines = re.findall(r'<span class="ln" data-line="(\d+)" style="background:([^;]*);[^"]*"[^>]*data-tags="([^"]*)"',
+                       html.split('class="pane c-section"', 1)[1])
+    assert lines
+    for n, background, tags in lines:
+        shown = [t for t in tags.split() if t in drawn]
+        want = min(shown, key=lambda t: len(prov[t])) if shown else tags.split()[0]
+        assert background == colors[want], (n, tags, background)
+    points = {background for _, background, tags in lines if "lattice:i:A∩B " in tags + " "}
+    assert len({background for _, background, _ in lines}) >= 4 and colors["lattice:i:A∩B"] in points

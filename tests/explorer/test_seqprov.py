@@ -18,6 +18,7 @@ import compiler as ss
 from compiler import array as xp
 from explorer import explore, render_step
 from explorer.renderers import color_for
+from rendered_colors import view_colors
 
 
 @pytest.fixture(scope="module")
@@ -60,10 +61,11 @@ def test_each_sequence_lattice_point_is_coloured_and_linked_by_its_loops_code(vs
         art = next((a for a in step.artifacts if a.kind == "seq-lattice"), None)
         if art is None:
             continue
-        drawn = _drawn(render_step(session.step(i), parts=["artifacts"]))
+        html = render_step(session.step(i), parts=["artifacts"])
+        drawn = _drawn(html)
         for node, tags in art.data["node_tags"].items():
             (tag,) = tags
-            assert drawn[node] == ([tag], color_for(tag)), (art.name, node, drawn)
+            assert drawn[node] == ([tag], view_colors(html)[tag]), (art.name, node, drawn)
             code = [lines[n - 1] for n in prov[tag]]
             assert code[0].lstrip().startswith("while ("), (tag, code[:2])
             points += 1

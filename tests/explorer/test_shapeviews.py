@@ -15,7 +15,8 @@ from compiler import Trace
 from compiler import array as xp
 from compiler.lattice.seqderive import seq_lower
 from explorer import explore, export_html, render_artifact, render_step
-from explorer.renderers import color_for, render_program
+from explorer.renderers import render_program
+from rendered_colors import view_colors
 from explorer.provenance import program_marks
 from explorer.shapeviews import shape_data_of, shape_marks
 from explorer.stepdiff import diff_view
@@ -109,7 +110,7 @@ def test_the_shapes_step_tabulates_extents_and_marks_each_operator(stacked):
     assert [(m.text, m.tags) for m in shape_marks(program, step.data)] == [("concat", (tag,)), ("(k, l, m) -> i", (tag,))]
     assert html.count(f'<span class="pv" data-tags="{tag}"') == 2      # the program's two marks
     assert html.count(f"<span class='pv' data-tags='{tag}'") == 2      # and the table's
-    assert f"background:{color_for(tag)}" in html
+    assert f"background:{view_colors(html)[tag]}" in html
     assert "|i| = |k| + |l| + |m| = 6 + 4 + 3 = 13" in text(html)   # the tooltip and the table
     assert "|m| = 3" in text(html) and "from C[m, j] (mode 0)" in text(html)
 

@@ -14,7 +14,8 @@ from compiler.imperative import Assign, Block, For, Function, If, Tagged, Var
 from compiler.imperative.ir import Declare
 from compiler.imperative.ir_dot import ir_tree
 from explorer import explore, render_step
-from explorer.renderers import color_for, drawn_artifacts
+from explorer.renderers import drawn_artifacts
+from rendered_colors import view_colors
 
 #: SpMV, a CSR + CSR merge (three lattice points), a two-phase SpGEMM, by both strategies
 KERNELS = {
@@ -60,7 +61,7 @@ def test_every_tagged_c_line_links_a_box_of_each_tree(lowered):
         for node, tags in drawn.items():
             assert tags == [t for t in recorded[node] if t in prov], (name, stage, node)
             group = html[html.index(f"<title>{node}</title>"):]
-            assert f'fill="{color_for(tags[0])}"' in group.split("</g>")[0], (name, stage, node)
+            assert f'fill="{view_colors(html)[tags[0]]}"' in group.split("</g>")[0], (name, stage, node)
         linked = {t for tags in drawn.values() for t in tags}
         wanted = firsts if kind == "ir" else {t for t in firsts if t.startswith("lattice:")}
         assert wanted <= linked, (name, stage, sorted(wanted - linked))

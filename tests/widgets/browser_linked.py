@@ -10,9 +10,13 @@ import pathlib
 from browser_measure import FILL_CONTRAST_JS, assert_click_keeps_node_and_shows_line, patient, screenshot
 
 # The linked nodes of the drawings of one kind: each node's first tag and its shape's fill.
+# (own: the colour the node's view gave its tag, its step's data-colors)
 LINKED_NODES_JS = """([root, kind]) => [...root.querySelectorAll(`.artifact[data-kind="${kind}"] svg g.node[data-tags]`)]
   .map(g => ({tag: g.getAttribute('data-tags').split(' ')[0],
-              fill: g.querySelector('polygon, ellipse, path, rect').getAttribute('fill')}))"""
+              fill: g.querySelector('polygon, ellipse, path, rect').getAttribute('fill'),
+              own: JSON.parse(g.closest('[data-colors]').getAttribute('data-colors'))[g.getAttribute('data-tags').split(' ')[0]]}))"""
+# the colour a node's step gave its first tag
+OWN_COLOUR_JS = """g => JSON.parse(g.closest('[data-colors]').getAttribute('data-colors'))[g.getAttribute('data-tags').split(' ')[0]]"""
 
 
 # The C lines outlined in a linked step's C: each line's number, code and outline.
@@ -51,7 +55,6 @@ def linked_steps_outline_their_c(page, notebook: pathlib.Path, scope: str, theme
     only). ``notebook``: the views notebook the page shows; ``scope``: the CSS selector of the
     notebook on the page."""
     from explorer.linking import LINK_COLOR
-    from explorer.renderers import color_for
 
     ns = views_kernels(notebook)
     seq_c, filled_c, shared_c, folded_c = (next(a for s in ns[n].steps for a in s.artifacts if a.kind == "c")
@@ -76,7 +79,8 @@ def linked_steps_outline_their_c(page, notebook: pathlib.Path, scope: str, theme
         page.mouse.move(0, 0)   # (the pointer left over a part after scrolling links it: hovering)
         tag = node.get_attribute("data-tags").split()[0]
         shape_fill = "g => g.querySelector('polygon, ellipse, path, rect').getAttribute('fill')"
-        assert node.evaluate(shape_fill) == color_for(tag), (name, theme)
+        own = node.evaluate(OWN_COLOUR_JS)
+        assert node.evaluate(shape_fill) == own, (name, theme)
         assert not step.evaluate(OUTLINED_C_JS), (name, "outlined before any click")
         node.click()
         page.wait_for_function("s => s.querySelector('.c-section span.ln.ss-linked')", arg=step.element_handle(),
@@ -106,9 +110,9 @@ def linked_steps_outline_their_c(page, notebook: pathlib.Path, scope: str, theme
         step.locator(".step-header").first.click()
         page.wait_for_function("s => !s.querySelector('.c-section span.ln.ss-linked')", arg=step.element_handle(),
                                timeout=patient(10_000))
-        assert node.evaluate(shape_fill) == color_for(tag), (name, theme, "not restored")
+        assert node.evaluate(shape_fill) == own, (name, theme, "not restored")
     # the two statements of one line are drawn, each node in its tag's colour
     nodes = page.evaluate(LINKED_NODES_JS, [linked.element_handle(), "notation-tree"])
     trees = [f"expr:{n.ident}" for nodes_ in ns["one_line"].statement_trees().values() for n in nodes_]
     ours = [n for n in nodes if n["tag"].startswith("expr:l")]
-    assert sorted(n["tag"] for n in ours) == sorted(trees) and all(n["fill"] == color_for(n["tag"]) for n in ours), ours
+    assert sorted(n["tag"] for n in ours) == sorted(trees) and all(n["fill"] == n["own"] for n in ours), ours

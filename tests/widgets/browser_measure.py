@@ -586,3 +586,42 @@ def screenshot(page, path, **options) -> None:
     popups = page.evaluate(POPUPS_JS)
     assert not popups, f"pop-ups over the page in {pathlib.Path(path).name}: {popups}"
     page.screenshot(path=str(path), **options)
+
+
+# The provenance colours a view shows under ``root``: each tagged drawing node's fill (as the
+# browser computes it) with its contrast against what lies under the drawing and its labels'
+# contrast on it; each tagged C line's or program part's background with its contrast against the
+# pane under it and its text's on it (WCAG 2: a marker needs 3, text 4.5).
+TAG_COLOURS_JS = r"""
+(root) => {""" + COLOUR_JS + r"""  const ratio = (a, b) => { const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
+  const hex = c => '#' + c.slice(0, 3).map(v => Math.round(v).toString(16).padStart(2, '0')).join('');
+  const nodes = [], parts = [];
+  for (const g of root.querySelectorAll('svg g.node[data-tags]')) {
+    const shape = g.querySelector('polygon, ellipse, path, rect');
+    const under = background(g.closest('svg').parentElement);
+    const fill = over(rgba(getComputedStyle(shape).fill), under);
+    const labels = [...g.querySelectorAll('text')].filter(t => t.textContent.trim())
+      .map(t => ratio(over(rgba(getComputedStyle(t).fill), fill), fill));
+    nodes.push({title: (g.querySelector('title') || {}).textContent, tag: g.getAttribute('data-tags').split(' ')[0],
+                fill: hex(fill), marker: ratio(fill, under), text: labels.length ? Math.min(...labels) : null});
+  }
+  for (const p of root.querySelectorAll('span.ln[data-tags], span.pv[data-tags]')) {
+    const own = rgba(getComputedStyle(p).backgroundColor);
+    if (!own[3]) continue;
+    const under = background(p.parentElement), bg = over(own, under);
+    const ink = over(rgba(getComputedStyle(p).color), bg);
+    parts.push({tag: p.getAttribute('data-tags').split(' ')[0], bg: hex(bg), marker: ratio(bg, under),
+                text: ratio(ink, bg), code: p.textContent.slice(0, 30)});
+  }
+  return {nodes, parts};
+}
+"""
+
+
+def assert_tag_colours_read(m: dict, where: str) -> None:
+    """Every provenance colour in ``m`` (:data:`TAG_COLOURS_JS`) stands out from what lies under
+    it (contrast >= 3) and keeps the text on it readable (>= 4.5)."""
+    low = [n for n in m["nodes"] if n["marker"] < 3 or (n["text"] is not None and n["text"] < 4.5)]
+    assert not low, f"{where}: drawing nodes whose colour is below contrast 3 or whose labels are below 4.5: {low[:4]}"
+    low = [p for p in m["parts"] if p["marker"] < 3 or p["text"] < 4.5]
+    assert not low, f"{where}: code parts whose colour is below contrast 3 or whose text is below 4.5: {low[:4]}"

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from browser_measure import (GLYPH_FIT_JS, REWRITES_JS, assert_rewrites_read, CELLS_JS, EDGE_LABELS_JS, FILL_CONTRAST_JS, LINK_JS, ZOOM_JS,
+from browser_measure import (COLOUR_JS, GLYPH_FIT_JS, REWRITES_JS, assert_rewrites_read, CELLS_JS, EDGE_LABELS_JS, FILL_CONTRAST_JS, LINK_JS, ZOOM_JS,
                              assert_click_keeps_node_and_shows_line, assert_readable, measure)
 
 
@@ -563,6 +563,10 @@ def test_exported_array_and_shape_operator_steps_link_their_c(browser, tmp_path,
         "gs => gs.map(g => [g.querySelector('title').textContent, g.getAttribute('data-tags')])")
     want = sorted(title for title, ts in drawn if line_tags & set(ts.split()))
     assert len(want) >= 2 and sorted(linked) == want, (want, linked)
+    # and selected together (the others fade), as the widget's kernel selects them: it selected
+    # the first (B's box), and the concat's faded though outlined
+    selected = tree.locator("svg g.node.sel").evaluate_all("gs => gs.map(g => g.querySelector('title').textContent)")
+    assert sorted(selected) == want, (want, selected)
     assert tree.locator("svg g.node.ss-linked polygon").first.get_attribute("stroke") == LINK_COLOR, stroked
     filled = tree.locator("svg g.node.ss-linked").first.evaluate(FILL_CONTRAST_JS)
     assert filled["fill"] == LINK_COLOR and filled["ratio"] >= 3, filled
@@ -601,3 +605,62 @@ def test_math_glyphs_draw_in_their_texts_font(browser, tmp_path, artifacts):
     assert not found["off"], f"glyphs drawn off their text's monospace grid: {found['off']}"
     assert set("∪⊔∅∈") <= set(found["chars"]) and "Ƒ" in found["chars"], found["chars"]
     page.close()
+
+
+# The page's own parts (its header, step links, legend, step titles): each text's contrast
+# against what lies under it, and the page's background.
+PAGE_TEXTS_JS = r"""
+(root) => {""" + COLOUR_JS + r"""  const out = {background: background(document.body), low: [], texts: 0};
+  for (const el of root.querySelectorAll('header *, nav.steps a, nav.provenance > *, .step-header, .pane-title, .artifact-title')) {
+    if (!el.getClientRects().length || ![...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim())) continue;
+    out.texts++;
+    const bg = background(el), fg = over(rgba(getComputedStyle(el).color), bg);
+    const [a, b] = [lum(fg), lum(bg)].sort((x, y) => y - x), ratio = (a + 0.05) / (b + 0.05);
+    if (ratio < 4.5) out.low.push({text: el.textContent.trim().slice(0, 30), ratio: Math.round(ratio * 100) / 100});
+  }
+  return out;
+}
+"""
+
+
+def test_exported_page_follows_a_dark_preference(browser, three_points_page, artifacts):
+    """The exported page under a dark preference (the system's, ``prefers-color-scheme``) is dark
+    as JupyterLab's dark theme is (it stayed white): code and drawing labels readable (>= 4.5),
+    each provenance colour standing out from the dark page (>= 3) with its text readable, and the
+    page's own header, step links, legend and titles readable (>= 4.5), in the light and the dark
+    preference alike."""
+    from browser_measure import TAG_COLOURS_JS, assert_tag_colours_read
+
+    for scheme in ("light", "dark"):
+        page = browser.new_page(viewport={"width": 1100, "height": 800}, color_scheme=scheme)
+        page.goto(three_points_page)
+        section = page.locator("section:visible").first
+        own = page.evaluate(PAGE_TEXTS_JS, page.locator("body").element_handle())
+        luminance = sum(w * c for w, c in zip((0.2126, 0.7152, 0.0722), own["background"][:3])) / 255
+        assert (luminance < 0.1) == (scheme == "dark"), (scheme, own["background"])
+        assert own["texts"] > 10 and not own["low"], (scheme, own)
+        assert_readable(measure(section), f"the exported lattice step ({scheme})")
+        m = page.evaluate(TAG_COLOURS_JS, section.element_handle())
+        assert len(m["nodes"]) >= 3 and len(m["parts"]) > 5, m
+        assert_tag_colours_read(m, f"the exported lattice step ({scheme})")
+        # a clicked C line's tag: its lines and parts outlined in a colour that stands out from
+        # their own (>= 3; the link colour stood 1.4 off every provenance colour)
+        line = section.locator(".c-section span.ln[data-tags]").nth(5)
+        line.scroll_into_view_if_needed()
+        line.click()
+        outlines = section.evaluate(OUTLINE_CONTRAST_JS)
+        assert len(outlines) >= 2 and min(r for _, r in outlines) >= 3, (scheme, outlines[:6])
+        page.screenshot(path=str(artifacts / f"export-scheme-{scheme}.png"), full_page=True)
+        page.close()
+
+
+# Each linked (outlined) code line or part under ``root``: its text and its outline's contrast
+# against its own background (composited over what lies under it).
+OUTLINE_CONTRAST_JS = r"""
+(root) => {""" + COLOUR_JS + r"""  return [...root.querySelectorAll('span.ln.ss-linked, span.pv.ss-linked')].map(p => {
+    const bg = background(p), ink = over(rgba(getComputedStyle(p).outlineColor), bg);
+    const [a, b] = [lum(ink), lum(bg)].sort((x, y) => y - x);
+    return [p.textContent.slice(0, 30), Math.round((a + 0.05) / (b + 0.05) * 100) / 100];
+  });
+}
+"""

@@ -496,7 +496,8 @@ def c_opens_at_the_steps_code(page, explorer, artifacts: pathlib.Path) -> None:
 # Every marked part of a view: its text, its tags, its background as shown and its width.
 MARKED_JS = """root => [...root.querySelectorAll('.pv[data-tags]')].map(e => ({
   text: e.textContent, tags: e.getAttribute('data-tags').split(' '), bg: getComputedStyle(e).backgroundColor,
-  width: e.getBoundingClientRect().width}))"""
+  width: e.getBoundingClientRect().width,
+  own: JSON.parse(e.closest('[data-colors]').getAttribute('data-colors'))[e.getAttribute('data-tags').split(' ')[0]]}))"""
 
 
 def sequence_texts_marked(page, theme: str, artifacts: pathlib.Path) -> None:
@@ -507,8 +508,6 @@ def sequence_texts_marked(page, theme: str, artifacts: pathlib.Path) -> None:
     derivations' boxes and the expressions of their texts in the colours of the C their expression
     nodes compute, as a loop program's statement trees are (none was linked): the notebook's
     readability check that follows measures their labels and texts in the theme."""
-    from explorer.renderers import color_for
-
     view = page.locator(f"{SHOWN_NOTEBOOK} .views-seq").first
     # (the pointer off the views: a C line under it links the point its code came from)
     page.mouse.move(0, 0)
@@ -525,10 +524,10 @@ def sequence_texts_marked(page, theme: str, artifacts: pathlib.Path) -> None:
     def rgb(hex_colour: str) -> str:
         return "rgb({}, {}, {})".format(*(int(hex_colour[k:k + 2], 16) for k in (1, 3, 5)))
     for m in reads + points:
-        assert m["width"] > 10 and m["tags"][0].startswith("lattice:") and m["bg"] == rgb(color_for(m["tags"][0])), m
+        assert m["width"] > 10 and m["tags"][0].startswith("lattice:") and m["bg"] == rgb(m["own"]), m
     # the derivations' expressions (6 steps of i's, 5 of j's), each as its expression node's C
     expressions = [m for m in marked if m["tags"][0].startswith("expr:")]
-    assert len(expressions) == 11 and all(m["width"] > 10 and m["bg"] == rgb(color_for(m["tags"][0]))
+    assert len(expressions) == 11 and all(m["width"] > 10 and m["bg"] == rgb(m["own"])
                                           for m in expressions), expressions
     loop = page.locator(f"{SHOWN_NOTEBOOK} .views-loop").first
     # (the derivations' boxes: 11 steps, and the 3 loops they become, i's one and j's one per part)
@@ -536,7 +535,7 @@ def sequence_texts_marked(page, theme: str, artifacts: pathlib.Path) -> None:
                                       (view, "seq-derivation", 14, ("expr:", "lattice:")),
                                       (loop, "notation-tree", 12, "expr:l")):
         nodes = page.evaluate(LINKED_NODES_JS, [root.element_handle(), kind])
-        assert len(nodes) == count and all(n["tag"].startswith(prefix) and n["fill"] == color_for(n["tag"])
+        assert len(nodes) == count and all(n["tag"].startswith(prefix) and n["fill"] == n["own"]
                                            for n in nodes), (kind, theme, nodes)
     loop.scroll_into_view_if_needed()
     screenshot(page, artifacts / f"views-loop-program-{theme}.png", full_page=False)
@@ -699,7 +698,9 @@ def test_a_c_line_picks_the_array_node_it_computes(browser, artifacts):
     """The Explorer's panes at the array step of ``y = [A; B] x`` (looplets), on a page of their own
     with the widget's hidden pick box: clicking a C line writes first the tag of the box of the
     array expression it computes, which the kernel side selects (Explorer.pick_tags); the line's
-    first tag is a looplet's, which the drawing names nowhere (the C linked no box)."""
+    first tag is a looplet's, which the drawing names nowhere (the C linked no box). The kernel
+    side selects every box the line came from (``B``'s and the concat's), and its redraw outlines
+    them all (it selected one tag: one box outlined)."""
     import numpy as np
     import scipy.sparse as sp
 
@@ -724,11 +725,135 @@ def test_a_c_line_picks_the_array_node_it_computes(browser, artifacts):
     every = [t.split() for t in lines.evaluate_all("ls => ls.map(l => l.getAttribute('data-tags'))")]
     k = next(k for k, tags in enumerate(every) if tags[0] not in drawn and set(tags) & drawn)
     line, tags = lines.nth(k), every[k]
+    number = line.get_attribute("data-line")
     line.scroll_into_view_if_needed()
     line.click()
-    picked = page.locator(".ss-pick input").input_value().split("|")[0].split()
+    value = page.locator(".ss-pick input").input_value()
+    picked = value.split("|")[0].split()
     assert picked[0] == next(t for t in tags if t in drawn) and sorted(picked) == sorted(tags), (tags, picked)
-    e.pick.value = page.locator(".ss-pick input").input_value()
+    e.pick.value = value
     assert e.provenance.value == picked[0]
     page.screenshot(path=str(artifacts / "views-array-c-picked.png"), full_page=True)
+    # the kernel's answer: every box the line came from selected and outlined, as the exported
+    # page outlines them (the widget selected the first, and its redraw outlined B's box alone)
+    from_line = [t for t in tags if t in drawn]
+    shown = page.evaluate("""() => [...document.querySelectorAll('.ss-drawing svg g.node[data-tags]')]
+        .map(g => [g.querySelector('title').textContent, g.getAttribute('data-tags').split(' ')])""")
+    want = sorted(title for title, ts in shown if set(ts) & set(from_line))
+    boxes = answered_boxes(page, e.render(at))
+    outlined = sorted(title for title, _, linked in boxes if linked)
+    assert len(want) >= 2 and outlined == want, (want, outlined)
+    assert e.selected_tags == tuple(from_line), (from_line, e.selected_tags)
+    assert from_line[0] in e.provenance_legend.value and all(t in e.provenance_legend.value for t in from_line)
+    page.screenshot(path=str(artifacts / "views-array-c-picked-answered.png"), full_page=True)
+    # clicking the line again goes on to the first of its tags alone; the redrawn line shows that
+    # tag alone, so a third click goes back to every tag (as a part with one tag does)
+    seen = []
+    for _ in range(2):
+        line = page.locator(f'.ss-c span.ln[data-line="{number}"]')
+        line.scroll_into_view_if_needed()
+        line.click()
+        e.pick.value = page.locator(".ss-pick input").input_value()
+        seen.append(e.selected_tags)
+        boxes = answered_boxes(page, e.render(at))
+        outlined = sorted(title for title, _, linked in boxes if linked)
+        assert outlined == sorted(title for title, ts, _ in boxes if set(ts) & set(e.selected_tags)), (seen, outlined)
+    assert seen == [(from_line[0],), ()], seen
+    page.close()
+
+
+def answered_boxes(page, panes: dict) -> list[tuple[str, list[str], bool]]:
+    """The Explorer's panes (``Explorer.render``) shown on ``page`` as the kernel's answer: each
+    array-expression box's title, tags and whether it is outlined in the link colour."""
+    from explorer.linking import LINK_COLOR
+
+    page.set_content(f'<div class="ss-pick-root"><div class="ss-pick"><input></div>'
+                     f'<div class="ss-drawing">{panes["artifact"]}</div>'
+                     f'<div class="ss-c" style="max-height:400px;overflow:auto">{panes["c"]}</div></div>')
+    return [(title, tags.split(), stroke == LINK_COLOR) for title, tags, stroke in page.evaluate(
+        """() => [...document.querySelectorAll('.ss-drawing svg g.node')].map(g => [g.querySelector('title').textContent,
+             g.getAttribute('data-tags') || '', g.querySelector('polygon, ellipse, path, rect').getAttribute('stroke')])""")]
+
+
+def stacked_spmv_kernel():
+    """``y = [A; B] x`` as an array expression, lowered by the looplets: its array step draws 7
+    boxes (``A``, ``B``, the concat, ``x``, its broadcast, the product and the sum)."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    import compiler as ss
+    from compiler import array as xp
+
+    A, B = (sp.random(n, 5, density=0.4, format="csr", random_state=k) for k, n in enumerate((6, 4)))
+    expr = xp.concat([ss.asarray(A, name="A"), ss.asarray(B, name="B")], axis=0) @ ss.asarray(np.arange(5.0), name="x")
+    kernel = ss.lower(expr, strategy="looplets")
+    assert np.allclose(kernel().to_numpy(), np.vstack([A.toarray(), B.toarray()]) @ np.arange(5.0))
+    return kernel
+
+
+def one_colour_per_tag(nodes: list[dict]) -> int:
+    """How many colours ``nodes`` (:data:`browser_measure.TAG_COLOURS_JS`'s) are drawn in, checking
+    that two nodes share a colour exactly where they share their tag."""
+    pairs = {(n["tag"], n["fill"]) for n in nodes}
+    assert len(pairs) == len({t for t, _ in pairs}) == len({f for _, f in pairs}), sorted(pairs)
+    return len(pairs)
+
+
+def themed_page(theme: str, body: str) -> str:
+    """``body`` on a page styled by JupyterLab's own theme stylesheet (``light`` or ``dark``, from
+    the installed package), its background and text the theme's, as a notebook shows a widget."""
+    import jupyterlab
+
+    css = (pathlib.Path(jupyterlab.__file__).parent / "themes" / "@jupyterlab" / f"theme-{theme}-extension"
+           / "index.css").read_text()
+    return (f"<style>{css}\nbody {{ background: var(--jp-layout-color0); color: var(--jp-content-font-color1); "
+            f"font: 13px sans-serif; }}</style>{body}")
+
+
+def test_the_array_view_gives_each_box_a_colour_of_its_own_in_both_themes(browser, tmp_path, artifacts):
+    """The array step of ``y = [A; B] x`` (looplets) as the Explorer shows it, on a page in
+    JupyterLab's light and then dark theme, and as the exported page shows it: the array
+    expression's 7 boxes are filled in 6 colours, one per tag (``x`` and its broadcast became one
+    access, ``x[j]``, and share its C lines; hashed into 12 colours, the 6 tags had 4), and every colour a box, a C line or a program part is drawn in stands out from the
+    pane under it (contrast >= 3) with its text readable on it (>= 4.5) in both themes (the
+    pastels stood 1.2 to 1.5 off the light page)."""
+    from browser_measure import TAG_COLOURS_JS, assert_tag_colours_read
+
+    from explorer import export_html
+    from widgets import Explorer
+
+    kernel = stacked_spmv_kernel()
+    e = Explorer(kernel.trace)
+    at = e.session.stages().index("array")
+    panes = e.render(at)
+    body = (f'<div class="ss-pick-root" style="display:flex;gap:8px"><div class="ss-drawing" style="flex:1">'
+            f'{panes["artifact"]}</div><div class="ss-c" style="flex:1;max-height:700px;overflow:auto">{panes["c"]}'
+            f'</div></div><div class="ss-program">{panes["program"]}</div>')
+    page = browser.new_page(viewport={"width": 1300, "height": 1000})
+    for theme in ("light", "dark"):
+        page.set_content(themed_page(theme, body))
+        m = page.evaluate(TAG_COLOURS_JS, page.locator("body").element_handle())
+        boxes = [n for n in m["nodes"] if n["tag"].startswith("expr:")]
+        assert len(boxes) == 7 and one_colour_per_tag(boxes) == 6, (theme, boxes)
+        assert len(m["parts"]) > 10, (theme, m["parts"][:3])
+        assert_tag_colours_read(m, f"the Explorer's array step ({theme} theme)")
+        page.screenshot(path=str(artifacts / f"views-array-colours-{theme}.png"), full_page=True)
+    # the exported page's array step: the same boxes, each its own colour, on the light page
+    path = tmp_path / "array.html"
+    export_html(kernel.trace, path)
+    page.goto(f"{path.as_uri()}#step-{at}")
+    section = page.locator(f"section#step-{at}")
+    section.wait_for(state="visible")
+    m = page.evaluate(TAG_COLOURS_JS, section.element_handle())
+    boxes = [n for n in m["nodes"] if n["tag"].startswith("expr:")]
+    assert len(boxes) == 7 and one_colour_per_tag(boxes) == 6, boxes
+    assert_tag_colours_read(m, "the exported page's array step")
+    # the legend's buttons show the step's colours
+    shown = page.evaluate("""s => { const c = JSON.parse(s.getAttribute('data-colors'));
+        return [...document.querySelectorAll('nav.provenance button[data-tag]')].filter(b => c[b.dataset.tag])
+          .map(b => [b.dataset.tag, getComputedStyle(b).backgroundColor, c[b.dataset.tag]]); }""",
+                          section.element_handle())
+    rgb = lambda h: "rgb({}, {}, {})".format(*(int(h[k:k + 2], 16) for k in (1, 3, 5)))
+    assert shown and all(bg == rgb(own) for _, bg, own in shown), shown
+    page.screenshot(path=str(artifacts / "export-array-colours.png"), full_page=False)
     page.close()

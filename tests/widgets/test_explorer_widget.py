@@ -267,12 +267,14 @@ def _filled(svg_html: str) -> dict[str, str]:
 
 
 def test_selecting_a_tag_highlights_its_c_lines_and_nodes():
-    from explorer.renderers import color_for
     e = Explorer(_tagged_trace())
     tags = [v for _, v in e.provenance.options]
     assert tags == ["", "lattice:j:p0", "lattice:j:p1", "looplet:j:Stepper"]
-    # all tags: the lattice's points take their tags' colours (matched by the last component)
+    # all tags: the lattice's points take their tags' colours (matched by the last component),
+    # distinct ones, as the step gives them (and keeps them when a tag is chosen)
+    color_for = e.step_colors(0).__getitem__
     assert _filled(e.artifact_pane.value) == {"p0": color_for("lattice:j:p0"), "p1": color_for("lattice:j:p1")}
+    assert color_for("lattice:j:p0") != color_for("lattice:j:p1")
     assert 'data-tags="lattice:j:p0"' in e.artifact_pane.value
     e.select_tag("lattice:j:p1")
     # the chosen tag's node only, filled as a click links it (the link colour)
@@ -283,6 +285,7 @@ def test_selecting_a_tag_highlights_its_c_lines_and_nodes():
     assert "C lines 3" in e.provenance_legend.value and "p1" in e.provenance_legend.value
     e.select_tag("looplet:j:Stepper")  # a looplet: its node is labelled "Stepper(...)"
     e.next()
+    color_for = e.step_colors(1).__getitem__
     assert e.index == 1 and _filled(e.artifact_pane.value) == {"n0": LINK_COLOR}
     assert f'data-line="4" style="background:{color_for("looplet:j:Stepper")};' in e.c_pane.value
     e.select_tag(None)
@@ -290,15 +293,21 @@ def test_selecting_a_tag_highlights_its_c_lines_and_nodes():
 
 
 def test_export_html_colours_provenance_on_every_step():
+    import html
+    import json
+    import re
+
     from explorer import export_html
     from explorer.export import external_urls
-    from explorer.renderers import color_for
     page = export_html(_tagged_trace())
     assert '<nav class="provenance">' in page and 'data-tag="looplet:j:Stepper"' in page
-    lattice_step = page.split('id="step-1"')[0]
-    assert _filled(lattice_step) == {"p0": color_for("lattice:j:p0"), "p1": color_for("lattice:j:p1")}
+    lattice_step, nest_step = page.split('id="step-1"')[0], page.split('id="step-1"')[1].split('id="step-2"')[0]
+    # each step's tags in distinct colours, as the step gives them (its data-colors)
+    colors = [json.loads(html.unescape(c)) for c in re.findall(r'<section [^>]*data-colors="([^"]*)"', page)]
+    assert len(colors) == page.count("<section ") and all(len(set(c.values())) == len(c) for c in colors), colors
+    assert _filled(lattice_step) == {"p0": colors[0]["lattice:j:p0"], "p1": colors[0]["lattice:j:p1"]}
     assert 'data-tags="looplet:j:Stepper"' in page and "selectTag" in page
-    assert f'data-line="4" style="background:{color_for("looplet:j:Stepper")};' in page
+    assert f'data-line="4" style="background:{colors[1]["looplet:j:Stepper"]};' in nest_step
     assert external_urls(page) == []
 
 
@@ -308,14 +317,13 @@ def test_export_html_colours_provenance_on_every_step():
 ])
 def test_real_lattice_tags_name_drawn_points_and_c_lines(program, formats):
     """Every lattice tag the strategy puts on the C names a point drawn in some lattice."""
-    from explorer.renderers import color_for
     e = Explorer.for_program(program, "lattice", **formats)
     tags = [v for _, v in e.provenance.options if v.startswith("lattice:")]
     if not tags:
         pytest.skip("this compiler does not tag lattice points yet")
     for tag in tags:
         e.select_tag(tag)
-        assert f'style="background:{color_for(tag)};' in e.c_pane.value
+        assert f'style="background:{e.step_colors(e.index)[tag]};' in e.c_pane.value
         drawn = []
         for i in range(len(e.session)):
             e.goto(i)
@@ -500,7 +508,7 @@ def test_clicking_a_coloured_part_selects_its_tags_in_turn():
     for k in range(2, len(tags) + 1):
         e.pick.value = " ".join(tags) + f"|{k + 1}"
     assert e.provenance.value == ""  # after the last tag: all again
-    assert e.pick_tags(["not-a-tag"]) == "" and e.provenance.value == ""
+    assert e.pick_tags(["not-a-tag"]) == () and e.provenance.value == ""
 
 
 def test_header_and_slider_agree_under_a_filter():

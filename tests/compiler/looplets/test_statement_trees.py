@@ -77,7 +77,6 @@ def test_the_program_step_draws_the_statements_linked_with_their_code():
     import re
 
     from explorer import explore, render_step
-    from explorer.renderers import color_for
 
     A = ss.Tensor.from_numpy(np.array([[0, 2.0, 0], [1.0, 0, 3.0]]), "csr")
     k = compile_program(two_statements, y="dense", z="dense", A=A, x=np.ones(3), b=np.ones(2))
@@ -89,7 +88,7 @@ def test_the_program_step_draws_the_statements_linked_with_their_code():
     assert sorted(drawn.values()) == sorted(art.data["node_tags"]) and len(drawn) == 12
     for tag, node in drawn.items():
         group = html[html.index(f"<title>{node}</title>"):].split("</g>")[0]
-        assert tag == f"expr:{node}" and f'fill="{color_for(tag)}"' in group, (node, tag)
+        assert tag == f"expr:{node}" and f'fill="{view_colors(html)[tag]}"' in group, (node, tag)
 
 
 def test_statements_sharing_a_line_are_not_guessed():
@@ -140,11 +139,18 @@ def test_statements_sharing_a_line_each_tag_the_code_of_their_own_tree(a, b, fil
             assert tagged and all(written in x for x in tagged if "_val[" in x), (n.label, tagged)
     # the program step draws both trees, each node in its tag's colour
     from explorer import explore, render_step
-    from explorer.renderers import color_for
     import re
     at_step = k.trace.stages().index("program")
     html = render_step(explore(k).step(at_step), parts=["artifacts"])
     drawn = dict(re.findall(r'class="node highlighted" data-tags="([^"]*)">\s*<title>([^<]*)</title>', html))
     assert sorted(drawn.values()) == sorted(n.ident for nodes in trees.values() for n in nodes)
     for tag, node in drawn.items():
-        assert tag == f"expr:{node}" and f'fill="{color_for(tag)}"' in html[html.index(f"<title>{node}</title>"):].split("</g>")[0]
+        assert tag == f"expr:{node}" and f'fill="{view_colors(html)[tag]}"' in html[html.index(f"<title>{node}</title>"):].split("</g>")[0]
+
+
+def view_colors(html: str) -> dict[str, str]:
+    """The colours the rendered step gave its tags (its ``data-colors``: distinct in one view)."""
+    import html as _html
+    import json
+    import re
+    return json.loads(_html.unescape(re.search(r'data-colors="([^"]*)"', html).group(1)))
