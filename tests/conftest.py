@@ -83,5 +83,9 @@ def pytest_sessionfinish(session):
 
 
 def pytest_collection_modifyitems(items):
+    # then the notebooks (nbval: 4-15 s each, one cell after another), which the collection gives
+    # last, after hundreds of short files: one started as the other worker ran out of files left
+    # that worker idle for most of its time; the rest in the collection's order
     rank = {name: k for k, name in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+    rank.update({".ipynb": len(rank)})
+    items.sort(key=lambda item: rank.get(item.path.name, rank.get(item.path.suffix, len(rank) + 1)))
