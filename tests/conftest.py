@@ -52,14 +52,14 @@ def sparsescope_cache_dir(tmp_path_factory):
 # runs pytest-xdist with --no-loadscope-reorder, so files are handed to the workers in this order
 # (by default xdist hands out the files with the most tests first, which left the few-test but
 # long files, the Binder and sanitizer runs, for last: one worker ran them while the other idled)
-LONGEST_FIRST = ("test_sanitize.py", "test_lattice_output_nestings.py", "test_peers_pydata_elemwise.py",
-                 "test_binder.py", "test_seqemit.py", "test_lattice_output_formats.py", "test_lattice_precompute.py", "test_lattice_precompute_sequences.py",
+LONGEST_FIRST = ("test_sanitize.py", "test_peers_pydata_elemwise.py", "test_lattice_output_nestings.py",
+                 "test_binder.py", "test_seqemit.py", "test_lattice_output_formats.py", "test_lattice_precompute.py",
                  "test_browser_notebooks.py", "test_peers_taco_lower.py", "test_lattice_kernels.py",
                  "test_dtypes.py", "test_browser_views.py", "test_reductions.py", "test_seq_nestings.py",
                  "test_lattice_parallel.py", "test_output_formats.py", "test_elementwise.py",
                  "test_shape_looplets.py", "test_lattice_derived.py", "test_schedule_compose.py",
                  "test_lattice_band_block.py", "test_looplets_wrappers.py", "test_shapeops.py",
-                 "test_fastcall_outputs.py")
+                 "test_lattice_precompute_sequences.py", "test_fastcall_outputs.py")
 
 
 def pytest_configure(config):
