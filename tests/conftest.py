@@ -52,14 +52,14 @@ def sparsescope_cache_dir(tmp_path_factory):
 # runs pytest-xdist with --no-loadscope-reorder, so files are handed to the workers in this order
 # (by default xdist hands out the files with the most tests first, which left the few-test but
 # long files, the Binder and sanitizer runs, for last: one worker ran them while the other idled)
-LONGEST_FIRST = ("test_sanitize.py", "test_lattice_output_nestings.py", "test_peers_pydata_elemwise.py",
-                 "test_binder.py", "test_seqemit.py", "test_lattice_output_formats.py", "test_lattice_precompute.py", "test_lattice_precompute_sequences.py",
+LONGEST_FIRST = ("test_sanitize.py", "test_peers_pydata_elemwise.py", "test_lattice_output_nestings.py",
+                 "test_binder.py", "test_seqemit.py", "test_lattice_output_formats.py", "test_lattice_precompute.py",
                  "test_browser_notebooks.py", "test_peers_taco_lower.py", "test_lattice_kernels.py",
                  "test_dtypes.py", "test_browser_views.py", "test_reductions.py", "test_seq_nestings.py",
                  "test_lattice_parallel.py", "test_output_formats.py", "test_elementwise.py",
                  "test_shape_looplets.py", "test_lattice_derived.py", "test_schedule_compose.py",
                  "test_lattice_band_block.py", "test_looplets_wrappers.py", "test_shapeops.py",
-                 "test_fastcall_outputs.py")
+                 "test_lattice_precompute_sequences.py", "test_fastcall_outputs.py")
 
 
 def pytest_configure(config):
@@ -83,5 +83,9 @@ def pytest_sessionfinish(session):
 
 
 def pytest_collection_modifyitems(items):
+    # then the notebooks (nbval: 4-15 s each, one cell after another), which the collection gives
+    # last, after hundreds of short files: one started as the other worker ran out of files left
+    # that worker idle for most of its time; the rest in the collection's order
     rank = {name: k for k, name in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+    rank.update({".ipynb": len(rank)})
+    items.sort(key=lambda item: rank.get(item.path.name, rank.get(item.path.suffix, len(rank) + 1)))

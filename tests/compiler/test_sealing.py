@@ -98,59 +98,71 @@ from compiler import array as xp
 from compiler.errors import SparsescopeError
 sys.path.insert(0, {tests!r})
 from test_sealing import FORMATS, _matrix, _index_arrays
-name, how = sys.argv[1], sys.argv[2]
-m, x = _matrix(name), np.arange(7.0)
-t = ss.Tensor.from_numpy(m, FORMATS[name], name="A")
-calls = {{
-    "lower+call": lambda: ss.lower("y[i] += A[i, j] * x[j]", A=t, x=x)(A=t, x=x).to_numpy(),
-    "looplets": lambda: ss.lower("y[i] += A[i, j] * x[j]", A=t, x=x, strategy="looplets")(A=t, x=x).to_numpy(),
-    "compute": lambda: (xp.asarray(t) @ x).compute().to_numpy(),
-    "einsum": lambda: ss.einsum("ij,j->i", t, x).to_numpy(),
-    "evaluate": lambda: ss.evaluate("y[i] += A[i, j] * x[j]", A=t, x=x)[0],
-}}
-kernel = ss.lower("y[i] += A[i, j] * x[j]", A=t, x=x)
-calls["same kernel"] = lambda: kernel(A=t, x=x).to_numpy()
-for f in calls.values():
-    f(); f()   # (the fast paths planned and the tensor bound, as in a loop)
-for k, kind, a in _index_arrays(t):
-    saved = a.copy()
-    for at, bad in ((0, 10 ** 6), (-1, 10 ** 6), (0, -3), (-1, 2 ** 31 - 1)):
-        w = a
-        while isinstance(w.base, np.ndarray):
-            w = w.base
-        w.flags.writeable = True
-        a.flags.writeable = True   # (the user's choice: the arrays are checked at each call from now on)
-        a[at] = bad
-        try:
-            t.validate()
-            want = None
-        except SparsescopeError:
-            want = "refused"
-        for call, f in calls.items():
+for name in sys.argv[1:]:
+    print("===", name, flush=True)
+    m, x = _matrix(name), np.arange(7.0)
+    t = ss.Tensor.from_numpy(m, FORMATS[name], name="A")
+    calls = {{
+        "lower+call": lambda: ss.lower("y[i] += A[i, j] * x[j]", A=t, x=x)(A=t, x=x).to_numpy(),
+        "looplets": lambda: ss.lower("y[i] += A[i, j] * x[j]", A=t, x=x, strategy="looplets")(A=t, x=x).to_numpy(),
+        "compute": lambda: (xp.asarray(t) @ x).compute().to_numpy(),
+        "einsum": lambda: ss.einsum("ij,j->i", t, x).to_numpy(),
+        "evaluate": lambda: ss.evaluate("y[i] += A[i, j] * x[j]", A=t, x=x)[0],
+    }}
+    kernel = ss.lower("y[i] += A[i, j] * x[j]", A=t, x=x)
+    calls["same kernel"] = lambda: kernel(A=t, x=x).to_numpy()
+    for f in calls.values():
+        f(); f()   # (the fast paths planned and the tensor bound, as in a loop)
+    for k, kind, a in _index_arrays(t):
+        saved = a.copy()
+        for at, bad in ((0, 10 ** 6), (-1, 10 ** 6), (0, -3), (-1, 2 ** 31 - 1)):
+            w = a
+            while isinstance(w.base, np.ndarray):
+                w = w.base
+            w.flags.writeable = True
+            a.flags.writeable = True   # (the user's choice: the arrays are checked at each call from now on)
+            a[at] = bad
             try:
-                got = f()
-            except SparsescopeError as e:
-                if want != "refused" or "A" not in str(e):
-                    print("WRONG ERROR", name, k, kind, at, bad, call, e)
-                continue
-            if want == "refused" or not np.allclose(got, t.to_numpy() @ x):
-                print("WRONG", name, k, kind, at, bad, call, got)
-        a[:] = saved
-print("done")
+                t.validate()
+                want = None
+            except SparsescopeError:
+                want = "refused"
+            for call, f in calls.items():
+                try:
+                    got = f()
+                except SparsescopeError as e:
+                    if want != "refused" or "A" not in str(e):
+                        print("WRONG ERROR", name, k, kind, at, bad, call, e)
+                    continue
+                if want == "refused" or not np.allclose(got, t.to_numpy() @ x):
+                    print("WRONG", name, k, kind, at, bad, call, got)
+            a[:] = saved
+    print("done", name, flush=True)
 """
 
 
+@pytest.fixture(scope="module")
+def written_run():
+    """One subprocess writes each format's arrays in turn (a process each spent most of its time
+    starting Python and importing numpy, scipy and the compiler); its output, and each format's part."""
+    import pathlib
+    script = _WRITTEN.format(tests=str(pathlib.Path(__file__).parent))
+    r = subprocess.run([sys.executable, "-c", script, *FORMATS], capture_output=True, text=True, timeout=1200)
+    parts = dict(part.partition("\n")[::2] for part in r.stdout.split("=== ")[1:])
+    return r, parts
+
+
 @pytest.mark.parametrize("name", FORMATS)
-def test_index_arrays_made_writeable_and_written_are_refused_by_every_entry_point(name):
+def test_index_arrays_made_writeable_and_written_are_refused_by_every_entry_point(name, written_run):
     """A user who makes a sealed array writeable again and writes it out of range: every entry point
     (a kernel planned and called before, lower and call, both strategies, compute, einsum, evaluate)
     refuses it naming the tensor, or computes what the tensor now holds; never reads past a buffer
-    (main: a segfault on the first CSR write; run in a subprocess)."""
-    import pathlib
-    script = _WRITTEN.format(tests=str(pathlib.Path(__file__).parent))
-    r = subprocess.run([sys.executable, "-c", script, name, "forced"], capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0, r.stderr[-3000:]
-    assert r.stdout.strip().endswith("done") and "WRONG" not in r.stdout, r.stdout[-3000:]
+    (main: a segfault on the first CSR write; run in a subprocess, which a crash ends at that format)."""
+    r, parts = written_run
+    out = parts.get(name)
+    assert out is not None and out.strip().endswith(f"done {name}"), \
+        f"exit status {r.returncode}\n{r.stdout[-2000:]}\n{r.stderr[-3000:]}"
+    assert "WRONG" not in out, out[-3000:]
 
 
 _SHARED = """

@@ -1,14 +1,16 @@
 """A pytest plugin for a short, repeatable run of the property tests (the sanitized run's, in
 test_sanitize.py). ``--capped-examples N``: every hypothesis test runs at most its first N examples,
 derandomized (the same on every run: no run may pass or fail on the draw), with no example database
-and no deadline; its ``@example`` cases still run. ``--property-tests-only``: only hypothesis tests
+and no deadline; its ``@example`` cases still run. ``--pinned-examples-first``: a test with
+``@example`` cases runs those alone (the cases that once found bugs; its drawn examples are the
+suite's own run's), one without runs its first N. ``--property-tests-only``: only hypothesis tests
 and the fuzzing rounds (tests marked ``fuzz``) are run.
 
     python -m pytest -p tests.compiler.backend.property_run --capped-examples 3 --property-tests-only tests/compiler/lattice
 """
 
 import hypothesis
-from hypothesis import settings
+from hypothesis import Phase, settings
 
 # hypothesis keeps a test's @settings here; a profile cannot lower a count a test sets itself
 _SETTINGS = "_hypothesis_internal_use_settings"
@@ -18,6 +20,9 @@ def pytest_addoption(parser):
     group = parser.getgroup("property_run", "short, repeatable runs of the property tests")
     group.addoption("--capped-examples", type=int, default=None,
                     help="run each hypothesis test's first N derandomized examples only")
+    group.addoption("--pinned-examples-first", action="store_true",
+                    help="with --capped-examples: a test with @example cases runs those alone, one without "
+                         "its first N derandomized examples")
     group.addoption("--property-tests-only", action="store_true",
                     help="run only hypothesis tests and fuzzing rounds (marked fuzz)")
 
@@ -34,6 +39,7 @@ def pytest_collection_modifyitems(config, items):
     cap = config.getoption("--capped-examples")
     if cap is None:
         return
+    pinned_first = config.getoption("--pinned-examples-first")
     for item in items:
         if not _is_property_test(item):
             continue
@@ -42,5 +48,7 @@ def pytest_collection_modifyitems(config, items):
             raise RuntimeError(f"--capped-examples: hypothesis {hypothesis.__version__} no longer keeps a "
                                f"test's settings in {_SETTINGS}; update this plugin")
         parent = getattr(test, _SETTINGS)
+        # (the explicit phase alone runs the @example cases and draws nothing)
+        drawn = {"phases": (Phase.explicit,)} if pinned_first and getattr(test, "hypothesis_explicit_examples", ()) else {}
         setattr(test, _SETTINGS, settings(parent, max_examples=min(cap, parent.max_examples),
-                                          derandomize=True, database=None, deadline=None))
+                                          derandomize=True, database=None, deadline=None, **drawn))
