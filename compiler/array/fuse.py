@@ -149,8 +149,8 @@ class Emitter:
             args = []
             for a in node.args:
                 lead = node.ndim - a.ndim
-                sub = tuple(None if a.shape[k] == 1 and node.shape[lead + k] != 1 else idx[lead + k]
-                            for k in range(a.ndim))
+                sub = tuple(_broadcast_axis(idx[lead + k]) if a.shape[k] == 1 and node.shape[lead + k] != 1
+                            else idx[lead + k] for k in range(a.ndim))
                 args.append(self.emit(a, sub, top=False))
             return Call(node.op, tuple(args))
         if isinstance(node, Reduction):
@@ -164,7 +164,7 @@ class Emitter:
                 sub[a] = idx[k]
             return self.emit(node.child, tuple(sub), top)
         if isinstance(node, Broadcast):
-            sub = tuple(None if c == 1 and node.shape[a] != 1 else idx[a]
+            sub = tuple(_broadcast_axis(idx[a]) if c == 1 and node.shape[a] != 1 else idx[a]
                         for c, a in zip(node.child.shape, node.axes))
             return self.emit(node.child, sub, top)
         if isinstance(node, ShapeOp):
@@ -403,7 +403,7 @@ class Emitter:
         shape operator, :func:`takes_constants`: ``square(v)[3]`` is ``A[3] * A[3]``); else
         ``index_tensor``."""
         (child,), (items,) = node.args, node.params
-        ints = any(not isinstance(it, tuple) for it in items)
+        ints = any(not isinstance(it, tuple) for it in items) or any(isinstance(i, int) for i in idx)
         if self.fuse_shapes and None not in idx and (not ints or takes_constants(child)):
             sub, slices, k = [], [], 0
             for it in items:
@@ -414,6 +414,11 @@ class Emitter:
                 k += 1
                 if it == (0, child.shape[len(sub)], 1):
                     sub.append(out)
+                    continue
+                if isinstance(out, int):
+                    # (an integer index of this slice, from an index around it: one coordinate of the
+                    # operand, ``a[1:5:2][1]`` is ``A[3, j]``)
+                    sub.append(it[0] + out * it[2])
                     continue
                 j = self.index()
                 sub.append(j)
@@ -470,10 +475,17 @@ class Emitter:
         return self.materialized[key][0]
 
 
+def _broadcast_axis(at):
+    """How an operand's extent-1 axis broadcast against a longer one is read where the result's axis is
+    read at ``at``: left out (None) at a loop index, at its one coordinate 0 at a constant (an integer
+    index of the broadcast: ``broadcast_to(v, (4, 6))[2]`` of a ``(1, 6)`` ``v`` is ``V[0, j]``)."""
+    return 0 if isinstance(at, int) else None
+
+
 def takes_constants(node: Node) -> bool:
     """Whether ``node`` emitted at constant indices puts them into its tensors' accesses: it is a tensor,
-    a scalar, or elementwise operators, transposes, broadcasts and reductions of such (a shape operator
-    below would take its indices as loop indices), each tensor read once. (At a constant index each
+    a scalar, or elementwise operators, transposes, broadcasts, reductions and indexes of such (another
+    shape operator below would take its indices as loop indices), each tensor read once. (At a constant index each
     read of a sparse fiber is a search of its own, and the looplets lower a statement's searches
     together, their cases multiplying: ``square(sign(v))[1]`` reads ``v`` six times, minutes of
     lowering, where the whole ``square(sign(v))`` and its entry take a second.)
@@ -483,7 +495,9 @@ def takes_constants(node: Node) -> bool:
     >>> from compiler.array import build
     >>> v, w = (Leaf(to_tensor(np.ones(3), name)) for name in "vw")
     >>> takes_constants(build.elementwise("mul", v, w)), takes_constants(build.getitem(v, slice(None, None, 2)))
-    (True, False)
+    (True, True)
+    >>> takes_constants(build.reshape(v, (3, 1)))
+    False
     >>> takes_constants(build.elementwise("mul", v, v))
     False
     """
@@ -497,7 +511,9 @@ def takes_constants(node: Node) -> bool:
             return True
         if isinstance(n, Scalar):
             return True
-        return isinstance(n, (Map, Permute, Broadcast, Reduction)) and all(once(c) for c in n.children())
+        # (an index below composes with the constants: a slice's start and step map one to its operand's)
+        composes = isinstance(n, ShapeOp) and n.kind == "index"
+        return (composes or isinstance(n, (Map, Permute, Broadcast, Reduction))) and all(once(c) for c in n.children())
 
     return once(node)
 
