@@ -111,11 +111,11 @@ def interpret(cf, data: Mapping, env: Mapping | None = None) -> Run:
                     counts = temps.setdefault(s.count, {})
                     counts[key] = counts.get(key, 0) + 1
             else:
-                temps[s.out] += v
+                temps[s.out] = temps[s.out] + v if s.op is None else s.op(temps[s.out], v).item()
                 if s.count:
                     temps[s.count] += 1
         elif isinstance(s, Alloc):
-            temps[s.name] = 0.0
+            temps[s.name] = s.init
             if s.count:
                 temps[s.count] = 0
         elif isinstance(s, Fold) and s.idxs:
@@ -124,6 +124,9 @@ def interpret(cf, data: Mapping, env: Mapping | None = None) -> Run:
                 missed = s.missed(counts.get(key, 0))
                 if missed != 0 or missed != missed:
                     out[key] = out.get(key, 0.0) + missed
+        elif isinstance(s, Fold) and s.op is not None:
+            if temps[s.count] < s.extent:
+                temps[s.out] = s.op(temps[s.out], s.fill).item()
         elif isinstance(s, Fold):
             temps[s.out] += s.missed(temps[s.count])
         elif isinstance(s, Block):
