@@ -64,6 +64,7 @@ from ..notation.dtypes import expr_dtype, reduce_dtype
 from ..notation import (Access, Assign, Call, Collapse, Concat, Index, Literal, Reduce, Slice, Split,
                         accesses, free_indices)
 from ..tensor import Tensor
+from ..values import same_value
 from ..trace import Trace
 from .exprtree import expression_artifact
 from .nodes import Broadcast, Leaf, Map, Node, Permute, Reduction, Scalar, ShapeOp, describe
@@ -180,6 +181,15 @@ class Emitter:
 
     def reduction(self, node: Reduction, idx: tuple, top: bool):
         child = node.child
+        if stack_reduced(node):
+            # (the reduction over a stack's new axis is the operator between its operands, in order: no stack to
+            # build, no loop over two coordinates; a CSC flattened row-major in it is walked as beside a vector)
+            parts = [self.emit(a, idx, top=False) for a in child.args]
+            out = parts[0]
+            for part in parts[1:]:
+                out = Call(node.op, (out, part))
+            self.emitted.setdefault(id(child), out)
+            return out
         fresh = {a: self.index() for a in node.axes}
         sub, k = [], 0
         for a in range(child.ndim):
@@ -473,6 +483,29 @@ class Emitter:
                                            f"compiler.array.shapeops)", None))
         self.fates.setdefault(id(node), f"materialized: {why}")
         return self.materialized[key][0]
+
+
+def stack_reduced(node: Reduction) -> bool:
+    """Whether ``node`` reduces a ``stack`` over its new axis alone, in the stack's own dtype, by an operator
+    that combines two values elementwise (sum, prod, max, min, any, all): numpy's reduction along that axis
+    is then the operator between the operands, first to last (``sum(stack([p, q]), axis=0)`` is ``p + q``).
+
+    >>> import numpy as np
+    >>> from compiler.interop import to_tensor
+    >>> from compiler.array import build
+    >>> p, q = (Leaf(to_tensor(np.ones(3), name)) for name in "pq")
+    >>> stack_reduced(build.reduce("sum", build.stack([p, q], 0), 0)), stack_reduced(build.reduce("sum", p))
+    (True, False)
+    >>> stack_reduced(build.reduce("sum", build.stack([p, q], 1), 0))
+    False
+    """
+    child = node.child
+    # (operands of one fill: the stack's, and so the reduction's, is theirs; of several, it is the first's, which
+    # the operator between them would not give its result)
+    return isinstance(child, ShapeOp) and child.kind == "stack" and node.axes == (child.params[0],) and \
+        not node.keepdims and child.dtype == node.dtype and not node.op.is_user and \
+        node.op.name in ("add", "mul", "max", "min", "or", "and") and \
+        all(same_value(a.fill, child.args[0].fill) for a in child.args)
 
 
 def _broadcast_axis(at):
@@ -890,4 +923,4 @@ def show(node: Node, em: Emitter) -> str:
 
 
 __all__ = ["Emitter", "collapse_chain", "split_chain", "notation", "lower_node", "output_format", "keeps_column_order",
-           "show"]
+           "show", "stack_reduced"]
