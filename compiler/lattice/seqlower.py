@@ -86,7 +86,7 @@ from .seqrewind import SplitOrder
 from .seqstride import jumps, searched
 from .seqscatter import scatter_note, scatters
 from .seqgroupsort import group_sort_note, sorts_groups, swapped, unsorted
-from .seqcolmajor import column_major
+from .seqcolmajor import column_major, split_flatten
 from .seqentrysort import entry_sorting
 from .seqstraddle import straddle_refusal, straddle_scatter_note
 from .seqstraddlesort import straddle_sorting
@@ -249,8 +249,8 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
                     other = other or entry_sorting(program, inputs, out_format, fill, out_shape,
                                                    getattr(e, "walk", str(e)))
                     if other is None:
-                        raise StrategyError(f"{e}{unbucketed(program, out_format) or unsorted(program, out_format)}; "
-                                            f"{LOOPLETS}") from None
+                        why = unbucketed(program, out_format) or unsorted(program, out_format) or split_flatten(program)
+                        raise StrategyError(f"{e}{why}; {LOOPLETS}") from None
                     low = adopted(*other)
                     continue
             # (the sequences walk every level under its parent: a CSC collapsed row-major is read
