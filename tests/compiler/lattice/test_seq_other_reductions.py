@@ -111,3 +111,14 @@ def test_reductions_of_a_row_or_a_column_by_property(op, fmt, fill, rows, cols, 
             return getattr(m, op)(line > 1.0)
         return getattr(m, op)(line)
     both(op, build, a, A, None, None)
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32])
+def test_integers_start_at_their_own_identity(dtype):
+    # (max's identity -inf is INT64_MIN or INT32_MIN in C; a row whose entries are all below its fill 0)
+    a = np.array([[-3, 0, -1, 0], [0, 0, 0, 0], [5, 0, 7, 2]], dtype=dtype)
+    A = xp.asarray(a, format="csr")
+    for expr, want in ((xp.max(A[0]), np.max(a[0])), (xp.min(A[:, 3]), np.min(a[:, 3])), (xp.max(A[1]), np.max(a[1])),
+                       (xp.prod(A[2, ::2]), np.prod(a[2, ::2]))):
+        kernel = one_lattice_kernel(expr, np.asarray(want))
+        assert "INFINITY" not in kernel.c_source
