@@ -2,7 +2,8 @@
 
 The expression graph of :mod:`compiler.array.nodes` becomes one :class:`~compiler.notation.Assign`:
 an elementwise operator is a :class:`~compiler.notation.Call`, a reduction (and the sum of a
-``matmul``, ``tensordot`` or ``einsum``) a :class:`~compiler.notation.Reduce` over fresh indices,
+``matmul``, ``tensordot`` or ``einsum``) a :class:`~compiler.notation.Reduce` over fresh indices (over a
+stack's new axis alone, the operator between its operands: :func:`stack_reduced`),
 a transpose or ``expand_dims`` a relabelling of indices, and broadcasting leaves an extent-1 axis
 out of the access. Shape operators become the notation's (BURRITO's): ``concat`` a ``Concat``,
 ``stack`` a ``Concat`` of operands broadcast along the new axis (reshaped with that axis merged
@@ -14,7 +15,8 @@ materialized, each in the trace's ``materialize`` steps with the node and why (a
 strategy refuses is a ``retry`` step, saying what was tried instead, which may still be one kernel):
 
 - other shape operators (an integer index of an expression over a shape operator: of operators,
-  transposes and reductions over tensors it is their tensors' constant index), or all of them when the statement
+  transposes, reductions and other indexes over tensors it is their tensors' constant index, a slice's start and
+  step composed with it, :func:`takes_constants`), or all of them when the statement
   with its shape operators is refused (both strategies refuse a stack reshaped with a row
   straddling two operands and each row summed, for instance; a reshape with an axis kept as a
   loop of its own is first tried as a split of its operand's whole ravel, which looplets
@@ -57,8 +59,7 @@ import numpy as np
 
 from ..algebra import astype, lookup
 from ..errors import CompileError, CompilerNotFoundError, KernelError, SparsescopeError
-from ..format import Format, parse_format
-from ..index_fit import OpenIndex
+from ..format import parse_format
 from ..notation import Broadcast as NBroadcast
 from ..notation.dtypes import expr_dtype, reduce_dtype
 from ..notation import (Access, Assign, Call, Collapse, Concat, Index, Literal, Reduce, Slice, Split,
@@ -66,6 +67,7 @@ from ..notation import (Access, Assign, Call, Collapse, Concat, Index, Literal, 
 from ..tensor import Tensor
 from ..values import same_value
 from ..trace import Trace
+from .default_output import ORDER_WHY, has_shape_ops, keeps_column_order, output_format, stacks_as_coo
 from .exprtree import expression_artifact
 from .nodes import Broadcast, Leaf, Map, Node, Permute, Reduction, Scalar, ShapeOp, describe
 from .pushed_reshapes import reshapes_pushed
@@ -375,7 +377,7 @@ class Emitter:
         with shape operators with each axis broadcast away."""
         if isinstance(child, Leaf):
             return Access(self.name(self.leaf(child)), (0,) * child.ndim)
-        if not _has_shape_ops(child):
+        if not has_shape_ops(child):
             # (the constants pass through operators, transposes and broadcasts to each tensor's axes)
             return self.emit(child, (0,) * child.ndim, top=False)
         return self.emit(child, (None,) * child.ndim, top=False)
@@ -602,27 +604,6 @@ def _times(rhs, factor, op):
     return Call(op, (rhs, factor))
 
 
-def _leaves_dense(tensors: dict) -> bool:
-    return all(t.format.is_dense for t in tensors.values())
-
-
-def output_format(node: Node, format, tensors: dict):
-    """The format asked for the result: ``format`` (a shorthand gets the expression's dtype and fill),
-    or by default none (dense) when every operand is dense, else a sparse one of the result's rank.
-    A shorthand name (or no format) leaves the index dtype to the lowering, which picks int32 where
-    scipy would (an :class:`~compiler.index_fit.OpenIndex`); a Format keeps its own."""
-    if format is None:
-        if node.ndim == 0 or _leaves_dense(tensors):
-            return None
-        format = {1: "sparse_vector", 2: "csr"}.get(node.ndim, "coo")
-    if isinstance(format, str):
-        fmt = parse_format(format, ndim=node.ndim, fill=node.fill, dtype=node.dtype.name)
-        return fmt if "(" in format else OpenIndex(fmt)
-    if isinstance(format, Format):
-        return format
-    return parse_format(format)
-
-
 #: what the ``array`` step adds where the reshapes were refined because the statement read an input converted
 REFINED_WHY = ("; each reshape of several axes to several as each axis split into the pieces both sides' axes "
                "divide, then collapsed (compiler.array.reshapes.refined_group): a split after a collapse read an "
@@ -646,7 +627,7 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
     materialized = {} if materialized is None else materialized
     refused = []
     attempts = [(False, True, False, None), (True, True, False, None), (True, False, False, None)]
-    if _has_shape_ops(node):
+    if has_shape_ops(node):
         attempts.insert(0, (False, True, True, None))   # (first fused, shape operators and all)
         if _has_grouped_reshape(node):
             # (a CSC's rows split with its columns kept as a loop walks it against its storage
@@ -782,7 +763,7 @@ def attempt_text(node: Node, format, split: bool, default_sparse: bool, fuse, or
         if fuse in RESHAPES_AS:
             text += f", {RESHAPES_AS[fuse]}"
     else:
-        text = ("its shape operators computed on their stored entries" if _has_shape_ops(node)
+        text = ("its shape operators computed on their stored entries" if has_shape_ops(node)
                 else "the fused statement")
     if split:
         text += ", reductions under an operator by their own kernels"
@@ -799,87 +780,6 @@ def _leaves(node: Node) -> list:
     if isinstance(node, Leaf):
         return [node]
     return [x for c in node.children() for x in _leaves(c)]
-
-
-#: why a default result is first tried in a format other than CSR (:func:`lower_node`)
-ORDER_WHY = {"csc": "its operands' order", "coo": "as scipy stacks matrices not all CSR or all CSC"}
-
-
-def stacks_as_coo(node: Node) -> bool:
-    """Whether ``node`` is a matrix that stacks sparse matrices that are neither all CSR nor all CSC
-    (a CSR with a COO, a CSC or a numpy array; COOs; a DCSR): scipy's ``sp.vstack`` and
-    ``sp.hstack`` keep CSR only when every block is CSR and CSC only when every block is CSC, and
-    make every other stack COO, so its default result is COO (where a kernel writes it). An
-    operand transposed is left to the default (scipy's ``csc.T`` is CSR), as is a stack of numpy
-    arrays only (dense).
-
-    >>> import numpy as np
-    >>> from compiler.interop import to_tensor
-    >>> from compiler.array import build
-    >>> C = Leaf(to_tensor(np.eye(3), "C").asformat("csc")); R = Leaf(to_tensor(np.eye(3), "R").asformat("csr"))
-    >>> O = Leaf(to_tensor(np.eye(3), "O").asformat("coo"))
-    >>> stacks_as_coo(build.concat([C, R], 0)), stacks_as_coo(build.concat([R, O], 0))
-    (True, True)
-    >>> stacks_as_coo(build.concat([C, C], 1)), stacks_as_coo(build.concat([R, R], 1))
-    (False, False)
-    >>> stacks_as_coo(build.elementwise("add", C, R))   # (not a stack: scipy's csc + csr is CSC)
-    False
-    """
-    if node.ndim != 2:
-        return False
-
-    def kinds(n: Node, into: set) -> bool:
-        if isinstance(n, Permute):
-            return False
-        if isinstance(n, Leaf) and n.tensor.ndim == 2:
-            t = n.tensor
-            sparse = not t.format.is_dense
-            short = t.format.shorthand if sparse else None
-            into.add((short if short in ("csr", "csc") else "other", sparse))
-        return all(kinds(c, into) for c in n.children())
-
-    def mixed(n: Node) -> bool:
-        if isinstance(n, Permute):
-            return False
-        if isinstance(n, ShapeOp) and n.kind in ("concat", "stack"):
-            found: set = set()
-            if kinds(n, found) and any(sparse for _, sparse in found) and \
-                    {kind for kind, _ in found} not in ({"csr"}, {"csc"}):
-                return True
-        return any(mixed(c) for c in n.children())
-
-    return mixed(node)
-
-
-def keeps_column_order(node: Node) -> bool:
-    """Whether ``node``'s default result keeps its operands' column-major order: a matrix made by
-    shape operators with no transpose from sparse matrices that are all stored columns first (CSC);
-    it is computed into CSC where a kernel writes that, as scipy's ``csc[::2]`` is CSC.
-
-    >>> import numpy as np
-    >>> from compiler.interop import to_tensor
-    >>> from compiler.array import build
-    >>> A = Leaf(to_tensor(np.eye(3), "A").asformat("csc"))
-    >>> keeps_column_order(build.getitem(A, slice(None, None, 2))), keeps_column_order(A)
-    (True, False)
-    >>> keeps_column_order(build.getitem(build.permute_dims(A, (1, 0)), slice(None, None, 2)))
-    False
-    """
-    if node.ndim != 2 or not _has_shape_ops(node):
-        return False
-    orders = set()
-
-    def visit(n: Node) -> bool:
-        if isinstance(n, Permute):
-            return False
-        if isinstance(n, Leaf):
-            t = n.tensor
-            if t.ndim == 2 and not t.format.is_dense:
-                orders.add(t.mode_order)
-            return True
-        return all(visit(c) for c in n.children())
-
-    return visit(node) and orders == {(1, 0)}
 
 
 def _has_grouped_reshape(node: Node) -> bool:
@@ -899,10 +799,6 @@ def _has_refinable_reshape(node: Node) -> bool:
                for a, b in reshape_groups(old, new)):
             return True
     return any(_has_refinable_reshape(c) for c in node.children())
-
-
-def _has_shape_ops(node: Node) -> bool:
-    return isinstance(node, ShapeOp) or any(_has_shape_ops(c) for c in node.children())
 
 
 def show(node: Node, em: Emitter) -> str:
