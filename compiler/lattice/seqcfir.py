@@ -2,8 +2,8 @@
 (§5.3) is :mod:`compiler.lattice.seqinterp`.
 
 The input is a small concrete index notation over sequences: :class:`Forall` (``forall k ∈ seq``),
-:class:`Assign` (``c(k) = e``), :class:`Reduce` (``t += e``), :class:`Alloc` (a scalar temporary
-set to 0, the ``where`` of a sum) and :class:`Block`; values are :class:`Read` (a tensor read
+:class:`Assign` (``c(k) = e``), :class:`Reduce` (``t += e``, or ``t = max(t, e)``), :class:`Alloc` (a scalar
+temporary set to 0, or the reduction's identity, the ``where`` of a sum) and :class:`Block`; values are :class:`Read` (a tensor read
 through its level iterators: ``A(i_A, j_A)``; its fill where they are not all there), :class:`Add`,
 :class:`Mul`, :class:`Op` (any other elementwise operator), :class:`Cat` (the body of a
 concatenation: the side whose levels the loops are at, :mod:`compiler.lattice.seqparts`),

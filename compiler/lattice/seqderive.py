@@ -18,7 +18,8 @@ rule that fired (:class:`Derivation`).
 :func:`build_cin` turns an :class:`~compiler.notation.ast.Assign` into the CIN of
 :mod:`compiler.lattice.seqcfir`: one forall per output index in the output's mode order, a
 ``where`` (an :class:`~compiler.lattice.seqcfir.Alloc`'d temporary and its producer loops) per
-sum, reads with the shape operators erased but concatenation (:class:`~compiler.lattice.seqcfirvalues.Cat`).
+sum (and per max, min, prod, any or all, into a scalar started at the operator's identity: :func:`other_reduction`),
+reads with the shape operators erased but concatenation (:class:`~compiler.lattice.seqcfirvalues.Cat`).
 :func:`seq_evaluate` lowers that through the sequence lattices and CFIR and interprets it over the
 tensors' stored entries.
 
