@@ -60,6 +60,23 @@ def hoistable(program) -> tuple:
     return ()
 
 
+def unhoisted(program) -> str:
+    """Why the loops of ``program``'s reduction (its right side) do not run around the output's, as a sum's
+    may (:func:`hoistable`): ``""`` where it is a sum or no reduction.
+
+    >>> from compiler.notation import parse
+    >>> print(unhoisted(parse("y[j] = max[l](concat((A[i, j], B[k, j]), (i, k) -> l))")))
+    ; the loops of a sum run around the output's, each term accumulated into it (compiler.lattice.seqhoist), but not those of max
+    >>> unhoisted(parse("y[j] = sum[i](A[i, j])")), unhoisted(parse("y[j] = A[0, j]"))
+    ('', '')
+    """
+    rhs = program.rhs
+    if not isinstance(rhs, SumNode) or hoistable(program):
+        return ""
+    return (f"; the loops of a sum run around the output's, each term accumulated into it (compiler.lattice.seqhoist), "
+            f"but not those of {rhs.op.name}")
+
+
 def hoisted_body(builder, program, order: tuple) -> cin.Stmt:
     """The CIN of ``program`` (a sum, :func:`hoistable`) with its loops in ``order`` (index names,
     the sum's among the output's), each coordinate's sum accumulated into the output: ``forall
@@ -186,4 +203,4 @@ def plain_zero(fill) -> bool:
     return fill is None or not isinstance(fill, (bool, np.bool_)) and fill == 0
 
 
-__all__ = ["SORTED_BUCKET", "AccumulatedOutput", "hoistable", "hoisted_body", "order_note", "plain_zero"]
+__all__ = ["SORTED_BUCKET", "AccumulatedOutput", "hoistable", "hoisted_body", "order_note", "plain_zero", "unhoisted"]

@@ -78,7 +78,7 @@ from ..format import Format, dense
 from ..stand_in import conversion_cost, format_text, output_conversion_note
 from .seqderive import ShapedFormat, copy_fill, input_fills, seq_lower
 from .seqnesting import DiscordantWalk, LoopOrder
-from .seqhoist import hoistable, order_note
+from .seqhoist import hoistable, order_note, unhoisted
 from .seqworkspace import sums_under_operators, workspace_note
 from .seqoutput import output_kind
 from .seqparts import walked_whole
@@ -249,7 +249,8 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
                     other = other or entry_sorting(program, inputs, out_format, fill, out_shape,
                                                    getattr(e, "walk", str(e)))
                     if other is None:
-                        why = unbucketed(program, out_format) or unsorted(program, out_format) or split_flatten(program)
+                        why = unbucketed(program, out_format) or unsorted(program, out_format) or \
+                            split_flatten(program) or unhoisted(program)
                         raise StrategyError(f"{e}{why}; {LOOPLETS}") from None
                     low = adopted(*other)
                     continue

@@ -122,3 +122,18 @@ def test_integers_start_at_their_own_identity(dtype):
                        (xp.prod(A[2, ::2]), np.prod(a[2, ::2]))):
         kernel = one_lattice_kernel(expr, np.asarray(want))
         assert "INFINITY" not in kernel.c_source
+
+
+@pytest.mark.parametrize("op", ["max", "min"])
+def test_column_reductions_over_shape_operators_say_why_the_lattice_refuses(op):
+    # (a sum's loops run around the output's, accumulated into it; max's and min's do not yet: the refusal says so
+    # and names the looplets, whose kernel is right)
+    a, A = operand((4, 6), "csr", 9)
+    b, B = operand((4, 6), "csr", 10)
+    for expr, want in ((getattr(xp, op)(xp.concat([A, B]), axis=0), getattr(np, op)(np.concatenate([a, b]), axis=0)),
+                       (getattr(xp, op)(A[1:4:2], axis=0), getattr(np, op)(a[1:4:2], axis=0))):
+        kernel = expr.lower(strategy="lattice")
+        why = [s.data["why"] for s in kernel.trace.find("retry")]
+        assert why and f"but not those of {op}" in why[0] and "strategy='looplets'" in why[0], why
+        np.testing.assert_array_equal(kernel().to_numpy(), want)
+        np.testing.assert_array_equal(expr.lower(strategy="looplets")().to_numpy(), want)
