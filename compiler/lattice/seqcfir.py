@@ -274,7 +274,7 @@ def _spanned_lines(s, depth: int, scope: tuple = ()) -> list[tuple[str, tuple, l
     pad = INDENT * depth
     if isinstance(s, (Assign, Reduce)):
         lhs = f"{s.out}({', '.join(s.idxs)})" if s.idxs or isinstance(s, Assign) else s.out
-        op = " = " if isinstance(s, Assign) else " += " if s.op is None else f" = {s.op.name}({s.out}, "
+        op = " = " if isinstance(s, Assign) else " += " if s.op is None else f" = {s.op.name}({lhs}, "
         value, parts = value_parts(s.value, len(pad) + len(lhs) + len(op), scope)
         value += ")" if isinstance(s, Reduce) and s.op is not None else ""
         # (the output written, not a temporary: a temporary has no indices)
@@ -287,7 +287,10 @@ def _spanned_lines(s, depth: int, scope: tuple = ()) -> list[tuple[str, tuple, l
         start = f" = {value_text(Lit(s.init))}" if s.init != 0 else ""
         return [(f"{pad}alloc {s.name}{start}" + (f", {s.count}" if s.count else ""), (), [])]
     if isinstance(s, Fold) and s.op is not None:
-        return [(f"{pad}{s.out} = {s.op.name}({s.out}, {value_text(Lit(s.fill))}) if {s.count} < {s.extent}", (), [])]
+        at = f"({', '.join(s.idxs)})" if s.idxs else ""
+        every = f"forall {', '.join(s.idxs)}: " if s.idxs else ""
+        return [(f"{pad}{every}{s.out}{at} = {s.op.name}({s.out}{at}, {value_text(Lit(s.fill))}) if {s.count}{at} < "
+                 f"{s.extent}", (), [])]
     if isinstance(s, Fold):
         fill = value_text(Lit(s.fill))
         at = f"({', '.join(s.idxs)})" if s.idxs else ""

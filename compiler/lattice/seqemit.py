@@ -559,6 +559,12 @@ class SeqEmitter(LeafWalks):
         if isinstance(s, cf.Reduce):
             if s.idxs:     # (a sum whose loops run around the output's: compiler.lattice.seqhoist)
                 into = self.workspaces.get(s.out, self.out)
+                if s.op is not None:    # (a max, min or prod into a vector's accumulator)
+                    if not hasattr(into, "reduce_into"):
+                        raise StrategyError(f"{s.op.name} into {s.out}: the loops of a max, min or prod run around "
+                                            f"the output's into a vector or a dense output only")
+                    v, dt = self.typed(s.value)
+                    return self.computing(s, into.reduce_into(s.idxs, v, dt, s.count, s.op, self.helpers), into.tensor)
                 return self.computing(s, into.accumulate(s.idxs, self.value(s.value), s.count), into.tensor)
             if s.op is not None:    # (max, min or a product into a scalar: t = max(t, v), the operator's C)
                 t = Var(self.temps[s.out])

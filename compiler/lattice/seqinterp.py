@@ -106,7 +106,8 @@ def interpret(cf, data: Mapping, env: Mapping | None = None) -> Run:
             if s.idxs:
                 out = run.outputs.setdefault(s.out, {})
                 key = tuple(idx[i] for i in s.idxs)
-                out[key] = out.get(key, 0.0) + v
+                out[key] = out.get(key, 0.0) + v if s.op is None else \
+                    s.op(out.get(key, s.unchanged), v).item()
                 if s.count:     # (one count per coordinate of the output)
                     counts = temps.setdefault(s.count, {})
                     counts[key] = counts.get(key, 0) + 1
@@ -121,6 +122,10 @@ def interpret(cf, data: Mapping, env: Mapping | None = None) -> Run:
         elif isinstance(s, Fold) and s.idxs:
             out, counts = run.outputs.setdefault(s.out, {}), temps.get(s.count, {})
             for key in np.ndindex(*s.shape):
+                if s.op is not None:
+                    if counts.get(key, 0) < s.extent:
+                        out[key] = s.op(out.get(key, float(s.op.identity)), s.fill).item()
+                    continue
                 missed = s.missed(counts.get(key, 0))
                 if missed != 0 or missed != missed:
                     out[key] = out.get(key, 0.0) + missed

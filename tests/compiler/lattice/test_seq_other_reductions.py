@@ -124,16 +124,39 @@ def test_integers_start_at_their_own_identity(dtype):
         assert "INFINITY" not in kernel.c_source
 
 
-@pytest.mark.parametrize("op", ["max", "min"])
-def test_column_reductions_over_shape_operators_say_why_the_lattice_refuses(op):
-    # (a sum's loops run around the output's, accumulated into it; max's and min's do not yet: the refusal says so
-    # and names the looplets, whose kernel is right)
-    a, A = operand((4, 6), "csr", 9)
-    b, B = operand((4, 6), "csr", 10)
-    for expr, want in ((getattr(xp, op)(xp.concat([A, B]), axis=0), getattr(np, op)(np.concatenate([a, b]), axis=0)),
-                       (getattr(xp, op)(A[1:4:2], axis=0), getattr(np, op)(a[1:4:2], axis=0))):
-        kernel = expr.lower(strategy="lattice")
-        why = [s.data["why"] for s in kernel.trace.find("retry")]
-        assert why and f"but not those of {op}" in why[0] and "strategy='looplets'" in why[0], why
-        np.testing.assert_array_equal(kernel().to_numpy(), want)
-        np.testing.assert_array_equal(expr.lower(strategy="looplets")().to_numpy(), want)
+COLUMNS = {"max": np.max, "min": np.min, "prod": np.prod, "any": np.any, "all": np.all}
+
+
+@pytest.mark.parametrize("out", [None, "dense"])
+@pytest.mark.parametrize("op, fmt, fill", [(op, fmt, fill) for op in COLUMNS for fmt, fill in (
+    ("csr", 0.0), ("csr", nan), ("coo", 1.0), ("dcsr", -inf), ("csr", inf)) if not (op == "prod" and fill == -inf)])
+def test_column_reductions_over_shape_operators_are_one_lattice_kernel(op, fmt, fill, out):
+    # (the loops run around the output's, each term reduced into a dense accumulator started at the operator's
+    # identity, the fill folded in where a column's loops skipped a row: they refused it, naming the looplets;
+    # a product of fill -inf, no fixed point, is refused: test_a_product_of_a_fill_that_is_no_fixed_point...)
+    a, A = operand((4, 6), fmt, 9, fill=fill, odd=(nan, inf, -inf) if fill != 0 else ())
+    b, B = operand((3, 6), fmt, 10, fill=fill)
+    for expr in (lambda m, x, y: (m.concat if m is xp else np.concatenate)([x, y]), lambda m, x, y: x[::-2],
+                 lambda m, x, y: x[1:4] * (2.0 if op != "prod" else 1.0)):   # (a product of fill 2.0 is refused)
+        e, w = expr(xp, A, B), expr(np, a, b)
+        if op in ("any", "all"):
+            e, w = e > 1.0, w > 1.0
+        with np.errstate(invalid="ignore"):
+            want_ = np.asarray(COLUMNS[op](w, axis=0))
+        kernel = one_lattice_kernel(getattr(xp, op)(e, axis=0), want_, out)
+        (order,) = [s.data["hoisted"] for s in kernel.trace.find("loop-order")]
+        with np.errstate(invalid="ignore"):
+            np.testing.assert_array_equal(seq_evaluate(kernel.program, hoisted=tuple(order), **kernel.arguments), want_)
+
+
+def test_a_reduction_into_a_matrix_around_its_loops_is_refused_saying_why():
+    # (a sum's loops run around a matrix output's, bucketed by row; a max's only around a vector's: the refusal
+    # says so and names the looplets, whose kernel is right)
+    t, T = operand((3, 4, 5), "coo", 13)
+    u, U = operand((2, 4, 5), "coo", 14)
+    expr, want = xp.max(xp.concat([T, U]), axis=0), np.max(np.concatenate([t, u]), axis=0)
+    kernel = expr.lower(strategy="lattice")
+    why = [s.data["why"] for s in kernel.trace.find("retry")]
+    assert why and "but those of max only into a vector or a scalar" in why[0] and "strategy='looplets'" in why[0], why
+    np.testing.assert_array_equal(kernel().to_numpy(), want)
+    np.testing.assert_array_equal(expr.lower(strategy="looplets")().to_numpy(), want)
