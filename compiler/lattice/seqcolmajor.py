@@ -144,14 +144,16 @@ def unflattened(program, shapes: dict):
 
 
 def split_flatten(program) -> str:
-    """Why :func:`unflattened` takes no column-major collapse of ``program`` whose output has several indices (a
-    reshape to several axes of a transposed matrix, ``a.T.reshape(2, 12)``): ``""`` where it has none such.
+    """Why :func:`unflattened` takes no column-major collapse of ``program`` whose output is not its one index (a
+    reshape to several axes of a transposed matrix, ``a.T.reshape(2, 12)``, or its sum): ``""`` where it has none such.
 
     >>> from compiler.notation import parse
     >>> print(split_flatten(parse("c[i, j] = split(collapse(A[l, k], (k, l) -> m), m -> (i:2, j:12))")))
     ; collapse(A[l, k], (k, l) -> m) flattens column-major (k, stored after l, major), and the output's indices are not its one result (a reshape to several axes): the lattice undoes such a collapse only into a vector output (compiler.lattice.seqcolmajor)
     >>> split_flatten(parse("c[m] = collapse(A[l, k], (k, l) -> m)")), split_flatten(parse("c[i, j] = A[i, j]"))
     ('', '')
+    >>> "(reduced to a scalar)" in split_flatten(parse("c[] = sum[m](collapse(A[l, k], (k, l) -> m))"))
+    True
     """
     if len(program.lhs.indices) == 1:
         return ""
@@ -161,9 +163,10 @@ def split_flatten(program) -> str:
         read = next((a for a in walk_notation(c.operand) if isinstance(a, Access) and set(c.indices) <= set(a.indices)),
                     None)
         if read is not None and read.indices.index(c.indices[0]) > read.indices.index(c.indices[1]):
+            how = "a reshape to several axes" if program.lhs.indices else "reduced to a scalar"
             return (f"; {c} flattens column-major ({c.indices[0]}, stored after {c.indices[1]}, major), and the output's "
-                    f"indices are not its one result (a reshape to several axes): the lattice undoes such a collapse "
-                    f"only into a vector output (compiler.lattice.seqcolmajor)")
+                    f"indices are not its one result ({how}): the lattice undoes such a collapse only into a vector "
+                    f"output (compiler.lattice.seqcolmajor)")
     return ""
 
 

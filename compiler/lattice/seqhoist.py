@@ -108,7 +108,7 @@ def hoisted_body(builder, program, order: tuple) -> cin.Stmt:
     out, idxs = lhs.tensor, tuple(str(i) for i in lhs.indices)
     # (a max, min or prod into a vector: each term reduced into it, the fill folded in once where a coordinate's
     # loops skipped any, as into a scalar: compiler.lattice.seqderive.other_reduction)
-    op = None if hoistable(program) else rhs.op
+    op = None if not rhs.op.is_user and rhs.op.name == "add" else rhs.op     # (a sum over no index too)
     if op is not None and not same_value(op(fill, fill).item(), fill):
         raise StrategyError(f"{rhs}: the sequence lowering folds the fill {fill} once where a {op.name} reduction's "
                             f"loops skip coordinates, which is {op.name} of it as many times only where "
