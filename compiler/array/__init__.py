@@ -14,6 +14,7 @@ operators' shape and dtype rules), :mod:`~compiler.array.lazy` (the ``Array`` AP
 :mod:`~compiler.array.linalg` (the linear algebra extension: norms, diagonals, traces),
 :mod:`~compiler.array.fft` (the Fourier transform extension: numpy's FFT of the computed operand; shifts fused),
 :mod:`~compiler.array.fuse` (one index-notation statement per expression),
+:mod:`~compiler.array.default_output` (the result's format where none is asked),
 :mod:`~compiler.array.reshapes` (a reshape's groups of axes), :mod:`~compiler.array.shapeops`
 (the shape operators computed on stored entries, where a statement cannot say them), and the functions
 whose result depends on the values, computed on the stored entries before the expression around them

@@ -2,7 +2,8 @@
 
 The expression graph of :mod:`compiler.array.nodes` becomes one :class:`~compiler.notation.Assign`:
 an elementwise operator is a :class:`~compiler.notation.Call`, a reduction (and the sum of a
-``matmul``, ``tensordot`` or ``einsum``) a :class:`~compiler.notation.Reduce` over fresh indices,
+``matmul``, ``tensordot`` or ``einsum``) a :class:`~compiler.notation.Reduce` over fresh indices (over a
+stack's new axis alone, the operator between its operands: :func:`stack_reduced`),
 a transpose or ``expand_dims`` a relabelling of indices, and broadcasting leaves an extent-1 axis
 out of the access. Shape operators become the notation's (BURRITO's): ``concat`` a ``Concat``,
 ``stack`` a ``Concat`` of operands broadcast along the new axis (reshaped with that axis merged
@@ -14,7 +15,8 @@ materialized, each in the trace's ``materialize`` steps with the node and why (a
 strategy refuses is a ``retry`` step, saying what was tried instead, which may still be one kernel):
 
 - other shape operators (an integer index of an expression over a shape operator: of operators,
-  transposes and reductions over tensors it is their tensors' constant index), or all of them when the statement
+  transposes, reductions and other indexes over tensors it is their tensors' constant index, a slice's start and
+  step composed with it, :func:`takes_constants`), or all of them when the statement
   with its shape operators is refused (both strategies refuse a stack reshaped with a row
   straddling two operands and each row summed, for instance; a reshape with an axis kept as a
   loop of its own is first tried as a split of its operand's whole ravel, which looplets
@@ -57,14 +59,15 @@ import numpy as np
 
 from ..algebra import astype, lookup
 from ..errors import CompileError, CompilerNotFoundError, KernelError, SparsescopeError
-from ..format import Format, parse_format
-from ..index_fit import OpenIndex
+from ..format import parse_format
 from ..notation import Broadcast as NBroadcast
 from ..notation.dtypes import expr_dtype, reduce_dtype
 from ..notation import (Access, Assign, Call, Collapse, Concat, Index, Literal, Reduce, Slice, Split,
                         accesses, free_indices)
 from ..tensor import Tensor
+from ..values import same_value
 from ..trace import Trace
+from .default_output import ORDER_WHY, has_shape_ops, keeps_column_order, output_format, stacks_as_coo
 from .exprtree import expression_artifact
 from .nodes import Broadcast, Leaf, Map, Node, Permute, Reduction, Scalar, ShapeOp, describe
 from .pushed_reshapes import reshapes_pushed
@@ -149,8 +152,8 @@ class Emitter:
             args = []
             for a in node.args:
                 lead = node.ndim - a.ndim
-                sub = tuple(None if a.shape[k] == 1 and node.shape[lead + k] != 1 else idx[lead + k]
-                            for k in range(a.ndim))
+                sub = tuple(_broadcast_axis(idx[lead + k]) if a.shape[k] == 1 and node.shape[lead + k] != 1
+                            else idx[lead + k] for k in range(a.ndim))
                 args.append(self.emit(a, sub, top=False))
             return Call(node.op, tuple(args))
         if isinstance(node, Reduction):
@@ -164,7 +167,7 @@ class Emitter:
                 sub[a] = idx[k]
             return self.emit(node.child, tuple(sub), top)
         if isinstance(node, Broadcast):
-            sub = tuple(None if c == 1 and node.shape[a] != 1 else idx[a]
+            sub = tuple(_broadcast_axis(idx[a]) if c == 1 and node.shape[a] != 1 else idx[a]
                         for c, a in zip(node.child.shape, node.axes))
             return self.emit(node.child, sub, top)
         if isinstance(node, ShapeOp):
@@ -180,6 +183,15 @@ class Emitter:
 
     def reduction(self, node: Reduction, idx: tuple, top: bool):
         child = node.child
+        if stack_reduced(node):
+            # (the reduction over a stack's new axis is the operator between its operands, in order: no stack to
+            # build, no loop over two coordinates; a CSC flattened row-major in it is walked as beside a vector)
+            parts = [self.emit(a, idx, top=False) for a in child.args]
+            out = parts[0]
+            for part in parts[1:]:
+                out = Call(node.op, (out, part))
+            self.emitted.setdefault(id(child), out)
+            return out
         fresh = {a: self.index() for a in node.axes}
         sub, k = [], 0
         for a in range(child.ndim):
@@ -365,7 +377,7 @@ class Emitter:
         with shape operators with each axis broadcast away."""
         if isinstance(child, Leaf):
             return Access(self.name(self.leaf(child)), (0,) * child.ndim)
-        if not _has_shape_ops(child):
+        if not has_shape_ops(child):
             # (the constants pass through operators, transposes and broadcasts to each tensor's axes)
             return self.emit(child, (0,) * child.ndim, top=False)
         return self.emit(child, (None,) * child.ndim, top=False)
@@ -403,7 +415,7 @@ class Emitter:
         shape operator, :func:`takes_constants`: ``square(v)[3]`` is ``A[3] * A[3]``); else
         ``index_tensor``."""
         (child,), (items,) = node.args, node.params
-        ints = any(not isinstance(it, tuple) for it in items)
+        ints = any(not isinstance(it, tuple) for it in items) or any(isinstance(i, int) for i in idx)
         if self.fuse_shapes and None not in idx and (not ints or takes_constants(child)):
             sub, slices, k = [], [], 0
             for it in items:
@@ -414,6 +426,11 @@ class Emitter:
                 k += 1
                 if it == (0, child.shape[len(sub)], 1):
                     sub.append(out)
+                    continue
+                if isinstance(out, int):
+                    # (an integer index of this slice, from an index around it: one coordinate of the
+                    # operand, ``a[1:5:2][1]`` is ``A[3, j]``)
+                    sub.append(it[0] + out * it[2])
                     continue
                 j = self.index()
                 sub.append(j)
@@ -470,10 +487,40 @@ class Emitter:
         return self.materialized[key][0]
 
 
+def stack_reduced(node: Reduction) -> bool:
+    """Whether ``node`` reduces a ``stack`` over its new axis alone, in the stack's own dtype, by an operator
+    that combines two values elementwise (sum, prod, max, min, any, all): numpy's reduction along that axis
+    is then the operator between the operands, first to last (``sum(stack([p, q]), axis=0)`` is ``p + q``).
+
+    >>> import numpy as np
+    >>> from compiler.interop import to_tensor
+    >>> from compiler.array import build
+    >>> p, q = (Leaf(to_tensor(np.ones(3), name)) for name in "pq")
+    >>> stack_reduced(build.reduce("sum", build.stack([p, q], 0), 0)), stack_reduced(build.reduce("sum", p))
+    (True, False)
+    >>> stack_reduced(build.reduce("sum", build.stack([p, q], 1), 0))
+    False
+    """
+    child = node.child
+    # (operands of one fill: the stack's, and so the reduction's, is theirs; of several, it is the first's, which
+    # the operator between them would not give its result)
+    return isinstance(child, ShapeOp) and child.kind == "stack" and node.axes == (child.params[0],) and \
+        not node.keepdims and child.dtype == node.dtype and not node.op.is_user and \
+        node.op.name in ("add", "mul", "max", "min", "or", "and") and \
+        all(same_value(a.fill, child.args[0].fill) for a in child.args)
+
+
+def _broadcast_axis(at):
+    """How an operand's extent-1 axis broadcast against a longer one is read where the result's axis is
+    read at ``at``: left out (None) at a loop index, at its one coordinate 0 at a constant (an integer
+    index of the broadcast: ``broadcast_to(v, (4, 6))[2]`` of a ``(1, 6)`` ``v`` is ``V[0, j]``)."""
+    return 0 if isinstance(at, int) else None
+
+
 def takes_constants(node: Node) -> bool:
     """Whether ``node`` emitted at constant indices puts them into its tensors' accesses: it is a tensor,
-    a scalar, or elementwise operators, transposes, broadcasts and reductions of such (a shape operator
-    below would take its indices as loop indices), each tensor read once. (At a constant index each
+    a scalar, or elementwise operators, transposes, broadcasts, reductions and indexes of such (another
+    shape operator below would take its indices as loop indices), each tensor read once. (At a constant index each
     read of a sparse fiber is a search of its own, and the looplets lower a statement's searches
     together, their cases multiplying: ``square(sign(v))[1]`` reads ``v`` six times, minutes of
     lowering, where the whole ``square(sign(v))`` and its entry take a second.)
@@ -483,7 +530,9 @@ def takes_constants(node: Node) -> bool:
     >>> from compiler.array import build
     >>> v, w = (Leaf(to_tensor(np.ones(3), name)) for name in "vw")
     >>> takes_constants(build.elementwise("mul", v, w)), takes_constants(build.getitem(v, slice(None, None, 2)))
-    (True, False)
+    (True, True)
+    >>> takes_constants(build.reshape(v, (3, 1)))
+    False
     >>> takes_constants(build.elementwise("mul", v, v))
     False
     """
@@ -497,7 +546,9 @@ def takes_constants(node: Node) -> bool:
             return True
         if isinstance(n, Scalar):
             return True
-        return isinstance(n, (Map, Permute, Broadcast, Reduction)) and all(once(c) for c in n.children())
+        # (an index below composes with the constants: a slice's start and step map one to its operand's)
+        composes = isinstance(n, ShapeOp) and n.kind == "index"
+        return (composes or isinstance(n, (Map, Permute, Broadcast, Reduction))) and all(once(c) for c in n.children())
 
     return once(node)
 
@@ -553,27 +604,6 @@ def _times(rhs, factor, op):
     return Call(op, (rhs, factor))
 
 
-def _leaves_dense(tensors: dict) -> bool:
-    return all(t.format.is_dense for t in tensors.values())
-
-
-def output_format(node: Node, format, tensors: dict):
-    """The format asked for the result: ``format`` (a shorthand gets the expression's dtype and fill),
-    or by default none (dense) when every operand is dense, else a sparse one of the result's rank.
-    A shorthand name (or no format) leaves the index dtype to the lowering, which picks int32 where
-    scipy would (an :class:`~compiler.index_fit.OpenIndex`); a Format keeps its own."""
-    if format is None:
-        if node.ndim == 0 or _leaves_dense(tensors):
-            return None
-        format = {1: "sparse_vector", 2: "csr"}.get(node.ndim, "coo")
-    if isinstance(format, str):
-        fmt = parse_format(format, ndim=node.ndim, fill=node.fill, dtype=node.dtype.name)
-        return fmt if "(" in format else OpenIndex(fmt)
-    if isinstance(format, Format):
-        return format
-    return parse_format(format)
-
-
 #: what the ``array`` step adds where the reshapes were refined because the statement read an input converted
 REFINED_WHY = ("; each reshape of several axes to several as each axis split into the pieces both sides' axes "
                "divide, then collapsed (compiler.array.reshapes.refined_group): a split after a collapse read an "
@@ -597,7 +627,7 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
     materialized = {} if materialized is None else materialized
     refused = []
     attempts = [(False, True, False, None), (True, True, False, None), (True, False, False, None)]
-    if _has_shape_ops(node):
+    if has_shape_ops(node):
         attempts.insert(0, (False, True, True, None))   # (first fused, shape operators and all)
         if _has_grouped_reshape(node):
             # (a CSC's rows split with its columns kept as a loop walks it against its storage
@@ -733,7 +763,7 @@ def attempt_text(node: Node, format, split: bool, default_sparse: bool, fuse, or
         if fuse in RESHAPES_AS:
             text += f", {RESHAPES_AS[fuse]}"
     else:
-        text = ("its shape operators computed on their stored entries" if _has_shape_ops(node)
+        text = ("its shape operators computed on their stored entries" if has_shape_ops(node)
                 else "the fused statement")
     if split:
         text += ", reductions under an operator by their own kernels"
@@ -750,87 +780,6 @@ def _leaves(node: Node) -> list:
     if isinstance(node, Leaf):
         return [node]
     return [x for c in node.children() for x in _leaves(c)]
-
-
-#: why a default result is first tried in a format other than CSR (:func:`lower_node`)
-ORDER_WHY = {"csc": "its operands' order", "coo": "as scipy stacks matrices not all CSR or all CSC"}
-
-
-def stacks_as_coo(node: Node) -> bool:
-    """Whether ``node`` is a matrix that stacks sparse matrices that are neither all CSR nor all CSC
-    (a CSR with a COO, a CSC or a numpy array; COOs; a DCSR): scipy's ``sp.vstack`` and
-    ``sp.hstack`` keep CSR only when every block is CSR and CSC only when every block is CSC, and
-    make every other stack COO, so its default result is COO (where a kernel writes it). An
-    operand transposed is left to the default (scipy's ``csc.T`` is CSR), as is a stack of numpy
-    arrays only (dense).
-
-    >>> import numpy as np
-    >>> from compiler.interop import to_tensor
-    >>> from compiler.array import build
-    >>> C = Leaf(to_tensor(np.eye(3), "C").asformat("csc")); R = Leaf(to_tensor(np.eye(3), "R").asformat("csr"))
-    >>> O = Leaf(to_tensor(np.eye(3), "O").asformat("coo"))
-    >>> stacks_as_coo(build.concat([C, R], 0)), stacks_as_coo(build.concat([R, O], 0))
-    (True, True)
-    >>> stacks_as_coo(build.concat([C, C], 1)), stacks_as_coo(build.concat([R, R], 1))
-    (False, False)
-    >>> stacks_as_coo(build.elementwise("add", C, R))   # (not a stack: scipy's csc + csr is CSC)
-    False
-    """
-    if node.ndim != 2:
-        return False
-
-    def kinds(n: Node, into: set) -> bool:
-        if isinstance(n, Permute):
-            return False
-        if isinstance(n, Leaf) and n.tensor.ndim == 2:
-            t = n.tensor
-            sparse = not t.format.is_dense
-            short = t.format.shorthand if sparse else None
-            into.add((short if short in ("csr", "csc") else "other", sparse))
-        return all(kinds(c, into) for c in n.children())
-
-    def mixed(n: Node) -> bool:
-        if isinstance(n, Permute):
-            return False
-        if isinstance(n, ShapeOp) and n.kind in ("concat", "stack"):
-            found: set = set()
-            if kinds(n, found) and any(sparse for _, sparse in found) and \
-                    {kind for kind, _ in found} not in ({"csr"}, {"csc"}):
-                return True
-        return any(mixed(c) for c in n.children())
-
-    return mixed(node)
-
-
-def keeps_column_order(node: Node) -> bool:
-    """Whether ``node``'s default result keeps its operands' column-major order: a matrix made by
-    shape operators with no transpose from sparse matrices that are all stored columns first (CSC);
-    it is computed into CSC where a kernel writes that, as scipy's ``csc[::2]`` is CSC.
-
-    >>> import numpy as np
-    >>> from compiler.interop import to_tensor
-    >>> from compiler.array import build
-    >>> A = Leaf(to_tensor(np.eye(3), "A").asformat("csc"))
-    >>> keeps_column_order(build.getitem(A, slice(None, None, 2))), keeps_column_order(A)
-    (True, False)
-    >>> keeps_column_order(build.getitem(build.permute_dims(A, (1, 0)), slice(None, None, 2)))
-    False
-    """
-    if node.ndim != 2 or not _has_shape_ops(node):
-        return False
-    orders = set()
-
-    def visit(n: Node) -> bool:
-        if isinstance(n, Permute):
-            return False
-        if isinstance(n, Leaf):
-            t = n.tensor
-            if t.ndim == 2 and not t.format.is_dense:
-                orders.add(t.mode_order)
-            return True
-        return all(visit(c) for c in n.children())
-
-    return visit(node) and orders == {(1, 0)}
 
 
 def _has_grouped_reshape(node: Node) -> bool:
@@ -852,10 +801,6 @@ def _has_refinable_reshape(node: Node) -> bool:
     return any(_has_refinable_reshape(c) for c in node.children())
 
 
-def _has_shape_ops(node: Node) -> bool:
-    return isinstance(node, ShapeOp) or any(_has_shape_ops(c) for c in node.children())
-
-
 def show(node: Node, em: Emitter) -> str:
     """The expression as text, naming tensors as the statement does: ``sum(add(A @ x, x))``."""
     if isinstance(node, Leaf):
@@ -874,4 +819,4 @@ def show(node: Node, em: Emitter) -> str:
 
 
 __all__ = ["Emitter", "collapse_chain", "split_chain", "notation", "lower_node", "output_format", "keeps_column_order",
-           "show"]
+           "show", "stack_reduced"]

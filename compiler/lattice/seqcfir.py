@@ -2,8 +2,8 @@
 (§5.3) is :mod:`compiler.lattice.seqinterp`.
 
 The input is a small concrete index notation over sequences: :class:`Forall` (``forall k ∈ seq``),
-:class:`Assign` (``c(k) = e``), :class:`Reduce` (``t += e``), :class:`Alloc` (a scalar temporary
-set to 0, the ``where`` of a sum) and :class:`Block`; values are :class:`Read` (a tensor read
+:class:`Assign` (``c(k) = e``), :class:`Reduce` (``t += e``, or ``t = max(t, e)``), :class:`Alloc` (a scalar
+temporary set to 0, or the reduction's identity, the ``where`` of a sum) and :class:`Block`; values are :class:`Read` (a tensor read
 through its level iterators: ``A(i_A, j_A)``; its fill where they are not all there), :class:`Add`,
 :class:`Mul`, :class:`Op` (any other elementwise operator), :class:`Cat` (the body of a
 concatenation: the side whose levels the loops are at, :mod:`compiler.lattice.seqparts`),
@@ -52,6 +52,7 @@ while i <- i_b
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from .. import serialize
 from ..trace import Artifact, Later, Rewrite, Trace
@@ -110,21 +111,35 @@ class Assign(Stmt):
 @dataclass(frozen=True)
 class Reduce(Stmt):
     """``out(idxs) += value`` (``idxs`` empty: a scalar temporary); ``count``: a counter of the
-    coordinates summed, one more with each (a sum whose summand's fill is not 0: :class:`Fold`)."""
+    coordinates summed, one more with each (a sum whose summand's fill is not 0: :class:`Fold`).
+    ``op``: another reduction into a scalar temporary, ``t = max(t, value)`` (None: the sum)."""
 
     out: str
     idxs: tuple
     value: Value
     count: str = ""
+    op: Any = None
+
+    @property
+    def unchanged(self) -> float:
+        """The value that leaves the temporary as it is (the operator's identity: 0 for a sum).
+
+        >>> from compiler.algebra import lookup
+        >>> Reduce("t", (), Lit(1.0)).unchanged, Reduce("t", (), Lit(1.0), op=lookup("max")).unchanged
+        (0.0, -inf)
+        """
+        return 0.0 if self.op is None else float(self.op.identity)
 
 
 @serialize.node
 @dataclass(frozen=True)
 class Alloc(Stmt):
-    """``alloc t``: a scalar temporary, 0 (and its ``count``, 0, where it has one)."""
+    """``alloc t``: a scalar temporary, 0 (and its ``count``, 0, where it has one); ``init``: another start
+    (the identity of the reduction into it: ``-inf`` for ``max``)."""
 
     name: str
     count: str = ""
+    init: float = 0.0
 
 
 @serialize.node
@@ -142,13 +157,21 @@ class Fold(Stmt):
     fill: float
     idxs: tuple = ()
     shape: tuple = ()
+    #: another reduction (a scalar's): ``t = max(t, fill) if count < extent``, the fill a fixed point of ``op``
+    #: (an idempotent operator's any fill, a product's 0, 1, inf or NaN), so once is as many times
+    op: Any = None
 
     def missed(self, counted: int):
-        """What the fold adds after ``counted`` coordinates were summed.
+        """What the fold adds after ``counted`` coordinates were summed (reduces, with ``op``).
 
+        >>> from compiler.algebra import lookup
         >>> Fold("t", "n", 4, 1.0).missed(1), Fold("t", "n", 4, float("nan")).missed(4)
         (3.0, 0.0)
+        >>> Fold("t", "n", 4, 0.0, op=lookup("max")).missed(1), Fold("t", "n", 4, 0.0, op=lookup("max")).missed(4)
+        (0.0, -inf)
         """
+        if self.op is not None:
+            return self.fill if counted < self.extent else float(self.op.identity)
         return (self.extent - counted) * self.fill if counted < self.extent else 0.0
 
 
@@ -251,8 +274,9 @@ def _spanned_lines(s, depth: int, scope: tuple = ()) -> list[tuple[str, tuple, l
     pad = INDENT * depth
     if isinstance(s, (Assign, Reduce)):
         lhs = f"{s.out}({', '.join(s.idxs)})" if s.idxs or isinstance(s, Assign) else s.out
-        op = " = " if isinstance(s, Assign) else " += "
+        op = " = " if isinstance(s, Assign) else " += " if s.op is None else f" = {s.op.name}({lhs}, "
         value, parts = value_parts(s.value, len(pad) + len(lhs) + len(op), scope)
+        value += ")" if isinstance(s, Reduce) and s.op is not None else ""
         # (the output written, not a temporary: a temporary has no indices)
         written = ([[len(pad), len(pad) + len(lhs), {"tensor": s.out, "indices": list(s.idxs), "mode": "update"},
                      "access"]] if s.idxs else [])
@@ -260,7 +284,13 @@ def _spanned_lines(s, depth: int, scope: tuple = ()) -> list[tuple[str, tuple, l
         counted = [(f"{pad}{s.count}{at} += 1", (), [])] if isinstance(s, Reduce) and s.count else []
         return [(f"{pad}{lhs}{op}{value}", (), written + parts)] + counted
     if isinstance(s, Alloc):
-        return [(f"{pad}alloc {s.name}" + (f", {s.count}" if s.count else ""), (), [])]
+        start = f" = {value_text(Lit(s.init))}" if s.init != 0 else ""
+        return [(f"{pad}alloc {s.name}{start}" + (f", {s.count}" if s.count else ""), (), [])]
+    if isinstance(s, Fold) and s.op is not None:
+        at = f"({', '.join(s.idxs)})" if s.idxs else ""
+        every = f"forall {', '.join(s.idxs)}: " if s.idxs else ""
+        return [(f"{pad}{every}{s.out}{at} = {s.op.name}({s.out}{at}, {value_text(Lit(s.fill))}) if {s.count}{at} < "
+                 f"{s.extent}", (), [])]
     if isinstance(s, Fold):
         fill = value_text(Lit(s.fill))
         at = f"({', '.join(s.idxs)})" if s.idxs else ""
@@ -351,7 +381,7 @@ class Compiler:
         if isinstance(s, (Assign, Reduce)):
             v = specialize_value(s.value, defs, known_temps)
             # (a counted sum skips its summand's fill: the fold after its loops adds it)
-            skipped = self.fill if isinstance(s, Assign) else self.folds.get(s.out, 0.0) if s.count else 0.0
+            skipped = self.fill if isinstance(s, Assign) else self.folds.get(s.out, 0.0) if s.count else s.unchanged
             unchanged = isinstance(v, Lit) and same_value(v.value, skipped)
             out = Skip() if unchanged else replace(s, value=v)
             if v != s.value:
@@ -365,7 +395,7 @@ class Compiler:
             # a temporary nothing sums into any more is 0 where it is read, or the fill folded in
             # for every coordinate of its sum
             folds = {x.out: x for x in out if isinstance(x, Fold)}
-            dead = {x.name: Lit(folds[x.name].missed(0) if x.name in folds else 0.0) for x in out
+            dead = {x.name: Lit(folds[x.name].missed(0) if x.name in folds else x.init) for x in out
                     if isinstance(x, Alloc) and not any(_reduces_into(y, x.name) for y in out)}
             if dead:
                 self.rewrites.append(Rewrite("empty-sum", ", ".join(sorted(dead)),

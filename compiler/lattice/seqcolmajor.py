@@ -143,6 +143,33 @@ def unflattened(program, shapes: dict):
     return flat
 
 
+def split_flatten(program) -> str:
+    """Why :func:`unflattened` takes no column-major collapse of ``program`` whose output is not its one index (a
+    reshape to several axes of a transposed matrix, ``a.T.reshape(2, 12)``, or its sum): ``""`` where it has none such.
+
+    >>> from compiler.notation import parse
+    >>> print(split_flatten(parse("c[i, j] = split(collapse(A[l, k], (k, l) -> m), m -> (i:2, j:12))")))
+    ; collapse(A[l, k], (k, l) -> m) flattens column-major (k, stored after l, major), and the output's indices are not its one result (a reshape to several axes): the lattice undoes such a collapse only into a vector output (compiler.lattice.seqcolmajor)
+    >>> split_flatten(parse("c[m] = collapse(A[l, k], (k, l) -> m)")), split_flatten(parse("c[i, j] = A[i, j]"))
+    ('', '')
+    >>> "(reduced to a scalar)" in split_flatten(parse("c[] = sum[m](collapse(A[l, k], (k, l) -> m))"))
+    True
+    """
+    if len(program.lhs.indices) == 1:
+        return ""
+    for c in walk_notation(program.rhs):
+        if not isinstance(c, Collapse):
+            continue
+        read = next((a for a in walk_notation(c.operand) if isinstance(a, Access) and set(c.indices) <= set(a.indices)),
+                    None)
+        if read is not None and read.indices.index(c.indices[0]) > read.indices.index(c.indices[1]):
+            how = "a reshape to several axes" if program.lhs.indices else "reduced to a scalar"
+            return (f"; {c} flattens column-major ({c.indices[0]}, stored after {c.indices[1]}, major), and the output's "
+                    f"indices are not its one result ({how}): the lattice undoes such a collapse only into a vector "
+                    f"output (compiler.lattice.seqcolmajor)")
+    return ""
+
+
 def split_back(e, m, names: tuple, sizes: tuple, taken: set):
     """``e``, read at ``m``, split back into ``names`` (of extents ``sizes``, the major first): split in two, the
     last index minor, then its major part split again, each time at a fresh index (not in ``taken``, to which it
@@ -467,5 +494,5 @@ def column_major_output(name: str, fmt, indices: tuple, shape: tuple, dtype: str
     return FlatSortedOutput(inner, shape, dtype, fresh, at)
 
 
-__all__ = ["by_columns", "collapsed", "column_major", "column_major_output",
+__all__ = ["by_columns", "collapsed", "column_major", "column_major_output", "split_flatten",
            "flat_text", "resorted_reads", "storage_order", "stored_walk", "unflattened"]

@@ -18,7 +18,8 @@ rule that fired (:class:`Derivation`).
 :func:`build_cin` turns an :class:`~compiler.notation.ast.Assign` into the CIN of
 :mod:`compiler.lattice.seqcfir`: one forall per output index in the output's mode order, a
 ``where`` (an :class:`~compiler.lattice.seqcfir.Alloc`'d temporary and its producer loops) per
-sum, reads with the shape operators erased but concatenation (:class:`~compiler.lattice.seqcfirvalues.Cat`).
+sum (and per max, min, prod, any or all, into a scalar started at the operator's identity: :func:`other_reduction`),
+reads with the shape operators erased but concatenation (:class:`~compiler.lattice.seqcfirvalues.Cat`).
 :func:`seq_evaluate` lowers that through the sequence lattices and CFIR and interprets it over the
 tensors' stored entries.
 
@@ -167,21 +168,44 @@ class CinBuilder:
         if isinstance(e, (Collapse, Split, Slice, Broadcast)):
             return self.value(e.operand)
         if isinstance(e, Reduce):
-            if e.op.is_user or e.op.name != "add":
-                raise StrategyError(f"{e}: the sequence lowering reduces with sum only")
+            # (a sum, or max, min or a product into a scalar: t = max(t, v))
+            op = None if not e.op.is_user and e.op.name == "add" else other_reduction(e)
             self.temps += 1
             t = f"t{self.temps}" if self.temps > 1 else "t"
             pre, v = self.value(e.body)
             # (a summand of another fill than 0 counts the coordinates its loops sum: each one
-            # they skip adds that fill, folded in after them)
+            # they skip adds that fill, folded in after them; another reduction's, where it is not its identity)
             fill = expr_fill(e.body, self.d.fills, self.d.extents)
-            n = "" if _plain_zero(fill) else f"n_{t}"
-            body: cin.Stmt = _block(pre + [cin.Reduce(t, (), v, n)])
+            if op is not None and not values.same_value(op(fill, fill).item(), fill):
+                raise StrategyError(f"{e}: the sequence lowering folds the fill {fill} of the coordinates a {e.op.name} "
+                                    f"reduction's loops skip once, which is {e.op.name} of it as many times only where "
+                                    f"{e.op.name}(fill, fill) is the fill; lower it with strategy='looplets'")
+            counted = not _plain_zero(fill) if op is None else not values.same_value(fill, op.identity)
+            n = f"n_{t}" if counted else ""
+            body: cin.Stmt = _block(pre + [cin.Reduce(t, (), v, n, op)])
             for j in reversed(e.indices):
                 body = self.forall(j, e.body, body)
-            fold = [cin.Fold(t, n, int(np.prod([self.d.size(j) for j in e.indices])), fill)] if n else []
-            return [cin.Alloc(t, n), body] + fold, cin.Temp(t)
+            fold = [cin.Fold(t, n, int(np.prod([self.d.size(j) for j in e.indices])), fill, op=op)] if n else []
+            return [cin.Alloc(t, n, 0.0 if op is None else op.identity), body] + fold, cin.Temp(t)
         raise StrategyError(f"{e}: the sequence lowering does not take this node")
+
+
+#: the reductions other than a sum the sequence lowering takes, into a scalar (each's identity the start)
+OTHER_REDUCTIONS = ("max", "min", "mul", "or", "and")
+
+
+def other_reduction(e: Reduce):
+    """The operator of ``e``, a reduction other than a sum that the sequence lowering computes into a scalar
+    (``max[i](A[1, i])``, the max of a constant row: ``t = max(t, v)``); else a StrategyError naming it.
+
+    >>> from compiler.notation import parse_expr
+    >>> other_reduction(parse_expr("max[i](A[1, i])")).name
+    'max'
+    """
+    if e.op.is_user or e.op.name not in OTHER_REDUCTIONS:
+        raise StrategyError(f"{e}: the sequence lowering reduces with sum, max, min, prod, any and all only, not "
+                            f"{e.op.name}; lower it with strategy='looplets'")
+    return e.op
 
 
 def _real(value, e):

@@ -549,19 +549,40 @@ class SeqEmitter(LeafWalks):
             return []
         if isinstance(s, cf.Alloc):
             name = self.temps.setdefault(s.name, self.fresh(s.name))
-            out = [Declare(Var(name), self.dtype, Const(0, self.dtype))]
+            init = s.init if s.init != 0 else 0
+            if np.dtype(self.dtype).kind in "iu" and not np.isfinite(init):   # (max's identity in an integer)
+                init = int(np.iinfo(self.dtype).min if init < 0 else np.iinfo(self.dtype).max)
+            out = [Declare(Var(name), self.dtype, Const(init, self.dtype))]
             if s.count:
                 out.append(Declare(Var(self.temps.setdefault(s.count, self.fresh(s.count))), I64, _c(0)))
             return out
         if isinstance(s, cf.Reduce):
             if s.idxs:     # (a sum whose loops run around the output's: compiler.lattice.seqhoist)
                 into = self.workspaces.get(s.out, self.out)
+                if s.op is not None:    # (a max, min or prod into a vector's accumulator)
+                    if not hasattr(into, "reduce_into"):
+                        raise StrategyError(f"{s.op.name} into {s.out}: the loops of a max, min or prod run around "
+                                            f"the output's into a vector or a dense output only")
+                    v, dt = self.typed(s.value)
+                    return self.computing(s, into.reduce_into(s.idxs, v, dt, s.count, s.op, self.helpers), into.tensor)
                 return self.computing(s, into.accumulate(s.idxs, self.value(s.value), s.count), into.tensor)
-            out = self.computing(s, [ir.CompoundAssign("+", Var(self.temps[s.out]), self.value(s.value))], None)
+            if s.op is not None:    # (max, min or a product into a scalar: t = max(t, v), the operator's C)
+                t = Var(self.temps[s.out])
+                v, dt = self.typed(s.value)
+                new = apply_op(s.op, [t, v], [self.dtype, dt], self.helpers)[0]
+                out = self.computing(s, [ir.Assign(t, new)], None)
+            else:
+                out = self.computing(s, [ir.CompoundAssign("+", Var(self.temps[s.out]), self.value(s.value))], None)
             self.summed.setdefault(s.out, set()).update(self.reads(s))
             return out + ([ir.CompoundAssign("+", Var(self.temps[s.count]), _c(1))] if s.count else [])
         if isinstance(s, cf.Fold) and s.idxs:
             return self.workspaces.get(s.out, self.out).fold_each(s)
+        if isinstance(s, cf.Fold) and s.op is not None:
+            # (the fill, a fixed point of the operator, once where the loops skipped any coordinate)
+            t = Var(self.temps[s.out])
+            folded = apply_op(s.op, [t, Const(s.fill, self.dtype)], [self.dtype, self.dtype], self.helpers)[0]
+            return computing([If(BinOp("<", Var(self.temps[s.count]), _c(s.extent)), [ir.Assign(t, folded)])],
+                             (), None, fills=self.summed.get(s.out, ()))
         if isinstance(s, cf.Fold):
             # (the summand's fill once for each coordinate the loops skipped, where they skipped any)
             n, extent = Var(self.temps[s.count]), _c(s.extent)

@@ -35,10 +35,12 @@ import numpy as np
 
 from ..errors import StrategyError
 from ..imperative import ir
+from ..values import same_value
 from ..imperative.ir import BinOp, Cast, Const, Declare, For, Grow, If, Load, Store, Var
 from ..imperative.sorting import COUNTED_SPAN
 from ..notation.ast import Reduce as SumNode
 from . import seqcfir as cin
+from .exprs import apply_op
 from .seqoutput import SeqOutput
 from .seqvalues import expr_fill
 
@@ -60,6 +62,41 @@ def hoistable(program) -> tuple:
     return ()
 
 
+def hoistable_into_vector(program) -> tuple:
+    """The indices of ``program``'s max, min, prod, any or all (its right side) where its output is a vector or a
+    scalar: its loops may run around the output's, each term reduced into a dense accumulator
+    (:class:`AccumulatedOutput`); ``()`` for any other statement (a sum: :func:`hoistable`).
+
+    >>> from compiler.notation import parse
+    >>> hoistable_into_vector(parse("y[j] = max[i](A[i, j])")), hoistable_into_vector(parse("y[j, k] = max[i](A[i, j, k])"))
+    (('i',), ())
+    """
+    rhs = program.rhs
+    if isinstance(rhs, SumNode) and not rhs.op.is_user and rhs.op.name in ("max", "min", "mul", "or", "and") and \
+            len(program.lhs.indices) <= 1:
+        return tuple(str(i) for i in rhs.indices)
+    return ()
+
+
+def unhoisted(program) -> str:
+    """Why the loops of ``program``'s reduction (its right side) do not run around the output's, as a sum's
+    may (:func:`hoistable`) and a max's into a vector (:func:`hoistable_into_vector`): ``""`` where they may or
+    there is no reduction.
+
+    >>> from compiler.notation import parse
+    >>> print(unhoisted(parse("y[j, m] = max[l](concat((A[i, j, m], B[k, j, m]), (i, k) -> l))")))
+    ; the loops of a sum run around the output's, each term accumulated into it (compiler.lattice.seqhoist), but those of max only into a vector or a scalar, not y of 2 modes
+    >>> unhoisted(parse("y[j] = max[i](A[i, j])")), unhoisted(parse("y[j] = sum[i](A[i, j])")), unhoisted(parse("y[j] = A[0, j]"))
+    ('', '', '')
+    """
+    rhs = program.rhs
+    if not isinstance(rhs, SumNode) or hoistable(program) or hoistable_into_vector(program):
+        return ""
+    return (f"; the loops of a sum run around the output's, each term accumulated into it (compiler.lattice.seqhoist), "
+            f"but those of {rhs.op.name} only into a vector or a scalar, not {program.lhs.tensor} of "
+            f"{len(program.lhs.indices)} modes")
+
+
 def hoisted_body(builder, program, order: tuple) -> cin.Stmt:
     """The CIN of ``program`` (a sum, :func:`hoistable`) with its loops in ``order`` (index names,
     the sum's among the output's), each coordinate's sum accumulated into the output: ``forall
@@ -69,27 +106,36 @@ def hoisted_body(builder, program, order: tuple) -> cin.Stmt:
     pre, v = builder.value(rhs.body)
     fill = expr_fill(rhs.body, d.fills, d.extents)
     out, idxs = lhs.tensor, tuple(str(i) for i in lhs.indices)
-    counted = isinstance(fill, bool) or fill != 0
+    # (a max, min or prod into a vector: each term reduced into it, the fill folded in once where a coordinate's
+    # loops skipped any, as into a scalar: compiler.lattice.seqderive.other_reduction)
+    op = None if not rhs.op.is_user and rhs.op.name == "add" else rhs.op     # (a sum over no index too)
+    if op is not None and not same_value(op(fill, fill).item(), fill):
+        raise StrategyError(f"{rhs}: the sequence lowering folds the fill {fill} once where a {op.name} reduction's "
+                            f"loops skip coordinates, which is {op.name} of it as many times only where "
+                            f"{op.name}(fill, fill) is the fill")
+    counted = (isinstance(fill, bool) or fill != 0) if op is None else not same_value(fill, op.identity)
     # (a 0-d output: the sum into a scalar temporary, its loops reordered, then assigned)
     into = out if idxs else "t"
     count = f"n_{into}" if counted else ""
-    stmts = pre + [cin.Reduce(into, idxs, v, count)]
+    stmts = pre + [cin.Reduce(into, idxs, v, count, op)]
     body: cin.Stmt = stmts[0] if len(stmts) == 1 else cin.Block(tuple(stmts))
     index = {str(i): i for i in (*lhs.indices, *rhs.indices)}
     for name in reversed(order):
         body = builder.forall(index[name], rhs.body, body)
     summed = math.prod(d.size(i) for i in rhs.indices)
-    fold = [cin.Fold(into, count, summed, float(fill), idxs, tuple(d.size(i) for i in lhs.indices))] if counted else []
+    fold = [cin.Fold(into, count, summed, float(fill), idxs, tuple(d.size(i) for i in lhs.indices), op=op)] \
+        if counted else []
     if not idxs:
-        return cin.Block((cin.Alloc(into, count), body, *fold, cin.Assign(out, (), cin.Temp(into))))
+        start = 0.0 if op is None else op.identity
+        return cin.Block((cin.Alloc(into, count, start), body, *fold, cin.Assign(out, (), cin.Temp(into))))
     return cin.Block((body, *fold)) if fold else body
 
 
-def order_note(out: str, order: tuple, default: tuple, how: str, why: str) -> str:
+def order_note(out: str, order: tuple, default: tuple, how: str, why: str, what: str = "sum") -> str:
     """What the trace's ``loop-order`` step says of a sum hoisted around the output's loops, added
     ``how``: into a ``dense`` output, a sparse vector's ``workspace``, a sparse matrix's row ``buckets`` (or
     its ``rows`` one at a time, the row index outermost), a sparse output of 3 or more modes' buckets ``sorted`` by
-    key, or a ``scalar`` (a 0-d output).
+    key, or a ``scalar`` (a 0-d output). ``what``: the reduction (a ``max`` into a vector too).
 
     >>> print(order_note("y", ("i", "j"), ("j", "i"), "dense", "A[i, j]: ..."))
     the loops in the output's order, the sum's inside (j, i), walk an input against its storage order (A[i, j]: ...); they run i, j instead, the sum accumulated into y at each coordinate (a dense output written at random, as TACO does for y(j) = A(i, j) with y dense)
@@ -111,8 +157,8 @@ def order_note(out: str, order: tuple, default: tuple, how: str, why: str) -> st
                     f"come together), its columns sorted and its entries appended after the row's loop "
                     f"(Gustavson's row workspace, compiler.lattice.seqsumscatter)",
             "scalar": "into a scalar, as before"}[how]
-    return (f"the loops in the output's order, the sum's inside ({', '.join(default)}), walk an input against its "
-            f"storage order ({why}); they run {', '.join(order)} instead, the sum accumulated {into}")
+    return (f"the loops in the output's order, the {what}'s inside ({', '.join(default)}), walk an input against its "
+            f"storage order ({why}); they run {', '.join(order)} instead, the {what} accumulated {into}")
 
 
 class AccumulatedOutput(SeqOutput):
@@ -129,6 +175,8 @@ class AccumulatedOutput(SeqOutput):
         self.size = math.prod(self.shape)
         self.sums = self.val if self.kind == "dense" else self.fresh("w")
         self.counts = ""      # (the per-coordinate count of a summand of another fill than 0)
+        #: a max, min or prod reduced into it (None: a sum), and the C of its operator
+        self.op, self.helpers = None, None
 
     def at(self, idxs: tuple):
         at = self.dense_position(tuple(idxs[m] for m in self.fmt.mode_order), len(idxs))
@@ -148,11 +196,34 @@ class AccumulatedOutput(SeqOutput):
             out.append(Store(self.counts, at, Const(1, "int64"), "+"))
         return out
 
+    def reduce_into(self, idxs: tuple, value, dtype: str, count: str, op, helpers) -> list:
+        """``w[at] = op(w[at], value)``: a term of a max, min or prod reduced into the accumulator, which starts at
+        the operator's identity (:meth:`around`)."""
+        self.op, self.helpers = op, helpers
+        at = self.at(idxs)
+        out = [Store(self.sums, at, apply_op(op, [Load(self.sums, at), value], [self.dtype, dtype], helpers)[0])]
+        if count:
+            self.counts = self.counts or self.fresh(count)
+            out.append(Store(self.counts, at, Const(1, "int64"), "+"))
+        return out
+
+    def identity(self):
+        """The start of the accumulator: 0 for a sum, else the operator's identity in the output's dtype."""
+        if self.op is None:
+            return Const(0, self.dtype)
+        return Const(np.asarray(self.op.identity_for(self.dtype)).item(), self.dtype)
+
     def fold_each(self, s: cin.Fold) -> list:
         """The summand's fill for each coordinate the loops skipped, at every coordinate."""
         self.counts = self.counts or self.fresh(s.count)     # (no loop left to count: all skipped)
         q = Var(self.fresh("q"))
         n = Load(self.counts, q)
+        if s.op is not None:    # (a fixed point of the operator: once is as many times)
+            self.op = s.op
+            folded = apply_op(s.op, [Load(self.sums, q), Const(s.fill, self.dtype)], [self.dtype, self.dtype],
+                              self.helpers if self.helpers is not None else {})[0]
+            return [For(q, 0, Const(self.size, "int64"),
+                        [If(BinOp("<", n, Const(s.extent, "int64")), [Store(self.sums, q, folded)])])]
         missed = BinOp("-", Const(s.extent, "int64"), n)
         missed = missed if self.dtype == "int64" else Cast(self.dtype, missed)
         if s.fill != 1:
@@ -168,12 +239,14 @@ class AccumulatedOutput(SeqOutput):
             q, v = Var(self.fresh("q")), Var(self.fresh("v"))
             body = body + [For(q, 0, Const(self.size, "int64"),
                                [Declare(v, self.dtype, Load(self.sums, q))] + self.store((q.name,), v))]
-            body = [ir.Allocate(self.sums, self.dtype, Const(self.size, "int64"), Const(0, self.dtype), body)]
+            body = [ir.Allocate(self.sums, self.dtype, Const(self.size, "int64"), self.identity(), body)]
         if self.counts:
             body = [ir.Allocate(self.counts, "int64", Const(self.size, "int64"), Const(0, "int64"), body)]
+        if zeroing is None and self.op is not None and self.kind == "dense":
+            zeroing = Var(self.fresh("q"))    # (a max's output starts at -inf, whatever the runtime filled it with)
         if zeroing is not None:
-            # (the runtime filled the output with the result's fill: the sums start at 0)
-            body = [For(zeroing, 0, Const(self.size, "int64"), [Store(self.val, zeroing, Const(0, self.dtype))])] + body
+            # (the runtime filled the output with the result's fill: the sums start at 0, another reduction at its identity)
+            body = [For(zeroing, 0, Const(self.size, "int64"), [Store(self.val, zeroing, self.identity())])] + body
         return body
 
 
@@ -186,4 +259,4 @@ def plain_zero(fill) -> bool:
     return fill is None or not isinstance(fill, (bool, np.bool_)) and fill == 0
 
 
-__all__ = ["SORTED_BUCKET", "AccumulatedOutput", "hoistable", "hoisted_body", "order_note", "plain_zero"]
+__all__ = ["SORTED_BUCKET", "AccumulatedOutput", "hoistable", "hoisted_body", "order_note", "plain_zero", "unhoisted", "hoistable_into_vector"]

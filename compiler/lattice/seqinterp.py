@@ -106,24 +106,32 @@ def interpret(cf, data: Mapping, env: Mapping | None = None) -> Run:
             if s.idxs:
                 out = run.outputs.setdefault(s.out, {})
                 key = tuple(idx[i] for i in s.idxs)
-                out[key] = out.get(key, 0.0) + v
+                out[key] = out.get(key, 0.0) + v if s.op is None else \
+                    s.op(out.get(key, s.unchanged), v).item()
                 if s.count:     # (one count per coordinate of the output)
                     counts = temps.setdefault(s.count, {})
                     counts[key] = counts.get(key, 0) + 1
             else:
-                temps[s.out] += v
+                temps[s.out] = temps[s.out] + v if s.op is None else s.op(temps[s.out], v).item()
                 if s.count:
                     temps[s.count] += 1
         elif isinstance(s, Alloc):
-            temps[s.name] = 0.0
+            temps[s.name] = s.init
             if s.count:
                 temps[s.count] = 0
         elif isinstance(s, Fold) and s.idxs:
             out, counts = run.outputs.setdefault(s.out, {}), temps.get(s.count, {})
             for key in np.ndindex(*s.shape):
+                if s.op is not None:
+                    if counts.get(key, 0) < s.extent:
+                        out[key] = s.op(out.get(key, float(s.op.identity)), s.fill).item()
+                    continue
                 missed = s.missed(counts.get(key, 0))
                 if missed != 0 or missed != missed:
                     out[key] = out.get(key, 0.0) + missed
+        elif isinstance(s, Fold) and s.op is not None:
+            if temps[s.count] < s.extent:
+                temps[s.out] = s.op(temps[s.out], s.fill).item()
         elif isinstance(s, Fold):
             temps[s.out] += s.missed(temps[s.count])
         elif isinstance(s, Block):

@@ -78,7 +78,7 @@ from ..format import Format, dense
 from ..stand_in import conversion_cost, format_text, output_conversion_note
 from .seqderive import ShapedFormat, copy_fill, input_fills, seq_lower
 from .seqnesting import DiscordantWalk, LoopOrder
-from .seqhoist import hoistable, order_note
+from .seqhoist import hoistable, hoistable_into_vector, order_note, unhoisted
 from .seqworkspace import sums_under_operators, workspace_note
 from .seqoutput import output_kind
 from .seqparts import walked_whole
@@ -86,7 +86,7 @@ from .seqrewind import SplitOrder
 from .seqstride import jumps, searched
 from .seqscatter import scatter_note, scatters
 from .seqgroupsort import group_sort_note, sorts_groups, swapped, unsorted
-from .seqcolmajor import column_major
+from .seqcolmajor import column_major, split_flatten
 from .seqentrysort import entry_sorting
 from .seqstraddle import straddle_refusal, straddle_scatter_note
 from .seqstraddlesort import straddle_sorting
@@ -249,8 +249,9 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
                     other = other or entry_sorting(program, inputs, out_format, fill, out_shape,
                                                    getattr(e, "walk", str(e)))
                     if other is None:
-                        raise StrategyError(f"{e}{unbucketed(program, out_format) or unsorted(program, out_format)}; "
-                                            f"{LOOPLETS}") from None
+                        why = unbucketed(program, out_format) or unsorted(program, out_format) or \
+                            split_flatten(program) or unhoisted(program)
+                        raise StrategyError(f"{e}{why}; {LOOPLETS}") from None
                     low = adopted(*other)
                     continue
             # (the sequences walk every level under its parent: a CSC collapsed row-major is read
@@ -437,7 +438,7 @@ def reordered(program, inputs: dict, out_format, fill, why: str, scatter_only: b
     out = out_format if out_format is not None else dense(len(program.lhs.indices))
     names = [str(i) for i in program.lhs.indices]
     mine = tuple(names[m] for m in out.mode_order)
-    summed = hoistable(program)
+    summed = hoistable(program) or hoistable_into_vector(program)
     kind = output_kind(out)
     rows = False
     tries = []
@@ -487,7 +488,9 @@ def reordered(program, inputs: dict, out_format, fill, why: str, scatter_only: b
         if hoisted is not None:
             how = "scalar" if not names else "dense" if kind == "dense" else "sorted" if sorts_sums(out) \
                 else "workspace" if not bucketed(out) else "rows" if hoisted[0] == mine[0] else "buckets"
-            return low, order_note(program.lhs.tensor, hoisted, mine + summed, how, why), {"hoisted": list(hoisted)}
+            op = program.rhs.op.name if isinstance(program.rhs, Reduce) else "add"
+            what = {"add": "sum", "mul": "prod", "or": "any", "and": "all"}.get(op, op)
+            return low, order_note(program.lhs.tensor, hoisted, mine + summed, how, why, what), {"hoisted": list(hoisted)}
         data = {"order": [names.index(i) for i in order]}
         if kind == "dense":
             return low, (f"the loops in the output's order ({', '.join(mine)}) walk an input against its storage "

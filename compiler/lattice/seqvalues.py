@@ -91,9 +91,11 @@ def _node_fill(e, fills: dict, extents: dict | None, exact: bool):
         return np.asarray(e.op.fill(*(expr_fill(a, fills, extents, exact) for a in e.args))).item()
     if isinstance(e, Reduce):
         f = expr_fill(e.body, fills, extents, exact)
-        if isinstance(f, bool):
-            raise StrategyError(f"{e}: its summand is a boolean of fill {f}; the sequence lowering sums numbers")
-        if _same(f, 0):
+        logical = not e.op.is_user and e.op.name in ("or", "and")     # (any and all reduce booleans)
+        if isinstance(f, bool) and not logical:
+            raise StrategyError(f"{e}: its summand is a boolean of fill {f}; the sequence lowering sums numbers "
+                                f"(any and all reduce booleans); lower it with strategy='looplets'")
+        if _same(f, 0) and not logical:
             return 0.0
         if extents is None or any(i not in extents for i in e.indices):
             raise StrategyError(f"{e}: its summand has fill {f}, and the extents of {', '.join(map(str, e.indices))} "

@@ -40,7 +40,7 @@ from .looplet_access import read_key
 from .looplet_provenance import MAX_LOOPLETS, printed_step, step_text
 from .looplet_rules import LoopletRules
 from .looplets import Fill, Looplet, Run, nest_dot, nest_text
-from .modifiers import Offset, Permit
+from .modifiers import Offset, Permit, Window
 from .program import (MISSING, Access, Assign, Block, Declare as PDeclare, Define, Extent, Freeze, Index,
                       IndexModifier, Literal, Loop, Sieve, Thaw, Value, postmap, substitute, walk)
 from .scalars import ScalarLowering
@@ -50,12 +50,13 @@ from .wrappers import FillFiber, apply_modifiers, base_index, modifier_chain, pr
 
 
 def _bound_coordinate(x) -> bool:
-    """Whether ``x`` is a bound value read permissively or at an offset, not a loop's index: ``~v``
-    (a let-bound quotient of a gather that may fall outside the tensor), or ``v + d`` with ``v`` and
+    """Whether ``x`` is a bound value read permissively, at an offset or in a window, not a loop's index:
+    ``~v`` (a let-bound quotient of a gather that may fall outside the tensor), ``v + d`` with ``v`` and
     ``d`` lowered (a split ``A[k + i * 2, j]`` of a CSC's row index, read under the loop over ``j``
-    after the loops over ``i`` and ``k``)."""
+    after the loops over ``i`` and ``k``), or ``window(v, lo, hi)`` (a row's window read at a bound ``v``:
+    ``A[2, 2:5][i]`` under the loop over ``i``, its constant row located first)."""
     mods, base = modifier_chain(x)
-    return bool(mods) and all(isinstance(m, Permit) or isinstance(m, Offset) and
+    return bool(mods) and all(isinstance(m, (Permit, Window)) or isinstance(m, Offset) and
                               not any(isinstance(n, Index) for n in walk(m.delta)) for m in mods) \
         and not isinstance(base, Index)
 

@@ -78,3 +78,21 @@ def test_transposed_ravels_by_property(fmt, fill, density, shape, out, two, seed
         b, B = operand(shape, "csr", seed + 1, fill=fill)
         expr, want = expr + B.T.reshape(-1), want + b.T.reshape(-1)
     assert flat(one_lattice_kernel(expr, want, out))
+
+
+@pytest.mark.parametrize("fmt", ["csr", "coo", "dcsr"])
+@pytest.mark.parametrize("shape", [(2, 12), (3, 8), (8, 3)])
+def test_a_transposed_reshape_to_several_axes_is_fused_by_the_looplets_and_the_lattice_says_why_not(fmt, shape):
+    # (the lattice undoes a column-major collapse only into a vector: split into several axes, it refuses the
+    # statement saying so, naming the looplets, which walk it; given no strategy, the looplets' kernel)
+    a, A = operand((4, 6), fmt, 7, odd=(nan, inf, -inf))
+    want = a.T.reshape(shape)
+    lattice = A.T.reshape(shape).lower(strategy="lattice")
+    why = lattice.trace.find("retry")[0].data["why"]
+    assert "flattens column-major" in why and "only into a vector output" in why and "strategy='looplets'" in why, why
+    np.testing.assert_array_equal(lattice().to_numpy(), want)
+    for strategy in ("looplets", None):
+        kernel = A.T.reshape(shape).lower(strategy=strategy)
+        assert kernel.strategy == "looplets"
+        assert kernel.trace.find("retry") == [] and kernel.trace.find("materialize") == [], kernel.trace.stages()
+        np.testing.assert_array_equal(kernel().to_numpy(), want)

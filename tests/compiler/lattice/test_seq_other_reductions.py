@@ -1,0 +1,162 @@
+"""max, min, prod, any and all under the sequence lowering (issue 30): a reduction of a constant-index read or a
+slice, ``xp.max(a[1])``, is ``t = max(t, v)`` into a scalar started at the operator's identity, with the
+summand's fill folded in once where the loops skipped a coordinate (``t = max(t, 0) if n_t < 6``). The lattice
+refused them ("the sequence lowering reduces with sum only"; any and all: "its summand is a boolean") and the
+array front end computed the index on the stored entries. Each kernel against numpy, the dense oracle, the IR
+interpreter and the sequence CFIR's interpreter, and by the looplets too, on CSR, CSC, COO, dense and sparse
+vectors, fills 0, 1, NaN and ±inf with NaN and ±inf stored, empty and all-fill operands, and by a property."""
+
+import numpy as np
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from compiler import array as xp
+from compiler.lattice.seqderive import seq_evaluate
+from tests.compiler.lattice.split_kernels import one_lattice_kernel, operand
+
+nan, inf = np.nan, np.inf
+
+# (name, the expression of a (5, 6) matrix and a 6-vector, in both numpy and the array language)
+CASES = [
+    ("max(a[1])", lambda m, a, v: m.max(a[1])),
+    ("min(a[:, 2])", lambda m, a, v: m.min(a[:, 2])),
+    ("prod(a[:, 2])", lambda m, a, v: m.prod(a[:, 2])),
+    ("any(a[1] > 0)", lambda m, a, v: m.any(a[1] > 0)),
+    ("all(a[3] != 0)", lambda m, a, v: m.all(a[3] != 0)),
+    ("max(a[1] * v)", lambda m, a, v: m.max(a[1] * v)),
+    ("min(a[4:0:-2][1] + 1)", lambda m, a, v: m.min(a[4:0:-2][1] + 1.0)),
+    ("max(v[::-2])", lambda m, a, v: m.max(v[::-2])),
+    ("prod(v[1:5])", lambda m, a, v: m.prod(v[1:5])),
+]
+
+
+def both(name, build, a, A, v, V):
+    """``build`` by the lattice (one kernel, nothing materialized, every oracle) and by the looplets, against numpy."""
+    with np.errstate(invalid="ignore"):
+        want = np.asarray(build(np, a, v))
+    kernel = one_lattice_kernel(build(xp, A, V), want)
+    got = build(xp, A, V).lower(strategy="looplets")()
+    np.testing.assert_array_equal(got.to_numpy(), want)
+    return kernel
+
+
+@pytest.mark.parametrize("fmt, fill", [("csr", 0.0), ("csc", nan), ("coo", 1.0), ("dense", 0.0), ("csr", inf),
+                                       ("coo", -inf)])
+@pytest.mark.parametrize("name, build", CASES, ids=[c[0] for c in CASES])
+def test_a_reduction_of_a_constant_read_is_one_lattice_kernel(name, build, fmt, fill):
+    a, A = operand((5, 6), fmt, 11, fill=0.0 if fmt == "dense" else fill, odd=(nan, inf, -inf) if fill != 0 else ())
+    v, V = operand(6, "sparse_vector" if fmt != "dense" else "dense", 12, fill=0.0 if fmt == "dense" else fill,
+                   odd=(-inf,))
+    if name.startswith("prod") and fill == -inf:
+        refused(build(xp, A, V), build(np, a, v))    # (-inf times -inf is inf: no fixed point)
+        return
+    kernel = both(name, build, a, A, v, V)
+    # (the sequence CFIR's interpreter on the statement: the reduction into its scalar, the fill folded once)
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_array_equal(seq_evaluate(kernel.program, **kernel.arguments), build(np, a, v))
+
+
+def test_the_fill_is_folded_once_where_a_coordinate_was_skipped():
+    a, A = operand((3, 6), "csr", 1, fill=0.0)
+    a[1] = [-1.0, 0.0, -2.0, 0.0, 0.0, -3.0]
+    kernel = one_lattice_kernel(xp.max(xp.asarray(a, format="csr")[1]), np.max(a[1]))
+    cfir = "\n".join(s.artifacts[0].text for s in kernel.trace.find("cfir") if s.artifacts)
+    assert "t = max(t, " in cfir and "alloc t = -inf" in cfir, cfir
+    # (a stored row, no coordinate skipped: the fold's test is false and the result is the entries' max)
+    full = np.array([[-1.0, -2.0, -3.0]])
+    one_lattice_kernel(xp.max(xp.asarray(full, format="csr")[0]), np.max(full[0]))
+
+
+@pytest.mark.parametrize("fmt", ["csr", "coo", "csc"])
+def test_empty_and_all_fill_rows(fmt):
+    for density, fill in ((0.0, 0.0), (0.0, nan), (1.0, 0.0), (0.0, 1.0)):
+        a, A = operand((5, 6), fmt, 2, density=density, fill=fill)
+        v, V = operand(6, "sparse_vector", 3, density=density, fill=fill)
+        for name, build in CASES:
+            both(name, build, a, A, v, V)
+
+
+def refused(expr, want):
+    """``expr`` refused by the lattice, the retry step naming the product and the looplets; right all the same."""
+    kernel = expr.lower(strategy="lattice")
+    why = [s.data["why"] for s in kernel.trace.find("retry")]
+    assert why and "mul reduction" in why[0] and "strategy='looplets'" in why[0], why
+    np.testing.assert_array_equal(kernel().to_numpy(), want)
+
+
+def test_a_product_of_a_fill_that_is_no_fixed_point_is_refused_naming_it():
+    # (2 * 2 != 2: the fill folded once would be wrong for two skipped coordinates; the front end computes the
+    # row apart and the trace says why, naming the looplets)
+    a, A = operand((3, 4), "coo", 5, fill=2.0)
+    refused(xp.prod(A[1]), np.prod(a[1]))
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.sampled_from(["max", "min", "prod", "any", "all"]), st.sampled_from(["csr", "csc", "coo", "dense"]),
+       st.sampled_from([0.0, 1.0, nan, inf]), st.integers(1, 6), st.integers(1, 6), st.data())
+@example("max", "csr", 0.0, 4, 6, None)
+def test_reductions_of_a_row_or_a_column_by_property(op, fmt, fill, rows, cols, data):
+    axis = data.draw(st.integers(0, 1)) if data is not None else 0
+    k = data.draw(st.integers(0, (rows, cols)[axis] - 1)) if data is not None else 1
+    step = data.draw(st.sampled_from([1, 2, -1, -3])) if data is not None else 1
+    seed = data.draw(st.integers(0, 2**16)) if data is not None else 0
+    if op == "prod" and fill not in (0.0, 1.0) and not np.isnan(fill) and fill != inf:
+        return
+    a, A = operand((rows, cols), fmt, seed, fill=0.0 if fmt == "dense" else fill, odd=(inf, nan)[:seed % 3])
+
+    def build(m, x, _):
+        line = x[k, ::step] if axis == 0 else x[::step, k]
+        if op in ("any", "all"):
+            return getattr(m, op)(line > 1.0)
+        return getattr(m, op)(line)
+    both(op, build, a, A, None, None)
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32])
+def test_integers_start_at_their_own_identity(dtype):
+    # (max's identity -inf is INT64_MIN or INT32_MIN in C; a row whose entries are all below its fill 0)
+    a = np.array([[-3, 0, -1, 0], [0, 0, 0, 0], [5, 0, 7, 2]], dtype=dtype)
+    A = xp.asarray(a, format="csr")
+    for expr, want in ((xp.max(A[0]), np.max(a[0])), (xp.min(A[:, 3]), np.min(a[:, 3])), (xp.max(A[1]), np.max(a[1])),
+                       (xp.prod(A[2, ::2]), np.prod(a[2, ::2]))):
+        kernel = one_lattice_kernel(expr, np.asarray(want))
+        assert "INFINITY" not in kernel.c_source
+
+
+COLUMNS = {"max": np.max, "min": np.min, "prod": np.prod, "any": np.any, "all": np.all}
+
+
+@pytest.mark.parametrize("out", [None, "dense"])
+@pytest.mark.parametrize("op, fmt, fill", [(op, fmt, fill) for op in COLUMNS for fmt, fill in (
+    ("csr", 0.0), ("csr", nan), ("coo", 1.0), ("dcsr", -inf), ("csr", inf)) if not (op == "prod" and fill == -inf)])
+def test_column_reductions_over_shape_operators_are_one_lattice_kernel(op, fmt, fill, out):
+    # (the loops run around the output's, each term reduced into a dense accumulator started at the operator's
+    # identity, the fill folded in where a column's loops skipped a row: they refused it, naming the looplets;
+    # a product of fill -inf, no fixed point, is refused: test_a_product_of_a_fill_that_is_no_fixed_point...)
+    a, A = operand((4, 6), fmt, 9, fill=fill, odd=(nan, inf, -inf) if fill != 0 else ())
+    b, B = operand((3, 6), fmt, 10, fill=fill)
+    for expr in (lambda m, x, y: (m.concat if m is xp else np.concatenate)([x, y]), lambda m, x, y: x[::-2],
+                 lambda m, x, y: x[1:4] * (2.0 if op != "prod" else 1.0)):   # (a product of fill 2.0 is refused)
+        e, w = expr(xp, A, B), expr(np, a, b)
+        if op in ("any", "all"):
+            e, w = e > 1.0, w > 1.0
+        with np.errstate(invalid="ignore"):
+            want_ = np.asarray(COLUMNS[op](w, axis=0))
+        kernel = one_lattice_kernel(getattr(xp, op)(e, axis=0), want_, out)
+        (order,) = [s.data["hoisted"] for s in kernel.trace.find("loop-order")]
+        with np.errstate(invalid="ignore"):
+            np.testing.assert_array_equal(seq_evaluate(kernel.program, hoisted=tuple(order), **kernel.arguments), want_)
+
+
+def test_a_reduction_into_a_matrix_around_its_loops_is_refused_saying_why():
+    # (a sum's loops run around a matrix output's, bucketed by row; a max's only around a vector's: the refusal
+    # says so and names the looplets, whose kernel is right)
+    t, T = operand((3, 4, 5), "coo", 13)
+    u, U = operand((2, 4, 5), "coo", 14)
+    expr, want = xp.max(xp.concat([T, U]), axis=0), np.max(np.concatenate([t, u]), axis=0)
+    kernel = expr.lower(strategy="lattice")
+    why = [s.data["why"] for s in kernel.trace.find("retry")]
+    assert why and "but those of max only into a vector or a scalar" in why[0] and "strategy='looplets'" in why[0], why
+    np.testing.assert_array_equal(kernel().to_numpy(), want)
+    np.testing.assert_array_equal(expr.lower(strategy="looplets")().to_numpy(), want)
