@@ -826,6 +826,25 @@ FOLLOW: dict[type, Callable] = {SparseHash: unfurl_sparse_hash_follow, Dense: un
                                 SparseList: unfurl_sparse_list_follow, SparseByteMap: unfurl_sparse_byte_map_follow}
 
 
+def locates(f: SubFiber) -> bool:
+    """Whether fiber ``f``'s level locates one coordinate by a ``follow`` protocol of its own (a search,
+    a probe), so a read at a bound coordinate is one lookup, not a walk over a window of length one
+    (a level whose walk already locates, Dense, keeps it).
+
+    >>> from compiler.format import csr, parse_format
+    >>> from compiler.looplets.fibers import TensorInfo
+    >>> A = TensorInfo.from_format("A", csr()).root()
+    >>> locates(A), locates(child_fiber(A, Var("i")))
+    (False, True)
+    >>> locates(TensorInfo.from_format("R", parse_format("RunList(Element(0.0))")).root())
+    False
+    """
+    if f.mode != "read" or f.present is not None or f.is_leaf:
+        return False
+    follow = for_class(FOLLOW, type(f.lvl))
+    return follow is not None and follow is not for_class(UNFURL, type(f.lvl))
+
+
 def for_class(table: dict, cls: type):
     """The entry of ``table`` for level class ``cls`` or its nearest registered base (None if none):
     a subclass of a level inherits its parent's looplets until it registers its own.
