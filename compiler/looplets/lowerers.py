@@ -6,7 +6,8 @@ unfurls every access whose first (storage-order) index is ``i`` to a looplet nes
 the looplets found there by their styles (:mod:`.looplet_rules`, which also gives the priority
 order); the expressions left at the leaves become IR expressions (:mod:`.expression_lowering`).
 An access whose next index is already bound (an expression, not a loop index) is read through a
-loop of length one (concordization); statements writing one entry of an output level appended in
+loop of length one (concordization), located by its level's ``follow`` protocol where it has one of its
+own (a search, not a walk), every read of the same fiber at that coordinate through the same one; statements writing one entry of an output level appended in
 order (a row of a DCSR written by two loops, an hstack row by row) share its looplet nest and go
 through one such loop together, so the entry is appended once. Every unfurl, looplet lowering
 and simplification is a step of the trace (:mod:`.looplet_provenance`).
