@@ -416,7 +416,9 @@ class Emitter:
         ``index_tensor``."""
         (child,), (items,) = node.args, node.params
         ints = any(not isinstance(it, tuple) for it in items) or any(isinstance(i, int) for i in idx)
-        if self.fuse_shapes and None not in idx and (not ints or takes_constants(child)):
+        # (the looplets locate a constant read once for all its reads: a tensor may be read several times)
+        repeated = self.strategy == "looplets"
+        if self.fuse_shapes and None not in idx and (not ints or takes_constants(child, repeated)):
             sub, slices, k = [], [], 0
             for it in items:
                 if not isinstance(it, tuple):
@@ -517,13 +519,15 @@ def _broadcast_axis(at):
     return 0 if isinstance(at, int) else None
 
 
-def takes_constants(node: Node) -> bool:
+def takes_constants(node: Node, repeated: bool = False) -> bool:
     """Whether ``node`` emitted at constant indices puts them into its tensors' accesses: it is a tensor,
     a scalar, or elementwise operators, transposes, broadcasts, reductions and indexes of such (another
-    shape operator below would take its indices as loop indices), each tensor read once. (At a constant index each
-    read of a sparse fiber is a search of its own, and the looplets lower a statement's searches
-    together, their cases multiplying: ``square(sign(v))[1]`` reads ``v`` six times, minutes of
-    lowering, where the whole ``square(sign(v))`` and its entry take a second.)
+    shape operator below would take its indices as loop indices; an index composes with the constants,
+    a slice's start and step mapping one to its operand's), each tensor read once unless ``repeated``.
+    (The looplets locate a constant read once for all the reads of its tensor there:
+    ``square(sign(v))[1]`` reads ``v[1]`` six times, one search. The lattice gives each read an
+    iterator of its own, their cases multiplying: 3,001 lines of C for a NaN fill, where the whole
+    ``square(sign(v))`` and its entry are 99.)
 
     >>> import numpy as np
     >>> from compiler.interop import to_tensor
@@ -533,24 +537,28 @@ def takes_constants(node: Node) -> bool:
     (True, True)
     >>> takes_constants(build.reshape(v, (3, 1)))
     False
-    >>> takes_constants(build.elementwise("mul", v, v))
-    False
+    >>> takes_constants(build.elementwise("mul", v, v)), takes_constants(build.elementwise("mul", v, v), repeated=True)
+    (False, True)
     """
-    read: set = set()
-
-    def once(n) -> bool:
+    seen, read, todo = set(), set(), [node]   # (each node once: a shared subexpression is one node of a DAG)
+    while todo:
+        n = todo.pop()
         if isinstance(n, Leaf):
-            if id(n.tensor) in read:
+            if id(n.tensor) in read and not repeated:
                 return False
             read.add(id(n.tensor))
-            return True
-        if isinstance(n, Scalar):
-            return True
+            continue
+        if isinstance(n, Scalar) or id(n) in seen and repeated:
+            continue
+        if id(n) in seen:   # (a shared subexpression reads its tensors again)
+            return False
         # (an index below composes with the constants: a slice's start and step map one to its operand's)
         composes = isinstance(n, ShapeOp) and n.kind == "index"
-        return (composes or isinstance(n, (Map, Permute, Broadcast, Reduction))) and all(once(c) for c in n.children())
-
-    return once(node)
+        if not (composes or isinstance(n, (Map, Permute, Broadcast, Reduction))):
+            return False
+        seen.add(id(n))
+        todo.extend(n.children())
+    return True
 
 
 def collapse_chain(expr, ins: list, k: Index, fresh):

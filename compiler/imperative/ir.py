@@ -669,11 +669,16 @@ class Tagged(Stmt):
     ``what`` says, in the user's terms, what the tag stands for (the lattice point's
     expression, the looplet lowered): the explorer's tooltips show it instead of the tag.
 
-    ``origin`` says, as data, which lattice point or looplet made it (:class:`Origin`).
+    ``origin`` says, as data, which lattice point or looplet made it (:class:`Origin`). ``also``
+    names further tags that stand for the same statements, as if nested inside this one: the many
+    expression-tree nodes one statement computes, where a tag nested per node would nest the
+    program as deep as the tree is large (:mod:`compiler.notation.node_provenance`).
 
     >>> from compiler.imperative import pretty
     >>> print(pretty(Tagged("lattice:j:A", [Break()], "while j <- A1", Origin("lattice", "j", ("A",)))))
     break;
+    >>> Tagged("expr:n0", [Break()], also=("expr:n1",)).tags
+    ('expr:n0', 'expr:n1')
     """
 
     tag: str
@@ -682,9 +687,16 @@ class Tagged(Stmt):
     #: compared: a description changes nothing in the program (and comparing would make it)
     what: str = field(default="", compare=False)
     origin: Origin | None = None
+    also: tuple[str, ...] = ()
+
+    @property
+    def tags(self) -> tuple[str, ...]:
+        """This statement's tag and those it also stands for, outermost first."""
+        return (self.tag, *self.also)
 
     def __post_init__(self):
         _set(self, "body", as_block(self.body))
+        _set(self, "also", tuple(self.also))
 
 
 def _var(v) -> Var:

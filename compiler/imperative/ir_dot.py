@@ -76,7 +76,7 @@ def _flat(body, tags: tuple[str, ...]):
         if isinstance(s, Block):
             yield from _flat(s, tags)
         elif isinstance(s, Tagged):
-            yield from _flat(s.body, (s.tag,) + tags)
+            yield from _flat(s.body, s.tags[::-1] + tags)
         else:
             yield s, tags
 

@@ -152,7 +152,8 @@ class Printer(ExprFormatter):
         elif isinstance(s, Tagged):
             start = len(self.lines)
             self.stmt(s.body, depth)
-            self.tag_lines.setdefault(s.tag, []).extend(range(start, len(self.lines)))
+            for tag in s.tags:
+                self.tag_lines.setdefault(tag, []).extend(range(start, len(self.lines)))
         elif isinstance(s, Declare):
             init = "" if s.init is None else f" = {self.expr(s.init)}"
             self.emit(depth, f"{self.type_name(s.dtype)} {s.var.name}{init};")

@@ -264,9 +264,11 @@ def tag_descriptions(node) -> dict[str, str]:
     out: dict[str, list[str]] = {}
     for n in walk(tuple(node) if isinstance(node, list) else node):
         if isinstance(n, Tagged) and n.what:
-            whats, what = out.setdefault(n.tag, []), str(n.what)   # (a LaterText is made here)
-            if what not in whats:
-                whats.append(what)
+            what = str(n.what)   # (a LaterText is made here)
+            for tag in n.tags:
+                whats = out.setdefault(tag, [])
+                if what not in whats:
+                    whats.append(what)
     return {t: "; ".join(w) for t, w in out.items()}
 
 
@@ -281,7 +283,8 @@ def tag_origins(node) -> dict[str, "Origin"]:
     out: dict[str, Origin] = {}
     for n in walk(tuple(node) if isinstance(node, list) else node):
         if isinstance(n, Tagged) and n.origin is not None:
-            out.setdefault(n.tag, n.origin)
+            for tag in n.tags:
+                out.setdefault(tag, n.origin)
     return out
 
 

@@ -46,9 +46,9 @@ from .looplets import (AcceptRun, Case, Descent, Entries, Fill, Lookup, Switch, 
                        Stepper, Thunk)
 from .absent_fibers import ABSENT_OK, can_be_absent
 from .fibers import SubFiber, TensorInfo, child_fiber, fiber_tag, fill_value, when_present
+from .follow_looplets import unfurl_sparse_coo_follow, unfurl_sparse_list_follow
 from .gallop_looplets import (unfurl_sparse_block_list_gallop, unfurl_sparse_byte_map_gallop,
                               unfurl_sparse_hash_gallop, unfurl_sparse_list_gallop, unfurl_sparse_run_list_gallop)
-from ..imperative.search import lower_bound_call
 from .searching import descent_over_ends, gallop_from, search_down_stmts, search_stmts
 from .hash_tables import hash_names, probe_stmts, rehash_stmts
 
@@ -762,27 +762,6 @@ def unfurl_sparse_hash_follow(f: SubFiber, ctx, mode):
     return Thunk(pre, Lookup(body, f"i -> probe {info.name}.lvl{k} for {base} + i"))
 
 
-def unfurl_sparse_list_follow(f: SubFiber, ctx, mode, child_of=None):
-    """SparseList read, ``follow`` protocol (random access, notes: finch.md pitfall 21): each
-    coordinate is located by a binary search of the fiber's entries,
-    ``Lookup(i -> Thunk(search, Switch(found: child, else: fill)))``; the fiber's bounds are
-    read once. ``A[follow(j)]`` lets another operand lead the loop over ``j``."""
-    info, k = f.tensor, f.level
-    pos_b, idx_b = info.array(k, f.lvl.starts_array), info.array(k, f.lvl.crd_array)
-    t = fiber_tag(info)
-    q0, q_stop = Var(ctx.fresh(f"q{t}_start")), Var(ctx.fresh(f"q{t}_stop"))
-    child_of = child_of or (lambda q: q)
-
-    def body(i):
-        q = Var(ctx.fresh(f"q{t}"))
-        search = [Declare(q, "int64", lower_bound_call(idx_b, q0, q_stop, i))]
-        found = ir.and_(BinOp("<", q, q_stop), BinOp("==", Load(idx_b, q), i))
-        return Thunk(tuple(search), Switch((Case(found, Run(child_fiber(f, child_of(q)))),
-                                            Case(Const(True, "bool"), Fill(fill_value(info))))))
-    pre = (Declare(q0, "int64", Load(pos_b, f.pos)), Declare(q_stop, "int64", Load(pos_b, X.add(f.pos, 1))))
-    return Thunk(pre, Lookup(body, f"i -> search {info.name}.lvl{k} for i"))
-
-
 def unfurl_sparse_byte_map_follow(f: SubFiber, ctx, mode):
     """SparseByteMap read, ``follow`` protocol: the byte table locates each coordinate,
     ``Lookup(i -> Switch(tbl[p * size + i]: child, else: fill))``."""
@@ -823,7 +802,31 @@ GALLOP: dict[type, Callable] = {
 }
 #: level class -> unfurl for the ``follow`` protocol (random access, ``A[i, follow(j)]``)
 FOLLOW: dict[type, Callable] = {SparseHash: unfurl_sparse_hash_follow, Dense: unfurl_dense,
-                                SparseList: unfurl_sparse_list_follow, SparseByteMap: unfurl_sparse_byte_map_follow}
+                                SparseList: unfurl_sparse_list_follow, SparseByteMap: unfurl_sparse_byte_map_follow,
+                                SparseCOO: unfurl_sparse_coo_follow}
+#: level classes whose ``follow`` unfurl takes a fiber that may be absent (:attr:`SubFiber.present`: it
+#: locates nothing there)
+FOLLOW_ABSENT_OK = {SparseList, SparseCOO}
+
+
+def locates(f: SubFiber) -> bool:
+    """Whether fiber ``f``'s level locates one coordinate by a ``follow`` protocol of its own (a search,
+    a probe), so a read at a bound coordinate is one lookup, not a walk over a window of length one
+    (a level whose walk already locates, Dense, keeps it).
+
+    >>> from compiler.format import csr, parse_format
+    >>> from compiler.looplets.fibers import TensorInfo
+    >>> A = TensorInfo.from_format("A", csr()).root()
+    >>> locates(A), locates(child_fiber(A, Var("i")))
+    (False, True)
+    >>> locates(TensorInfo.from_format("R", parse_format("RunList(Element(0.0))")).root())
+    False
+    """
+    if f.mode != "read" or f.is_leaf or f.present is not None and not (type(f.lvl) in FOLLOW_ABSENT_OK
+                                                                       and can_be_absent(f)):
+        return False
+    follow = for_class(FOLLOW, type(f.lvl))
+    return follow is not None and follow is not for_class(UNFURL, type(f.lvl))
 
 
 def for_class(table: dict, cls: type):
@@ -843,7 +846,8 @@ def unfurl(f: SubFiber, ctx, mode: str | None = None, protocol: str | None = Non
     ``protocol``: None or ``walk`` for the level's default, ``gallop`` for a leading Jumper)."""
     mode = mode or f.mode
     lvl = f.lvl
-    if f.present is not None:   # (a fiber that may be absent is walked: its walk reads nothing then)
+    if f.present is not None and not (protocol == "follow" and mode == "read" and type(lvl) in FOLLOW_ABSENT_OK):
+        # (a fiber that may be absent is walked: its walk reads nothing then)
         if not can_be_absent(f):
             raise StrategyError(f"tensor {f.tensor.name}: level {f.level} ({lvl.name}) cannot be read where its "
                                 f"fiber may be absent (a merged walk's child)")

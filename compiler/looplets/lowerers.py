@@ -6,8 +6,9 @@ unfurls every access whose first (storage-order) index is ``i`` to a looplet nes
 the looplets found there by their styles (:mod:`.looplet_rules`, which also gives the priority
 order); the expressions left at the leaves become IR expressions (:mod:`.expression_lowering`).
 An access whose next index is already bound (an expression, not a loop index) is read through a
-loop of length one (concordization); statements writing one entry of an output level appended in
-order (a row of a DCSR written by two loops, an hstack row by row) share its looplet nest and go
+loop of length one (concordization), located by its level's ``follow`` protocol where it has one of
+its own (a search, not a walk), every read of the same fiber at that coordinate through the same
+one; statements writing one entry of an output level appended in order (a row of a DCSR written by two loops, an hstack row by row) share its looplet nest and go
 through one such loop together, so the entry is appended once. Every unfurl, looplet lowering
 and simplification is a step of the trace (:mod:`.looplet_provenance`).
 
@@ -34,13 +35,13 @@ from .facts import OperandFacts
 from .fibers import SubFiber
 from .fill_write import FILL_WRITE
 from .level_writers import appends_in_order, enters_entries
-from .levels import unfurl
+from .levels import locates, unfurl
 from .lifecycle_lowering import LifecycleLowering
 from .looplet_access import read_key
 from .looplet_provenance import MAX_LOOPLETS, printed_step, step_text
 from .looplet_rules import LoopletRules
 from .looplets import Fill, Looplet, Run, nest_dot, nest_text
-from .modifiers import Offset, Permit, Window
+from .modifiers import Offset, Permit, Protocol, Window
 from .program import (MISSING, Access, Assign, Block, Declare as PDeclare, Define, Extent, Freeze, Index,
                       IndexModifier, Literal, Loop, Sieve, Thaw, Value, postmap, substitute, walk)
 from .scalars import ScalarLowering
@@ -238,13 +239,21 @@ class Lowerer(LoopletRules, ExpressionLowering, LifecycleLowering):
         else:
             v, _ = self.expr(idx, line)
         name = Index(self.fresh("s"))
+        # (a read of a level that locates a coordinate follows it: one search or probe, its entry or the
+        # fill, where a walk over the window of length one lowered a stepper's cases)
+        inner = Protocol(name, "follow") if acc.mode == "read" and isinstance(acc.tns, SubFiber) and \
+            protocol_of(acc.idxs[0]) is None and locates(acc.tns) else name
 
         def around(x):   # (the index's wrappers, now around the loop's)
-            return replace(x, index=around(x.index)) if isinstance(x, IndexModifier) else name
+            return replace(x, index=around(x.index)) if isinstance(x, IndexModifier) else inner
         # (and every access of the same looplet at the same coordinate: statements appending one entry
         # of an output, each writing its own part of the entry's fiber, all go through the one loop)
+        # (and every read of the same fiber at the same coordinate: `sign(w[1])` reads `w[1]` three times,
+        # one search, where a loop each nested the others' in every case of theirs)
+        key = read_key(acc)
         body = postmap(s, lambda n: replace(n, idxs=(around(n.idxs[0]),) + n.idxs[1:])
-                       if isinstance(n, Access) and (n == acc or n.tns is acc.tns and n.idxs[:1] == acc.idxs[:1])
+                       if isinstance(n, Access) and (n == acc or n.tns is acc.tns and n.idxs[:1] == acc.idxs[:1]
+                                                     or key is not None and read_key(n) == key)
                        else None)
         return checks, Loop(name, Extent(v, X.add(v, 1)), body, line=line)
 

@@ -140,10 +140,25 @@ def nodes_computed(nodes: list[TreeNode], output: str, reads: Iterable[str], wri
     return [n for n in nodes if n.ident in done]
 
 
+#: a statement computing more tree nodes than this is tagged once, standing for all of them
+#: (:attr:`~compiler.imperative.ir.Tagged.also`), not by a tag nested per node
+NESTED_NODES = 64
+
+
 def name_nodes(fn: Function, program) -> Function:
     """``fn`` with each statement :func:`computing` tagged by the tree nodes of ``program`` it
     computes (see the module docstring): an assignment's tree, or the tree of a loop program's
-    statement by where it starts (``program.statement_trees()``: ``{(line, column): nodes}``)."""
+    statement by where it starts (``program.statement_trees()``: ``{(line, column): nodes}``).
+    Past :data:`NESTED_NODES` nodes, one tag stands for them all.
+
+    >>> from compiler.imperative.ir import Buffer, Var
+    >>> from compiler.notation import parse
+    >>> y = Buffer("y", "float64", "inout")
+    >>> wide = parse("y[i] = " + " + ".join(["A[i]"] * 40))
+    >>> s = name_nodes(Function("k", (y,), computing([y.store(0, Var("a"))], ["A"], "y")), wide).body.body[0]
+    >>> s.tag, len(s.also), len(s.origin.nodes), isinstance(s.body.body[0], Tagged)
+    ('expr:n0', 80, 81, False)
+    """
     if isinstance(program, Assign):
         trees = {None: tree_nodes(program)}
     else:
@@ -157,15 +172,25 @@ def name_nodes(fn: Function, program) -> Function:
         output = next((n.about.get("tensor") for n in nodes if n.about.get("mode") == "update"), None)
         return nodes_computed(nodes, output, o.operands, o.writes, o.fills)
 
+    def origin(o: Origin, nodes: list[TreeNode]) -> Origin:
+        return Origin(EXPRESSION, None, tuple(sorted(frozenset().union(*(n.tensors for n in nodes)))),
+                      writes=o.writes, nodes=tuple(n.ident for n in nodes),
+                      line=None if isinstance(program, Assign) else o.line,
+                      column=None if isinstance(program, Assign) else o.column)
+
     def stmt(s: Stmt) -> list[Stmt]:
         if isinstance(s, Tagged) and s.tag == _UNNAMED:
             body = stmts(s.body.body)
-            o = s.origin
-            for n in reversed(named(o)):
-                body = [Tagged(node_tag(n.ident), body, f"the expression tree's node {n.label}",
-                               Origin(EXPRESSION, None, tuple(sorted(n.tensors)), writes=o.writes, nodes=(n.ident,),
-                                      line=None if isinstance(program, Assign) else o.line,
-                                      column=None if isinstance(program, Assign) else o.column))]
+            o, nodes = s.origin, named(s.origin)
+            if len(nodes) > NESTED_NODES:
+                # (one tag standing for them all: the tree of an expression reading a shared subexpression
+                # doubles with each use, a tag nested per node nested past Python's recursion limit)
+                first = nodes[0]
+                return [Tagged(node_tag(first.ident), body, f"the expression tree's node {first.label} and the "
+                               f"{len(nodes) - 1} nodes below it that this statement computes", origin(o, nodes),
+                               also=tuple(node_tag(n.ident) for n in nodes[1:]))]
+            for n in reversed(nodes):
+                body = [Tagged(node_tag(n.ident), body, f"the expression tree's node {n.label}", origin(o, [n]))]
             return body
         return [map_bodies(s, stmts)]
 

@@ -146,3 +146,53 @@ def test_a_fill_operands_lines_carry_its_operators_tag(strategy, a, b, b_fill):
             assert any("A_val[" in lines[k - 1] and "B_val[" not in lines[k - 1] for k in operator), program
         else:   # (a line adding the fill times the coordinates skipped, into the sum)
             assert any("+=" in lines[k - 1] and "B_val[" not in lines[k - 1] for k in operator), program
+
+
+def r7(levels, arrays, where):
+    """Issue 30's r7: ``where(a > b, e, where(c != e, d, f))`` nested ``levels`` times, each level reading
+    the expression below twice (its tree doubles with each level)."""
+    e = arrays[0]
+    for lvl in range(levels):
+        a, b, c, d, f = (arrays[(2 * lvl + n) % 8] for n in range(1, 6))
+        e = where(a > b, e, where(c != e, d, f))
+    return e
+
+
+@pytest.mark.parametrize("strategy", ["lattice", "looplets"])
+def test_a_statement_computing_hundreds_of_tree_nodes_is_tagged_once_for_them_all(strategy):
+    # r7 at N = 5 over 1x1x1 tensors in COO, CSF and dense of fills 0, 1, NaN, inf: 327 tree nodes, a tag
+    # nested per node nested past Python's recursion limit ("the program nests too deeply")
+    from compiler import array as xp
+    fills, formats = [0.0, 1.0, np.nan, np.inf], ["coo", "csf", "dense", "coo"]
+    tensors = []
+    for k in range(8):
+        d = np.full((1, 1, 1), fills[k % 4])
+        d[0, 0, 0] = float(k) - 3.0 if k % 3 else fills[k % 4]
+        tensors.append(ss.Tensor.from_numpy(d, format=formats[k % 4], fill=fills[k % 4], name=f"t{k}"))
+    kernel = ss.lower(r7(5, [xp.asarray(t) for t in tensors], xp.where), strategy=strategy)
+    with np.errstate(invalid="ignore"):
+        want = r7(5, [t.to_numpy() for t in tensors], np.where)
+    np.testing.assert_array_equal(kernel().to_numpy(), want)
+    np.testing.assert_array_equal(kernel.interpret().to_numpy(), want)
+    assert len(kernel.c_source.splitlines()) < 800
+
+    c = _c(kernel)
+    prov, origins, lines = c.data["provenance"], c.data["origins"], c.text.splitlines()
+    nodes = tree_nodes(kernel.program)
+    assert len(nodes) > 300
+    writes = set(prov["expr:n0"])   # (the root: every statement writing the output)
+    assert writes and all("out" in lines[k - 1].split("=")[0] for k in writes)
+    for n in nodes:   # (each node's tag names lines of the statements computing it, as when nested)
+        tag = f"expr:{n.ident}"
+        assert prov[tag] and set(prov[tag]) <= writes, n.label
+        assert n.ident in origins[tag]["nodes"] and origins[tag]["kind"] == "expression"
+    assert set(prov[f"expr:{nodes[2].ident}"]) == writes   # (the right-hand side's root)
+    # one tag stands for many nodes: the provenance nests no deeper than a handful of tags
+    tagged = [t for t in walk_tagged(kernel.function.body) if t.also]
+    assert tagged and all(len(t.also) + 1 == len(t.origin.nodes) > 64 for t in tagged)
+
+
+def walk_tagged(node):
+    from compiler.imperative.ir import Tagged
+    from compiler.imperative.traverse import walk
+    return [n for n in walk(node) if isinstance(n, Tagged)]
