@@ -8,8 +8,9 @@ order); the expressions left at the leaves become IR expressions (:mod:`.express
 An access whose next index is already bound (an expression, not a loop index) is read through a
 loop of length one (concordization), located by its level's ``follow`` protocol where it has one of
 its own (a search, not a walk), every read of the same fiber at that coordinate through the same
-one; statements writing one entry of an output level appended in order (a row of a DCSR written by two loops, an hstack row by row) share its looplet nest and go
-through one such loop together, so the entry is appended once. Every unfurl, looplet lowering
+one; statements writing one entry of an output level appended in order (a row of a DCSR written
+by two loops, an hstack row by row) share its looplet nest and go through one such loop together,
+so the entry is appended once. Every unfurl, looplet lowering
 and simplification is a step of the trace (:mod:`.looplet_provenance`).
 
 >>> Lowerer.lower_lookup.__module__, Lowerer.expr.__module__
