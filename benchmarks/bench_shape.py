@@ -19,7 +19,9 @@ sealed index arrays, read with no check per call), as scipy's side reads its own
 times tensors over scipy's arrays instead (``from_scipy(m)``), which each call checks again in one
 pass (the owner may have written them in place): at 20k x 20k that pass is 0.2-0.5 ms an operand,
 most of 24f's time. (Stop 59's tensors shared scipy's arrays when those checks began: its Fig. 24
-geometric mean fell to 0.67x.)
+geometric mean fell to 0.67x.) Stop 60, a quiet host, wall time, with pydata: Fig. 24 1.88x scipy and
+41.3x pydata (every row at or above scipy's: 24e 1.07x, 24f 1.24x), Fig. 25 3.19x and 63.8x, fused over
+unfused 3.59x / 2.11x / 1.55x; with ``--shared`` Fig. 24 1.04x (24f 0.37x: the check of the shared arrays).
 
 Results (20k x 20k, 1M nonzeros, min of 10, ``--clock cpu``; a 2-core VM shared with other jobs,
 so times wander by 20-50% between runs; the looplets kernels against scipy 1.17.1 and pydata/sparse
