@@ -55,3 +55,16 @@ def check(result, expected, strategy=None, maxulp=0, **kw) -> Tensor:
     else:
         np.testing.assert_array_equal(got.to_numpy(), expected)
     return got
+
+
+def operand(shape, fmt, seed, fill=0.0, density=0.5, odd=(np.nan, np.inf, -0.0, -np.inf)):
+    """A numpy array of ``shape`` (``odd`` values stored first) and it as a lazy Array of ``fmt`` and fill ``fill``.
+
+    >>> a, x = operand((2, 3), "csr", 0)
+    >>> x.shape, bool(np.isnan(a.flat[0]))
+    ((2, 3), True)
+    """
+    r = np.random.default_rng(seed)
+    a = np.where(r.random(shape) < density, r.choice([1.0, -2.0, 3.5], shape), fill)
+    a.flat[:min(len(odd), a.size)] = odd[:a.size]
+    return a, xp.asarray(Tensor.from_numpy(a, fmt, fill=fill))

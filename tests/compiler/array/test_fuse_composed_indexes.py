@@ -12,17 +12,12 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from compiler import Tensor, array as xp
+from compiler import array as xp
+
+from array_cases import operand
 
 nan, inf = np.nan, np.inf
 
-
-def operand(shape, fmt, seed, fill=0.0, density=0.5, odd=(nan, inf, -0.0, -inf)):
-    """A numpy array of ``shape`` (``odd`` values stored first) and it as a lazy Array of ``fmt``."""
-    r = np.random.default_rng(seed)
-    a = np.where(r.random(shape) < density, r.choice([1.0, -2.0, 3.5], shape), fill)
-    a.flat[:min(len(odd), a.size)] = odd[:a.size]
-    return a, xp.asarray(Tensor.from_numpy(a, fmt, fill=fill))
 
 
 def one_kernel(expr, want, strategy):
