@@ -9,8 +9,8 @@ editor ask :func:`capabilities` instead of keeping their own lists.
 >>> caps = capabilities("lattice")
 >>> "SparseList" in caps.reads and caps.schedule
 True
->>> capabilities("looplets").schedule_commands
-('privatize',)
+>>> capabilities("looplets").schedule_commands, capabilities("looplets").shares_constant_reads
+(('privatize',), True)
 >>> capabilities("looplets").commands_for("loop program"), capabilities("looplets").commands_for("index notation")
 (('privatize',), ())
 >>> applied_by("privatize")
@@ -59,6 +59,9 @@ class Capabilities:
     #: ``(command, kinds, why)`` for each command that applies to some kinds of program only
     #: (:data:`PROGRAM_KINDS`), with why it does not apply to the others
     command_kinds: tuple = ()
+    #: whether every read of a tensor at one constant index is located once, for all of them (the
+    #: looplets' follow); else each read gets an iterator of its own, their cases multiplying
+    shares_constant_reads: bool = False
 
     def __post_init__(self):
         from .schedule import COMMANDS

@@ -58,6 +58,7 @@ import math
 import numpy as np
 
 from ..algebra import astype, lookup
+from ..capabilities import capabilities
 from ..errors import CompileError, CompilerNotFoundError, KernelError, SparsescopeError
 from ..format import parse_format
 from ..notation import Broadcast as NBroadcast
@@ -416,8 +417,9 @@ class Emitter:
         ``index_tensor``."""
         (child,), (items,) = node.args, node.params
         ints = any(not isinstance(it, tuple) for it in items) or any(isinstance(i, int) for i in idx)
-        # (the looplets locate a constant read once for all its reads: a tensor may be read several times)
-        repeated = self.strategy == "looplets"
+        # (a strategy that locates a constant read once for all its reads, the looplets: a tensor may be read
+        # several times)
+        repeated = self.strategy is not None and capabilities(self.strategy).shares_constant_reads
         if self.fuse_shapes and None not in idx and (not ints or takes_constants(child, repeated)):
             sub, slices, k = [], [], 0
             for it in items:

@@ -707,10 +707,11 @@ def register():
     from .levels import UNFURL, UPDATABLE
 
     # read from the unfurl registries at query time; its schedule applies privatize only (a loop
-    # program states its loops: the lattice's commands have nothing to reorder), to loop programs
+    # program states its loops: the lattice's commands have nothing to reorder), to loop programs; a
+    # fiber's reads at one bound coordinate share one lookup (lowerers.Lowerer's concordization)
     register_capabilities("looplets", lambda: Capabilities(
         "looplets", tuple(c.name for c in UNFURL), tuple(c.name for c in UNFURL if c in UPDATABLE),
-        LOOPLETS_COMMANDS, LOOPLETS_COMMAND_KINDS))
+        LOOPLETS_COMMANDS, LOOPLETS_COMMAND_KINDS, shares_constant_reads=True))
     return True
 
 
