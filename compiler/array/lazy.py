@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import builtins
 import numpy as np
 
 from ..errors import UsageError
@@ -268,7 +269,8 @@ def asarray(obj, format=None, name: str | None = None, *, copy: bool | None = No
     if copy:
         made = asarray(obj, format, name)
         tensor = made.compute() if not isinstance(made.node, Leaf) else made.node.tensor
-        return Array(Leaf(tensor.copy()))
+        # a conversion or a kernel already made new arrays: sealed, they are the copy (no second one)
+        return Array(Leaf(tensor.seal() if _made_anew(tensor, obj) else tensor.copy()))
     if copy is False:
         if format is not None:
             raise ValueError(f"{name or 'array'}: copy=False, but format={format!r} converts it (a copy); "
@@ -292,6 +294,28 @@ def asarray(obj, format=None, name: str | None = None, *, copy: bool | None = No
             # (it shares the owner's buffers, which the owner may write before the expression is computed)
             return Array(Leaf(tensor, recheck=revalidator(tensor, name)))
     return Array(Leaf(tensor))
+
+
+def _made_anew(tensor: Tensor, obj) -> bool:
+    """Whether none of ``tensor``'s arrays may share memory with an array of ``obj`` (the tensors an
+    Array expression reads, a Tensor's arrays, a numpy array, a scipy or pydata array's buffers as
+    ``asarray`` takes them): a conversion's or a kernel's result, which ``copy=True`` need not copy.
+
+    >>> m = np.eye(3)
+    >>> _made_anew(asarray(m).node.tensor, m), _made_anew(asarray(m, format="csr").node.tensor, m)
+    (False, True)
+    """
+    source, todo, arrays = asarray(obj), [], []
+    todo.append(source.node)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, Leaf):
+            arrays += [a for level in node.tensor.level_arrays() for a in level.values()]
+        todo.extend(node.children())
+    if isinstance(obj, np.ndarray):
+        arrays.append(obj)
+    return not builtins.any(np.may_share_memory(a, b) for level in tensor.level_arrays()
+                            for a in level.values() for b in arrays)   # (this module's any is the Array API's)
 
 
 def _shares(made: Array, obj) -> bool:

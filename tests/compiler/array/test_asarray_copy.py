@@ -46,6 +46,28 @@ def test_a_copy_of_an_array_expression_or_tensor_is_its_own():
     assert np.array_equal(np.asarray(a), M)
 
 
+def test_a_conversion_or_a_kernel_is_the_copy_itself(monkeypatch):
+    # copy=True over a conversion or an expression keeps the arrays those made (sealed), where it
+    # copied them a second time; over what shares the caller's buffers it still copies
+    copies = []
+    real = ss.Tensor.copy
+    monkeypatch.setattr(ss.Tensor, "copy", lambda self: copies.append(self) or real(self))
+    d = np.array(M)
+    converted = xp.asarray(d, format="csr", copy=True).node.tensor
+    computed = xp.asarray(xp.asarray(sp.csr_matrix(M)) * 2, copy=True).node.tensor
+    assert copies == []
+    for t, want in ((converted, M), (computed, M * 2)):
+        assert sealed(index_writers(t)) and np.array_equal(t.to_numpy(), want)
+        assert not np.shares_memory(t.vals, d)
+    d[0, 1] = 7.0
+    assert np.array_equal(converted.to_numpy(), M)
+    shared = ss.Tensor.from_numpy(M, "csr")
+    own = xp.asarray(xp.asarray(shared), copy=True).node.tensor
+    assert len(copies) == 1 and not np.shares_memory(own.vals, shared.vals)
+    dense = xp.asarray(d, copy=True).node.tensor
+    assert len(copies) == 2 and not np.shares_memory(dense.vals, d)
+
+
 def test_copy_false_shares_or_says_why_it_cannot():
     d = np.array(M)
     assert np.shares_memory(xp.asarray(d, copy=False).node.tensor.vals, d)
