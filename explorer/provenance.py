@@ -158,7 +158,7 @@ class Provenance(dict):
 
         >>> p = Provenance({"b": [1], "a": [2]}).for_view()
         >>> p.color("a"), p.color("b"), p.only("b").color("b")
-        ('#4e84f1', '#db6512', '#db6512')
+        ('#e16306', '#009f00', '#009f00')
         """
         view = self.only(list(self))
         view.colors = colors if colors is not None else ViewColors()

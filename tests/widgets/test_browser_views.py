@@ -857,3 +857,33 @@ def test_the_array_view_gives_each_box_a_colour_of_its_own_in_both_themes(browse
     assert shown and all(bg == rgb(own) for _, bg, own in shown), shown
     page.screenshot(path=str(artifacts / "export-array-colours.png"), full_page=False)
     page.close()
+
+
+def test_the_colours_a_view_shows_are_far_apart(browser, artifacts):
+    """Every colour the array step of ``y = [A; B] x`` (looplets) shows, in its boxes, its program
+    and its C, as measured on the page in JupyterLab's light theme: at least 10 colours, each a
+    palette colour, any two at least 13.7 apart by CIEDE2000 (on main the view showed ``#349c34``
+    and ``#669525``, two greens 7.8 apart, and a violet and a purple 8.2 apart), and the boxes'
+    colours, the first given out, at least 21 apart."""
+    from browser_measure import TAG_COLOURS_JS
+
+    from explorer.palette import PALETTE, delta_e
+    from widgets import Explorer
+
+    e = Explorer(stacked_spmv_kernel().trace)
+    panes = e.render(e.session.stages().index("array"))
+    page = browser.new_page(viewport={"width": 1300, "height": 1000})
+    page.set_content(themed_page("light", f'<div class="ss-drawing">{panes["artifact"]}</div>'
+                                          f'<div class="ss-c">{panes["c"]}</div><div>{panes["program"]}</div>'))
+    m = page.evaluate(TAG_COLOURS_JS, page.locator("body").element_handle())
+    boxes = sorted({n["fill"] for n in m["nodes"]})
+    shown = sorted(set(boxes) | {p["bg"] for p in m["parts"]})
+    assert len(shown) >= 10 and set(shown) <= set(PALETTE), shown
+
+    def closest(colors):
+        return min(((round(delta_e(a, b), 1), a, b) for k, a in enumerate(colors) for b in colors[k + 1:]))
+
+    assert closest(shown)[0] >= 13.7, (closest(shown), len(shown))
+    assert len(boxes) == 6 and closest(boxes)[0] >= 21, (closest(boxes), boxes)
+    page.screenshot(path=str(artifacts / "views-array-colours-apart.png"), full_page=True)
+    page.close()
