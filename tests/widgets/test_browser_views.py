@@ -9,7 +9,7 @@ import re
 import time
 
 from browser_linked import LINKED_NODES_JS, linked_steps_outline_their_c
-from browser_measure import (REWRITES_JS, assert_rewrites_read, CELLS_JS, DRAWING_PANES_JS, FILL_CONTRAST_JS, LINK_JS, PANE_CONTENT_JS, SAVED_STATE_JS,
+from browser_measure import (COLOUR_JS, REWRITES_JS, assert_rewrites_read, CELLS_JS, DRAWING_PANES_JS, FILL_CONTRAST_JS, LINK_JS, PANE_CONTENT_JS, SAVED_STATE_JS,
                              SCROLL_END_JS, SHOWN, SHOWN_NOTEBOOK, ZOOM_JS, assert_click_keeps_node_and_shows_line,
                              assert_columns_line_up, assert_drawing_panes_fit, assert_panes_fit_content,
                              assert_readable, measure, patient, screenshot, set_theme)
@@ -886,4 +886,79 @@ def test_the_colours_a_view_shows_are_far_apart(browser, artifacts):
     assert closest(shown)[0] >= 13.7, (closest(shown), len(shown))
     assert len(boxes) == 6 and closest(boxes)[0] >= 21, (closest(boxes), boxes)
     page.screenshot(path=str(artifacts / "views-array-colours-apart.png"), full_page=True)
+    page.close()
+
+
+# Each legend entry under a drawing for boxes that share a colour (explorer.sharedcolours): its
+# tag, its swatch's colour and its text's contrast against what lies under it.
+SHARED_JS = r"""
+(root) => {""" + COLOUR_JS + r"""  const hex = c => '#' + c.slice(0, 3).map(v => Math.round(v).toString(16).padStart(2, '0')).join('');
+  return [...root.querySelectorAll('.ss-shared-colour')].map(e => {
+    const sw = e.querySelector('.ss-swatch'), bg = background(e), ink = over(rgba(getComputedStyle(e).color), bg);
+    const [a, b] = [lum(ink), lum(bg)].sort((x, y) => y - x);
+    const artifact = e.parentElement.previousElementSibling;   // (the drawing the entry is under)
+    return {tag: e.dataset.tag, text: e.textContent, swatch: hex(over(rgba(getComputedStyle(sw).backgroundColor), bg)),
+            contrast: (a + 0.05) / (b + 0.05), visible: sw.getBoundingClientRect().width > 8,
+            under: artifact && artifact.matches('.artifact') ? artifact.getAttribute('data-kind') : null};
+  });
+}
+"""
+
+
+def test_boxes_that_share_a_colour_are_named_as_one_thing(browser, tmp_path, artifacts):
+    """The array step of ``y = [A; B] x`` (looplets): ``x`` and its broadcast are one access
+    (``x[j]``), one tag, the same C lines, so they keep one colour (a colour of its own for the
+    broadcast would be one that no C line or program part has); the drawing says so: under it, one
+    legend entry for that tag, its swatch in the boxes' colour, naming both boxes and ``x[j]``, its
+    text readable (>= 4.5), and none for a box whose colour is its own (main: no entry; the two
+    boxes read as a palette that ran out). Measured in JupyterLab's light and dark themes and in
+    the exported page, where a click on the broadcast's box outlines both boxes."""
+    from browser_measure import TAG_COLOURS_JS
+
+    from explorer import export_html
+    from explorer.linking import LINK_COLOR
+    from widgets import Explorer
+
+    kernel = stacked_spmv_kernel()
+    e = Explorer(kernel.trace)
+    at = e.session.stages().index("array")
+    panes = e.render(at)
+    page = browser.new_page(viewport={"width": 1300, "height": 1000})
+
+    def check(root, where):
+        boxes = [n for n in page.evaluate(TAG_COLOURS_JS, root)["nodes"] if n["tag"].startswith("expr:")]
+        labels = dict(page.evaluate("""r => [...r.querySelectorAll('.artifact[data-kind="array-expression"] svg g.node')]
+            .map(g => [g.querySelector('title').textContent, g.querySelector('text').textContent])""", root))
+        by_tag = {}
+        for n in boxes:
+            by_tag.setdefault(n["tag"], []).append(n)
+        shared = {t: ns for t, ns in by_tag.items() if len(ns) > 1}
+        assert len(boxes) == 7 and len(by_tag) == 6 and len(shared) == 1, (where, boxes)
+        entries = page.evaluate(SHARED_JS, root)
+        assert [x["tag"] for x in entries] == list(shared), (where, entries, shared)
+        (ns,), (entry,) = shared.values(), entries
+        names = sorted(labels[n["title"]] for n in ns)
+        assert names == ["broadcast to (1, 5)", "x (dense)"], names
+        assert entry["under"] == "array-expression" and entry["visible"], (where, entry)
+        assert {n["fill"] for n in ns} == {entry["swatch"]}, (where, entry, ns)
+        assert all(name in entry["text"] for name in names) and "x[j]" in entry["text"], (where, entry["text"])
+        assert entry["contrast"] >= 4.5, (where, entry)
+        return names
+
+    for theme in ("light", "dark"):
+        page.set_content(themed_page(theme, f'<div class="ss-drawing">{panes["artifact"]}</div>'))
+        check(page.locator("body").element_handle(), theme)
+        page.screenshot(path=str(artifacts / f"views-array-shared-colour-{theme}.png"), full_page=False)
+    path = tmp_path / "shared.html"
+    export_html(kernel.trace, path)
+    page.goto(f"{path.as_uri()}#step-{at}")
+    section = page.locator(f"section#step-{at}")
+    section.wait_for(state="visible")
+    check(section.element_handle(), "the exported page")
+    tree = section.locator('.artifact[data-kind="array-expression"]').first
+    tree.locator("svg g.node", has=page.locator("text", has_text="broadcast to (1, 5)")).first.click()
+    linked = tree.locator("svg g.node.ss-linked").evaluate_all(
+        "gs => gs.map(g => [g.querySelector('text').textContent, g.querySelector('polygon').getAttribute('stroke')])")
+    assert sorted(linked) == [["broadcast to (1, 5)", LINK_COLOR], ["x (dense)", LINK_COLOR]], linked
+    page.screenshot(path=str(artifacts / "export-array-shared-colour.png"), full_page=False)
     page.close()
