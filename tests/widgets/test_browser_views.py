@@ -962,3 +962,67 @@ def test_boxes_that_share_a_colour_are_named_as_one_thing(browser, tmp_path, art
     assert sorted(linked) == [["broadcast to (1, 5)", LINK_COLOR], ["x (dense)", LINK_COLOR]], linked
     page.screenshot(path=str(artifacts / "export-array-shared-colour.png"), full_page=False)
     page.close()
+
+
+# A Compare column's program parts: each part's text, its tags and whether it is outlined.
+PARTS_JS = """col => [...col.querySelectorAll('.ss-c span.pv[data-tags]')].map(p => ({
+  text: p.textContent, tags: p.getAttribute('data-tags').split(' '), linked: p.classList.contains('ss-linked'),
+  outline: getComputedStyle(p).outlineStyle}))"""
+
+
+def test_compare_links_a_c_line_to_the_program_parts_of_its_column(browser, artifacts):
+    """Compare of ``y = [A; B] x`` (lattice | looplets) at the array step, where neither column has
+    C yet: each column shows the program as it stands, its parts tagged as the single view tags
+    them (with the shape operators' tags, and the tags of the expression tree's nodes each access
+    and reduction is), and below it the kernel's C (it showed the program alone, with no tree
+    tags: a C line outlined no part). Clicking the C line of ``x[j]``'s node, then of ``A[k, j]``'s,
+    in each column outlines that program part in that column and no part of the other column."""
+    import compiler as ss
+    from compiler import array as xp
+    import numpy as np
+    import scipy.sparse as sp
+    from widgets import Compare, Explorer
+
+    A, B = (sp.random(n, 5, density=0.4, format="csr", random_state=k) for k, n in enumerate((6, 4)))
+    expr = xp.concat([ss.asarray(A, name="A"), ss.asarray(B, name="B")], axis=0) @ ss.asarray(np.arange(5.0), name="x")
+    kernels = [ss.lower(expr, strategy=s) for s in ("lattice", "looplets")]
+    compare = Compare(kernels[0].trace, kernels[1].trace, labels=("lattice", "looplets"))
+    compare.stage_slider.value = 0
+    assert [compare.sessions[k].steps[compare.step_of(k)].stage for k in range(2)] == ["array", "array"]
+    columns = "".join(f'<div class="ss-column ss-column-{"ab"[k]}" style="flex:1;min-width:0">'
+                      f'<div class="ss-c" style="max-height:420px;overflow:auto">{c}</div>'
+                      f'<div class="ss-drawing">{d}</div></div>' for k, (c, d) in enumerate(map(compare.render, range(2))))
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.set_content(themed_page("light", f'<div style="display:flex;gap:8px">{columns}</div>'))
+    for k in range(2):
+        column = page.locator(f".ss-column-{'ab'[k]}")
+        other = page.locator(f".ss-column-{'ab'[1 - k]}")
+        parts = column.evaluate(PARTS_JS)
+        # the program's parts carry the single view's tags
+        single = Explorer(kernels[k].trace).render(0)["program"]
+        page_single = browser.new_page()
+        page_single.set_content(f'<div class="ss-c">{single}</div>')
+        want = page_single.locator("body").evaluate(PARTS_JS)
+        page_single.close()
+        assert [(p["text"], p["tags"]) for p in parts] == [(p["text"], p["tags"]) for p in want], (k, parts, want)
+        texts = [p["text"] for p in parts]
+        assert {"A[k, j]", "B[l, j]", "x[j]", "concat", "(k, l) -> i"} <= set(texts), texts
+        assert column.locator(".ss-c span.ln[data-tags]").count() > 20, "no C below the program"
+        for name in ("x[j]", "A[k, j]"):
+            part = next(p for p in parts if p["text"] == name)
+            node = next(t for t in part["tags"] if t.startswith("expr:"))
+            line = column.locator(f'.ss-c span.ln[data-tags~="{node}"]').first
+            line.scroll_into_view_if_needed()
+            line.click()
+            shown = column.evaluate(PARTS_JS)
+            linked = [p for p in shown if p["text"] == name]
+            assert linked and all(p["linked"] and p["outline"] == "solid" for p in linked), (k, name, linked)
+            picked = set(line.get_attribute("data-tags").split())
+            assert all(set(p["tags"]) & picked for p in shown if p["linked"]), (k, name, shown)
+            assert other.locator(".ss-linked").count() == 0, (k, name, "linked in the other column")
+            screenshot(page, artifacts / f"views-compare-program-linked-{'ab'[k]}-{name[0]}.png", full_page=False)
+            note = column.locator(".ss-c .ss-linkable > div", has_text=re.compile(r"^\(no C yet")).first
+            note.scroll_into_view_if_needed()
+            note.click()   # (a click on nothing tagged lets go)
+            assert column.locator(".ss-linked").count() == 0, (k, name, "still linked")
+    page.close()
