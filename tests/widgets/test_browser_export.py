@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from browser_colours import stacked_spmv_kernel
 from browser_measure import (COLOUR_JS, GLYPH_FIT_JS, REWRITES_JS, assert_rewrites_read, CELLS_JS, EDGE_LABELS_JS, FILL_CONTRAST_JS, LINK_JS, ZOOM_JS,
                              assert_click_keeps_node_and_shows_line, assert_readable, measure)
 
@@ -718,10 +719,3 @@ def test_exported_pages_tag_legend_stays_in_view_beside_the_code(browser, tmp_pa
                 if (width, height) == (1100, 600):
                     page.screenshot(path=str(artifacts / f"export-legend-{stage}-{where}.png"), full_page=False)
             page.close()
-
-
-def stacked_spmv_kernel():
-    """``y = [A; B] x`` as an array expression, lowered by the looplets (test_browser_views's)."""
-    from test_browser_views import stacked_spmv_kernel as kernel
-
-    return kernel()
