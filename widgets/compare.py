@@ -18,11 +18,11 @@ import ipywidgets as W
 from compiler.trace import Trace
 from explorer import renderers as R
 from explorer.align import Station, align
-from explorer.linking import link_handlers
+from explorer.linking import link_handlers, scroll_to_line
 from explorer.rebuild import initial_format, program_ndims, rebuild_for
 from explorer.session import Session, explore
 from explorer.shapeviews import shape_data_of
-from explorer.stepdiff import c_view
+from explorer.stepdiff import c_opening_line, c_view
 from explorer.theme import MUTED
 from explorer.timing import compare
 from explorer.zoom import zoom_restore
@@ -31,10 +31,13 @@ from .explorer import pane, titled
 from .pickers import RebuildControls
 from .saved import saved_view_note
 
-__all__ = ["Compare", "DRAWING_CAP"]
+__all__ = ["Compare", "DRAWING_CAP", "KERNEL_C_MOST"]
 
 #: The most a Compare drawing pane grows to with its drawings; taller ones scroll inside it.
 DRAWING_CAP = "560px"
+#: The most the kernel's C below a column's program (before any C) is tall: with the program
+#: above it, within the C pane's 420 px.
+KERNEL_C_MOST = "300px"
 
 
 def _signature_kind(kinds: Sequence[str]) -> str | None:
@@ -314,8 +317,12 @@ class Compare(W.HBox):
                       f"after step {at})</div>"
                       + (R.render_program(program, prov, at, shapes=shape_data_of(s.steps)) if program else ""))
             if program and c is not None and c.emitted_at is not None:
+                # (a box of its own, opened at the step's first linked line, not the #includes:
+                # the program above it stays in view)
+                opens = c_opening_line(s, at)
                 c_html += (f"<div style='font:600 12px sans-serif;margin:8px 0 2px'>{_html.escape(c.title)}</div>"
-                           + R.render_c(c.text, prov))
+                           f"<div class='{_KERNEL_C}'>{R.render_c(c.text, prov, most=KERNEL_C_MOST)}</div>"
+                           + (scroll_to_line(opens, "." + _KERNEL_C, "." + _COLUMN) if opens is not None else ""))
         self._cache[key] = (_linked(c_html), _linked(drawing))
         return self._cache[key]
 
@@ -432,6 +439,7 @@ class Compare(W.HBox):
 
 # the class of a column: linking (hover, click) stays inside the closest element that has it
 _COLUMN = "ss-column"
+_KERNEL_C = "ss-kernel-c"
 
 
 def _linked(html: str) -> str:

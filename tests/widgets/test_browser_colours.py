@@ -171,17 +171,37 @@ PARTS_JS = """col => [...col.querySelectorAll('.ss-c span.pv[data-tags]')].map(p
   outline: getComputedStyle(p).outlineStyle}))"""
 
 
+# A Compare column before any C: where its kernel's C box is scrolled, whether the line ``n`` lies
+# in its visible part, and whether the program's line lies in the C pane's.
+KERNEL_C_OPENED_JS = r"""
+(col, n) => {
+  const inside = (r, b) => r.top >= b.top - 1 && r.bottom <= b.bottom + 1;
+  const pane = col.querySelector('.ss-c'), kernel = col.querySelector('.ss-kernel-c');
+  let box = null;
+  for (let b = kernel.querySelector(`span.ln[data-line="${n}"]`).parentElement; b && b !== kernel; b = b.parentElement) {
+    const o = getComputedStyle(b).overflowY;
+    if ((o === 'auto' || o === 'scroll') && b.scrollHeight > b.clientHeight + 1) { box = b; break; }
+  }
+  const line = kernel.querySelector(`span.ln[data-line="${n}"]`).getBoundingClientRect();
+  const program = pane.querySelector('span.ln').getBoundingClientRect();
+  return {scrollTop: box ? box.scrollTop : 0, lineInView: !!box && inside(line, box.getBoundingClientRect()),
+          programInView: inside(program, pane.getBoundingClientRect())};
+}
+"""
+
+
 def test_compare_links_a_c_line_to_the_program_parts_of_its_column(browser, artifacts):
     """Compare of ``y = [A; B] x`` (lattice | looplets) at the array step, where neither column has
     C yet: each column shows the program as it stands, its parts tagged as the single view tags
     them (with the shape operators' tags, and the tags of the expression tree's nodes each access
     and reduction is), and below it the kernel's C (it showed the program alone, with no tree
-    tags: a C line outlined no part). Clicking the C line of ``x[j]``'s node, then of ``A[k, j]``'s,
+    tags: a C line outlined no part), opened at the step's first linked line. Clicking the C line of ``x[j]``'s node, then of ``A[k, j]``'s,
     in each column outlines that program part in that column and no part of the other column."""
     import compiler as ss
     from compiler import array as xp
     import numpy as np
     import scipy.sparse as sp
+    from explorer.stepdiff import c_opening_line
     from widgets import Compare, Explorer
 
     A, B = (sp.random(n, 5, density=0.4, format="csr", random_state=k) for k, n in enumerate((6, 4)))
@@ -209,6 +229,10 @@ def test_compare_links_a_c_line_to_the_program_parts_of_its_column(browser, arti
         texts = [p["text"] for p in parts]
         assert {"A[k, j]", "B[l, j]", "x[j]", "concat", "(k, l) -> i"} <= set(texts), texts
         assert column.locator(".ss-c span.ln[data-tags]").count() > 20, "no C below the program"
+        # the kernel's C opens at the step's first linked line (not at the #includes), in a box of
+        # its own below the program, which stays in view at the top of the pane
+        opened = column.evaluate(KERNEL_C_OPENED_JS, c_opening_line(compare.sessions[k], 0))
+        assert opened["scrollTop"] > 0 and opened["lineInView"] and opened["programInView"], (k, opened)
         for name in ("x[j]", "A[k, j]"):
             part = next(p for p in parts if p["text"] == name)
             node = next(t for t in part["tags"] if t.startswith("expr:"))
