@@ -225,11 +225,13 @@ def link_both_ways_in_the_notebook(page, explorer, artifacts: pathlib.Path) -> N
     page.wait_for_function("([el, tag]) => el.value.split(' (')[0] === tag", arg=[select.element_handle(), other],
                            timeout=patient(30_000))
     page.wait_for_function(shown, arg=[root, other], timeout=patient(30_000))
-    # (the drawing is drawn again too: measure its node once it is laid out, not the one it replaced)
-    page.wait_for_function("""([root, tag]) => {
-        const g = root.querySelector(`.ss-drawing svg g.node[data-tags~="${tag}"]`);
-        const r = g && g.getBoundingClientRect();
-        return r && r.width > 0 && r.height > 0; }""", arg=[root, other], timeout=patient(30_000))
+    # (the drawing and the C pane are drawn again too, each its own widget message: measure the
+    # node and the line once both are laid out, not the ones they replaced; under load the C pane's
+    # message came after the wait on the node, and the line measured had no box)
+    page.wait_for_function("""([root, tag]) => [`.ss-drawing svg g.node[data-tags~="${tag}"]`,
+                                                `.ss-c span.ln[data-tags~="${tag}"]`].every(sel => {
+        const e = root.querySelector(sel), r = e && e.getBoundingClientRect();
+        return r && r.width > 0 && r.height > 0; })""", arg=[root, other], timeout=patient(30_000))
     node = explorer.locator(f'.ss-drawing svg g.node[data-tags~="{other}"]').first
     line = explorer.locator(f'.ss-c span.ln[data-tags~="{other}"]').first
     assert_click_keeps_node_and_shows_line(page, node.element_handle(), line.element_handle(),
