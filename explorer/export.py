@@ -50,10 +50,20 @@ section.step { border-top: 1px solid #eee; padding: 6px 0 14px; }
 .js section.step.current { display: block; }
 .error-summary { background: #fde8e8; color: #8a1111; padding: 6px 14px; }
 svg { max-width: 100%; height: auto; }
-nav.provenance { display: flex; flex-wrap: wrap; gap: 4px; padding: 6px 14px; border-bottom: 1px solid #eee;
-                 font: 12px sans-serif; align-items: center; }
+/* the tag legend: a side panel beside the steps that stays in view as the page scrolls (sticky
+   below the header, scrolling on its own when taller than the window); a column of its own, so it
+   never lies over the code or the drawings (a narrow window puts it above the steps, as before) */
+div.page.legend { display: grid; grid-template-columns: minmax(0, 1fr) 13rem; align-items: start; }
+nav.provenance { display: flex; flex-direction: column; align-items: stretch; gap: 4px; padding: 6px 10px;
+                 border-left: 1px solid #eee; font: 12px sans-serif; position: sticky; top: var(--ss-head, 48px);
+                 max-height: calc(100vh - var(--ss-head, 48px)); overflow-y: auto; box-sizing: border-box; }
 nav.provenance button { font: 12px monospace; border: 1px solid #ccc; border-radius: 3px; padding: 1px 6px;
-                        cursor: pointer; }
+                        cursor: pointer; text-align: left; overflow-wrap: anywhere; }
+@media (max-width: 760px) {
+  div.page.legend { display: flex; flex-direction: column; align-items: stretch; }
+  nav.provenance { order: -1; position: static; max-height: none; flex-flow: row wrap; align-items: center;
+                   border-left: 0; border-bottom: 1px solid #eee; }
+}
 nav.provenance button.selected { outline: 2px solid #36c; }
 .selecting span.ln[data-tags]:not(.sel), .selecting span.pv[data-tags]:not(.sel) { background: transparent !important; }
 .selecting g.node[data-tags]:not(.sel) { opacity: .3; }
@@ -172,6 +182,8 @@ _JS = """
   if ('scrollRestoration' in history) history.scrollRestoration = 'manual';
   var head = document.querySelector('header');
   steps.forEach(function (s) { s.style.scrollMarginTop = (head.offsetHeight + 8) + 'px'; });
+  // (the tag legend sticks just below the header, whatever its height)
+  document.documentElement.style.setProperty('--ss-head', head.offsetHeight + 'px');
   if (m && steps.length) steps[cur].scrollIntoView();
 })();
 """
@@ -214,8 +226,9 @@ def export_html(source, path: str | os.PathLike | None = None, title: str | None
         f"<title>{_html.escape(title)}</title><style>{_CSS}</style></head><body>"
         f'<header><h1>{_html.escape(title)}</h1><button id="prev" title="previous step (left arrow)">'
         f'&larr; prev</button><button id="next" title="next step (right arrow)">next &rarr;</button>'
-        f'<span id="position">{len(session.steps)} steps</span></header>{error}'
-        f'<nav class="steps">{"".join(links)}</nav>{_legend(prov)}<main>{"".join(sections)}</main>'
+        f'<span id="position">{len(session.steps)} steps</span></header>'
+        f'<div class="page{" legend" if prov else ""}"><div class="column">{error}'
+        f'<nav class="steps">{"".join(links)}</nav><main>{"".join(sections)}</main></div>{_legend(prov)}</div>'
         f"<script>{ZOOM_FUNCTION}\n{_JS.replace('START', str(start))}\n{LINK_SCRIPT}</script></body></html>\n")
     if path is not None:
         with open(path, "w", encoding="utf-8") as f:

@@ -134,7 +134,8 @@ class Provenance(dict):
     def __init__(self, lines: Mapping[str, Iterable[int]] = (), info: Mapping[str, TagInfo] | None = None,
                  c_text: str = "", texts: Mapping[str, Mapping[int, Sequence[str]]] | None = None,
                  spans: Mapping[str, Mapping[int, Sequence[tuple[int, int, str, str]]]] | None = None,
-                 parts: Mapping[str, Mapping[int, Sequence[tuple[int, int, Mapping, str]]]] | None = None):
+                 parts: Mapping[str, Mapping[int, Sequence[tuple[int, int, Mapping, str]]]] | None = None,
+                 trees: Mapping[str, Sequence[tuple[Mapping, Sequence[str]]]] | None = None):
         super().__init__({str(k): sorted(int(n) for n in v) for k, v in dict(lines).items()})
         self.info: dict[str, TagInfo] = {t: (info or {}).get(t) or TagInfo(t) for t in self}
         self.c_text = c_text
@@ -148,6 +149,9 @@ class Provenance(dict):
         self.parts: dict[str, dict[int | None, dict[int, list[tuple[int, int, Mapping, str]]]]] = {
             t: {k: {int(n): list(v) for n, v in by_line.items()} for k, by_line in _by_step(at).items()}
             for t, at in (parts or {}).items()}
+        self.trees: dict[str, dict[int | None, list[tuple[Mapping, list[str]]]]] = {
+            t: {k: [(dict(about), [str(x) for x in tags]) for about, tags in nodes] for k, nodes in at.items()}
+            for t, at in (trees or {}).items()}
         #: the colours of the view this provenance is drawn in (:meth:`for_view`), else none
         self.colors: ViewColors | None = None
 
@@ -158,7 +162,7 @@ class Provenance(dict):
 
         >>> p = Provenance({"b": [1], "a": [2]}).for_view()
         >>> p.color("a"), p.color("b"), p.only("b").color("b")
-        ('#4e84f1', '#db6512', '#db6512')
+        ('#e16306', '#009f00', '#009f00')
         """
         view = self.only(list(self))
         view.colors = colors if colors is not None else ViewColors()
@@ -194,7 +198,7 @@ class Provenance(dict):
         keep = {tags} if isinstance(tags, str) else set(tags)
         out = Provenance({t: v for t, v in self.items() if t in keep},
                          {t: i for t, i in self.info.items() if t in keep}, self.c_text, self.texts, self.spans,
-                         self.parts)
+                         self.parts, self.trees)
         out.colors = self.colors   # (the view's colours: a tag chosen keeps its colour)
         return out
 
@@ -329,9 +333,12 @@ def trace_provenance(source) -> Provenance:
     lines = dict(sorted(lines.items(), key=lambda kv: info[kv[0]].kind == EXPRESSION))
     # each record by the text it is of and the step that printed it (one text may be printed of
     # different things at two steps)
-    texts, spans, parts = {}, {}, {}
+    texts, spans, parts, trees = {}, {}, {}, {}
     for k, s in enumerate(steps):
         data = getattr(s, "data", None)
+        tree = _tree_of(s)
+        if tree:
+            trees.setdefault(getattr(s, "after_text", ""), {})[k] = tree
         for side in ("before", "after") if isinstance(data, Mapping) else ():
             recorded = _parts(data.get(side + "_spans"))
             if recorded is not None:
@@ -350,7 +357,23 @@ def trace_provenance(source) -> Provenance:
                                                        for n, v in columns.items()}
                 except (TypeError, ValueError):
                     pass   # (malformed: its heads are not marked)
-    return Provenance(lines, info, c_text, texts, spans, parts)
+    return Provenance(lines, info, c_text, texts, spans, parts, trees)
+
+
+def _tree_of(step) -> list[tuple[Mapping, list[str]]]:
+    """The nodes of the expression tree of ``step``'s program, in preorder, each with what it is
+    and its tags: a ``notation-tree`` drawing's (``data["nodes"]``, ``data["node_tags"]``), or the
+    statement tree an ``array-expression`` records (``data["tree"]``, ``data["tree_tags"]``);
+    ``[]`` where the step draws none."""
+    for a in getattr(step, "artifacts", ()):
+        if a.kind not in ("notation-tree", "array-expression"):
+            continue
+        data = a.data if isinstance(a.data, Mapping) else {}
+        nodes, tags = ((data.get("nodes"), data.get("node_tags")) if a.kind == "notation-tree"
+                       else (data.get("tree"), data.get("tree_tags")))
+        if isinstance(nodes, Mapping) and isinstance(tags, Mapping):
+            return [(about, list(tags.get(ident) or ())) for ident, about in nodes.items() if isinstance(about, Mapping)]
+    return []
 
 
 def _by_step(records: Mapping) -> Mapping:
@@ -537,10 +560,17 @@ def _part_marks(text: str, parts: Mapping[int, Sequence[tuple[int, int, Mapping,
     the tag of its coming lowering, an access the tags of its indices that name its tensor."""
     lines = text.splitlines()
     marks = []
+    # the nodes of the text's expression tree, by what they are, in preorder: the accesses and
+    # reductions of the text, in text order, are those nodes in order, and take their tags too
+    # (after their own: a C line of a tree node outlines the part, which keeps its colour)
+    tree: dict[tuple, list[list[str]]] = {}
+    for about, tags in prov.recorded("trees", text, step) or ():
+        tree.setdefault(_tree_key(about, about.get("role")), []).append([t for t in tags if t in prov])
     for n, here in sorted(parts.items()):
         if not 1 <= n <= len(lines):
             continue
         line = lines[n - 1]
+        here = sorted(here, key=lambda part: part[0])
         rhs_tensors = {about.get("tensor") for _, _, about, role in here
                        if role == "access" and about.get("mode") == "read"}
         for start, end, about, role in here:
@@ -555,10 +585,23 @@ def _part_marks(text: str, parts: Mapping[int, Sequence[tuple[int, int, Mapping,
             else:
                 tags = _access_tags(prov, about.get("tensor"), list(about.get("indices") or ()),
                                     about.get("mode") == "update", rhs_tensors, None, sort)
+            nodes = tree.get(_tree_key(about, role))
+            if nodes:
+                tags = list(tags) + nodes.pop(0)
             tags = list(dict.fromkeys(tags))
             if tags:
                 marks.append(Mark(n, start, end, line[start:end], tuple(tags)))
     return sorted(marks, key=lambda m: (m.line, m.start))
+
+
+def _tree_key(about: Mapping, role: str | None) -> tuple:
+    """What a tree node or a printed part is, to pair them: an access's tensor and indices, a
+    reduction's indices (anything else: its role alone, paired with no part)."""
+    if role == "access":
+        return ("access", about.get("tensor"), tuple(about.get("indices") or ()))
+    if role == "reduce":
+        return ("reduce", tuple(about.get("indices") or ()))
+    return (role,)
 
 
 def _coming_looplet(prov: Provenance, style: str | None, indices: Sequence[str], step: int | None,

@@ -42,6 +42,7 @@ from .palette import PALETTE, NodeColors, color_for, colors_of, view_colors_attr
 from .provenance import (EXPRESSION, Mark, Provenance, TagInfo, collect_provenance, looplet_heads, program_marks,
                          trace_provenance)
 from .session import StepView, unified_diff
+from .sharedcolours import shared_colours_html
 from .shapeviews import describe_shapes, shape_data_of, shape_marks, shapes_table
 from .render import RenderError, dot_to_svg
 from .stepdiff import c_opening_line, c_view, diff_view
@@ -576,7 +577,8 @@ def render_artifact(artifact: Artifact, highlight: Iterable[str] | None = None,
         kept = nest_provenance(artifact, provenance)
         provenance = provenance.only(list(kept)) if isinstance(provenance, Provenance) else kept
     fn = RENDERERS.get(artifact.kind, _generic)
-    return fn(artifact, highlight=highlight, provenance=provenance) + legend_html(artifact)
+    return (fn(artifact, highlight=highlight, provenance=provenance) + shared_colours_html(artifact, provenance)
+            + legend_html(artifact))
 
 
 def nest_provenance(artifact: Artifact, provenance: Mapping[str, Any]) -> dict:

@@ -2,8 +2,8 @@
 
 The slider walks both traces at once, aligned by stage family (:mod:`explorer.align`): parse
 next to parse, the lattice of ``j`` next to the unfurl of ``j``, C next to C. Each column
-shows its step, the C as it stands there (or the program, before any C), and its drawings of
-the chosen kind so far; "time both" times both kernels in one table. Each column links its
+shows its step, the C as it stands there (before any C, the program, its parts tagged as the
+single view tags them, and the kernel's C below it), and its drawings of the chosen kind so far; "time both" times both kernels in one table. Each column links its
 own C and drawing (:mod:`explorer.linking`): hovering or clicking a C line outlines the
 lattice point or looplet of that column, never the other column's parts of the same tag.
 """
@@ -18,10 +18,11 @@ import ipywidgets as W
 from compiler.trace import Trace
 from explorer import renderers as R
 from explorer.align import Station, align
-from explorer.linking import link_handlers
+from explorer.linking import link_handlers, scroll_to_line
 from explorer.rebuild import initial_format, program_ndims, rebuild_for
 from explorer.session import Session, explore
-from explorer.stepdiff import c_view
+from explorer.shapeviews import shape_data_of
+from explorer.stepdiff import c_opening_line, c_view
 from explorer.theme import MUTED
 from explorer.timing import compare
 from explorer.zoom import zoom_restore
@@ -30,10 +31,13 @@ from .explorer import pane, titled
 from .pickers import RebuildControls
 from .saved import saved_view_note
 
-__all__ = ["Compare", "DRAWING_CAP"]
+__all__ = ["Compare", "DRAWING_CAP", "KERNEL_C_MOST"]
 
 #: The most a Compare drawing pane grows to with its drawings; taller ones scroll inside it.
 DRAWING_CAP = "560px"
+#: The most the kernel's C below a column's program (before any C) is tall: with the program
+#: above it, within the C pane's 420 px.
+KERNEL_C_MOST = "300px"
 
 
 def _signature_kind(kinds: Sequence[str]) -> str | None:
@@ -306,8 +310,19 @@ class Compare(W.HBox):
             why = "a later step emits it" if c is not None and c.emitted_at is not None else (
                 "lowering failed before emitting C" if s.error else "this trace emits none")
             program = s.program_text(at) if len(s) else ""
+            # its parts tagged as the single view tags them (the shape operators' too), and the C
+            # they became below it, as the single view shows it beside the step: a C line then
+            # outlines the program's parts it came from, in its own column
             c_html = (f"<div style='color:{MUTED};font-size:12px'>(no C yet: {why}; the program "
-                      f"after step {at})</div>" + (R.render_program(program, prov, at) if program else ""))
+                      f"after step {at})</div>"
+                      + (R.render_program(program, prov, at, shapes=shape_data_of(s.steps)) if program else ""))
+            if program and c is not None and c.emitted_at is not None:
+                # (a box of its own, opened at the step's first linked line, not the #includes:
+                # the program above it stays in view)
+                opens = c_opening_line(s, at)
+                c_html += (f"<div style='font:600 12px sans-serif;margin:8px 0 2px'>{_html.escape(c.title)}</div>"
+                           f"<div class='{_KERNEL_C}'>{R.render_c(c.text, prov, most=KERNEL_C_MOST)}</div>"
+                           + (scroll_to_line(opens, "." + _KERNEL_C, "." + _COLUMN) if opens is not None else ""))
         self._cache[key] = (_linked(c_html), _linked(drawing))
         return self._cache[key]
 
@@ -332,8 +347,10 @@ class Compare(W.HBox):
                     f"{_html.escape(step.stage)} "
                     f"<span style='font-weight:normal;color:{MUTED}'>{_html.escape(note)}</span></div>")
                 c = c_view(s, at)
-                self.code_titles[k].value = (f"<b>{_html.escape(c.title)}</b>" if c.emitted_at is not None
-                                             and c.emitted_at <= at else "<b>program (no C yet)</b>")
+                self.code_titles[k].value = (
+                    f"<b>{_html.escape(c.title)}</b>" if c.emitted_at is not None and c.emitted_at <= at
+                    else "<b>program (no C yet), then the kernel's C</b>" if c.emitted_at is not None
+                    else "<b>program (no C yet)</b>")
             self.c_panes[k].value, self.artifact_panes[k].value = self.render(k)
         # the stage label last: each pane is its own message, applied in order, so a page showing
         # the new stage shows both columns at it (the browser tests wait on the label)
@@ -422,6 +439,7 @@ class Compare(W.HBox):
 
 # the class of a column: linking (hover, click) stays inside the closest element that has it
 _COLUMN = "ss-column"
+_KERNEL_C = "ss-kernel-c"
 
 
 def _linked(html: str) -> str:

@@ -6,7 +6,9 @@ The ``array`` step carries it as an ``array-expression`` artifact: text (the tre
 ``data["node_tags"]``: each node's provenance tags, those of the nodes of the statement's own tree
 (:func:`compiler.notation.drawing.expression_nodes`) that hold the very index notation it became,
 so the explorer links a node and the C lines that compute it as it links the index notation's
-tree (the lowering tags those lines: :mod:`compiler.notation.node_provenance`).
+tree (the lowering tags those lines: :mod:`compiler.notation.node_provenance`); and that tree's
+nodes (``data["tree"]``: what each is, as a ``notation-tree`` drawing's ``data["nodes"]``, and
+``data["tree_tags"]``), so the statement's printed accesses take their nodes' tags too.
 
 >>> import numpy as np
 >>> from compiler.tensor import Tensor
@@ -167,6 +169,11 @@ def expression_artifact(root: Node, em, statement=None) -> Artifact:
     data = {"nodes": nodes}
     if statement is not None:
         data["node_tags"] = node_tags(root, em, statement)
+        # the statement's own tree (what each node is, and its tag), in preorder: the explorer
+        # tags the statement's printed accesses and reductions with their nodes' tags by it
+        tree = [n for n, _ in statement_nodes(statement)]
+        data["tree"] = {n.ident: n.about for n in tree}
+        data["tree_tags"] = {n.ident: [node_tag(n.ident)] for n in tree}
     return Artifact("array-expression", "array expression", _text(nodes), _dot(nodes), data=data)
 
 

@@ -11,7 +11,7 @@ import re
 def view_colors(html: str) -> dict[str, str]:
     """``{tag: colour}`` of the first view in ``html``.
 
-    >>> view_colors('<div class="step" data-colors="{&quot;t&quot;: &quot;#4e84f1&quot;}">')
-    {'t': '#4e84f1'}
+    >>> view_colors('<div class="step" data-colors="{&quot;t&quot;: &quot;#e16306&quot;}">')
+    {'t': '#e16306'}
     """
     return json.loads(_html.unescape(re.search(r'data-colors="([^"]*)"', html).group(1)))

@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from browser_colours import stacked_spmv_kernel
 from browser_measure import (COLOUR_JS, GLYPH_FIT_JS, REWRITES_JS, assert_rewrites_read, CELLS_JS, EDGE_LABELS_JS, FILL_CONTRAST_JS, LINK_JS, ZOOM_JS,
                              assert_click_keeps_node_and_shows_line, assert_readable, measure)
 
@@ -664,3 +665,57 @@ OUTLINE_CONTRAST_JS = r"""
   });
 }
 """
+
+
+# The tag legend's box, the header's, and each code line or drawing node of the step shown that
+# lies in the viewport and meets the legend's box (what the legend would cover), with the element
+# at the legend's centre (the legend itself when nothing lies over it).
+LEGEND_JS = r"""
+() => {
+  const box = r => ({top: r.top, bottom: r.bottom, left: r.left, right: r.right});
+  const nav = document.querySelector('nav.provenance'), head = document.querySelector('header');
+  const legend = box(nav.getBoundingClientRect()), vw = innerWidth, vh = innerHeight;
+  const meets = (r, s) => r.left < s.right && s.left < r.right && r.top < s.bottom && s.top < r.bottom;
+  const inView = r => r.bottom > 0 && r.top < vh && r.right > 0 && r.left < vw && r.width > 0;
+  const step = document.querySelector('section.step.current');
+  const parts = [...step.querySelectorAll('span.ln, svg g.node')].map(e => [e, e.getBoundingClientRect()])
+    .filter(([, r]) => inView(r));
+  const hit = document.elementFromPoint((legend.left + legend.right) / 2, (legend.top + legend.bottom) / 2);
+  return {legend, header: box(head.getBoundingClientRect()), viewport: [vw, vh], scrollY, shown: parts.length,
+          covered: parts.filter(([, r]) => meets(r, legend)).map(([e]) => e.textContent.trim().slice(0, 30)),
+          onTop: !!(hit && hit.closest('nav.provenance')), buttons: nav.querySelectorAll('button').length};
+}
+"""
+
+
+def test_exported_pages_tag_legend_stays_in_view_beside_the_code(browser, tmp_path, artifacts):
+    """The exported page's tag legend (its provenance buttons) stays in the viewport when the page
+    scrolls (it sat above the steps and left the view: at the bottom of the ``[A; B] x`` array
+    step's page it was 1,000 px and more above the window), below the sticky header, with nothing
+    over it, and covers no code line or drawing node of the step: measured at the top of the page
+    and scrolled to the bottom, in a wide window and in a short one."""
+    from explorer import export_html
+
+    kernel = stacked_spmv_kernel()
+    path = tmp_path / "legend.html"
+    export_html(kernel.trace, path)
+    for stage in ("array", "emit-c"):
+        at = kernel.trace.stages().index(stage)
+        for width, height in ((1100, 600), (1300, 420)):
+            page = browser.new_page(viewport={"width": width, "height": height})
+            page.goto(f"{path.as_uri()}#step-{at}")
+            page.locator(f"section#step-{at}").wait_for(state="visible")
+            for where in ("top", "bottom"):
+                page.evaluate("y => window.scrollTo(0, y)", 0 if where == "top" else 10 ** 6)
+                m = page.evaluate(LEGEND_JS)
+                what = (stage, width, height, where)
+                if where == "bottom":   # (the page scrolls: the step is taller than the window)
+                    assert m["scrollY"] > height, (what, m["scrollY"])
+                legend, head = m["legend"], m["header"]
+                assert m["buttons"] >= 5 and m["onTop"], (what, m)
+                assert head["bottom"] - 1 <= legend["top"] and legend["bottom"] <= height + 1, (what, legend, head)
+                assert 0 <= legend["left"] and legend["right"] <= width, (what, legend)
+                assert m["shown"] > 5 and not m["covered"], (what, m["covered"][:5])
+                if (width, height) == (1100, 600):
+                    page.screenshot(path=str(artifacts / f"export-legend-{stage}-{where}.png"), full_page=False)
+            page.close()
