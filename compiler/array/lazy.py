@@ -305,8 +305,7 @@ def _made_anew(tensor: Tensor, obj) -> bool:
     >>> _made_anew(asarray(m).node.tensor, m), _made_anew(asarray(m, format="csr").node.tensor, m)
     (False, True)
     """
-    source, todo, arrays = asarray(obj), [], []
-    todo.append(source.node)
+    todo, arrays = [asarray(obj).node], []
     while todo:
         node = todo.pop()
         if isinstance(node, Leaf):
