@@ -52,6 +52,7 @@ from .. import values
 from ..errors import StrategyError
 from ..format import dense
 from ..interop import to_tensor
+from ..tensor import Tensor
 from ..notation import parse
 from ..notation import parse_expr
 from ..notation.ast import Access, Assign, Call, Index, Literal, Reduce, free_indices
@@ -61,6 +62,7 @@ from ..notation.drawing import expression_nodes
 from ..notation.infer import infer_shapes
 from ..notation.shape import Broadcast, Collapse, Concat, Slice, Split, distinct_bindings
 from .seqconstants import entry_sequence, point_index, with_constants
+from .seqlocated import located_reads, located_value, stand_in_facts, stand_in_format
 from .seqreads import separate_reads
 from ..notation.shapedata import shape_data
 from ..trace import Artifact, Trace
@@ -103,6 +105,9 @@ class SeqLowering:
     #: a column-major flatten undone (``column-major``, :mod:`compiler.lattice.seqcolmajor`): the output's one
     #: index, which the program's two or more are stored at
     flattened: str = ""
+    #: ``(LocatedRead, format)`` of each entry read at constants only, located once before the loops and
+    #: read as a 0-d stand-in (:mod:`compiler.lattice.seqlocated`)
+    located: tuple = ()
 
 
 class CinBuilder:
@@ -351,6 +356,14 @@ def seq_lower(program, trace: Trace | None = None, loop_order=None, result_fill=
     # slice(A[j], j -> k, ..) + slice(A[j], j -> k, ..), must read A through two iterators)
     program = replace(program, rhs=distinct_bindings(program.rhs, {str(i) for i in program.lhs.indices}))
     tensors = {name: x if isinstance(x, ShapedFormat) else to_tensor(x, name) for name, x in tensors.items()}
+    # (an entry read at constants only is located once before the loops, a 0-d stand-in read by each use)
+    program, located = located_reads(program, tensors)
+    for r in located:
+        t = tensors[r.tensor]
+        values.assume(r.name, stand_in_facts(r, t.format))
+        fmt = stand_in_format(t.format)
+        tensors[r.name] = ShapedFormat(fmt, ()) if isinstance(t, ShapedFormat) else \
+            Tensor.from_numpy(np.asarray(located_value(r, t), dtype=fmt.dtype), fmt)
     info = infer_shapes(program, {n: t.shape for n, t in tensors.items() if n != program.lhs.tensor})
     # (and an access read twice, a[i] + a[i] * b[i], through two where an intersection moves its cursor)
     fills = input_fills(program, tensors)
@@ -425,7 +438,8 @@ def seq_lower(program, trace: Trace | None = None, loop_order=None, result_fill=
              data={**shape_data(program, info), "loops": [[str(i), str(s)] for i, s in loops]})
     cf, t = cin.sequence_trace(body, trace=t, fill=0.0 if fill is None else fill, built=built)
     return SeqLowering(program, body, derivations, cf, t, tuple(int(n) for n in info.output), data, fill,
-                       "" if hoisted is None or not lhs.indices or work else "accumulate", tuple(work))
+                       "" if hoisted is None or not lhs.indices or work else "accumulate", tuple(work),
+                       located=tuple((r, tensors[r.tensor].format) for r in located))
 
 
 def seq_evaluate(program, trace: Trace | None = None, loop_order=None, hoisted=None, sparse_rows: bool = False,
