@@ -13,6 +13,8 @@ True
 (('privatize',), True)
 >>> capabilities("lattice").shares_constant_reads, capabilities("lattice").shares_constant_fibers
 (True, False)
+>>> capabilities("lattice").lowers_for_shapes, capabilities("looplets").lowers_for_shapes
+(True, False)
 >>> capabilities("looplets").commands_for("loop program"), capabilities("looplets").commands_for("index notation")
 (('privatize',), ())
 >>> applied_by("privatize")
@@ -68,6 +70,10 @@ class Capabilities:
     #: whether every read of a fiber at a constant coordinate under a loop (a row, ``A[2, j]``) is located
     #: once, for all of them (the looplets' follow)
     shares_constant_fibers: bool = False
+    #: whether, lowered again for the tensors' shapes (``options={"shapes": ...}``), a statement without shape
+    #: operators whose kernel reads an input converted may read none (the lattice's bucketed sums,
+    #: :mod:`compiler.lattice.bucketed_sums`); the array front end then tries that lowering too
+    lowers_for_shapes: bool = False
 
     def __post_init__(self):
         from .schedule import COMMANDS

@@ -700,9 +700,11 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
         try:
             # (lower()'s cache: the same statement for the same formats is lowered once)
             kernel = lower(assign, strategy, checked=checked, **tensors, **extra)
-            if kernel.strategy == "lattice" and _converts_input(kernel) and not kernel.shape_operators:
-                # (lowered again for the tensors' shapes: a sum's terms bucketed in one kernel where the
-                # plan read an input converted, compiler.lattice.bucketed_sums; kept where it converts none)
+            if capabilities(kernel.strategy).lowers_for_shapes and _converts_input(kernel) \
+                    and not kernel.shape_operators:
+                # (lowered again for the tensors' shapes, where the strategy says that may read no input
+                # converted: the lattice's sum's terms bucketed in one kernel, compiler.lattice.bucketed_sums;
+                # kept where it converts none)
                 shapes = tuple(sorted((t, tuple(v.shape)) for t, v in tensors.items() if isinstance(v, Tensor)))
                 shaped = lower(assign, strategy, checked=checked, options={"shapes": shapes}, **tensors, **extra)
                 kernel = kernel if _converts_input(shaped) else shaped
