@@ -181,16 +181,21 @@ class CinBuilder:
             # (a summand of another fill than 0 counts the coordinates its loops sum: each one
             # they skip adds that fill, folded in after them; another reduction's, where it is not its identity)
             fill = expr_fill(e.body, self.d.fills, self.d.extents)
-            if op is not None and not values.same_value(op(fill, fill).item(), fill):
+            # (a product of another fill, 2 or -inf, folds it in to the power of the coordinates skipped; in a
+            # float: an integer's power would wrap as numpy's product does)
+            power = op is not None and not values.same_value(op(fill, fill).item(), fill)
+            if power and (op.name != "mul" or np.asarray(fill).dtype.kind != "f"):
                 raise StrategyError(f"{e}: the sequence lowering folds the fill {fill} of the coordinates a {e.op.name} "
                                     f"reduction's loops skip once, which is {e.op.name} of it as many times only where "
-                                    f"{e.op.name}(fill, fill) is the fill; lower it with strategy='looplets'")
+                                    f"{e.op.name}(fill, fill) is the fill, or a product's of a float fill; lower it "
+                                    f"with strategy='looplets'")
             counted = not _plain_zero(fill) if op is None else not values.same_value(fill, op.identity)
             n = f"n_{t}" if counted else ""
             body: cin.Stmt = _block(pre + [cin.Reduce(t, (), v, n, op)])
             for j in reversed(e.indices):
                 body = self.forall(j, e.body, body)
-            fold = [cin.Fold(t, n, int(np.prod([self.d.size(j) for j in e.indices])), fill, op=op)] if n else []
+            fold = [cin.Fold(t, n, int(np.prod([self.d.size(j) for j in e.indices])), fill, op=op, power=power)] \
+                if n else []
             return [cin.Alloc(t, n, 0.0 if op is None else op.identity), body] + fold, cin.Temp(t)
         raise StrategyError(f"{e}: the sequence lowering does not take this node")
 

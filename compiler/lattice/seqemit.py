@@ -582,9 +582,14 @@ class SeqEmitter(LeafWalks):
         if isinstance(s, cf.Fold) and s.idxs:
             return self.workspaces.get(s.out, self.out).fold_each(s)
         if isinstance(s, cf.Fold) and s.op is not None:
-            # (the fill, a fixed point of the operator, once where the loops skipped any coordinate)
+            # (the fill, a fixed point of the operator, once where the loops skipped any coordinate; a product's
+            # other fill to the power of the coordinates skipped)
             t = Var(self.temps[s.out])
-            folded = apply_op(s.op, [t, Const(s.fill, self.dtype)], [self.dtype, self.dtype], self.helpers)[0]
+            fill = Const(s.fill, self.dtype)
+            if s.power:
+                skipped = Cast(self.dtype, BinOp("-", _c(s.extent), Var(self.temps[s.count])))
+                fill = apply_op(lookup("pow"), [fill, skipped], [self.dtype, self.dtype], self.helpers)[0]
+            folded = apply_op(s.op, [t, fill], [self.dtype, self.dtype], self.helpers)[0]
             return computing([If(BinOp("<", Var(self.temps[s.count]), _c(s.extent)), [ir.Assign(t, folded)])],
                              (), None, fills=self.summed.get(s.out, ()))
         if isinstance(s, cf.Fold):

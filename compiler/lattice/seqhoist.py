@@ -97,6 +97,29 @@ def unhoisted(program) -> str:
             f"{len(program.lhs.indices)} modes")
 
 
+def unfolded(program, fills: dict, extents: dict) -> str:
+    """Why the fill of ``program``'s reduction (its right side) cannot be folded in around the output's loops:
+    it is no fixed point of the operator (a product's 2), which is folded once per output coordinate (into a
+    scalar it is folded to the power of the coordinates skipped); ``""`` where it can. ``fills``: each tensor's.
+
+    >>> from compiler.notation import parse
+    >>> from compiler.notation.ast import Index
+    >>> print(unfolded(parse("y[j] = prod[i](A[i, j])"), {"A": 2.0}, {Index("i"): 3, Index("j"): 4}))
+    ; the fill 2.0 of the coordinates a mul reduction's loops skip is folded in once per coordinate of y, which is mul of it as many times only where mul(fill, fill) is the fill (into a scalar, to the power of the coordinates skipped)
+    >>> unfolded(parse("y[j] = max[i](A[i, j])"), {"A": 2.0}, {Index("i"): 3, Index("j"): 4})
+    ''
+    """
+    rhs = program.rhs
+    if not isinstance(rhs, SumNode) or not program.lhs.indices or rhs.op.is_user or rhs.op.name == "add":
+        return ""
+    fill = expr_fill(rhs.body, fills, extents)
+    if same_value(rhs.op(fill, fill).item(), fill):
+        return ""
+    return (f"; the fill {fill} of the coordinates a {rhs.op.name} reduction's loops skip is folded in once per "
+            f"coordinate of {program.lhs.tensor}, which is {rhs.op.name} of it as many times only where "
+            f"{rhs.op.name}(fill, fill) is the fill (into a scalar, to the power of the coordinates skipped)")
+
+
 def hoisted_body(builder, program, order: tuple) -> cin.Stmt:
     """The CIN of ``program`` (a sum, :func:`hoistable`) with its loops in ``order`` (index names,
     the sum's among the output's), each coordinate's sum accumulated into the output: ``forall
@@ -259,4 +282,4 @@ def plain_zero(fill) -> bool:
     return fill is None or not isinstance(fill, (bool, np.bool_)) and fill == 0
 
 
-__all__ = ["SORTED_BUCKET", "AccumulatedOutput", "hoistable", "hoisted_body", "order_note", "plain_zero", "unhoisted", "hoistable_into_vector"]
+__all__ = ["SORTED_BUCKET", "AccumulatedOutput", "hoistable", "hoisted_body", "order_note", "plain_zero", "unfolded", "unhoisted", "hoistable_into_vector"]

@@ -131,7 +131,7 @@ def interpret(cf, data: Mapping, env: Mapping | None = None) -> Run:
                     out[key] = out.get(key, 0.0) + missed
         elif isinstance(s, Fold) and s.op is not None:
             if temps[s.count] < s.extent:
-                temps[s.out] = s.op(temps[s.out], s.fill).item()
+                temps[s.out] = s.op(temps[s.out], s.missed(temps[s.count])).item()
         elif isinstance(s, Fold):
             temps[s.out] += s.missed(temps[s.count])
         elif isinstance(s, Block):
