@@ -184,6 +184,15 @@ class Emitter:
 
     def reduction(self, node: Reduction, idx: tuple, top: bool):
         child = node.child
+        if not node.keepdims and len(node.axes) == child.ndim:
+            # (a reduction over every axis takes its operand's entries in any order: a reshape or a transpose below
+            # moves none in or out, so it reduces the tensor under them, walked as stored: sum(a.T.reshape(-1)))
+            inner = unviewed(child)
+            if inner is not child:
+                whole = Reduction(node.op, inner, tuple(range(inner.ndim)), False, node.dtype)
+                out = self.reduction(whole, idx, top)
+                self.emitted.setdefault(id(child), out)
+                return out
         if stack_reduced(node):
             # (the reduction over a stack's new axis is the operator between its operands, in order: no stack to
             # build, no loop over two coordinates; a CSC flattened row-major in it is walked as beside a vector)
@@ -523,6 +532,31 @@ def _broadcast_axis(at):
     read at ``at``: left out (None) at a loop index, at its one coordinate 0 at a constant (an integer
     index of the broadcast: ``broadcast_to(v, (4, 6))[2]`` of a ``(1, 6)`` ``v`` is ``V[0, j]``)."""
     return 0 if isinstance(at, int) else None
+
+
+def unviewed(node: Node) -> Node:
+    """``node`` without the reshapes and transposes that only move its entries, under an elementwise operator of
+    one array operand too (``a.T.reshape(-1) > 1`` is ``a > 1`` moved): what a reduction over every axis of it
+    reduces. ``node`` itself where there are none.
+
+    >>> from compiler.interop import to_tensor
+    >>> from compiler.array import build
+    >>> a = Leaf(to_tensor(np.eye(2), "a"))
+    >>> unviewed(build.reshape(build.permute_dims(a, (1, 0)), (4,))) is a
+    True
+    """
+    inner = node
+    while isinstance(inner, Permute) or isinstance(inner, ShapeOp) and inner.kind == "reshape":
+        inner = inner.children()[0]
+    if isinstance(inner, Map):
+        arrays = [k for k, x in enumerate(inner.args) if not isinstance(x, Scalar)]
+        if len(arrays) == 1 and inner.args[arrays[0]].shape == inner.shape:
+            moved = unviewed(inner.args[arrays[0]])
+            if moved is not inner.args[arrays[0]]:
+                args = list(inner.args)
+                args[arrays[0]] = moved
+                return Map(inner.op, tuple(args))
+    return inner
 
 
 def takes_constants(node: Node, repeated: bool = False, reduced: bool = True) -> bool:
