@@ -187,8 +187,8 @@ class CinBuilder:
             if power and (op.name != "mul" or np.asarray(fill).dtype.kind != "f"):
                 raise StrategyError(f"{e}: the sequence lowering folds the fill {fill} of the coordinates a {e.op.name} "
                                     f"reduction's loops skip once, which is {e.op.name} of it as many times only where "
-                                    f"{e.op.name}(fill, fill) is the fill, or a product's of a float fill; lower it "
-                                    f"with strategy='looplets'")
+                                    f"{e.op.name}(fill, fill) is the fill, or a product's of a float fill (to the "
+                                    f"power of the coordinates skipped)")
             counted = not _plain_zero(fill) if op is None else not values.same_value(fill, op.identity)
             n = f"n_{t}" if counted else ""
             body: cin.Stmt = _block(pre + [cin.Reduce(t, (), v, n, op)])

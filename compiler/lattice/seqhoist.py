@@ -40,6 +40,7 @@ from ..imperative.ir import BinOp, Cast, Const, Declare, For, Grow, If, Load, St
 from ..imperative.sorting import COUNTED_SPAN
 from ..notation.ast import Reduce as SumNode
 from . import seqcfir as cin
+from ..algebra import lookup
 from .exprs import apply_op
 from .seqoutput import SeqOutput
 from .seqvalues import expr_fill
@@ -97,29 +98,6 @@ def unhoisted(program) -> str:
             f"{len(program.lhs.indices)} modes")
 
 
-def unfolded(program, fills: dict, extents: dict) -> str:
-    """Why the fill of ``program``'s reduction (its right side) cannot be folded in around the output's loops:
-    it is no fixed point of the operator (a product's 2), which is folded once per output coordinate (into a
-    scalar it is folded to the power of the coordinates skipped); ``""`` where it can. ``fills``: each tensor's.
-
-    >>> from compiler.notation import parse
-    >>> from compiler.notation.ast import Index
-    >>> print(unfolded(parse("y[j] = prod[i](A[i, j])"), {"A": 2.0}, {Index("i"): 3, Index("j"): 4}))
-    ; the fill 2.0 of the coordinates a mul reduction's loops skip is folded in once per coordinate of y, which is mul of it as many times only where mul(fill, fill) is the fill (into a scalar, to the power of the coordinates skipped)
-    >>> unfolded(parse("y[j] = max[i](A[i, j])"), {"A": 2.0}, {Index("i"): 3, Index("j"): 4})
-    ''
-    """
-    rhs = program.rhs
-    if not isinstance(rhs, SumNode) or not program.lhs.indices or rhs.op.is_user or rhs.op.name == "add":
-        return ""
-    fill = expr_fill(rhs.body, fills, extents)
-    if same_value(rhs.op(fill, fill).item(), fill):
-        return ""
-    return (f"; the fill {fill} of the coordinates a {rhs.op.name} reduction's loops skip is folded in once per "
-            f"coordinate of {program.lhs.tensor}, which is {rhs.op.name} of it as many times only where "
-            f"{rhs.op.name}(fill, fill) is the fill (into a scalar, to the power of the coordinates skipped)")
-
-
 def hoisted_body(builder, program, order: tuple) -> cin.Stmt:
     """The CIN of ``program`` (a sum, :func:`hoistable`) with its loops in ``order`` (index names,
     the sum's among the output's), each coordinate's sum accumulated into the output: ``forall
@@ -132,7 +110,9 @@ def hoisted_body(builder, program, order: tuple) -> cin.Stmt:
     # (a max, min or prod into a vector: each term reduced into it, the fill folded in once where a coordinate's
     # loops skipped any, as into a scalar: compiler.lattice.seqderive.other_reduction)
     op = None if not rhs.op.is_user and rhs.op.name == "add" else rhs.op     # (a sum over no index too)
-    if op is not None and not same_value(op(fill, fill).item(), fill):
+    # (a product of another float fill, 2 or -inf, folds it to the power of the coordinates skipped, as into a scalar)
+    power = op is not None and not same_value(op(fill, fill).item(), fill)
+    if power and (op.name != "mul" or np.asarray(fill).dtype.kind != "f"):
         raise StrategyError(f"{rhs}: the sequence lowering folds the fill {fill} once where a {op.name} reduction's "
                             f"loops skip coordinates, which is {op.name} of it as many times only where "
                             f"{op.name}(fill, fill) is the fill")
@@ -146,8 +126,8 @@ def hoisted_body(builder, program, order: tuple) -> cin.Stmt:
     for name in reversed(order):
         body = builder.forall(index[name], rhs.body, body)
     summed = math.prod(d.size(i) for i in rhs.indices)
-    fold = [cin.Fold(into, count, summed, float(fill), idxs, tuple(d.size(i) for i in lhs.indices), op=op)] \
-        if counted else []
+    fold = [cin.Fold(into, count, summed, float(fill), idxs, tuple(d.size(i) for i in lhs.indices), op=op,
+                     power=power)] if counted else []
     if not idxs:
         start = 0.0 if op is None else op.identity
         return cin.Block((cin.Alloc(into, count, start), body, *fold, cin.Assign(out, (), cin.Temp(into))))
@@ -241,10 +221,14 @@ class AccumulatedOutput(SeqOutput):
         self.counts = self.counts or self.fresh(s.count)     # (no loop left to count: all skipped)
         q = Var(self.fresh("q"))
         n = Load(self.counts, q)
-        if s.op is not None:    # (a fixed point of the operator: once is as many times)
+        if s.op is not None:    # (a fixed point of the operator: once is as many times; else a product's power)
             self.op = s.op
-            folded = apply_op(s.op, [Load(self.sums, q), Const(s.fill, self.dtype)], [self.dtype, self.dtype],
-                              self.helpers if self.helpers is not None else {})[0]
+            helpers = self.helpers if self.helpers is not None else {}
+            fill = Const(s.fill, self.dtype)
+            if s.power:
+                skipped = Cast(self.dtype, BinOp("-", Const(s.extent, "int64"), n))
+                fill = apply_op(lookup("pow"), [fill, skipped], [self.dtype, self.dtype], helpers)[0]
+            folded = apply_op(s.op, [Load(self.sums, q), fill], [self.dtype, self.dtype], helpers)[0]
             return [For(q, 0, Const(self.size, "int64"),
                         [If(BinOp("<", n, Const(s.extent, "int64")), [Store(self.sums, q, folded)])])]
         missed = BinOp("-", Const(s.extent, "int64"), n)
@@ -282,4 +266,4 @@ def plain_zero(fill) -> bool:
     return fill is None or not isinstance(fill, (bool, np.bool_)) and fill == 0
 
 
-__all__ = ["SORTED_BUCKET", "AccumulatedOutput", "hoistable", "hoisted_body", "order_note", "plain_zero", "unfolded", "unhoisted", "hoistable_into_vector"]
+__all__ = ["SORTED_BUCKET", "AccumulatedOutput", "hoistable", "hoisted_body", "order_note", "plain_zero", "unhoisted", "hoistable_into_vector"]

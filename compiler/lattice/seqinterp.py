@@ -124,7 +124,7 @@ def interpret(cf, data: Mapping, env: Mapping | None = None) -> Run:
             for key in np.ndindex(*s.shape):
                 if s.op is not None:
                     if counts.get(key, 0) < s.extent:
-                        out[key] = s.op(out.get(key, float(s.op.identity)), s.fill).item()
+                        out[key] = s.op(out.get(key, float(s.op.identity)), s.missed(counts.get(key, 0))).item()
                     continue
                 missed = s.missed(counts.get(key, 0))
                 if missed != 0 or missed != missed:

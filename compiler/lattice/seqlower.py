@@ -78,7 +78,7 @@ from ..format import Format, dense
 from ..stand_in import conversion_cost, format_text, output_conversion_note
 from .seqderive import ShapedFormat, copy_fill, input_fills, seq_lower
 from .seqnesting import DiscordantWalk, LoopOrder
-from .seqhoist import hoistable, hoistable_into_vector, order_note, unfolded, unhoisted
+from .seqhoist import hoistable, hoistable_into_vector, order_note, unhoisted
 from .seqworkspace import sums_under_operators, workspace_note
 from .seqoutput import output_kind
 from .seqparts import walked_whole
@@ -250,8 +250,7 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
                                                    getattr(e, "walk", str(e)))
                     if other is None:
                         why = unbucketed(program, out_format) or unsorted(program, out_format) or \
-                            split_flatten(program) or unhoisted(program) or \
-                            unfolded(program, input_fills(program, formats), extents)
+                            split_flatten(program) or unhoisted(program)
                         raise StrategyError(f"{e}{why}; {LOOPLETS}") from None
                     low = adopted(*other)
                     continue

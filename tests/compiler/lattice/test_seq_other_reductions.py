@@ -103,13 +103,34 @@ def test_a_product_of_a_fill_that_is_no_fixed_point_folds_its_power(fmt, fill):
     assert "t = mul(t, " in cfir and " ** (" in cfir, cfir
 
 
-def test_a_product_into_a_vector_of_a_fill_that_is_no_fixed_point_is_refused_naming_it():
-    # (the sums' loops around the output's fold the fill once per output coordinate: not to a power yet)
-    # (the refusal said only that the loops walk A against its storage order)
-    a, A = operand((3, 4), "csr", 5, fill=2.0)
-    refused(xp.prod(A[::-1], axis=0), np.prod(a[::-1], axis=0))
-    why = [s.data["why"] for s in xp.prod(A[::-1], axis=0).lower(strategy="lattice").trace.find("retry")]
-    assert "the fill 2.0 of the coordinates a mul reduction's loops skip is folded in once per coordinate" in why[0]
+@pytest.mark.parametrize("fmt", ["csr", "coo", "dcsr"])
+@pytest.mark.parametrize("fill", [2.0, -2.0, 3.0, -inf])
+def test_a_product_into_a_vector_of_a_fill_that_is_no_fixed_point_folds_its_power(fmt, fill):
+    # (the loops run around the output's, each column's product into a dense accumulator, then the fill to the power
+    # of the rows its loops skipped: forall j: out(j) = mul(out(j), 2.0 ** (5 - n_out(j))); refused before)
+    a, A = operand((5, 4), fmt, 5, fill=fill, odd=(nan, -0.0))
+    a[:, 2] = fill                                 # (a column of the fill only)
+    A = xp.asarray(ss.Tensor.from_numpy(a, fmt, fill=fill))
+    for build in (lambda m, x: m.prod(x[::-1], axis=0), lambda m, x: m.prod(x[:, 1:], axis=1),
+                  lambda m, x: m.prod((m.concat if m is xp else np.concatenate)([x, x]), axis=0)):
+        with np.errstate(invalid="ignore"):
+            want = np.asarray(build(np, a))
+            kernel = one_lattice_kernel(build(xp, A), want)
+            hoisted = [s.data["hoisted"] for s in kernel.trace.find("loop-order")]
+            np.testing.assert_array_equal(seq_evaluate(kernel.program, **({"hoisted": tuple(hoisted[0])} if hoisted
+                                                                           else {}), **kernel.arguments), want)
+
+
+def test_an_integer_product_into_a_vector_of_a_fill_that_is_no_fixed_point_is_refused_saying_why():
+    # (an integer's power would wrap as numpy's product does: refused, where the refusal said only that the loops
+    # walk A against its storage order)
+    a = np.array([[2, 3, 2], [1, 2, 2], [2, 2, 5]], dtype=np.int64)
+    A = xp.asarray(ss.Tensor.from_numpy(a, "csr", fill=2))
+    kernel = xp.prod(A[::-1], axis=0).lower(strategy="lattice")
+    why = [s.data["why"] for s in kernel.trace.find("retry")]
+    assert why and "the fill 2 of the coordinates a mul reduction's loops skip once" in why[0] \
+        and "or a product's of a float fill" in why[0] and why[0].count("strategy='looplets'") == 1, why
+    np.testing.assert_array_equal(kernel().to_numpy(), np.prod(a[::-1], axis=0))
 
 
 @settings(max_examples=12, deadline=None)
@@ -147,15 +168,15 @@ COLUMNS = {"max": np.max, "min": np.min, "prod": np.prod, "any": np.any, "all": 
 
 @pytest.mark.parametrize("out", [None, "dense"])
 @pytest.mark.parametrize("op, fmt, fill", [(op, fmt, fill) for op in COLUMNS for fmt, fill in (
-    ("csr", 0.0), ("csr", nan), ("coo", 1.0), ("dcsr", -inf), ("csr", inf)) if not (op == "prod" and fill == -inf)])
+    ("csr", 0.0), ("csr", nan), ("coo", 1.0), ("dcsr", -inf), ("csr", inf))])
 def test_column_reductions_over_shape_operators_are_one_lattice_kernel(op, fmt, fill, out):
     # (the loops run around the output's, each term reduced into a dense accumulator started at the operator's
     # identity, the fill folded in where a column's loops skipped a row: they refused it, naming the looplets;
-    # a product of fill -inf, no fixed point, is refused: test_a_product_of_a_fill_that_is_no_fixed_point...)
+    # a product of fill -inf or 2, no fixed point, to the power of the rows skipped)
     a, A = operand((4, 6), fmt, 9, fill=fill, odd=(nan, inf, -inf) if fill != 0 else ())
     b, B = operand((3, 6), fmt, 10, fill=fill)
     for expr in (lambda m, x, y: (m.concat if m is xp else np.concatenate)([x, y]), lambda m, x, y: x[::-2],
-                 lambda m, x, y: x[1:4] * (2.0 if op != "prod" else 1.0)):   # (a product of fill 2.0 is refused)
+                 lambda m, x, y: x[1:4] * 2.0):
         e, w = expr(xp, A, B), expr(np, a, b)
         if op in ("any", "all"):
             e, w = e > 1.0, w > 1.0
