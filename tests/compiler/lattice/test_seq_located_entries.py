@@ -158,3 +158,33 @@ def test_entries_match_numpy(values, fill, fmt, name, k, m):
     with np.errstate(all="ignore"):
         expected = want(w, k, m)
     check(build(xp.asarray(t), k, m), expected)
+
+
+@pytest.mark.parametrize("fmt", ["SparseBand(Element({f}))", "SparseBlockList(Element({f}))", "RunList(Element({f}))",
+                                 "SparseRunList(Element({f}))", "SparsePoint(Element({f}))", "SparseCOO(1, Element({f}))"])
+@pytest.mark.parametrize("fill", [0.0, nan])
+def test_entries_of_the_other_vector_levels(fmt, fill):
+    # (each level located as its iterator says: a band's computed position, a block list's search over its blocks,
+    # a run list's run, a point's one coordinate, a COO's search)
+    values = [fill, fill, 2.0, 3.0, 3.0, fill, -1.0, fill] if "Point" not in fmt else [fill] * 3 + [3.0] + [fill] * 4
+    t, w = vector(values, fmt.format(f=fill), fill)
+    x = xp.asarray(t)
+    for k, m in ((1, 2), (3, -1), (4, 4), (0, 7)):
+        with np.errstate(all="ignore"):
+            kernel = check(x[k] * x[m] + xp.sign(x[k]), w[k] * w[m] + np.sign(w[k]))
+        assert lines(kernel) < 60 and "for (" not in body(kernel), kernel.c_source
+
+
+@pytest.mark.parametrize("fmt", ["coo", "csf"])
+@pytest.mark.parametrize("fill", [0.0, nan])
+def test_entries_of_a_3d_tensor(fmt, fill):
+    # (a 3-D COO's two modes above its last are segments of equal coordinates, each found by two searches)
+    rng = np.random.default_rng(5)
+    a_ = np.where(rng.random((3, 4, 5)) < 0.4, rng.choice([1.0, -2.0, nan, -0.0], (3, 4, 5)), fill)
+    t = ss.Tensor.from_numpy(a_, fmt, fill=fill)
+    a, a_ = xp.asarray(t), t.to_numpy()
+    entries = [(i, j, k) for i in range(3) for j in range(4) for k in range(5)]
+    for n in range(0, len(entries), 7):
+        p, q = entries[n], entries[-1 - n]
+        with np.errstate(all="ignore"):
+            check(a[p] * a[q] - a[p], a_[p] * a_[q] - a_[p])
