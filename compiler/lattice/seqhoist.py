@@ -63,18 +63,21 @@ def hoistable(program) -> tuple:
     return ()
 
 
-def hoistable_into_vector(program) -> tuple:
-    """The indices of ``program``'s max, min, prod, any or all (its right side) where its output is a vector or a
-    scalar: its loops may run around the output's, each term reduced into a dense accumulator
-    (:class:`AccumulatedOutput`); ``()`` for any other statement (a sum: :func:`hoistable`).
+def hoistable_into_vector(program, dense_output: bool = False) -> tuple:
+    """The indices of ``program``'s max, min, prod, any or all (its right side) where its output is a vector, a
+    scalar or (``dense_output``) dense: its loops may run around the output's, each term reduced into a dense
+    accumulator (:class:`AccumulatedOutput`); ``()`` for any other statement (a sum: :func:`hoistable`; a sparse
+    matrix's terms are bucketed by row, a sum's only).
 
     >>> from compiler.notation import parse
     >>> hoistable_into_vector(parse("y[j] = max[i](A[i, j])")), hoistable_into_vector(parse("y[j, k] = max[i](A[i, j, k])"))
     (('i',), ())
+    >>> hoistable_into_vector(parse("y[j, k] = max[i](A[i, j, k])"), dense_output=True)
+    ('i',)
     """
     rhs = program.rhs
     if isinstance(rhs, SumNode) and not rhs.op.is_user and rhs.op.name in ("max", "min", "mul", "or", "and") and \
-            len(program.lhs.indices) <= 1:
+            (len(program.lhs.indices) <= 1 or dense_output):
         return tuple(str(i) for i in rhs.indices)
     return ()
 
@@ -86,7 +89,7 @@ def unhoisted(program) -> str:
 
     >>> from compiler.notation import parse
     >>> print(unhoisted(parse("y[j, m] = max[l](concat((A[i, j, m], B[k, j, m]), (i, k) -> l))")))
-    ; the loops of a sum run around the output's, each term accumulated into it (compiler.lattice.seqhoist), but those of max only into a vector or a scalar, not y of 2 modes
+    ; the loops of a sum run around the output's, each term accumulated into it (compiler.lattice.seqhoist), but those of max only into a vector, a scalar or a dense output, not a sparse y of 2 modes
     >>> unhoisted(parse("y[j] = max[i](A[i, j])")), unhoisted(parse("y[j] = sum[i](A[i, j])")), unhoisted(parse("y[j] = A[0, j]"))
     ('', '', '')
     """
@@ -94,8 +97,8 @@ def unhoisted(program) -> str:
     if not isinstance(rhs, SumNode) or hoistable(program) or hoistable_into_vector(program):
         return ""
     return (f"; the loops of a sum run around the output's, each term accumulated into it (compiler.lattice.seqhoist), "
-            f"but those of {rhs.op.name} only into a vector or a scalar, not {program.lhs.tensor} of "
-            f"{len(program.lhs.indices)} modes")
+            f"but those of {rhs.op.name} only into a vector, a scalar or a dense output, not a sparse "
+            f"{program.lhs.tensor} of {len(program.lhs.indices)} modes")
 
 
 def hoisted_body(builder, program, order: tuple) -> cin.Stmt:

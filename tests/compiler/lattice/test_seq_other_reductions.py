@@ -188,14 +188,34 @@ def test_column_reductions_over_shape_operators_are_one_lattice_kernel(op, fmt, 
             np.testing.assert_array_equal(seq_evaluate(kernel.program, hoisted=tuple(order), **kernel.arguments), want_)
 
 
-def test_a_reduction_into_a_matrix_around_its_loops_is_refused_saying_why():
-    # (a sum's loops run around a matrix output's, bucketed by row; a max's only around a vector's: the refusal
-    # says so and names the looplets, whose kernel is right)
+def test_a_reduction_into_a_sparse_matrix_around_its_loops_is_refused_saying_why():
+    # (a sum's loops run around a matrix output's, bucketed by row; a max's only around a vector's or a dense
+    # output's: the refusal says so and names the looplets, whose kernel is right)
     t, T = operand((3, 4, 5), "coo", 13)
     u, U = operand((2, 4, 5), "coo", 14)
     expr, want = xp.max(xp.concat([T, U]), axis=0), np.max(np.concatenate([t, u]), axis=0)
     kernel = expr.lower(strategy="lattice")
     why = [s.data["why"] for s in kernel.trace.find("retry")]
-    assert why and "but those of max only into a vector or a scalar" in why[0] and "strategy='looplets'" in why[0], why
+    assert why and "but those of max only into a vector, a scalar or a dense output, not a sparse" in why[0] \
+        and "strategy='looplets'" in why[0], why
     np.testing.assert_array_equal(kernel().to_numpy(), want)
     np.testing.assert_array_equal(expr.lower(strategy="looplets")().to_numpy(), want)
+
+
+@pytest.mark.parametrize("op", sorted(COLUMNS))
+@pytest.mark.parametrize("fmt, fill", [("coo", 0.0), ("csf", nan), ("coo", 2.0), ("csf", -inf), ("coo", 1.0)])
+def test_a_reduction_into_a_dense_matrix_runs_its_loops_around_the_outputs(op, fmt, fill):
+    # (each term reduced into the dense output at its coordinate, started at the operator's identity, the fill
+    # folded in where a coordinate's loops skipped one (to its power for a product of 2): refused before, "but
+    # those of max only into a vector or a scalar")
+    t, T = operand((3, 4, 5), fmt, 13, fill=fill, odd=(nan, -0.0, inf))
+    u, U = operand((2, 4, 5), fmt, 14, fill=fill)
+    for build in (lambda m, x, y: (m.concat if m is xp else np.concatenate)([x, y]), lambda m, x, y: x[::-2]):
+        e, w = build(xp, T, U), build(np, t, u)
+        if op in ("any", "all"):
+            e, w = e > 1.0, w > 1.0
+        with np.errstate(invalid="ignore"):
+            want = np.asarray(COLUMNS[op](w, axis=0))
+            kernel = one_lattice_kernel(getattr(xp, op)(e, axis=0), want, "dense")
+            (order,) = [s.data["hoisted"] for s in kernel.trace.find("loop-order")]
+            np.testing.assert_array_equal(seq_evaluate(kernel.program, hoisted=tuple(order), **kernel.arguments), want)
