@@ -11,6 +11,10 @@ editor ask :func:`capabilities` instead of keeping their own lists.
 True
 >>> capabilities("looplets").schedule_commands, capabilities("looplets").shares_constant_reads
 (('privatize',), True)
+>>> capabilities("lattice").shares_constant_reads, capabilities("lattice").shares_constant_fibers
+(True, False)
+>>> capabilities("lattice").lowers_for_shapes, capabilities("looplets").lowers_for_shapes
+(True, False)
 >>> capabilities("looplets").commands_for("loop program"), capabilities("looplets").commands_for("index notation")
 (('privatize',), ())
 >>> applied_by("privatize")
@@ -59,9 +63,17 @@ class Capabilities:
     #: ``(command, kinds, why)`` for each command that applies to some kinds of program only
     #: (:data:`PROGRAM_KINDS`), with why it does not apply to the others
     command_kinds: tuple = ()
-    #: whether every read of a tensor at one constant index is located once, for all of them (the
-    #: looplets' follow); else each read gets an iterator of its own, their cases multiplying
+    #: whether every read of a tensor's entry at constant indices (``w[1]``) is located once, for all of them
+    #: (the looplets' follow, the lattice's stand-in); else each read gets an iterator of its own, their
+    #: cases multiplying
     shares_constant_reads: bool = False
+    #: whether every read of a fiber at a constant coordinate under a loop (a row, ``A[2, j]``) is located
+    #: once, for all of them (the looplets' follow)
+    shares_constant_fibers: bool = False
+    #: whether, lowered again for the tensors' shapes (``options={"shapes": ...}``), a statement without shape
+    #: operators whose kernel reads an input converted may read none (the lattice's bucketed sums,
+    #: :mod:`compiler.lattice.bucketed_sums`); the array front end then tries that lowering too
+    lowers_for_shapes: bool = False
 
     def __post_init__(self):
         from .schedule import COMMANDS

@@ -184,6 +184,15 @@ class Emitter:
 
     def reduction(self, node: Reduction, idx: tuple, top: bool):
         child = node.child
+        if not node.keepdims and len(node.axes) == child.ndim:
+            # (a reduction over every axis takes its operand's entries in any order: a reshape or a transpose below
+            # moves none in or out, so it reduces the tensor under them, walked as stored: sum(a.T.reshape(-1)))
+            inner = unviewed(child)
+            if inner is not child:
+                whole = Reduction(node.op, inner, tuple(range(inner.ndim)), False, node.dtype)
+                out = self.reduction(whole, idx, top)
+                self.emitted.setdefault(id(child), out)
+                return out
         if stack_reduced(node):
             # (the reduction over a stack's new axis is the operator between its operands, in order: no stack to
             # build, no loop over two coordinates; a CSC flattened row-major in it is walked as beside a vector)
@@ -417,10 +426,14 @@ class Emitter:
         ``index_tensor``."""
         (child,), (items,) = node.args, node.params
         ints = any(not isinstance(it, tuple) for it in items) or any(isinstance(i, int) for i in idx)
-        # (a strategy that locates a constant read once for all its reads, the looplets: a tensor may be read
-        # several times)
-        repeated = self.strategy is not None and capabilities(self.strategy).shares_constant_reads
-        if self.fuse_shapes and None not in idx and (not ints or takes_constants(child, repeated)):
+        # (a strategy that locates a constant read once for all its reads: a tensor may be read several times,
+        # where each read is an entry (every index a constant, none under a sum's loop) if the strategy shares
+        # no fiber read under a loop, the lattice)
+        caps = None if self.strategy is None else capabilities(self.strategy)
+        entries = caps is not None and caps.shares_constant_reads and all(isinstance(i, int) for i in idx)
+        repeated = caps is not None and caps.shares_constant_fibers or entries
+        if self.fuse_shapes and None not in idx and \
+                (not ints or takes_constants(child, repeated, reduced=caps is not None and caps.shares_constant_fibers)):
             sub, slices, k = [], [], 0
             for it in items:
                 if not isinstance(it, tuple):
@@ -521,15 +534,42 @@ def _broadcast_axis(at):
     return 0 if isinstance(at, int) else None
 
 
-def takes_constants(node: Node, repeated: bool = False) -> bool:
+def unviewed(node: Node) -> Node:
+    """``node`` without the reshapes and transposes that only move its entries, under an elementwise operator of
+    one array operand too (``a.T.reshape(-1) > 1`` is ``a > 1`` moved): what a reduction over every axis of it
+    reduces. ``node`` itself where there are none.
+
+    >>> from compiler.interop import to_tensor
+    >>> from compiler.array import build
+    >>> a = Leaf(to_tensor(np.eye(2), "a"))
+    >>> unviewed(build.reshape(build.permute_dims(a, (1, 0)), (4,))) is a
+    True
+    """
+    inner = node
+    while isinstance(inner, Permute) or isinstance(inner, ShapeOp) and inner.kind == "reshape":
+        inner = inner.children()[0]
+    if isinstance(inner, Map):
+        arrays = [k for k, x in enumerate(inner.args) if not isinstance(x, Scalar)]
+        if len(arrays) == 1 and inner.args[arrays[0]].shape == inner.shape:
+            moved = unviewed(inner.args[arrays[0]])
+            if moved is not inner.args[arrays[0]]:
+                args = list(inner.args)
+                args[arrays[0]] = moved
+                return Map(inner.op, tuple(args))
+    return inner
+
+
+def takes_constants(node: Node, repeated: bool = False, reduced: bool = True) -> bool:
     """Whether ``node`` emitted at constant indices puts them into its tensors' accesses: it is a tensor,
     a scalar, or elementwise operators, transposes, broadcasts, reductions and indexes of such (another
     shape operator below would take its indices as loop indices; an index composes with the constants,
-    a slice's start and step mapping one to its operand's), each tensor read once unless ``repeated``.
-    (The looplets locate a constant read once for all the reads of its tensor there:
-    ``square(sign(v))[1]`` reads ``v[1]`` six times, one search. The lattice gives each read an
-    iterator of its own, their cases multiplying: 3,001 lines of C for a NaN fill, where the whole
-    ``square(sign(v))`` and its entry are 99.)
+    a slice's start and step mapping one to its operand's), each tensor read once unless ``repeated``
+    (and, where not ``reduced``, unless no reduction is below: a tensor read again under a sum's loop is
+    a fiber, a row, not an entry).
+    (Both strategies locate an entry read at constants once for all its reads: ``square(sign(v))[1]``
+    reads ``v[1]`` six times, one search. The looplets locate a fiber at a constant coordinate once
+    too, ``(sign(a) * a + a)[2]``; the lattice gives each read of a row an iterator of its own, their
+    cases multiplying: 3,201 lines of C and 18 s of lowering for a CSR of NaN fill.)
 
     >>> import numpy as np
     >>> from compiler.interop import to_tensor
@@ -541,16 +581,22 @@ def takes_constants(node: Node, repeated: bool = False) -> bool:
     False
     >>> takes_constants(build.elementwise("mul", v, v)), takes_constants(build.elementwise("mul", v, v), repeated=True)
     (False, True)
+    >>> twice = build.reduce("sum", build.elementwise("mul", v, v), None)
+    >>> takes_constants(twice, repeated=True), takes_constants(twice, repeated=True, reduced=False)
+    (True, False)
     """
     seen, read, todo = set(), set(), [node]   # (each node once: a shared subexpression is one node of a DAG)
+    again = reduces = False
     while todo:
         n = todo.pop()
         if isinstance(n, Leaf):
             if id(n.tensor) in read and not repeated:
                 return False
+            again = again or id(n.tensor) in read
             read.add(id(n.tensor))
             continue
         if isinstance(n, Scalar) or id(n) in seen and repeated:
+            again = again or id(n) in seen
             continue
         if id(n) in seen:   # (a shared subexpression reads its tensors again)
             return False
@@ -558,9 +604,10 @@ def takes_constants(node: Node, repeated: bool = False) -> bool:
         composes = isinstance(n, ShapeOp) and n.kind == "index"
         if not (composes or isinstance(n, (Map, Permute, Broadcast, Reduction))):
             return False
+        reduces = reduces or isinstance(n, Reduction)
         seen.add(id(n))
         todo.extend(n.children())
-    return True
+    return reduced or not (again and reduces)
 
 
 def collapse_chain(expr, ins: list, k: Index, fresh):
@@ -687,9 +734,11 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
         try:
             # (lower()'s cache: the same statement for the same formats is lowered once)
             kernel = lower(assign, strategy, checked=checked, **tensors, **extra)
-            if kernel.strategy == "lattice" and _converts_input(kernel) and not kernel.shape_operators:
-                # (lowered again for the tensors' shapes: a sum's terms bucketed in one kernel where the
-                # plan read an input converted, compiler.lattice.bucketed_sums; kept where it converts none)
+            if capabilities(kernel.strategy).lowers_for_shapes and _converts_input(kernel) \
+                    and not kernel.shape_operators:
+                # (lowered again for the tensors' shapes, where the strategy says that may read no input
+                # converted: the lattice's sum's terms bucketed in one kernel, compiler.lattice.bucketed_sums;
+                # kept where it converts none)
                 shapes = tuple(sorted((t, tuple(v.shape)) for t, v in tensors.items() if isinstance(v, Tensor)))
                 shaped = lower(assign, strategy, checked=checked, options={"shapes": shapes}, **tensors, **extra)
                 kernel = kernel if _converts_input(shaped) else shaped

@@ -54,6 +54,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
+
 from .. import serialize
 from ..trace import Artifact, Later, Rewrite, Trace
 from ..treedot import TreeDot
@@ -160,6 +162,9 @@ class Fold(Stmt):
     #: another reduction (a scalar's): ``t = max(t, fill) if count < extent``, the fill a fixed point of ``op``
     #: (an idempotent operator's any fill, a product's 0, 1, inf or NaN), so once is as many times
     op: Any = None
+    #: a product's fill that is not its fixed point (2, -inf), into a scalar: ``t = t * fill ** (extent - count)``
+    #: (exact for the integer count; NaN and inf as IEEE's pow gives them)
+    power: bool = False
 
     def missed(self, counted: int):
         """What the fold adds after ``counted`` coordinates were summed (reduces, with ``op``).
@@ -169,7 +174,11 @@ class Fold(Stmt):
         (3.0, 0.0)
         >>> Fold("t", "n", 4, 0.0, op=lookup("max")).missed(1), Fold("t", "n", 4, 0.0, op=lookup("max")).missed(4)
         (0.0, -inf)
+        >>> Fold("t", "n", 4, -2.0, op=lookup("mul"), power=True).missed(1)
+        -8.0
         """
+        if self.op is not None and self.power:
+            return float(np.power(np.float64(self.fill), self.extent - counted)) if counted < self.extent else 1.0
         if self.op is not None:
             return self.fill if counted < self.extent else float(self.op.identity)
         return (self.extent - counted) * self.fill if counted < self.extent else 0.0
@@ -289,7 +298,8 @@ def _spanned_lines(s, depth: int, scope: tuple = ()) -> list[tuple[str, tuple, l
     if isinstance(s, Fold) and s.op is not None:
         at = f"({', '.join(s.idxs)})" if s.idxs else ""
         every = f"forall {', '.join(s.idxs)}: " if s.idxs else ""
-        return [(f"{pad}{every}{s.out}{at} = {s.op.name}({s.out}{at}, {value_text(Lit(s.fill))}) if {s.count}{at} < "
+        fill = value_text(Lit(s.fill)) + (f" ** ({s.extent} - {s.count}{at})" if s.power else "")
+        return [(f"{pad}{every}{s.out}{at} = {s.op.name}({s.out}{at}, {fill}) if {s.count}{at} < "
                  f"{s.extent}", (), [])]
     if isinstance(s, Fold):
         fill = value_text(Lit(s.fill))

@@ -52,6 +52,7 @@ from .. import values
 from ..errors import StrategyError
 from ..format import dense
 from ..interop import to_tensor
+from ..tensor import Tensor
 from ..notation import parse
 from ..notation import parse_expr
 from ..notation.ast import Access, Assign, Call, Index, Literal, Reduce, free_indices
@@ -60,7 +61,8 @@ from ..notation.ast import walk as walk_notation
 from ..notation.drawing import expression_nodes
 from ..notation.infer import infer_shapes
 from ..notation.shape import Broadcast, Collapse, Concat, Slice, Split, distinct_bindings
-from .seqconstants import entry_sequence, point_index, with_constants
+from .seqconstants import with_constants
+from .seqlocated import located_reads, located_value, stand_in_facts, stand_in_format
 from .seqreads import separate_reads
 from ..notation.shapedata import shape_data
 from ..trace import Artifact, Trace
@@ -103,6 +105,9 @@ class SeqLowering:
     #: a column-major flatten undone (``column-major``, :mod:`compiler.lattice.seqcolmajor`): the output's one
     #: index, which the program's two or more are stored at
     flattened: str = ""
+    #: ``(LocatedRead, format)`` of each entry read at constants only, located once before the loops and
+    #: read as a 0-d stand-in (:mod:`compiler.lattice.seqlocated`)
+    located: tuple = ()
 
 
 class CinBuilder:
@@ -176,16 +181,21 @@ class CinBuilder:
             # (a summand of another fill than 0 counts the coordinates its loops sum: each one
             # they skip adds that fill, folded in after them; another reduction's, where it is not its identity)
             fill = expr_fill(e.body, self.d.fills, self.d.extents)
-            if op is not None and not values.same_value(op(fill, fill).item(), fill):
+            # (a product of another fill, 2 or -inf, folds it in to the power of the coordinates skipped; in a
+            # float: an integer's power would wrap as numpy's product does)
+            power = op is not None and not values.same_value(op(fill, fill).item(), fill)
+            if power and (op.name != "mul" or np.asarray(fill).dtype.kind != "f"):
                 raise StrategyError(f"{e}: the sequence lowering folds the fill {fill} of the coordinates a {e.op.name} "
                                     f"reduction's loops skip once, which is {e.op.name} of it as many times only where "
-                                    f"{e.op.name}(fill, fill) is the fill; lower it with strategy='looplets'")
+                                    f"{e.op.name}(fill, fill) is the fill, or a product's of a float fill (to the "
+                                    f"power of the coordinates skipped)")
             counted = not _plain_zero(fill) if op is None else not values.same_value(fill, op.identity)
             n = f"n_{t}" if counted else ""
             body: cin.Stmt = _block(pre + [cin.Reduce(t, (), v, n, op)])
             for j in reversed(e.indices):
                 body = self.forall(j, e.body, body)
-            fold = [cin.Fold(t, n, int(np.prod([self.d.size(j) for j in e.indices])), fill, op=op)] if n else []
+            fold = [cin.Fold(t, n, int(np.prod([self.d.size(j) for j in e.indices])), fill, op=op, power=power)] \
+                if n else []
             return [cin.Alloc(t, n, 0.0 if op is None else op.identity), body] + fold, cin.Temp(t)
         raise StrategyError(f"{e}: the sequence lowering does not take this node")
 
@@ -257,12 +267,11 @@ def copy_fill(program: Assign, tensors: dict, extents: dict | None = None, exact
     return None if _plain_zero(fill) else fill
 
 
-def _access_levels(program: Assign, tensors: dict, with_data: bool = True, point: Index | None = None,
-                   extra: tuple = ()) -> tuple[dict, dict]:
+def _access_levels(program: Assign, tensors: dict, with_data: bool = True, extra: tuple = ()) -> tuple[dict, dict]:
     """Each access's sequence levels, and the stored entries of each name they read under (a
     tensor accessed with other indices again is read under a primed name, its own levels);
-    ``tensors`` may be :class:`ShapedFormat` s (no entries: ``with_data=False``). An access at
-    constants only (one entry) has the sequence of the ``point`` index (:func:`point_index`); ``extra``:
+    ``tensors`` may be :class:`ShapedFormat` s (no entries: ``with_data=False``); an access at constants
+    only (one entry) is refused: :func:`seq_lower` locates it before the loops (:mod:`compiler.lattice.seqlocated`); ``extra``:
     accesses read beside ``program``'s (a sum's workspace, :mod:`compiler.lattice.seqworkspace`)."""
     out: dict = {}
     data: dict = {}
@@ -273,11 +282,9 @@ def _access_levels(program: Assign, tensors: dict, with_data: bool = True, point
         if n.tensor not in tensors:
             raise StrategyError(f"tensor {n.tensor} (in {n}) was not given")
         t = tensors[n.tensor]
-        entry = bool(n.indices) and all(isinstance(i, int) for i in n.indices)
-        if entry and point is None:
-            raise StrategyError(f"{n}: every index is a constant (one entry of {n.tensor}) beside the loops of "
-                                f"{program.lhs.tensor}'s indices; the sequence layer reads one entry in a 0-d "
-                                f"statement, or a constant index beside a loop index of the same access")
+        if n.indices and all(isinstance(i, int) for i in n.indices):
+            raise StrategyError(f"{n}: every index is a constant (one entry of {n.tensor}), which has no sequence: "
+                                f"seq_lower locates it before the loops (compiler.lattice.seqlocated)")
         named = [i for i in n.indices if not isinstance(i, int)]
         if len(set(named)) != len(named):
             raise StrategyError(f"{n}: an index repeated in one access (a diagonal) has no sequence")
@@ -296,11 +303,7 @@ def _access_levels(program: Assign, tensors: dict, with_data: bool = True, point
                 consts[s] = i
             else:
                 by_index[i] = lv
-        seqs = {}
-        if entry:
-            seqs = {point: entry_sequence(levels, consts)}
-        elif consts:
-            seqs = {Index(k): v for k, v in with_constants(levels, consts).items()}
+        seqs = {Index(k): v for k, v in with_constants(levels, consts).items()} if consts else {}
         out[n] = AccessLevels(name, tuple(levels), by_index, seqs)
         if with_data and name not in data and not isinstance(t, ShapedFormat):
             # (the fibers as the levels' iterators read them, which the kernel's walk follows)
@@ -351,6 +354,14 @@ def seq_lower(program, trace: Trace | None = None, loop_order=None, result_fill=
     # slice(A[j], j -> k, ..) + slice(A[j], j -> k, ..), must read A through two iterators)
     program = replace(program, rhs=distinct_bindings(program.rhs, {str(i) for i in program.lhs.indices}))
     tensors = {name: x if isinstance(x, ShapedFormat) else to_tensor(x, name) for name, x in tensors.items()}
+    # (an entry read at constants only is located once before the loops, a 0-d stand-in read by each use)
+    program, located = located_reads(program, tensors)
+    for r in located:
+        t = tensors[r.tensor]
+        values.assume(r.name, stand_in_facts(r, t.format))
+        fmt = stand_in_format(t.format)
+        tensors[r.name] = ShapedFormat(fmt, ()) if isinstance(t, ShapedFormat) else \
+            Tensor.from_numpy(np.asarray(located_value(r, t), dtype=fmt.dtype), fmt)
     info = infer_shapes(program, {n: t.shape for n, t in tensors.items() if n != program.lhs.tensor})
     # (and an access read twice, a[i] + a[i] * b[i], through two where an intersection moves its cursor)
     fills = input_fills(program, tensors)
@@ -358,7 +369,6 @@ def seq_lower(program, trace: Trace | None = None, loop_order=None, result_fill=
         program.rhs, lambda call: call_kind(call, fills, info.extents) not in ("sum", "union")))
     with_data = not any(isinstance(t, ShapedFormat) for t in tensors.values())
     fill = copy_fill(program, tensors, info.extents) if result_fill is NOTGIVEN else result_fill
-    point = point_index(program)
     consumer, work = program, []
     if hoisted is not None and sums_under_operators(program):
         # (a sum under an operator, its loops around the output's: into a workspace the statement reads)
@@ -368,10 +378,10 @@ def seq_lower(program, trace: Trace | None = None, loop_order=None, result_fill=
             if sparse_rows else None)
         tensors = {**tensors, **{w.name: ShapedFormat(w.format(), w.shape) for w in work}}
     ws_reads = tuple(a for a in accesses_of(consumer.rhs) if a not in accesses_of(program.rhs))
-    access_levels, data = _access_levels(program, tensors, with_data, point, ws_reads)
+    access_levels, data = _access_levels(program, tensors, with_data, ws_reads)
     # (each derivation step names its node of the expression tree: the tree's shape is the one the
     # parse step drew, distinct_bindings renaming indices only)
-    deriver = Deriver(access_levels, info.extents if point is None else {**info.extents, point: 1},
+    deriver = Deriver(access_levels, info.extents,
                       {**input_fills(program, tensors), **{w.name: w.fill for w in work}},
                       {id(e): n.ident for n, e in expression_nodes(program)})
     order = tuple(range(len(program.lhs.indices))) if loop_order is None else tuple(loop_order)
@@ -388,10 +398,6 @@ def seq_lower(program, trace: Trace | None = None, loop_order=None, result_fill=
         body = hoisted_body(b, program, tuple(hoisted))
     else:
         body = b.nest(program, order)
-    if point is not None:
-        # (a 0-d statement reading entries at constants: one loop of one coordinate walks to them,
-        # and writes the output where one is stored; where none is, it keeps its fill)
-        body = b.forall(point, program.rhs, body)
     # the CFIR first: each derivation names the loops its sequence becomes (their lattices' points)
     built = cin.build_cfir(body, (), 0.0 if fill is None else fill)
     # (what it assumed each input holds, which the interpreter checks the entries it is given against)
@@ -425,7 +431,8 @@ def seq_lower(program, trace: Trace | None = None, loop_order=None, result_fill=
              data={**shape_data(program, info), "loops": [[str(i), str(s)] for i, s in loops]})
     cf, t = cin.sequence_trace(body, trace=t, fill=0.0 if fill is None else fill, built=built)
     return SeqLowering(program, body, derivations, cf, t, tuple(int(n) for n in info.output), data, fill,
-                       "" if hoisted is None or not lhs.indices or work else "accumulate", tuple(work))
+                       "" if hoisted is None or not lhs.indices or work else "accumulate", tuple(work),
+                       located=tuple((r, tensors[r.tensor].format) for r in located))
 
 
 def seq_evaluate(program, trace: Trace | None = None, loop_order=None, hoisted=None, sparse_rows: bool = False,
@@ -483,5 +490,5 @@ def derive_seq(expr, i, **tensors) -> tuple[Seq | None, Derivation]:
     return Deriver(access_levels, info.extents, input_fills(program, tensors)).seq(e, Index(str(i)), log), log
 
 
-__all__ = ["ShapedFormat", "derive_seq", "entry_sequence", "point_index", "Derivation", "Deriver", "CinBuilder", "SeqLowering", "seq_lower", "seq_evaluate",
+__all__ = ["ShapedFormat", "derive_seq", "Derivation", "Deriver", "CinBuilder", "SeqLowering", "seq_lower", "seq_evaluate",
            "level_kinds", "check_concordant", "LoopOrder", "DiscordantWalk", "check_split_nesting", "copy_fill", "input_fills"]

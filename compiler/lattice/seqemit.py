@@ -83,6 +83,7 @@ from .seqstraddlesort import straddle_sorted
 from .seqentrysort import SortedEntries
 from .seqcolmajor import column_major_output, stored_walk
 from .seqwhiles import inner_sequences, whiles
+from .seqlocated import located_stmts, stand_in_format
 from .seqwalk import LeafCode, LeafWalks
 from .seqsumrows import emit_producers, workspace_codes
 from .seqrewind import (cursor_vars, declare_starts, loop_repeats, product_rewinds, restarted, rewind_stmts, save_stmts,
@@ -118,6 +119,7 @@ class SeqEmitter(LeafWalks):
         self.summed: dict = {}        # CFIR temporary -> the tensors its sum's summand reads
         self.helpers: dict = {}       # C helper name -> (source, operator): user functions, integer pow
         self.workspaces: dict = {}    # a sum's workspace -> its code (compiler.lattice.seqworkspace)
+        self.located: dict = {}       # an entry's 0-d stand-in -> the variable it was located into (seqlocated)
 
     # -- cursors ----------------------------------------------------------------------------------
 
@@ -509,6 +511,8 @@ class SeqEmitter(LeafWalks):
         if isinstance(e, cf.Read):
             real = self.names[e.tensor]
             dt = np.dtype(self.formats[real].dtype).name
+            if real in self.located:
+                return self.located[real], dt
             if not e.levels:
                 return Load(array_name(real, None, "val"), _c(0)), dt
             last = e.levels[-1]
@@ -578,9 +582,14 @@ class SeqEmitter(LeafWalks):
         if isinstance(s, cf.Fold) and s.idxs:
             return self.workspaces.get(s.out, self.out).fold_each(s)
         if isinstance(s, cf.Fold) and s.op is not None:
-            # (the fill, a fixed point of the operator, once where the loops skipped any coordinate)
+            # (the fill, a fixed point of the operator, once where the loops skipped any coordinate; a product's
+            # other fill to the power of the coordinates skipped)
             t = Var(self.temps[s.out])
-            folded = apply_op(s.op, [t, Const(s.fill, self.dtype)], [self.dtype, self.dtype], self.helpers)[0]
+            fill = Const(s.fill, self.dtype)
+            if s.power:
+                skipped = Cast(self.dtype, BinOp("-", _c(s.extent), Var(self.temps[s.count])))
+                fill = apply_op(lookup("pow"), [fill, skipped], [self.dtype, self.dtype], self.helpers)[0]
+            folded = apply_op(s.op, [t, fill], [self.dtype, self.dtype], self.helpers)[0]
             return computing([If(BinOp("<", Var(self.temps[s.count]), _c(s.extent)), [ir.Assign(t, folded)])],
                              (), None, fills=self.summed.get(s.out, ()))
         if isinstance(s, cf.Fold):
@@ -765,9 +774,12 @@ def emit_function(low, formats: dict, name: str, out_format=None, dtype: str | N
     out = program.lhs.tensor
     reads, indices = _cin_names(low.cin)
     names = {t: t.rstrip("'") for t in reads}
+    # (an entry read at constants only is a 0-d stand-in, located in its tensor before the loops: seqlocated)
+    located = {r.name: (r, fmt) for r, fmt in low.located}
+    formats = {**formats, **{s: stand_in_format(fmt) for s, (_, fmt) in located.items()}}
     # (a sum's workspace is read as a Dense input of the sum's type, or a CSR one, its arrays the kernel's own)
     work = {w.name: w.format(expr_dtype(w.total, lambda a: formats[a.tensor].dtype)) for w in low.workspaces}
-    inputs = sorted(set(names.values()) - set(work))
+    inputs = sorted((set(names.values()) - set(work) - set(located)) | {r.tensor for r, _ in located.values()})
     if dtype is None:
         # (the statement's type: x > y is bool, a sum of int32 values int64, as numpy's)
         dtype = expr_dtype(program.rhs, lambda a: formats[a.tensor].dtype).name
@@ -780,6 +792,11 @@ def emit_function(low, formats: dict, name: str, out_format=None, dtype: str | N
     taken = {str(i) for i in program.lhs.indices} | indices | {w.index for w in cfir_loops} \
         | {p.name for p in params} | {p.name for w, fmt in work.items() for p in input_params(w, fmt)}
     em = SeqEmitter({**formats, **work}, names, dtype, taken)
+    prelude = []
+    for stand_in, (r, fmt) in located.items():
+        stmts, var = located_stmts(r, fmt, em.fresh)
+        prelude += stmts
+        em.located[stand_in] = var
     em.workspaces = workspace_codes(low, work, em.fresh)
     em.rewinding = frozenset(p.group_key for w in cfir_loops
                              for p in w.rewind + loop_repeats(w.seq, inner_sequences(w))) \
@@ -807,7 +824,7 @@ def emit_function(low, formats: dict, name: str, out_format=None, dtype: str | N
     loops = emit_producers(em, low.cfir.cfir, em.out.around)
     for code in em.workspaces.values():
         loops = code.wrap(loops)
-    body = em.out.start({t: formats[t] for t in inputs}, program.rhs) + loops + em.out.end()
+    body = prelude + em.out.start({t: formats[t] for t in inputs}, program.rhs) + loops + em.out.end()
     if notes is not None:
         notes += em.out.notes
     used = names_used(body)

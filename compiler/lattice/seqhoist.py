@@ -40,6 +40,7 @@ from ..imperative.ir import BinOp, Cast, Const, Declare, For, Grow, If, Load, St
 from ..imperative.sorting import COUNTED_SPAN
 from ..notation.ast import Reduce as SumNode
 from . import seqcfir as cin
+from ..algebra import lookup
 from .exprs import apply_op
 from .seqoutput import SeqOutput
 from .seqvalues import expr_fill
@@ -62,18 +63,21 @@ def hoistable(program) -> tuple:
     return ()
 
 
-def hoistable_into_vector(program) -> tuple:
-    """The indices of ``program``'s max, min, prod, any or all (its right side) where its output is a vector or a
-    scalar: its loops may run around the output's, each term reduced into a dense accumulator
-    (:class:`AccumulatedOutput`); ``()`` for any other statement (a sum: :func:`hoistable`).
+def hoistable_into_vector(program, dense_output: bool = False) -> tuple:
+    """The indices of ``program``'s max, min, prod, any or all (its right side) where its output is a vector, a
+    scalar or (``dense_output``) dense: its loops may run around the output's, each term reduced into a dense
+    accumulator (:class:`AccumulatedOutput`); ``()`` for any other statement (a sum: :func:`hoistable`; a sparse
+    matrix's terms are bucketed by row, a sum's only).
 
     >>> from compiler.notation import parse
     >>> hoistable_into_vector(parse("y[j] = max[i](A[i, j])")), hoistable_into_vector(parse("y[j, k] = max[i](A[i, j, k])"))
     (('i',), ())
+    >>> hoistable_into_vector(parse("y[j, k] = max[i](A[i, j, k])"), dense_output=True)
+    ('i',)
     """
     rhs = program.rhs
     if isinstance(rhs, SumNode) and not rhs.op.is_user and rhs.op.name in ("max", "min", "mul", "or", "and") and \
-            len(program.lhs.indices) <= 1:
+            (len(program.lhs.indices) <= 1 or dense_output):
         return tuple(str(i) for i in rhs.indices)
     return ()
 
@@ -85,7 +89,7 @@ def unhoisted(program) -> str:
 
     >>> from compiler.notation import parse
     >>> print(unhoisted(parse("y[j, m] = max[l](concat((A[i, j, m], B[k, j, m]), (i, k) -> l))")))
-    ; the loops of a sum run around the output's, each term accumulated into it (compiler.lattice.seqhoist), but those of max only into a vector or a scalar, not y of 2 modes
+    ; the loops of a sum run around the output's, each term accumulated into it (compiler.lattice.seqhoist), but those of max only into a vector, a scalar or a dense output, not a sparse y of 2 modes
     >>> unhoisted(parse("y[j] = max[i](A[i, j])")), unhoisted(parse("y[j] = sum[i](A[i, j])")), unhoisted(parse("y[j] = A[0, j]"))
     ('', '', '')
     """
@@ -93,8 +97,8 @@ def unhoisted(program) -> str:
     if not isinstance(rhs, SumNode) or hoistable(program) or hoistable_into_vector(program):
         return ""
     return (f"; the loops of a sum run around the output's, each term accumulated into it (compiler.lattice.seqhoist), "
-            f"but those of {rhs.op.name} only into a vector or a scalar, not {program.lhs.tensor} of "
-            f"{len(program.lhs.indices)} modes")
+            f"but those of {rhs.op.name} only into a vector, a scalar or a dense output, not a sparse "
+            f"{program.lhs.tensor} of {len(program.lhs.indices)} modes")
 
 
 def hoisted_body(builder, program, order: tuple) -> cin.Stmt:
@@ -109,7 +113,9 @@ def hoisted_body(builder, program, order: tuple) -> cin.Stmt:
     # (a max, min or prod into a vector: each term reduced into it, the fill folded in once where a coordinate's
     # loops skipped any, as into a scalar: compiler.lattice.seqderive.other_reduction)
     op = None if not rhs.op.is_user and rhs.op.name == "add" else rhs.op     # (a sum over no index too)
-    if op is not None and not same_value(op(fill, fill).item(), fill):
+    # (a product of another float fill, 2 or -inf, folds it to the power of the coordinates skipped, as into a scalar)
+    power = op is not None and not same_value(op(fill, fill).item(), fill)
+    if power and (op.name != "mul" or np.asarray(fill).dtype.kind != "f"):
         raise StrategyError(f"{rhs}: the sequence lowering folds the fill {fill} once where a {op.name} reduction's "
                             f"loops skip coordinates, which is {op.name} of it as many times only where "
                             f"{op.name}(fill, fill) is the fill")
@@ -123,8 +129,8 @@ def hoisted_body(builder, program, order: tuple) -> cin.Stmt:
     for name in reversed(order):
         body = builder.forall(index[name], rhs.body, body)
     summed = math.prod(d.size(i) for i in rhs.indices)
-    fold = [cin.Fold(into, count, summed, float(fill), idxs, tuple(d.size(i) for i in lhs.indices), op=op)] \
-        if counted else []
+    fold = [cin.Fold(into, count, summed, float(fill), idxs, tuple(d.size(i) for i in lhs.indices), op=op,
+                     power=power)] if counted else []
     if not idxs:
         start = 0.0 if op is None else op.identity
         return cin.Block((cin.Alloc(into, count, start), body, *fold, cin.Assign(out, (), cin.Temp(into))))
@@ -218,10 +224,14 @@ class AccumulatedOutput(SeqOutput):
         self.counts = self.counts or self.fresh(s.count)     # (no loop left to count: all skipped)
         q = Var(self.fresh("q"))
         n = Load(self.counts, q)
-        if s.op is not None:    # (a fixed point of the operator: once is as many times)
+        if s.op is not None:    # (a fixed point of the operator: once is as many times; else a product's power)
             self.op = s.op
-            folded = apply_op(s.op, [Load(self.sums, q), Const(s.fill, self.dtype)], [self.dtype, self.dtype],
-                              self.helpers if self.helpers is not None else {})[0]
+            helpers = self.helpers if self.helpers is not None else {}
+            fill = Const(s.fill, self.dtype)
+            if s.power:
+                skipped = Cast(self.dtype, BinOp("-", Const(s.extent, "int64"), n))
+                fill = apply_op(lookup("pow"), [fill, skipped], [self.dtype, self.dtype], helpers)[0]
+            folded = apply_op(s.op, [Load(self.sums, q), fill], [self.dtype, self.dtype], helpers)[0]
             return [For(q, 0, Const(self.size, "int64"),
                         [If(BinOp("<", n, Const(s.extent, "int64")), [Store(self.sums, q, folded)])])]
         missed = BinOp("-", Const(s.extent, "int64"), n)

@@ -124,14 +124,14 @@ def interpret(cf, data: Mapping, env: Mapping | None = None) -> Run:
             for key in np.ndindex(*s.shape):
                 if s.op is not None:
                     if counts.get(key, 0) < s.extent:
-                        out[key] = s.op(out.get(key, float(s.op.identity)), s.fill).item()
+                        out[key] = s.op(out.get(key, float(s.op.identity)), s.missed(counts.get(key, 0))).item()
                     continue
                 missed = s.missed(counts.get(key, 0))
                 if missed != 0 or missed != missed:
                     out[key] = out.get(key, 0.0) + missed
         elif isinstance(s, Fold) and s.op is not None:
             if temps[s.count] < s.extent:
-                temps[s.out] = s.op(temps[s.out], s.fill).item()
+                temps[s.out] = s.op(temps[s.out], s.missed(temps[s.count])).item()
         elif isinstance(s, Fold):
             temps[s.out] += s.missed(temps[s.count])
         elif isinstance(s, Block):

@@ -438,8 +438,8 @@ def reordered(program, inputs: dict, out_format, fill, why: str, scatter_only: b
     out = out_format if out_format is not None else dense(len(program.lhs.indices))
     names = [str(i) for i in program.lhs.indices]
     mine = tuple(names[m] for m in out.mode_order)
-    summed = hoistable(program) or hoistable_into_vector(program)
     kind = output_kind(out)
+    summed = hoistable(program) or hoistable_into_vector(program, dense_output=kind == "dense")
     rows = False
     tries = []
     if under:

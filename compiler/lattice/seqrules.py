@@ -299,9 +299,6 @@ class Deriver:
         sub = lambda x, j=i: self.seq(x, j, log, d)  # noqa: E731
         if isinstance(e, Access):
             acc = self.access_levels[e]
-            if i in acc.seqs and i not in e.indices:
-                return (f"an entry at constants: the length-1 slices of {e.tensor}'s levels in a product, one "
-                        f"coordinate where it is stored", acc.seqs[i])
             if i not in e.indices:
                 return "not an index of the access", None
             lv = acc.by_index[i]

@@ -711,7 +711,7 @@ def register():
     # fiber's reads at one bound coordinate share one lookup (lowerers.Lowerer's concordization)
     register_capabilities("looplets", lambda: Capabilities(
         "looplets", tuple(c.name for c in UNFURL), tuple(c.name for c in UNFURL if c in UPDATABLE),
-        LOOPLETS_COMMANDS, LOOPLETS_COMMAND_KINDS, shares_constant_reads=True))
+        LOOPLETS_COMMANDS, LOOPLETS_COMMAND_KINDS, shares_constant_reads=True, shares_constant_fibers=True))
     return True
 
 

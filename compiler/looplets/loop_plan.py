@@ -27,6 +27,7 @@ from ..errors import StrategyError
 from ..imperative.ir import Const
 from ..lattice.iteration_graph import storage_levels
 from ..notation import ast as N
+from ..notation.infer import extent_text
 from ..notation.shape import Collapse, Concat, ShapeOp, Slice, Split
 from ..stand_in import scatters
 from .index_walks import scope_walk, substitute
@@ -146,9 +147,14 @@ class LoopPlanner:
             elif isinstance(n, Collapse) and var.get(n.result) in loops:
                 self.plan_collapse(n, var, loops, env, sc, top_level)
             elif isinstance(n, Collapse) and n.result in sc.collapsed and n.result in var:
-                if sc.collapsed[n.result][2:] != (ext[n.indices[0]], ext[n.indices[1]]):
-                    raise StrategyError(f"{n}: {n.result} is collapsed twice from indices of different extents; "
-                                        f"the looplet strategy walks one pair of loops for it")
+                pairs = (sc.collapsed[n.result][2:], (ext[n.indices[0]], ext[n.indices[1]]))
+                if pairs[0] != pairs[1]:
+                    # (the extents are the tensors' own, taken at each call: two tensors of one shape have two)
+                    first, second = (" × ".join(extent_text(x) for x in pair) for pair in pairs)
+                    raise StrategyError(f"{n}: {n.result} flattens both {first} and {second}; the looplet strategy "
+                                        f"walks one pair of loops for a flattened index, over one pair of extents, "
+                                        f"and its kernel takes each tensor's extents at the call (it is lowered for "
+                                        f"any shapes), so it cannot walk these two as one")
             elif isinstance(n, Concat) and var.get(n.result) in loops and n.result not in collapsed:
                 self.plan_concat(n, var, sc)
             elif isinstance(n, Slice) and n.step != 1 and var.get(n.result) in loops and n.result not in sc.steps:

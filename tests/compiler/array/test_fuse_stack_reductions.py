@@ -122,8 +122,9 @@ def test_stacked_ravels_reduced_by_property(op, fmt, fill, rows, cols, count, st
         want = OPS[op](np.stack([m.reshape(-1) for m, _ in mats] + xs), axis=0)
     expr = getattr(xp, op)(xp.stack([M.reshape(-1) for _, M in mats] + Xs), axis=0)
     if strategy == "looplets" and fmt == "csc" and count > 1:
-        # (several CSCs flattened row-major, of fill NaN say, are refused by the looplets ("i is collapsed twice")
-        # as c.reshape(-1) + d.reshape(-1) written out is: right all the same)
+        # (several CSCs flattened row-major, of fill NaN say, are refused by the looplets, which walk one pair of
+        # loops for a flattened index and take each tensor's extents at the call, as c.reshape(-1) + d.reshape(-1)
+        # written out is: right all the same)
         np.testing.assert_array_equal(expr.lower(strategy=strategy)().to_numpy(), want)
         return
     one_kernel(expr, want, strategy)

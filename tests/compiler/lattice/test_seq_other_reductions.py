@@ -11,6 +11,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+import compiler as ss
 from compiler import array as xp
 from compiler.lattice.seqderive import seq_evaluate
 from tests.compiler.lattice.split_kernels import one_lattice_kernel, operand
@@ -48,9 +49,7 @@ def test_a_reduction_of_a_constant_read_is_one_lattice_kernel(name, build, fmt, 
     a, A = operand((5, 6), fmt, 11, fill=0.0 if fmt == "dense" else fill, odd=(nan, inf, -inf) if fill != 0 else ())
     v, V = operand(6, "sparse_vector" if fmt != "dense" else "dense", 12, fill=0.0 if fmt == "dense" else fill,
                    odd=(-inf,))
-    if name.startswith("prod") and fill == -inf:
-        refused(build(xp, A, V), build(np, a, v))    # (-inf times -inf is inf: no fixed point)
-        return
+    # (a product of fill -inf, no fixed point, folds -inf to the power of the coordinates skipped)
     kernel = both(name, build, a, A, v, V)
     # (the sequence CFIR's interpreter on the statement: the reduction into its scalar, the fill folded once)
     with np.errstate(invalid="ignore"):
@@ -85,24 +84,64 @@ def refused(expr, want):
     np.testing.assert_array_equal(kernel().to_numpy(), want)
 
 
-def test_a_product_of_a_fill_that_is_no_fixed_point_is_refused_naming_it():
-    # (2 * 2 != 2: the fill folded once would be wrong for two skipped coordinates; the front end computes the
-    # row apart and the trace says why, naming the looplets)
-    a, A = operand((3, 4), "coo", 5, fill=2.0)
-    refused(xp.prod(A[1]), np.prod(a[1]))
+@pytest.mark.parametrize("fmt", ["csr", "csc", "coo", "dcsr"])
+@pytest.mark.parametrize("fill", [2.0, -2.0, 3.0, 0.5, -inf])
+def test_a_product_of_a_fill_that_is_no_fixed_point_folds_its_power(fmt, fill):
+    # (2 * 2 != 2: the fill folded once was wrong for two skipped coordinates, so the lattice refused it and the
+    # front end computed the row apart; the fill to the power of the coordinates skipped is exact, the count an
+    # integer, and IEEE's pow gives -inf's sign by its parity: t = mul(t, 2.0 ** (6 - n_t)))
+    a, A = operand((4, 6), fmt, 5, fill=fill, odd=(nan, -0.0, inf))
+    a[2] = fill                                   # (a row of the fill only: every coordinate skipped)
+    a[3] = [1.0, -2.0, 3.5, 1.0, -0.0, 2.0]       # (a row stored whole: none skipped)
+    A = xp.asarray(ss.Tensor.from_numpy(a, fmt, fill=fill))
+    for line in (np.s_[1], np.s_[2], np.s_[3], np.s_[0], np.s_[:, 4], np.s_[1, ::-2]):
+        with np.errstate(invalid="ignore"):
+            want = np.prod(a[line])
+            kernel = one_lattice_kernel(xp.prod(A[line]), np.asarray(want))
+            np.testing.assert_array_equal(seq_evaluate(kernel.program, **kernel.arguments), want)
+    cfir = "\n".join(s.artifacts[0].text for s in kernel.trace.find("cfir") if s.artifacts)
+    assert "t = mul(t, " in cfir and " ** (" in cfir, cfir
+
+
+@pytest.mark.parametrize("fmt", ["csr", "coo", "dcsr"])
+@pytest.mark.parametrize("fill", [2.0, -2.0, 3.0, -inf])
+def test_a_product_into_a_vector_of_a_fill_that_is_no_fixed_point_folds_its_power(fmt, fill):
+    # (the loops run around the output's, each column's product into a dense accumulator, then the fill to the power
+    # of the rows its loops skipped: forall j: out(j) = mul(out(j), 2.0 ** (5 - n_out(j))); refused before)
+    a, A = operand((5, 4), fmt, 5, fill=fill, odd=(nan, -0.0))
+    a[:, 2] = fill                                 # (a column of the fill only)
+    A = xp.asarray(ss.Tensor.from_numpy(a, fmt, fill=fill))
+    for build in (lambda m, x: m.prod(x[::-1], axis=0), lambda m, x: m.prod(x[:, 1:], axis=1),
+                  lambda m, x: m.prod((m.concat if m is xp else np.concatenate)([x, x]), axis=0)):
+        with np.errstate(invalid="ignore"):
+            want = np.asarray(build(np, a))
+            kernel = one_lattice_kernel(build(xp, A), want)
+            hoisted = [s.data["hoisted"] for s in kernel.trace.find("loop-order")]
+            np.testing.assert_array_equal(seq_evaluate(kernel.program, **({"hoisted": tuple(hoisted[0])} if hoisted
+                                                                           else {}), **kernel.arguments), want)
+
+
+def test_an_integer_product_into_a_vector_of_a_fill_that_is_no_fixed_point_is_refused_saying_why():
+    # (an integer's power would wrap as numpy's product does: refused, where the refusal said only that the loops
+    # walk A against its storage order)
+    a = np.array([[2, 3, 2], [1, 2, 2], [2, 2, 5]], dtype=np.int64)
+    A = xp.asarray(ss.Tensor.from_numpy(a, "csr", fill=2))
+    kernel = xp.prod(A[::-1], axis=0).lower(strategy="lattice")
+    why = [s.data["why"] for s in kernel.trace.find("retry")]
+    assert why and "the fill 2 of the coordinates a mul reduction's loops skip once" in why[0] \
+        and "or a product's of a float fill" in why[0] and why[0].count("strategy='looplets'") == 1, why
+    np.testing.assert_array_equal(kernel().to_numpy(), np.prod(a[::-1], axis=0))
 
 
 @settings(max_examples=12, deadline=None)
 @given(st.sampled_from(["max", "min", "prod", "any", "all"]), st.sampled_from(["csr", "csc", "coo", "dense"]),
-       st.sampled_from([0.0, 1.0, nan, inf]), st.integers(1, 6), st.integers(1, 6), st.data())
+       st.sampled_from([0.0, 1.0, nan, inf, -inf, 2.0]), st.integers(1, 6), st.integers(1, 6), st.data())
 @example("max", "csr", 0.0, 4, 6, None)
 def test_reductions_of_a_row_or_a_column_by_property(op, fmt, fill, rows, cols, data):
     axis = data.draw(st.integers(0, 1)) if data is not None else 0
     k = data.draw(st.integers(0, (rows, cols)[axis] - 1)) if data is not None else 1
     step = data.draw(st.sampled_from([1, 2, -1, -3])) if data is not None else 1
     seed = data.draw(st.integers(0, 2**16)) if data is not None else 0
-    if op == "prod" and fill not in (0.0, 1.0) and not np.isnan(fill) and fill != inf:
-        return
     a, A = operand((rows, cols), fmt, seed, fill=0.0 if fmt == "dense" else fill, odd=(inf, nan)[:seed % 3])
 
     def build(m, x, _):
@@ -129,15 +168,15 @@ COLUMNS = {"max": np.max, "min": np.min, "prod": np.prod, "any": np.any, "all": 
 
 @pytest.mark.parametrize("out", [None, "dense"])
 @pytest.mark.parametrize("op, fmt, fill", [(op, fmt, fill) for op in COLUMNS for fmt, fill in (
-    ("csr", 0.0), ("csr", nan), ("coo", 1.0), ("dcsr", -inf), ("csr", inf)) if not (op == "prod" and fill == -inf)])
+    ("csr", 0.0), ("csr", nan), ("coo", 1.0), ("dcsr", -inf), ("csr", inf))])
 def test_column_reductions_over_shape_operators_are_one_lattice_kernel(op, fmt, fill, out):
     # (the loops run around the output's, each term reduced into a dense accumulator started at the operator's
     # identity, the fill folded in where a column's loops skipped a row: they refused it, naming the looplets;
-    # a product of fill -inf, no fixed point, is refused: test_a_product_of_a_fill_that_is_no_fixed_point...)
+    # a product of fill -inf or 2, no fixed point, to the power of the rows skipped)
     a, A = operand((4, 6), fmt, 9, fill=fill, odd=(nan, inf, -inf) if fill != 0 else ())
     b, B = operand((3, 6), fmt, 10, fill=fill)
     for expr in (lambda m, x, y: (m.concat if m is xp else np.concatenate)([x, y]), lambda m, x, y: x[::-2],
-                 lambda m, x, y: x[1:4] * (2.0 if op != "prod" else 1.0)):   # (a product of fill 2.0 is refused)
+                 lambda m, x, y: x[1:4] * 2.0):
         e, w = expr(xp, A, B), expr(np, a, b)
         if op in ("any", "all"):
             e, w = e > 1.0, w > 1.0
@@ -149,14 +188,34 @@ def test_column_reductions_over_shape_operators_are_one_lattice_kernel(op, fmt, 
             np.testing.assert_array_equal(seq_evaluate(kernel.program, hoisted=tuple(order), **kernel.arguments), want_)
 
 
-def test_a_reduction_into_a_matrix_around_its_loops_is_refused_saying_why():
-    # (a sum's loops run around a matrix output's, bucketed by row; a max's only around a vector's: the refusal
-    # says so and names the looplets, whose kernel is right)
+def test_a_reduction_into_a_sparse_matrix_around_its_loops_is_refused_saying_why():
+    # (a sum's loops run around a matrix output's, bucketed by row; a max's only around a vector's or a dense
+    # output's: the refusal says so and names the looplets, whose kernel is right)
     t, T = operand((3, 4, 5), "coo", 13)
     u, U = operand((2, 4, 5), "coo", 14)
     expr, want = xp.max(xp.concat([T, U]), axis=0), np.max(np.concatenate([t, u]), axis=0)
     kernel = expr.lower(strategy="lattice")
     why = [s.data["why"] for s in kernel.trace.find("retry")]
-    assert why and "but those of max only into a vector or a scalar" in why[0] and "strategy='looplets'" in why[0], why
+    assert why and "but those of max only into a vector, a scalar or a dense output, not a sparse" in why[0] \
+        and "strategy='looplets'" in why[0], why
     np.testing.assert_array_equal(kernel().to_numpy(), want)
     np.testing.assert_array_equal(expr.lower(strategy="looplets")().to_numpy(), want)
+
+
+@pytest.mark.parametrize("op", sorted(COLUMNS))
+@pytest.mark.parametrize("fmt, fill", [("coo", 0.0), ("csf", nan), ("coo", 2.0), ("csf", -inf), ("coo", 1.0)])
+def test_a_reduction_into_a_dense_matrix_runs_its_loops_around_the_outputs(op, fmt, fill):
+    # (each term reduced into the dense output at its coordinate, started at the operator's identity, the fill
+    # folded in where a coordinate's loops skipped one (to its power for a product of 2): refused before, "but
+    # those of max only into a vector or a scalar")
+    t, T = operand((3, 4, 5), fmt, 13, fill=fill, odd=(nan, -0.0, inf))
+    u, U = operand((2, 4, 5), fmt, 14, fill=fill)
+    for build in (lambda m, x, y: (m.concat if m is xp else np.concatenate)([x, y]), lambda m, x, y: x[::-2]):
+        e, w = build(xp, T, U), build(np, t, u)
+        if op in ("any", "all"):
+            e, w = e > 1.0, w > 1.0
+        with np.errstate(invalid="ignore"):
+            want = np.asarray(COLUMNS[op](w, axis=0))
+            kernel = one_lattice_kernel(getattr(xp, op)(e, axis=0), want, "dense")
+            (order,) = [s.data["hoisted"] for s in kernel.trace.find("loop-order")]
+            np.testing.assert_array_equal(seq_evaluate(kernel.program, hoisted=tuple(order), **kernel.arguments), want)

@@ -124,7 +124,15 @@ def test_the_lattice_strategy_refuses_naming_looplets_and_no_strategy_then_choos
      "split(b[k], k -> (i, j:4)): looplets read k = i·|j| + j as an offset of the loop over j by the one over i, "
      "so j must be the inner loop"),
     ("c[k] = collapse(A[i, j], (i, j) -> k) + collapse(Z[p, q], (p, q) -> k)",
-     {"A": (A, "csr"), "Z": (A.reshape(4, 3), "csr")}, "k is collapsed twice from indices of different extents"),
+     {"A": (A, "csr"), "Z": (A.reshape(4, 3), "csr")},
+     "k flattens both A.shape[0] × A.shape[1] and Z.shape[0] × Z.shape[1]; the looplet strategy walks one pair of "
+     "loops for a flattened index, over one pair of extents, and its kernel takes each tensor's extents at the call"),
+    # (two of one shape: the message said 'collapsed twice from indices of different extents', of equal extents)
+    ("c[k] = collapse(A[i, j], (i, j) -> k) + collapse(Z[p, q], (p, q) -> k)",
+     {"A": (A, "csr"), "Z": (A + 1.0, "csr")},
+     "k flattens both A.shape[0] × A.shape[1] and Z.shape[0] × Z.shape[1]; the looplet strategy walks one pair of "
+     "loops for a flattened index, over one pair of extents, and its kernel takes each tensor's extents at the call "
+     "(it is lowered for any shapes)"),
     # (summed beside a sparse b, which would be read out of order: alone, or beside any b into an output,
     # A is walked row by row, a sparse b copied whole first)
     ("s[] = sum[k](collapse(A[i, j], (j, i) -> k) * b[k])", {"A": (A, "csr"), "b": (v12, "sparse")},
