@@ -26,6 +26,14 @@ from .fibers import SubFiber, child_fiber, fiber_tag, fill_value, when_present
 from .looplets import Case, Fill, Lookup, Run, Switch, Thunk
 
 
+def present_where(child: SubFiber, found) -> SubFiber:
+    """``child`` (a fiber that can read as absent) present only where ``found`` holds too: a located
+    coordinate's child is one case, its entries where found and its fill where not, so reads at
+    several bound coordinates do not multiply their cases."""
+    return SubFiber(child.tensor, child.level, child.pos, child.mode, child.dirty,
+                    present=found if child.present is None else ir.and_(child.present, found))
+
+
 def unfurl_sparse_list_follow(f: SubFiber, ctx, mode, child_of=None):
     """SparseList read, ``follow`` protocol (random access, notes: finch.md pitfall 21): each
     coordinate is located by a binary search of the fiber's entries,
@@ -42,8 +50,10 @@ def unfurl_sparse_list_follow(f: SubFiber, ctx, mode, child_of=None):
         q = Var(ctx.fresh(f"q{t}"))
         search = [Declare(q, "int64", lower_bound_call(idx_b, q0, q_stop, i))]
         found = ir.and_(BinOp("<", q, q_stop), BinOp("==", Load(idx_b, q), i))
-        return Thunk(tuple(search), Switch((Case(found, Run(child_fiber(f, child_of(q)))),
-                                            Case(Const(True, "bool"), Fill(fill_value(info))))))
+        child = child_fiber(f, child_of(q))
+        if can_be_absent(child):   # (found or not, one case: the child reads as empty where absent)
+            return Thunk(tuple(search), Run(present_where(child, found)))
+        return Thunk(tuple(search), Switch((Case(found, Run(child)), Case(Const(True, "bool"), Fill(fill_value(info))))))
     pre = (Declare(q0, "int64", when_present(f, Load(pos_b, f.pos), none)),
            Declare(q_stop, "int64", when_present(f, Load(pos_b, X.add(f.pos, 1)), none)))
     return Thunk(pre, Lookup(body, f"i -> search {info.name}.lvl{k} for i"))
@@ -76,8 +86,7 @@ def unfurl_sparse_coo_follow(f: SubFiber, ctx, mode):
         found = ir.and_(BinOp("<", q, hi), BinOp("==", Load(idx_b, q), i))
         child = child_fiber(f, q)
         if can_be_absent(child):
-            return Thunk(tuple(search), Run(SubFiber(info, child.level, q, child.mode, child.dirty,
-                                                     present=found if f.present is None else ir.and_(f.present, found))))
+            return Thunk(tuple(search), Run(present_where(child, found)))
         return Thunk(tuple(search), Switch((Case(found, Run(child)), Case(Const(True, "bool"), Fill(fill_value(info))))))
     what = "its tuples, none if absent" if not last else "its entry or the fill"
     return Thunk(pre, Lookup(body, f"i -> search {info.name}.lvl{k} mode {m} for i: {what}"))
