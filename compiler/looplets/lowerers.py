@@ -182,7 +182,12 @@ class Lowerer(LoopletRules, ExpressionLowering, LifecycleLowering):
                 return self.lower(substitute(s.body, {s.var: val}))
             e, dt = self.expr(val, s.line)
             v = Var(self.fresh(s.var.name))
-            return [Declare(v, dt, e)] + self.lower(substitute(s.body, {s.var: Value(v, dt)}))
+            # (tagged with what it reads, as an assignment's line: a shared subexpression computed
+            # once keeps the expression tree's tags of the nodes it computes)
+            fills = {n for a in walk(val) if isinstance(a, Literal) for n in a.fills}
+            local = computing([Declare(v, dt, e)], {a.source for a in walk(val) if isinstance(a, (Access, Value))
+                                                    and a.source}, None, s.line, fills=fills)
+            return local + self.lower(substitute(s.body, {s.var: Value(v, dt)}))
         if isinstance(s, PDeclare):
             return self.lower_declare(s)
         if isinstance(s, Freeze):
