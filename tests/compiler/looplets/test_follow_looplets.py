@@ -14,6 +14,8 @@ import compiler as ss
 from compiler import array as xp
 from tests.compiler.looplets.test_located_reads import check, operands, permuted_where
 
+nan = np.nan
+
 
 def searches(k) -> int:
     """Calls of the binary search (its definition is one more occurrence)."""
@@ -72,3 +74,20 @@ def test_constant_reads_match_numpy(shape, density, seed, formats):
     with np.errstate(invalid="ignore"):
         want = constant_where(arrays, np.where)
     check(constant_where([xp.asarray(t) for t in tensors], xp.where), want)
+
+
+@pytest.mark.parametrize("b_fill", [0.0, nan])
+def test_a_read_whose_absence_does_nothing_keeps_its_case(b_fill):
+    # the inner product adds nothing where B[k, j] is absent (0, A finite): the search's Switch skips that
+    # case, where one case (add A * (found ? B : 0)) would multiply and add at every k; with a NaN fill the
+    # absent case adds NaN, and is the same value as the found one's
+    rng = np.random.default_rng(4)
+    a = np.where(rng.random((3, 5)) < 0.5, rng.choice([1.5, -2.0, -0.0], (3, 5)), 0.0)
+    b = np.where(rng.random((5, 4)) < 0.5, rng.choice([2.0, -1.0, -0.0, nan], (5, 4)), b_fill)
+    A, B = ss.Tensor.from_numpy(a, "csr"), ss.Tensor.from_numpy(b, "csr", fill=b_fill)
+    k = ss.lower("C[i, j] = A[i, k] * B[k, j]", A=A, B=B, C="csr", strategy="looplets")
+    with np.errstate(invalid="ignore"):
+        want = ss.evaluate("C[i, j] = A[i, k] * B[k, j]", A=A, B=B)[0]
+        np.testing.assert_array_equal(k(A=A, B=B).to_numpy(), want)
+        np.testing.assert_array_equal(k.interpret(A=A, B=B).to_numpy(), want)
+    assert ("? B_val[qB] :" in k.c_source) == (b_fill != 0.0), k.c_source
