@@ -16,6 +16,15 @@ for i = _
 >>> print(hoisted[0])
 t[] = sum[j](A[i, j] * x[j]) (in the loop over i; Scalar(0.0))
 
+An operator call the right-hand side reads more than once (the same node, or one built twice alike)
+is computed once, into a local (``let``) that each read names; a reduction's body keeps its own, as it
+is computed in loops of its own:
+
+>>> print(notation_program(parse("y[i] = (A[i] + B[i]) * (A[i] + B[i])"))[0])
+for i = _
+  let sub = A[i] + B[i]
+    y[i] = sub * sub
+
 A temporary starts at its reduction's identity, which is also its fill, so the simplifier's
 annihilations around a read of it are decided by what it may hold (its identity among them:
 a ``max`` of no values is ``-inf``); :func:`note_facts` tells the lowering.
