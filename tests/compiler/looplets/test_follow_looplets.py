@@ -52,11 +52,11 @@ def test_csfs_read_against_their_order_are_one_case_per_read(perm, shape):
 
 
 def test_a_csr_row_at_a_constant_and_a_vector_read_by_a_followed_index():
-    # a CSR's row located once, its entries each one case, beside a dense vector (fills NaN and inf)
+    # a CSR's row located once, its entries each one case, beside a dense vector (fills NaN and -inf)
     rng = np.random.default_rng(3)
     m = np.where(rng.random((4, 6)) < 0.5, rng.choice([2.0, -0.0, np.nan, -np.inf], (4, 6)), np.nan)
     A = ss.Tensor.from_numpy(m, "csr", fill=np.nan)
-    v = ss.Tensor.from_numpy(np.where(rng.random(6) < 0.5, -1.5, np.inf), "dense", fill=np.inf)
+    v = ss.Tensor.from_numpy(np.where(rng.random(6) < 0.5, -1.5, -np.inf), "dense", fill=-np.inf)
     with np.errstate(invalid="ignore"):
         want = np.where(m[2] < m[1], v.to_numpy(), m[3])
     a, x = xp.asarray(A), xp.asarray(v)
