@@ -1,6 +1,7 @@
 """The ``follow`` protocol of sorted sparse levels as looplets (``A[i, follow(j)]``, and every read at a
 bound coordinate: a constant index, an index of an outer loop read against the storage order): each
-coordinate is located by a binary search of the fiber's entries, for SparseList and SparseCOO.
+coordinate is located by a binary search of the fiber's entries, for SparseList and SparseCOO; and the
+``locate`` protocol of SparseList, whose search's entry is one case (found or the fill).
 
 A fiber that may be absent (:attr:`~.fibers.SubFiber.present`, a merged walk's child) has no entries
 there: its bounds are empty and the search finds nothing.
@@ -26,11 +27,20 @@ from .fibers import SubFiber, child_fiber, fiber_tag, fill_value, when_present
 from .looplets import Case, Fill, Lookup, Run, Switch, Thunk
 
 
-def unfurl_sparse_list_follow(f: SubFiber, ctx, mode, child_of=None):
+def present_where(child: SubFiber, found) -> SubFiber:
+    """``child`` (a fiber that can read as absent) present only where ``found`` holds too: a located
+    coordinate's child is one case, its entries where found and its fill where not, so reads at
+    several bound coordinates do not multiply their cases."""
+    return SubFiber(child.tensor, child.level, child.pos, child.mode, child.dirty,
+                    present=found if child.present is None else ir.and_(child.present, found))
+
+
+def unfurl_sparse_list_follow(f: SubFiber, ctx, mode, child_of=None, as_value=False):
     """SparseList read, ``follow`` protocol (random access, notes: finch.md pitfall 21): each
     coordinate is located by a binary search of the fiber's entries,
     ``Lookup(i -> Thunk(search, Switch(found: child, else: fill)))``; the fiber's bounds are
-    read once (none where it is absent). ``A[follow(j)]`` lets another operand lead the loop over ``j``."""
+    read once (none where it is absent). ``A[follow(j)]`` lets another operand lead the loop over ``j``.
+    ``as_value`` (the ``locate`` protocol, :func:`unfurl_sparse_list_locate`): found or not is one case."""
     info, k = f.tensor, f.level
     pos_b, idx_b = info.array(k, f.lvl.starts_array), info.array(k, f.lvl.crd_array)
     t = fiber_tag(info)
@@ -42,11 +52,35 @@ def unfurl_sparse_list_follow(f: SubFiber, ctx, mode, child_of=None):
         q = Var(ctx.fresh(f"q{t}"))
         search = [Declare(q, "int64", lower_bound_call(idx_b, q0, q_stop, i))]
         found = ir.and_(BinOp("<", q, q_stop), BinOp("==", Load(idx_b, q), i))
-        return Thunk(tuple(search), Switch((Case(found, Run(child_fiber(f, child_of(q)))),
-                                            Case(Const(True, "bool"), Fill(fill_value(info))))))
+        child = child_fiber(f, child_of(q))
+        if as_value and can_be_absent(child):   # (found or not, one case: the child reads as empty where absent)
+            return Thunk(tuple(search), Run(present_where(child, found)))
+        return Thunk(tuple(search), Switch((Case(found, Run(child)), Case(Const(True, "bool"), Fill(fill_value(info))))))
     pre = (Declare(q0, "int64", when_present(f, Load(pos_b, f.pos), none)),
            Declare(q_stop, "int64", when_present(f, Load(pos_b, X.add(f.pos, 1)), none)))
     return Thunk(pre, Lookup(body, f"i -> search {info.name}.lvl{k} for i"))
+
+
+def unfurl_sparse_list_locate(f: SubFiber, ctx, mode):
+    """SparseList read, ``locate`` protocol: :func:`unfurl_sparse_list_follow` whose search's entry is one
+    case, the stored value where found and the fill where not (the child present where found), where the
+    found/absent Switch nested every other located read's cases in each of its own (four CSFs read at
+    constant coordinates: 1,868 lines of C, 256 searches). The lowering asks for it where the absent case
+    still does something (:meth:`~.lowerers.Lowerer.absent_does_nothing`); where it does nothing, the
+    Switch skips it (an inner product's ``C[i, j] += A[i, k] * B[k, j]`` adds only where ``B[k, j]`` is).
+
+    >>> from compiler.format import csr
+    >>> from compiler.looplets.fibers import TensorInfo, UnfurlContext, child_fiber
+    >>> from compiler.looplets.looplets import nest_text
+    >>> row = child_fiber(TensorInfo.from_format("A", csr()).root(), Var("i"))
+    >>> at_j = unfurl_sparse_list_locate(row, UnfurlContext(), "read").body.body(Var("j"))
+    >>> print(nest_text(at_j))
+    Thunk(preamble: int64 qA = lower_bound(A1_idx, qA_start, qA_stop, j);)
+      Run(A.lvl2[qA])
+    >>> print(at_j.body.body.present)   # (its value read where this holds, the fill elsewhere)
+    qA < qA_stop && A1_idx[qA] == j
+    """
+    return unfurl_sparse_list_follow(f, ctx, mode, as_value=True)
 
 
 def unfurl_sparse_coo_follow(f: SubFiber, ctx, mode):
@@ -76,11 +110,10 @@ def unfurl_sparse_coo_follow(f: SubFiber, ctx, mode):
         found = ir.and_(BinOp("<", q, hi), BinOp("==", Load(idx_b, q), i))
         child = child_fiber(f, q)
         if can_be_absent(child):
-            return Thunk(tuple(search), Run(SubFiber(info, child.level, q, child.mode, child.dirty,
-                                                     present=found if f.present is None else ir.and_(f.present, found))))
+            return Thunk(tuple(search), Run(present_where(child, found)))
         return Thunk(tuple(search), Switch((Case(found, Run(child)), Case(Const(True, "bool"), Fill(fill_value(info))))))
     what = "its tuples, none if absent" if not last else "its entry or the fill"
     return Thunk(pre, Lookup(body, f"i -> search {info.name}.lvl{k} mode {m} for i: {what}"))
 
 
-__all__ = ["unfurl_sparse_coo_follow", "unfurl_sparse_list_follow"]
+__all__ = ["present_where", "unfurl_sparse_coo_follow", "unfurl_sparse_list_follow", "unfurl_sparse_list_locate"]

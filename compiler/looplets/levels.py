@@ -46,7 +46,7 @@ from .looplets import (AcceptRun, Case, Descent, Entries, Fill, Lookup, Switch, 
                        Stepper, Thunk)
 from .absent_fibers import ABSENT_OK, can_be_absent
 from .fibers import SubFiber, TensorInfo, child_fiber, fiber_tag, fill_value, when_present
-from .follow_looplets import unfurl_sparse_coo_follow, unfurl_sparse_list_follow
+from .follow_looplets import unfurl_sparse_coo_follow, unfurl_sparse_list_follow, unfurl_sparse_list_locate
 from .gallop_looplets import (unfurl_sparse_block_list_gallop, unfurl_sparse_byte_map_gallop,
                               unfurl_sparse_hash_gallop, unfurl_sparse_list_gallop, unfurl_sparse_run_list_gallop)
 from .searching import descent_over_ends, gallop_from, search_down_stmts, search_stmts
@@ -804,6 +804,9 @@ GALLOP: dict[type, Callable] = {
 FOLLOW: dict[type, Callable] = {SparseHash: unfurl_sparse_hash_follow, Dense: unfurl_dense,
                                 SparseList: unfurl_sparse_list_follow, SparseByteMap: unfurl_sparse_byte_map_follow,
                                 SparseCOO: unfurl_sparse_coo_follow}
+#: level class -> unfurl for the ``locate`` protocol: ``follow`` whose located entry is one case, its
+#: value or the fill (a level without one follows); the lowering's own, for reads at bound coordinates
+LOCATE: dict[type, Callable] = {SparseList: unfurl_sparse_list_locate}
 #: level classes whose ``follow`` unfurl takes a fiber that may be absent (:attr:`SubFiber.present`: it
 #: locates nothing there)
 FOLLOW_ABSENT_OK = {SparseList, SparseCOO}
@@ -846,15 +849,16 @@ def unfurl(f: SubFiber, ctx, mode: str | None = None, protocol: str | None = Non
     ``protocol``: None or ``walk`` for the level's default, ``gallop`` for a leading Jumper)."""
     mode = mode or f.mode
     lvl = f.lvl
-    if f.present is not None and not (protocol == "follow" and mode == "read" and type(lvl) in FOLLOW_ABSENT_OK):
+    if f.present is not None and not (protocol in ("follow", "locate") and mode == "read"
+                                      and type(lvl) in FOLLOW_ABSENT_OK):
         # (a fiber that may be absent is walked: its walk reads nothing then)
         if not can_be_absent(f):
             raise StrategyError(f"tensor {f.tensor.name}: level {f.level} ({lvl.name}) cannot be read where its "
                                 f"fiber may be absent (a merged walk's child)")
         return for_class(UNFURL, type(lvl))(f, ctx, mode)
-    if protocol in ("gallop", "follow") and mode == "read":
+    if protocol in ("gallop", "follow", "locate") and mode == "read":
         table = GALLOP if protocol == "gallop" else FOLLOW
-        fn = for_class(table, type(lvl))
+        fn = protocol == "locate" and for_class(LOCATE, type(lvl)) or for_class(table, type(lvl))
         if fn is None:
             raise StrategyError(f"tensor {f.tensor.name}: level {f.level} ({lvl.name}) has no {protocol} protocol; "
                                 f"{protocol} works on {', '.join(c.__name__ for c in table)}")

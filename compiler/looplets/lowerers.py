@@ -33,7 +33,7 @@ from .coordinates import Computed, coordinate_checks
 from .expression_lowering import ExpressionLowering, compound_symbol
 from .errors import ProgramError
 from .facts import OperandFacts
-from .fibers import SubFiber
+from .fibers import SubFiber, fill_value
 from .fill_write import FILL_WRITE
 from .level_writers import appends_in_order, enters_entries
 from .levels import locates, unfurl
@@ -44,7 +44,7 @@ from .looplet_rules import LoopletRules
 from .looplets import Fill, Looplet, Run, nest_dot, nest_text
 from .modifiers import Offset, Permit, Protocol, Window
 from .program import (MISSING, Access, Assign, Block, Declare as PDeclare, Define, Extent, Freeze, Index,
-                      IndexModifier, Literal, Loop, Sieve, Thaw, Value, postmap, substitute, walk)
+                      IndexModifier, Literal, Loop, Sieve, Thaw, Value, is_pass, postmap, substitute, walk)
 from .scalars import ScalarLowering
 from .scatter import lower_scattered, scatter_unfurl, scattered_block
 from .simplify import simplify
@@ -182,7 +182,12 @@ class Lowerer(LoopletRules, ExpressionLowering, LifecycleLowering):
                 return self.lower(substitute(s.body, {s.var: val}))
             e, dt = self.expr(val, s.line)
             v = Var(self.fresh(s.var.name))
-            return [Declare(v, dt, e)] + self.lower(substitute(s.body, {s.var: Value(v, dt)}))
+            # (tagged with what it reads, as an assignment's line: a shared subexpression computed
+            # once keeps the expression tree's tags of the nodes it computes)
+            fills = {n for a in walk(val) if isinstance(a, Literal) for n in a.fills}
+            local = computing([Declare(v, dt, e)], {a.source for a in walk(val) if isinstance(a, (Access, Value))
+                                                    and a.source}, None, s.line, fills=fills)
+            return local + self.lower(substitute(s.body, {s.var: Value(v, dt)}))
         if isinstance(s, PDeclare):
             return self.lower_declare(s)
         if isinstance(s, Freeze):
@@ -240,10 +245,13 @@ class Lowerer(LoopletRules, ExpressionLowering, LifecycleLowering):
         else:
             v, _ = self.expr(idx, line)
         name = Index(self.fresh("s"))
+        key = read_key(acc)
         # (a read of a level that locates a coordinate follows it: one search or probe, its entry or the
-        # fill, where a walk over the window of length one lowered a stepper's cases)
-        inner = Protocol(name, "follow") if acc.mode == "read" and isinstance(acc.tns, SubFiber) and \
-            protocol_of(acc.idxs[0]) is None and locates(acc.tns) else name
+        # fill, where a walk over the window of length one lowered a stepper's cases; its entry found or
+        # the fill is one value where the statement does something either way, else its cases skip one)
+        inner = Protocol(name, "follow" if self.absent_does_nothing(s, acc, key) else "locate") \
+            if acc.mode == "read" and isinstance(acc.tns, SubFiber) and protocol_of(acc.idxs[0]) is None \
+            and locates(acc.tns) else name
 
         def around(x):   # (the index's wrappers, now around the loop's)
             return replace(x, index=around(x.index)) if isinstance(x, IndexModifier) else inner
@@ -251,12 +259,22 @@ class Lowerer(LoopletRules, ExpressionLowering, LifecycleLowering):
         # of an output, each writing its own part of the entry's fiber, all go through the one loop)
         # (and every read of the same fiber at the same coordinate: `sign(w[1])` reads `w[1]` three times,
         # one search, where a loop each nested the others' in every case of theirs)
-        key = read_key(acc)
         body = postmap(s, lambda n: replace(n, idxs=(around(n.idxs[0]),) + n.idxs[1:])
                        if isinstance(n, Access) and (n == acc or n.tns is acc.tns and n.idxs[:1] == acc.idxs[:1]
                                                      or key is not None and read_key(n) == key)
                        else None)
         return checks, Loop(name, Extent(v, X.add(v, 1)), body, line=line)
+
+    def absent_does_nothing(self, s, acc, key) -> bool:
+        """Whether statement ``s`` does nothing where the read ``acc`` (and every read of ``key``, the same
+        fiber at the same coordinate) finds no entry, all its fill: ``C[i, j] += A[i, k] * B[k, j]`` where
+        ``B[k, j]`` is 0 and ``A`` finite (the simplifier's verdict, with what the operands may hold)."""
+        if acc.mode != "read" or not isinstance(acc.tns, SubFiber):
+            return False
+        fill = fill_value(acc.tns.tensor)
+        absent = postmap(s, lambda n: fill if isinstance(n, Access) and (n is acc or key is not None and
+                                                                        read_key(n) == key) else None)
+        return is_pass(simplify(absent, None, (FILL_WRITE,), self.facts, self.simplified))
 
     def _lower_concordized(self, s, acc) -> list:
         checks, loop = self._concordize(s, acc)

@@ -16,6 +16,15 @@ for i = _
 >>> print(hoisted[0])
 t[] = sum[j](A[i, j] * x[j]) (in the loop over i; Scalar(0.0))
 
+An operator call the right-hand side reads more than once (the same node, or one built twice alike)
+is computed once, into a local (``let``) that each read names; a reduction's body keeps its own, as it
+is computed in loops of its own:
+
+>>> print(notation_program(parse("y[i] = (A[i] + B[i]) * (A[i] + B[i])"))[0])
+for i = _
+  let sub = A[i] + B[i]
+    y[i] = sub * sub
+
 A temporary starts at its reduction's identity, which is also its fill, so the simplifier's
 annihilations around a read of it are decided by what it may hold (its identity among them:
 a ``max`` of no values is ``-inf``); :func:`note_facts` tells the lowering.
@@ -41,7 +50,7 @@ from ..notation import ast as N
 from ..notation.dtypes import expr_dtype
 from ..values import same_value
 from .language import LoopProgram
-from .program import Access, Assign, Block, Call, Declare, Index, Literal, Loop, TensorRef
+from .program import Access, Assign, Block, Call, Declare, Define, Index, Literal, Loop, TensorRef, Variable
 from .scalars import Scalar, ShortCircuitScalar
 
 
@@ -103,6 +112,9 @@ def notation_program(stmt, dtype=None, formats=None) -> tuple[LoopProgram, list[
             k += 1
         indices.add(f"{name}_{k}")
         return f"{name}_{k}"
+
+    def fresh_local(k):
+        return "sub" if k == 0 else f"sub_{k + 1}"
 
     def unbound(e, order):
         """The indices ``e`` reads outside its reductions that no loop of ``order`` binds."""
@@ -187,12 +199,88 @@ def notation_program(stmt, dtype=None, formats=None) -> tuple[LoopProgram, list[
     order += [i for i in unbound(rhs, order) if i not in order]
     pre: dict = {}
     lhs = Access(TensorRef(stmt.lhs.tensor), tuple(Index(i) for i in out_idx), "update")
-    body = nest(order, 0, Assign(lhs, op, conv(rhs, order, 0, pre)), pre)
+    # (a subexpression read more than once is computed once, into a local its reads name: r7's
+    # ``where(a > b, e, where(c != e, d, f))`` nested N deep read as a tree doubles with each level)
+    keys = _Keys()
+    shared, lets, bound = shared_subexpressions(rhs, keys), [], {}
+
+    def conv_shared(e):
+        k = keys(e)
+        if k in bound:
+            return bound[k]
+        if not isinstance(e, N.Call):
+            return conv(e, order, 0, pre)
+        out = Call(e.op, tuple(conv_shared(a) for a in e.args))
+        if k in shared:
+            bound[k] = Variable(fresh_local(len(lets)))
+            lets.append((bound[k], out))
+            return bound[k]
+        return out
+    last = Assign(lhs, op, conv_shared(rhs))
+    for var, val in reversed(lets):
+        last = Define(var, val, last)
+    body = nest(order, 0, last, pre)
     if init is not None:
         body.insert(0, Declare(TensorRef(stmt.lhs.tensor), init))
     prog = LoopProgram(stmt.lhs.tensor + "_kernel", tuple(names), Block(tuple(body)), str(stmt), 1,
                        tuple(temporaries))
     return prog, hoisted
+
+
+class _Keys:
+    """Structural identities of notation expressions, as small ints: equal subtrees get one, whether
+    the same object or built twice. Memoized by object, so a DAG is keyed in time linear in its
+    nodes (hashing its tree would take the tree's, doubling with each shared level)."""
+
+    def __init__(self):
+        self.by_id: dict = {}
+        self.interned: dict = {}
+        self.kept: list = []   # (the keyed objects stay alive: their ids are not reused)
+
+    def __call__(self, e) -> int:
+        k = self.by_id.get(id(e))
+        if k is not None:
+            return k
+        if isinstance(e, N.Call):
+            parts = ("call", id(e.op), tuple(self(a) for a in e.args))
+        elif isinstance(e, N.Literal):   # (by repr: -0.0 is not 0.0 here, NaN is NaN)
+            parts = ("literal", type(e.value).__name__, repr(e.value), e.typed)
+        elif isinstance(e, N.Reduce):
+            parts = ("reduce", id(e))   # (hoisted into a temporary each: never shared here)
+        else:
+            parts = ("leaf", e)
+        k = self.interned.setdefault(parts, len(self.interned))
+        self.by_id[id(e)] = k
+        self.kept.append(e)
+        return k
+
+
+def shared_subexpressions(e, keys=None) -> set:
+    """The keys (:class:`_Keys`) of the operator calls in ``e`` read more than once, outside the
+    reductions in it (each hoisted into a temporary of its own): those computed once into a local.
+    A call read only inside a shared one is read once, by it.
+
+    >>> from compiler.notation import parse
+    >>> rhs = parse("y[i] = (A[i] * B[i]) + (A[i] * B[i]) * C[i]").rhs
+    >>> keys = _Keys()
+    >>> [str(n) for n in N.walk(rhs) if keys(n) in shared_subexpressions(rhs, keys)][:1]
+    ['A[i] * B[i]']
+    """
+    keys = keys or _Keys()
+    uses: dict = {}
+    seen: set = set()
+    stack = [e]
+    while stack:   # (each distinct call once: its operands' reads counted from it)
+        n = stack.pop()
+        k = keys(n)
+        if k in seen or not isinstance(n, N.Call):
+            continue
+        seen.add(k)
+        for a in n.args:
+            if isinstance(a, N.Call):
+                uses[keys(a)] = uses.get(keys(a), 0) + 1
+                stack.append(a)
+    return {k for k, n in uses.items() if n > 1}
 
 
 def _renamed(e, names: dict):

@@ -165,12 +165,18 @@ def name_nodes(fn: Function, program) -> Function:
         ask = getattr(program, "statement_trees", None)
         trees = ask() if callable(ask) else {}
 
+    known: dict = {}
+
     def named(o: Origin) -> list[TreeNode]:
-        nodes = trees.get(None) if isinstance(program, Assign) else statement_at(trees, o.line, o.column)
-        if nodes is None:
-            return []
-        output = next((n.about.get("tensor") for n in nodes if n.about.get("mode") == "update"), None)
-        return nodes_computed(nodes, output, o.operands, o.writes, o.fills)
+        # (statements of one statement's tree reading the same tensors compute the same nodes: each case of
+        # the loops and each local computing a shared subexpression, over a tree that doubles with each share)
+        key = (o.line, o.column, o.operands, o.writes, o.fills)
+        if key not in known:
+            nodes = trees.get(None) if isinstance(program, Assign) else statement_at(trees, o.line, o.column)
+            output = next((n.about.get("tensor") for n in nodes if n.about.get("mode") == "update"), None) \
+                if nodes is not None else None
+            known[key] = [] if nodes is None else nodes_computed(nodes, output, o.operands, o.writes, o.fills)
+        return known[key]
 
     def origin(o: Origin, nodes: list[TreeNode]) -> Origin:
         return Origin(EXPRESSION, None, tuple(sorted(frozenset().union(*(n.tensors for n in nodes)))),

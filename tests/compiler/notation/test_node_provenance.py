@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, example, given, settings
@@ -182,9 +184,14 @@ def test_a_statement_computing_hundreds_of_tree_nodes_is_tagged_once_for_them_al
     assert len(nodes) > 300
     writes = set(prov["expr:n0"])   # (the root: every statement writing the output)
     assert writes and all("out" in lines[k - 1].split("=")[0] for k in writes)
+    # (the looplets compute each shared subexpression once, into a local: its line keeps the tags of the
+    # nodes it computes)
+    local = {k + 1 for k, text in enumerate(lines) if re.match(r"\s*(double|bool) sub(_\d+)* = ", text)}
+    assert bool(local) == (strategy == "looplets")
+    assert all(any(k in set(v) for v in prov.values()) for k in local)
     for n in nodes:   # (each node's tag names lines of the statements computing it, as when nested)
         tag = f"expr:{n.ident}"
-        assert prov[tag] and set(prov[tag]) <= writes, n.label
+        assert prov[tag] and set(prov[tag]) <= writes | local, n.label
         assert n.ident in origins[tag]["nodes"] and origins[tag]["kind"] == "expression"
     assert set(prov[f"expr:{nodes[2].ident}"]) == writes   # (the right-hand side's root)
     # one tag stands for many nodes: the provenance nests no deeper than a handful of tags
