@@ -274,10 +274,14 @@ def _summary(s, memo: dict) -> tuple[set, set, set, bool]:
         assigned = {n.target.name for n in nodes if isinstance(n, (Assign, CompoundAssign))} | \
             {n.var.name for n in nodes if isinstance(n, Declare)}
         breaks = any(isinstance(n, Break) for n in nodes)
+    # (the sets above are this call's own: the children's are added in place, not copied per child)
     for body in _bodies(s):
         for c in body:
             r, k, a, b = _summary(c, memo)
-            reads, kept, assigned, breaks = reads | r, kept | k, assigned | a, breaks or b
+            reads |= r
+            kept |= k
+            assigned |= a
+            breaks = breaks or b
     memo[id(s)] = (s, (reads, kept, assigned, breaks))
     return reads, kept, assigned, breaks
 
