@@ -379,7 +379,7 @@ def fresh_namer(stmts, taken=()):
     >>> fresh("q"), fresh("q"), fresh("p")
     ('q_3', 'q_4', 'p')
     """
-    used = {n.name for n in walk(tuple(stmts)) if isinstance(n, Var)} | set(taken)
+    used = set(var_names(tuple(stmts))) | set(taken)   # (remembered per statement: passes ask it of the same ones)
 
     def fresh(base: str) -> str:
         name, k = base, 2
