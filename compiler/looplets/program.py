@@ -703,15 +703,16 @@ def postmap(node, fn):
 
 def _mapped(nodes: tuple, fn) -> tuple:
     """:func:`postmap` of each of ``nodes``: ``nodes`` itself where none changed."""
-    out = tuple(postmap(n, fn) for n in nodes)
-    return nodes if all(map(is_, out, nodes)) else out
+    out = [postmap(n, fn) for n in nodes]
+    return nodes if all(map(is_, out, nodes)) else tuple(out)
 
 
 def _rebuilt(node, **fields):
     """``node`` with ``fields`` (its own fields' new values), or ``node`` itself where each is the old."""
-    if all(getattr(node, k) is v for k, v in fields.items()):
-        return node
-    return replace(node, **fields)
+    for k, v in fields.items():
+        if getattr(node, k) is not v:
+            return replace(node, **fields)
+    return node
 
 
 def substitute(node, mapping: dict):
