@@ -53,7 +53,9 @@ from dataclasses import replace
 from .deadstores import drop_dead_stores
 from .ir import (Allocate, Assign, BinOp, Block, Break, BufferArg, Comment, CompoundAssign, Const, Declare, For, Grow, If, Load,
                  Pragma, Prefetch, Store, Tagged, UnOp, Var, View, While)
-from .traverse import map_bodies, pure, statements, untagged, var_names, walk
+from .traverse import map_bodies, pure, remembered_union, statements, untagged, var_names, walk
+
+_EMPTY: frozenset = frozenset()
 
 
 def assigns(s, name: str) -> bool:
@@ -137,9 +139,23 @@ def _fold(stmts, known: dict) -> list:
     return out
 
 
-def _expr_vars(stmts) -> set:
-    """Names read by the expressions of ``stmts`` (not counting assignment targets)."""
-    return _reads(walk(tuple(stmts)))
+def _expr_vars(stmts) -> frozenset:
+    """Names read by the expressions of ``stmts`` (not counting assignment targets): :func:`_reads` of
+    their walk, each node's part remembered (a pass asks it of a block's rest after each of its loops)."""
+    return remembered_union(tuple(stmts), _EXPR_VARS, _own_reads)
+
+
+_EXPR_VARS: dict = {}   # (id(node) -> (node, what _reads finds in it), see remembered_union)
+
+
+def _own_reads(n) -> frozenset:
+    """:func:`_reads` of the node ``n`` alone."""
+    fields = _EXPR_FIELDS.get(type(n))
+    if fields is None:
+        fields = _expr_fields(type(n))
+    if not fields and not isinstance(n, CompoundAssign):
+        return _EMPTY
+    return frozenset(_reads((n,)))
 
 
 def _reads(nodes) -> set:
@@ -308,7 +324,9 @@ def fold_flags(stmts) -> list:
              and _bool_const(n.init) is not None}
     assigned_other = {n.target.name for n in nodes if isinstance(n, (Assign, CompoundAssign))
                       and n.target.name in flags and _bool_const(n.value) is None}
-    unread = flags - assigned_other - _expr_vars(folded)
+    unread = flags - assigned_other
+    if unread:   # (what the expressions read is asked only where a flag may go)
+        unread -= _expr_vars(folded)
     return _drop_locals(folded, unread) if unread else folded
 
 
