@@ -521,6 +521,8 @@ def drop_unread_scratch(stmts) -> list:
         v[q] = x[q];
     }
     """
+    if not any(isinstance(n, Allocate) for n in statements(tuple(stmts))):
+        return list(stmts)   # (no scratch array: its expressions are not walked)
     nodes = list(walk(tuple(stmts)))
     read = ({n.buffer for n in nodes if isinstance(n, (Load, Prefetch, BufferArg))} | {n.of for n in nodes if isinstance(n, View)}
             | {n.buffer for n in nodes if isinstance(n, Store) and not pure(n.value)})
