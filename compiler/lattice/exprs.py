@@ -25,9 +25,9 @@ from .. import user_function_check
 from ..algebra import Operator, helper_impl
 from ..dtypes import typed_scalar, value_dtype
 from ..errors import DTypeError
-from ..imperative.ir import BinOp, Call, Cast, Const, Select, UnOp, Var
+from ..imperative.ir import BinOp, BufferArg, Call, Cast, Const, Grow, Load, Prefetch, Select, Store, UnOp, Var
 from ..imperative.cints import constant_shift, converted, isnan_of, wrap
-from ..imperative.traverse import names_read
+from ..imperative.traverse import walk as ir_walk
 from ..notation.ast import Access, Call as NCall, IndexValue, Literal, Reduce
 from ..opimpls import BINARY_MATH, COMPLEX_HELPED, ROUNDING, UNARY_MATH, c_math_name
 
@@ -201,14 +201,22 @@ def literal_text(v) -> str:
 
 
 def names_used(stmts) -> set:
-    """The variables and buffers imperative statements name (:func:`~compiler.imperative.traverse.names_read`,
-    remembered per statement: a lowering asks it of the same body after each of its passes).
+    """The variables and buffers imperative statements name (what
+    :func:`~compiler.imperative.traverse.names_read` finds, by one walk: the emitters ask it of
+    statements they just made, which no summary remembers yet).
 
     >>> from compiler.imperative.ir import Assign, Load, Var
     >>> sorted(names_used([Assign(Var("s"), Load("x", Var("i")))]))
     ['i', 's', 'x']
     """
-    return set().union(*map(names_read, stmts))
+    out = set()
+    for s in stmts:
+        for n in ir_walk(s):
+            if isinstance(n, Var):
+                out.add(n.name)
+            elif isinstance(n, (Load, Store, Grow, Prefetch, BufferArg)):
+                out.add(n.buffer)
+    return out
 
 
 __all__ = ["COMPOUND", "to_ir", "apply_op", "const_of", "cast", "not_fill", "is_fill", "literal_text", "names_used",
