@@ -84,17 +84,11 @@ class CArg:
     dtype: str | None  # element / value dtype
 
 
-def _user_names(fn: Function, nodes) -> set[str]:
-    """The names ``fn`` uses (``nodes``: its body's, walked), which no fresh name may take."""
-    names = {fn.name}
+def _user_names(fn: Function, found: "_Found") -> set[str]:
+    """The names ``fn`` uses (``found``: what its body's nodes name), which no fresh name may take."""
+    names = {fn.name, *found.names}
     for p in fn.params:
         names.add(p.name)
-    for n in nodes:
-        name = getattr(n, "name", None)
-        if isinstance(name, str):
-            names.add(name)
-        if isinstance(n, Allocate):
-            names.add(n.buffer)
     for h in fn.helpers:
         names.update(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", h.source))
     return names
@@ -112,13 +106,18 @@ class _Found:
     """What a plan asks of a kernel's nodes, found in one pass over them (a pass per question, each
     through a generator, was most of a large kernel's plan): its scratch arrays and views by buffer, whether
     it grows a buffer (and by a hint, past a first growth), calls a bit or thread helper, a math function or
-    has a constant that is not finite, has a complex dtype, and whether it reads and writes buffers."""
+    has a constant that is not finite, has a complex dtype, and whether it reads and writes buffers; and
+    the names the nodes give (a ``name`` field, a scratch array's buffer), which no fresh name may take."""
 
     def __init__(self, nodes):
-        self.locals, self.views, self.accesses = {}, {}, set()
+        self.locals, self.views, self.accesses, self.names = {}, {}, set(), set()
         self.grows = self.room = self.lowest_bit = self.threads = self.math = self.complex = False
         for n in nodes:
+            name = getattr(n, "name", None)
+            if isinstance(name, str):
+                self.names.add(name)
             if isinstance(n, Allocate):
+                self.names.add(n.buffer)
                 self.locals[n.buffer] = n
             if isinstance(n, View):
                 self.views[n.buffer] = n
@@ -150,7 +149,8 @@ class _Plan:
     def __init__(self, fn: Function, checked: bool):
         self.fn, self.checked = fn, checked
         nodes = list(walk(fn.body))   # (one walk serves every question below)
-        fresh = FreshNames(_user_names(fn, nodes) | {"free", "realloc", "longjmp", "setjmp", "jmp_buf", "lowest_bit",
+        found = _Found(nodes)
+        fresh = FreshNames(_user_names(fn, found) | {"free", "realloc", "longjmp", "setjmp", "jmp_buf", "lowest_bit",
                                               *THREAD_FUNCTIONS, "omp_get_max_threads", "omp_get_thread_num"})
         self.params = {p.name: p for p in fn.params}
         self.args: list[CArg] = []
@@ -175,7 +175,6 @@ class _Plan:
                 self.length[p.name] = fresh(f"{p.name}_cap")
                 self.buffer_order.append(p.name)
                 self.args.append(CArg("growable", p.name, self.out[p.name], p.dtype))
-        found = _Found(nodes)
         # scratch arrays: local buffers, numbered after the parameters in checked mode
         self.locals = found.locals
         self.scratch_slot = {name: k for k, name in enumerate(self.locals)}
