@@ -591,28 +591,17 @@ _MODIFIER_FIELDS: dict = {}   # an expression type of kind _MODIFIER -> its fiel
 
 
 def _kind(tp) -> int:
-    if issubclass(tp, Block):
-        kind = _BLOCK
-    elif issubclass(tp, Loop):
-        kind = _LOOP
-    elif issubclass(tp, Sieve):
-        kind = _SIEVE
-    elif issubclass(tp, Define):
-        kind = _DEFINE
-    elif issubclass(tp, Assign):
-        kind = _ASSIGN
-    elif issubclass(tp, Declare):
-        kind = _DECLARE
-    elif issubclass(tp, Access):
-        kind = _ACCESS
-    elif issubclass(tp, Call):
-        kind = _CALL
-    elif issubclass(tp, Expr) and hasattr(tp, "__dataclass_fields__") and \
-            not issubclass(tp, (Literal, Index, Variable, Value, TensorRef)):
-        kind = _MODIFIER   # (an index modifier: its expression fields)
-        _MODIFIER_FIELDS[tp] = tuple(f.name for f in fields(tp))
+    for cls, kind in ((Block, _BLOCK), (Loop, _LOOP), (Sieve, _SIEVE), (Define, _DEFINE), (Assign, _ASSIGN),
+                      (Declare, _DECLARE), (Access, _ACCESS), (Call, _CALL)):
+        if issubclass(tp, cls):
+            break
     else:
-        kind = _LEAF
+        if issubclass(tp, Expr) and hasattr(tp, "__dataclass_fields__") and \
+                not issubclass(tp, (Literal, Index, Variable, Value, TensorRef)):
+            kind = _MODIFIER   # (an index modifier: its expression fields)
+            _MODIFIER_FIELDS[tp] = tuple(f.name for f in fields(tp))
+        else:
+            kind = _LEAF
     _KINDS[tp] = kind
     return kind
 
