@@ -53,9 +53,7 @@ from dataclasses import replace
 from .deadstores import drop_dead_stores
 from .ir import (Allocate, Assign, BinOp, Block, Break, BufferArg, Comment, CompoundAssign, Const, Declare, For, Grow, If, Load,
                  Pragma, Prefetch, Store, Tagged, UnOp, Var, View, While)
-from .traverse import map_bodies, pure, remembered_union, statements, untagged, var_names, walk
-
-_EMPTY: frozenset = frozenset()
+from .traverse import map_bodies, pure, statements, untagged, var_names, walk
 
 
 def assigns(s, name: str) -> bool:
@@ -139,23 +137,9 @@ def _fold(stmts, known: dict) -> list:
     return out
 
 
-def _expr_vars(stmts) -> frozenset:
-    """Names read by the expressions of ``stmts`` (not counting assignment targets): :func:`_reads` of
-    their walk, each node's part remembered (a pass asks it of a block's rest after each of its loops)."""
-    return remembered_union(tuple(stmts), _EXPR_VARS, _own_reads)
-
-
-_EXPR_VARS: dict = {}   # (id(node) -> (node, what _reads finds in it), see remembered_union)
-
-
-def _own_reads(n) -> frozenset:
-    """:func:`_reads` of the node ``n`` alone."""
-    fields = _EXPR_FIELDS.get(type(n))
-    if fields is None:
-        fields = _expr_fields(type(n))
-    if not fields and not isinstance(n, CompoundAssign):
-        return _EMPTY
-    return frozenset(_reads((n,)))
+def _expr_vars(stmts) -> set:
+    """Names read by the expressions of ``stmts`` (not counting assignment targets)."""
+    return _reads(walk(tuple(stmts)))
 
 
 def _reads(nodes) -> set:
@@ -497,12 +481,18 @@ def drop_idle_loops(stmts) -> list:
     """
     out = [map_bodies(s, drop_idle_loops) for s in stmts]
     kept, locals_ = [], set()
+    reads: dict = {}   # k -> what statement out[k] reads: each walked once, however many loops look past it
     for k, s in enumerate(out):
         locals_ |= _declared_here(s)
         loop = untagged([s])
-        if len(loop) == 1 and _idle(loop[0], locals_) \
-                and not {a.target.name for a in untagged(loop[0].body.body)} & _expr_vars(out[k + 1:]):
-            continue
+        if len(loop) == 1 and _idle(loop[0], locals_):
+            after = set()
+            for m in range(k + 1, len(out)):
+                if m not in reads:
+                    reads[m] = _expr_vars([out[m]])
+                after |= reads[m]
+            if not {a.target.name for a in untagged(loop[0].body.body)} & after:
+                continue
         kept.append(s)
     return kept
 

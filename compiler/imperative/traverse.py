@@ -146,21 +146,6 @@ def names_read(node) -> frozenset:
     return _summary(node, _NAMES_READ, _own_name_read)
 
 
-def remembered_union(node, memo: dict, own) -> frozenset:
-    """The union of ``own(n)`` (a frozenset) over the nodes ``n`` that :func:`walk` meets in ``node``,
-    each inner node's kept in ``memo`` (``{}`` of the caller's, the same ``own`` every call) by its
-    identity, as :func:`var_names` keeps its own: a pass asking it of statements it asked before, or
-    of trees that share them, walks only the nodes it has not met.
-
-    >>> from compiler.imperative.ir import Var
-    >>> memo = {}
-    >>> loop = For(Var("j"), 0, Var("n"), [Assign(Var("s"), Var("j"))])
-    >>> sorted(remembered_union(loop, memo, lambda n: frozenset([type(n).__name__])))
-    ['Assign', 'Block', 'Const', 'For', 'Var', 'tuple']
-    """
-    return _summary(node, memo, own)
-
-
 _EMPTY: frozenset = frozenset()
 #: id(node) -> (node, its summary); the node is kept so that no other object takes its id meanwhile
 _VAR_NAMES: dict = {}
