@@ -191,6 +191,19 @@ def result_dtype(*dtypes) -> np.dtype:
     >>> result_dtype("int32", "float32").name
     'float64'
     """
+    try:   # (memoized as dtype_name is: a lowering asks it of every operation it types)
+        return _RESULTS[dtypes]
+    except KeyError:
+        dt = _RESULTS[dtypes] = _result_dtype(dtypes)
+        return dt
+    except TypeError:  # an unhashable dtype argument: not memoized
+        return _result_dtype(dtypes)
+
+
+_RESULTS: dict = {}
+
+
+def _result_dtype(dtypes: tuple) -> np.dtype:
     dt = np.result_type(*[np.dtype(d) for d in dtypes])
     if dt.name not in VALUE_DTYPES:
         # e.g. float16 from mixing; fall back to the widest supported kind

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from operator import is_
 from typing import Any, Callable, Iterable
 
 from .trace import Rewrite, printed_later, text_of
@@ -67,10 +66,6 @@ def _field_names(tp):
     return names
 
 
-def _is_term(x) -> bool:
-    return _field_names(type(x)) is not None   # (a dataclass itself, a class, has type ``type``: not a term)
-
-
 def map_children(term, fn: Callable[[Any], Any]):
     """``term`` with ``fn`` applied to each child term (and each term inside tuple fields).
 
@@ -91,10 +86,21 @@ def map_children(term, fn: Callable[[Any], Any]):
             sub = _field_names(tp)
         if sub is not None:   # (a term)
             new = fn(old)
-        elif isinstance(old, tuple) and any(_is_term(x) for x in old):
-            new = tuple(fn(x) if _is_term(x) else x for x in old)
-            if all(map(is_, new, old)):
-                new = old
+        elif isinstance(old, tuple):   # (its terms mapped in order; a list made at the first that changes)
+            items = None
+            for k, x in enumerate(old):
+                sub = fields_of(type(x), False)
+                if sub is False:
+                    sub = _field_names(type(x))
+                if sub is not None:
+                    y = fn(x)
+                    if y is not x:
+                        if items is None:
+                            items = list(old)
+                        items[k] = y
+            if items is None:
+                continue
+            new = tuple(items)
         else:
             continue
         if new is not old:

@@ -84,17 +84,11 @@ class CArg:
     dtype: str | None  # element / value dtype
 
 
-def _user_names(fn: Function, nodes) -> set[str]:
-    """The names ``fn`` uses (``nodes``: its body's, walked), which no fresh name may take."""
-    names = {fn.name}
+def _user_names(fn: Function, found: "_Found") -> set[str]:
+    """The names ``fn`` uses (``found``: what its body's nodes name), which no fresh name may take."""
+    names = {fn.name, *found.names}
     for p in fn.params:
         names.add(p.name)
-    for n in nodes:
-        name = getattr(n, "name", None)
-        if isinstance(name, str):
-            names.add(name)
-        if isinstance(n, Allocate):
-            names.add(n.buffer)
     for h in fn.helpers:
         names.update(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", h.source))
     return names
@@ -108,13 +102,55 @@ def _sum_of_product(e) -> bool:
     return any(isinstance(n, BinOp) and n.op == "+" and _has_product(n) for n in walk(e))
 
 
+class _Found:
+    """What a plan asks of a kernel's nodes, found in one pass over them (a pass per question, each
+    through a generator, was most of a large kernel's plan): its scratch arrays and views by buffer, whether
+    it grows a buffer (and by a hint, past a first growth), calls a bit or thread helper, a math function or
+    has a constant that is not finite, has a complex dtype, and whether it reads and writes buffers; and
+    the names the nodes give (a ``name`` field, a scratch array's buffer), which no fresh name may take."""
+
+    def __init__(self, nodes):
+        self.locals, self.views, self.accesses, self.names = {}, {}, set(), set()
+        self.grows = self.room = self.lowest_bit = self.threads = self.math = self.complex = False
+        for n in nodes:
+            name = getattr(n, "name", None)
+            if isinstance(name, str):
+                self.names.add(name)
+            if isinstance(n, Allocate):
+                self.names.add(n.buffer)
+                self.locals[n.buffer] = n
+            if isinstance(n, View):
+                self.views[n.buffer] = n
+            if isinstance(n, Grow):
+                self.grows = True
+                if n.hint and not n.first:
+                    self.room = True
+            if isinstance(n, Call):
+                f = n.function
+                if f in BIT_FUNCTIONS:
+                    self.lowest_bit = True
+                if f in THREAD_FUNCTIONS:
+                    self.threads = True
+                if f in MATH_FUNCTIONS:
+                    self.math = True
+            elif isinstance(n, Const) and isinstance(n.value, (float, complex)) and not cmath.isfinite(n.value):
+                self.math = True
+            if not self.complex and getattr(n, "dtype", None) in COMPLEX_DTYPES:
+                self.complex = True
+            if isinstance(n, Load):
+                self.accesses.add("read")
+            elif isinstance(n, Store):
+                self.accesses.add("write")
+
+
 class _Plan:
     """The fresh names and the calling convention of one emitted kernel."""
 
     def __init__(self, fn: Function, checked: bool):
         self.fn, self.checked = fn, checked
         nodes = list(walk(fn.body))   # (one walk serves every question below)
-        fresh = FreshNames(_user_names(fn, nodes) | {"free", "realloc", "longjmp", "setjmp", "jmp_buf", "lowest_bit",
+        found = _Found(nodes)
+        fresh = FreshNames(_user_names(fn, found) | {"free", "realloc", "longjmp", "setjmp", "jmp_buf", "lowest_bit",
                                               *THREAD_FUNCTIONS, "omp_get_max_threads", "omp_get_thread_num"})
         self.params = {p.name: p for p in fn.params}
         self.args: list[CArg] = []
@@ -140,10 +176,10 @@ class _Plan:
                 self.buffer_order.append(p.name)
                 self.args.append(CArg("growable", p.name, self.out[p.name], p.dtype))
         # scratch arrays: local buffers, numbered after the parameters in checked mode
-        self.locals = {n.buffer: n for n in nodes if isinstance(n, Allocate)}
+        self.locals = found.locals
         self.scratch_slot = {name: k for k, name in enumerate(self.locals)}
         # views into scratch arrays (a thread's part of a workspace), numbered after them
-        self.views = {n.buffer: n for n in nodes if isinstance(n, View)}
+        self.views = found.views
         for name in (*self.locals, *self.views):
             self.buffer_order.append(name)
             if checked:
@@ -160,12 +196,12 @@ class _Plan:
                 self.buffer_id[name] = fresh(f"ID_{name}")
             self.read, self.write = fresh("READ"), fresh("WRITE")
         self.growables = [p for p in fn.params if isinstance(p, Growable)]
-        self.grows = any(isinstance(n, Grow) for n in nodes)
+        self.grows = found.grows
         self.grow_buffer = fresh("grow_buffer") if self.grows else None
         self.resize = fresh("resize") if self.grows else None
-        self.room = fresh("room") if any(isinstance(n, Grow) and n.hint and not n.first for n in nodes) else None
-        self.lowest_bit = any(isinstance(n, Call) and n.function in BIT_FUNCTIONS for n in nodes)
-        self.threads = any(isinstance(n, Call) and n.function in THREAD_FUNCTIONS for n in nodes)
+        self.room = fresh("room") if found.room else None
+        self.lowest_bit = found.lowest_bit
+        self.threads = found.threads
         # (a stack array is neither allocated nor freed: it needs none of the allocation's helpers)
         self.heap = [n for n in self.locals.values() if not n.stack]
         self.alloc_array = fresh("alloc_array") if self.heap else None
@@ -179,13 +215,9 @@ class _Plan:
         self.out_of_bounds = fresh("KERNEL_OUT_OF_BOUNDS") if checked else None
         self.out_of_range = fresh("KERNEL_COORDINATE_OUT_OF_RANGE") if self.sites else None
         self.coordinate_error = fresh("coordinate_error") if self.sites else None
-        self.uses_math = bool(fn.helpers) or any(
-            (isinstance(n, Call) and n.function in MATH_FUNCTIONS)
-            or (isinstance(n, Const) and isinstance(n.value, (float, complex)) and not cmath.isfinite(n.value))
-            for n in nodes)
-        self.uses_complex = any(getattr(n, "dtype", None) in COMPLEX_DTYPES for n in (*fn.params, *nodes))
-        self.accesses = {"read" if isinstance(n, Load) else "write"
-                         for n in nodes if isinstance(n, (Load, Store))}
+        self.uses_math = bool(fn.helpers) or found.math
+        self.uses_complex = any(getattr(p, "dtype", None) in COMPLEX_DTYPES for p in fn.params) or found.complex
+        self.accesses = found.accesses
         # the searches' helpers this kernel calls, each defined once (they read their buffers)
         self.searches = search_helpers(nodes, self.dtype_of)
         if self.searches:

@@ -274,10 +274,14 @@ def _summary(s, memo: dict) -> tuple[set, set, set, bool]:
         assigned = {n.target.name for n in nodes if isinstance(n, (Assign, CompoundAssign))} | \
             {n.var.name for n in nodes if isinstance(n, Declare)}
         breaks = any(isinstance(n, Break) for n in nodes)
+    # (the sets above are this call's own: the children's are added in place, not copied per child)
     for body in _bodies(s):
         for c in body:
             r, k, a, b = _summary(c, memo)
-            reads, kept, assigned, breaks = reads | r, kept | k, assigned | a, breaks or b
+            reads |= r
+            kept |= k
+            assigned |= a
+            breaks = breaks or b
     memo[id(s)] = (s, (reads, kept, assigned, breaks))
     return reads, kept, assigned, breaks
 
@@ -304,7 +308,9 @@ def fold_flags(stmts) -> list:
              and _bool_const(n.init) is not None}
     assigned_other = {n.target.name for n in nodes if isinstance(n, (Assign, CompoundAssign))
                       and n.target.name in flags and _bool_const(n.value) is None}
-    unread = flags - assigned_other - _expr_vars(folded)
+    unread = flags - assigned_other
+    if unread:   # (what the expressions read is asked only where a flag may go)
+        unread -= _expr_vars(folded)
     return _drop_locals(folded, unread) if unread else folded
 
 
@@ -475,12 +481,18 @@ def drop_idle_loops(stmts) -> list:
     """
     out = [map_bodies(s, drop_idle_loops) for s in stmts]
     kept, locals_ = [], set()
+    reads: dict = {}   # k -> what statement out[k] reads: each walked once, however many loops look past it
     for k, s in enumerate(out):
         locals_ |= _declared_here(s)
         loop = untagged([s])
-        if len(loop) == 1 and _idle(loop[0], locals_) \
-                and not {a.target.name for a in untagged(loop[0].body.body)} & _expr_vars(out[k + 1:]):
-            continue
+        if len(loop) == 1 and _idle(loop[0], locals_):
+            after = set()
+            for m in range(k + 1, len(out)):
+                if m not in reads:
+                    reads[m] = _expr_vars([out[m]])
+                after |= reads[m]
+            if not {a.target.name for a in untagged(loop[0].body.body)} & after:
+                continue
         kept.append(s)
     return kept
 
@@ -499,6 +511,8 @@ def drop_unread_scratch(stmts) -> list:
         v[q] = x[q];
     }
     """
+    if not any(isinstance(n, Allocate) for n in statements(tuple(stmts))):
+        return list(stmts)   # (no scratch array: its expressions are not walked)
     nodes = list(walk(tuple(stmts)))
     read = ({n.buffer for n in nodes if isinstance(n, (Load, Prefetch, BufferArg))} | {n.of for n in nodes if isinstance(n, View)}
             | {n.buffer for n in nodes if isinstance(n, Store) and not pure(n.value)})

@@ -36,7 +36,7 @@ from __future__ import annotations
 from dataclasses import fields, replace
 
 from .ir import Allocate, Block, Declare, Expr, For, If, Stmt, Tagged, Var, While
-from .traverse import assigned_in, map_bodies, pragma_names
+from .traverse import assigned_in, map_bodies, pragma_names, var_names
 
 __all__ = ["copies", "drop_copies"]
 
@@ -141,6 +141,10 @@ def _renamed(node, mapping: dict, deep: bool = True):
     if isinstance(node, Var):
         return Var(mapping[node.name]) if node.name in mapping else node
     if not isinstance(node, (Expr, Stmt)):
+        return node
+    # (a subtree naming no copy is kept as it is, unwalked: var_names is remembered per node, and most
+    # of a kernel's statements and expressions read none of a scope's copies)
+    if var_names(node).isdisjoint(mapping):
         return node
     changes = {}
     for f in fields(node):

@@ -15,8 +15,9 @@ from dataclasses import fields, replace
 from operator import is_
 from typing import Any, Iterable
 
-from .ir import (BIT_FUNCTIONS, MATH_FUNCTIONS, SEARCH_FUNCTIONS, THREAD_FUNCTIONS, Allocate, Assign, Block, Call, CompoundAssign, Const,
-                 Declare, Expr, For, Helper, If, Origin, Pragma, Stmt, Tagged, Var, While)
+from .ir import (BIT_FUNCTIONS, MATH_FUNCTIONS, SEARCH_FUNCTIONS, THREAD_FUNCTIONS, Allocate, Assign, Block, BufferArg, Call,
+                 CompoundAssign, Const, Declare, Expr, For, Grow, Helper, If, Load, Origin, Pragma, Prefetch, Stmt, Store,
+                 Tagged, Var, While)
 from ..trace import LaterText
 
 
@@ -133,16 +134,37 @@ def assigned_in(node) -> frozenset:
     return _summary(node, _ASSIGNED, _own_assigned)
 
 
+def names_read(node) -> frozenset:
+    """The names of the :class:`Var` nodes and of the buffers that loads, stores, growths, prefetches and
+    buffer arguments name anywhere in ``node``, remembered as :func:`var_names` is (a lowering asks it
+    of a kernel's body after each pass, to keep the parameters the body still names).
+
+    >>> from compiler.imperative.ir import Load, Store, Var
+    >>> sorted(names_read(For(Var("j"), 0, Var("n"), [Store("y", Var("j"), Load("x", Var("j")))])))
+    ['j', 'n', 'x', 'y']
+    """
+    return _summary(node, _NAMES_READ, _own_name_read)
+
+
 _EMPTY: frozenset = frozenset()
 #: id(node) -> (node, its summary); the node is kept so that no other object takes its id meanwhile
 _VAR_NAMES: dict = {}
 _ASSIGNED: dict = {}
+_NAMES_READ: dict = {}
 #: past this many entries a memo starts afresh (one lowering's trees are a few thousand nodes)
 _MEMO_LIMIT = 100_000
 
 
 def _own_var(n) -> frozenset:
     return frozenset((n.name,)) if type(n) is Var else _EMPTY
+
+
+def _own_name_read(n) -> frozenset:
+    if type(n) is Var:
+        return frozenset((n.name,))
+    if isinstance(n, _BUFFER_NODES):
+        return frozenset((n.buffer,))
+    return _EMPTY
 
 
 def _own_assigned(n) -> frozenset:
@@ -213,6 +235,8 @@ def _summary(node, memo: dict, own) -> frozenset:
 
 #: node types with nothing inside them to summarize (most of a tree's nodes)
 _LEAF_NODES = frozenset((Var, Const))
+#: the nodes that name a buffer (``names_read``)
+_BUFFER_NODES = (Load, Store, Grow, Prefetch, BufferArg)
 
 
 def map_bodies(s: Stmt, f) -> Stmt:
@@ -355,7 +379,7 @@ def fresh_namer(stmts, taken=()):
     >>> fresh("q"), fresh("q"), fresh("p")
     ('q_3', 'q_4', 'p')
     """
-    used = {n.name for n in walk(tuple(stmts)) if isinstance(n, Var)} | set(taken)
+    used = set(var_names(tuple(stmts))) | set(taken)   # (remembered per statement: passes ask it of the same ones)
 
     def fresh(base: str) -> str:
         name, k = base, 2

@@ -52,7 +52,7 @@ from __future__ import annotations
 from .guard import CheckCoordinate
 from .ir import (Allocate, Assign, BinOp, Block, Break, Call, Cast, Comment, CompoundAssign, Const, Declare, Expr, For,
                  Grow, If, Load, MATH_FUNCTIONS, Pragma, Select, Store, Tagged, Var, While)
-from .traverse import map_bodies, untagged, walk
+from .traverse import map_bodies, statements, untagged, var_names, walk
 from .cleanup import assigns
 from .privatize import is_parallel_pragma, with_clauses
 
@@ -235,9 +235,10 @@ def vectorize(stmts, dtypes: dict | None = None) -> list:
     """
     dtypes = dict(dtypes or {})
     # generated names are fresh, so one map serves the whole tree (tags are not C scopes)
-    nodes = list(walk(tuple(stmts)))
-    dtypes.update({d.var.name: d.dtype for d in nodes if isinstance(d, Declare)})
-    return _vectorize(stmts, dtypes, {n.name for n in nodes if isinstance(n, Var)} | set(dtypes))
+    # (declarations are statements, and the names come from var_names, remembered per statement by the
+    # passes before: the kernel's expressions are not walked again)
+    dtypes.update({d.var.name: d.dtype for d in statements(tuple(stmts)) if isinstance(d, Declare)})
+    return _vectorize(stmts, dtypes, set(var_names(tuple(stmts))) | set(dtypes))
 
 
 def _under_pragma(s, dtypes: dict, taken: set):

@@ -201,7 +201,14 @@ def literal_text(v) -> str:
 
 
 def names_used(stmts) -> set:
-    """The variables and buffers imperative statements name."""
+    """The variables and buffers imperative statements name (what
+    :func:`~compiler.imperative.traverse.names_read` finds, by one walk: the emitters ask it of
+    statements they just made, which no summary remembers yet).
+
+    >>> from compiler.imperative.ir import Assign, Load, Var
+    >>> sorted(names_used([Assign(Var("s"), Load("x", Var("i")))]))
+    ['i', 's', 'x']
+    """
     out = set()
     for s in stmts:
         for n in ir_walk(s):

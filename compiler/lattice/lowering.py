@@ -68,7 +68,7 @@ from .. import binding
 from ..errors import StrategyError
 from ..imperative.ir import Allocate, Block, Buffer, Function, OutScalar, Scalar, View
 from ..imperative.ir import c_name_problem
-from ..imperative.traverse import walk as ir_walk
+from ..imperative.traverse import names_read, walk as ir_walk
 from ..imperative.cleanup import cleanup, first_grows, reuse_dead_locals
 from ..imperative.copies import drop_copies
 from ..imperative.ir_dot import ir_artifact
@@ -83,7 +83,7 @@ from .cfir import cfir_walk, CAlloc, CAssign, CDenseWorkspace, CForall, CSeq, CS
 from .cfir_builder import build_cfir
 from .cfir_dot import cfir_line_spans, cfir_line_tags, cfir_tree, lattice_line_spans, lattice_line_tags, lattice_node_tags
 from .plan import Setup
-from .exprs import names_used, python_helper
+from .exprs import python_helper
 from .iteration_graph import is_all_dense
 from .early_exit import add_early_exits, exits
 from .emitter import Emitter
@@ -145,7 +145,8 @@ def _without_unread_inputs(fn: Function) -> Function:
     unused coordinate is gone), and C warns of a parameter nothing reads. The caller passes a
     kernel only the arguments its signature names.
     """
-    names = names_used(fn.body.body)
+    # (remembered per statement: asked after each pass, of a body most of which the pass kept)
+    names = set().union(*map(names_read, fn.body.body))
     kept = tuple(p for p in fn.params
                  if not isinstance(p, (Scalar, Buffer)) or (isinstance(p, Buffer) and p.intent == "inout")
                  or p.name in names)

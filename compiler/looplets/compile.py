@@ -35,7 +35,7 @@ from ..imperative.copies import drop_copies
 from ..imperative.deadstores import drop_dead_stores
 from ..imperative.ir_dot import ir_artifact
 from ..imperative.ir import BinOp, Buffer, Const, Growable, Scalar, Select, Var
-from ..imperative.traverse import walk as ir_walk
+from ..imperative.traverse import var_names
 from ..imperative.vectorize import vectorize
 from ..outputs import Outputs
 from ..levels import Element
@@ -382,7 +382,7 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
     stmts = allocate_temporaries(stmts, infos, temp_sizes, ctx.fresh)
     # (an input's extent the body never reads, A1_size of an SpMV, is no parameter: each argument
     # costs every call its conversion, and C warns of a parameter nothing reads)
-    read = {n.name for n in ir_walk(tuple(stmts)) if isinstance(n, Var)}
+    read = var_names(tuple(stmts))   # (remembered per statement: the cleanup passes asked it before)
     params = [p for p in params if not (isinstance(p, Scalar) and p.name not in read
                                         and is_input_size(p.name, infos))]
     fn = ir.Function(name or c_name(prog.name), tuple(params), ir.Block(tuple(stmts)),

@@ -13,9 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from ..binding import array_name
+from ..dtypes import dtype_name
 from ..errors import StrategyError
 from ..format import Format
 from ..imperative import ir
@@ -123,7 +122,7 @@ class TensorInfo:
 
     @property
     def dtype(self) -> str:
-        return np.dtype(self.leaf.dtype if self.leaf.dtype is not None else "float64").name
+        return dtype_name(self.leaf.dtype if self.leaf.dtype is not None else "float64")   # (memoized)
 
     def storage_mode(self, level: int) -> int:
         """The storage mode number of the first mode of storage level ``level``."""

@@ -38,7 +38,7 @@ import re
 
 from ..imperative import ir, pretty
 from ..imperative.ir import Assign as IAssign, BinOp, Cast, CompoundAssign, Const, Declare, If, Tagged, Var, While
-from ..imperative.traverse import untagged, walk
+from ..imperative.traverse import statements, untagged, walk
 from . import extents as X
 from .errors import ProgramError
 from .fill_write import FILL_WRITE
@@ -61,10 +61,11 @@ def _code_text(code) -> str:
     two arms is the same when their C is, but for fresh names (and the looplets' provenance tags,
     which print as nothing)."""
     text = "\n".join(pretty(st) for st in code)
-    names = list(dict.fromkeys(n.var.name for st in code for n in walk(st) if isinstance(n, (Declare, ir.For))))
+    # (declarations and loops are statements: the arms' expressions are not walked for them)
+    names = list(dict.fromkeys(n.var.name for st in code for n in statements(st) if isinstance(n, (Declare, ir.For))))
     if names:
-        text = re.sub(r"\b(" + "|".join(map(re.escape, names)) + r")\b",
-                      lambda m: f"_v{names.index(m.group(1))}", text)
+        renamed = {name: f"_v{k}" for k, name in enumerate(names)}
+        text = re.sub(r"\b(" + "|".join(map(re.escape, names)) + r")\b", lambda m: renamed[m.group(1)], text)
     return text
 
 

@@ -583,35 +583,71 @@ def _stmt_lines(s, depth: int, spans: bool) -> list[tuple[str, tuple]]:
 # --------------------------------------------------------------------------- traversal
 
 
+#: what :func:`children`, :func:`walk` and :func:`postmap` do with a node, by its type (remembered per
+#: type: the chain of isinstance tests it replaces, per node, was most of a traversal's time)
+_BLOCK, _LOOP, _SIEVE, _DEFINE, _ASSIGN, _DECLARE, _ACCESS, _CALL, _MODIFIER, _LEAF = range(10)
+_KINDS: dict = {}
+_MODIFIER_FIELDS: dict = {}   # an expression type of kind _MODIFIER -> its field names
+
+
+def _kind(tp) -> int:
+    for cls, kind in ((Block, _BLOCK), (Loop, _LOOP), (Sieve, _SIEVE), (Define, _DEFINE), (Assign, _ASSIGN),
+                      (Declare, _DECLARE), (Access, _ACCESS), (Call, _CALL)):
+        if issubclass(tp, cls):
+            break
+    else:
+        if issubclass(tp, Expr) and hasattr(tp, "__dataclass_fields__") and \
+                not issubclass(tp, (Literal, Index, Variable, Value, TensorRef)):
+            kind = _MODIFIER   # (an index modifier: its expression fields)
+            _MODIFIER_FIELDS[tp] = tuple(f.name for f in fields(tp))
+        else:
+            kind = _LEAF
+    _KINDS[tp] = kind
+    return kind
+
+
 def children(node) -> list:
     """The program sub-nodes of ``node`` (not looking inside looplets or host values)."""
-    if isinstance(node, Block):
+    kind = _KINDS.get(type(node))
+    if kind is None:
+        kind = _kind(type(node))
+    if kind == _LEAF:
+        return []
+    if kind == _BLOCK:
         return list(node.stmts)
-    if isinstance(node, Loop):
+    if kind == _LOOP:
         return [node.body]
-    if isinstance(node, Sieve):
+    if kind == _SIEVE:
         return [node.cond, node.body]
-    if isinstance(node, Define):
+    if kind == _DEFINE:
         return [node.val, node.body]
-    if isinstance(node, Assign):
+    if kind == _ASSIGN:
         return [node.lhs, node.rhs]
-    if isinstance(node, Declare):
+    if kind == _DECLARE:
         return [node.init]
-    if isinstance(node, Access):
+    if kind == _ACCESS:
         return list(node.idxs)
-    if isinstance(node, Call):
+    if kind == _CALL:
         return list(node.args)
-    if isinstance(node, Expr) and hasattr(node, "__dataclass_fields__") and \
-            not isinstance(node, (Literal, Index, Variable, Value, TensorRef)):
-        return [getattr(node, f.name) for f in fields(node) if isinstance(getattr(node, f.name), Node)]
-    return []
+    return [v for v in (getattr(node, f) for f in _MODIFIER_FIELDS[type(node)]) if isinstance(v, Node)]
 
 
 def walk(node):
-    """Pre-order traversal of program nodes."""
-    yield node
-    for c in children(node):
-        yield from walk(c)
+    """Pre-order traversal of program nodes.
+
+    >>> [type(n).__name__ for n in walk(Call("f", (Index("i"), Call("g", (Literal(1),)))))]
+    ['Call', 'Index', 'Call', 'Literal']
+    """
+    # (a stack, not generators nested as deep as the tree: each node passed up through every level)
+    stack = [node]
+    pop, push = stack.pop, stack.extend
+    while stack:
+        n = pop()
+        yield n
+        kids = children(n)
+        if kids:
+            kids.reverse()
+            push(kids)
 
 
 def postmap(node, fn):
@@ -624,45 +660,48 @@ def postmap(node, fn):
     >>> postmap(e, lambda n: None) is e, postmap(e, lambda n: Index("j") if n == Index("i") else None)
     (True, Call(op='f', args=(Index(name='j'), Literal(value=1))))
     """
-    if isinstance(node, Block):
-        new = _rebuilt(node, stmts=_mapped(node.stmts, fn))
-    elif isinstance(node, Loop):
-        new = _rebuilt(node, body=postmap(node.body, fn))
-    elif isinstance(node, Sieve):
-        new = _rebuilt(node, cond=postmap(node.cond, fn), body=postmap(node.body, fn))
-    elif isinstance(node, Define):
-        new = _rebuilt(node, val=postmap(node.val, fn), body=postmap(node.body, fn))
-    elif isinstance(node, Assign):
-        new = _rebuilt(node, lhs=postmap(node.lhs, fn), rhs=postmap(node.rhs, fn))
-    elif isinstance(node, Declare):
-        new = _rebuilt(node, init=postmap(node.init, fn))
-    elif isinstance(node, Access):
-        new = _rebuilt(node, idxs=_mapped(node.idxs, fn))
-    elif isinstance(node, Call):
-        new = _rebuilt(node, args=_mapped(node.args, fn))
-    elif isinstance(node, Expr) and hasattr(node, "__dataclass_fields__") and \
-            not isinstance(node, (Literal, Index, Variable, Value, TensorRef)):
-        # other expression nodes (index modifiers): map their expression fields
-        changes = {f.name: postmap(getattr(node, f.name), fn) for f in fields(node)
-                   if isinstance(getattr(node, f.name), Node)}
-        new = _rebuilt(node, **changes) if changes else node
-    else:
+    kind = _KINDS.get(type(node))
+    if kind is None:
+        kind = _kind(type(node))
+    if kind == _LEAF:
         new = node
+    elif kind == _BLOCK:
+        new = _rebuilt(node, stmts=_mapped(node.stmts, fn))
+    elif kind == _LOOP:
+        new = _rebuilt(node, body=postmap(node.body, fn))
+    elif kind == _SIEVE:
+        new = _rebuilt(node, cond=postmap(node.cond, fn), body=postmap(node.body, fn))
+    elif kind == _DEFINE:
+        new = _rebuilt(node, val=postmap(node.val, fn), body=postmap(node.body, fn))
+    elif kind == _ASSIGN:
+        new = _rebuilt(node, lhs=postmap(node.lhs, fn), rhs=postmap(node.rhs, fn))
+    elif kind == _DECLARE:
+        new = _rebuilt(node, init=postmap(node.init, fn))
+    elif kind == _ACCESS:
+        new = _rebuilt(node, idxs=_mapped(node.idxs, fn))
+    elif kind == _CALL:
+        new = _rebuilt(node, args=_mapped(node.args, fn))
+    else:
+        # other expression nodes (index modifiers): map their expression fields
+        changes = {f: postmap(getattr(node, f), fn) for f in _MODIFIER_FIELDS[type(node)]
+                   if isinstance(getattr(node, f), Node)}
+        new = _rebuilt(node, **changes) if changes else node
     out = fn(new)
     return new if out is None else out
 
 
 def _mapped(nodes: tuple, fn) -> tuple:
     """:func:`postmap` of each of ``nodes``: ``nodes`` itself where none changed."""
-    out = tuple(postmap(n, fn) for n in nodes)
-    return nodes if all(map(is_, out, nodes)) else out
+    out = [postmap(n, fn) for n in nodes]
+    return nodes if all(map(is_, out, nodes)) else tuple(out)
 
 
 def _rebuilt(node, **fields):
     """``node`` with ``fields`` (its own fields' new values), or ``node`` itself where each is the old."""
-    if all(getattr(node, k) is v for k, v in fields.items()):
-        return node
-    return replace(node, **fields)
+    for k, v in fields.items():
+        if getattr(node, k) is not v:
+            return replace(node, **fields)
+    return node
 
 
 def substitute(node, mapping: dict):

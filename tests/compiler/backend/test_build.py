@@ -350,3 +350,20 @@ def test_a_c_error_is_reported_once_as_the_full_build_gives_it(tmp_path, monkeyp
     with pytest.raises(CompileError, match="rejected kernel broken"):
         build.build_library("int broken(void) { return }\n", "broken")
     assert not [p for p in (tmp_path / "kernels").iterdir()]   # nothing half-built is kept
+
+
+C_TYPES = ["double", "float", "double _Complex", "float _Complex", "int64_t", "int32_t", "int16_t", "int8_t",
+           "uint64_t", "uint32_t", "uint16_t", "uint8_t", "bool", "unsigned long long"]
+
+
+@pytest.mark.parametrize("t", C_TYPES)
+def test_a_function_pointer_type_is_the_one_cffi_parses(t):
+    """A kernel's function type put together from its parts' types is the type cffi's parser makes of
+    its text (each parameter kind a kernel's signature has: scalar, input, output, growable)."""
+    import cffi
+    parsed = cffi.FFI()
+    for spec in [f"int (*)({t})", f"int (*)(int64_t, const {t} *, {t} *, {t} **, int64_t *)",
+                 f"{t} (*)(const {t} *, int64_t)", "int (*)(void)", "void (*)(void *)"]:
+        assert build.c_function_typeof(spec) is parsed.typeof(spec), spec
+    assert build.c_function_typeof(f"{t} *") is parsed.typeof(f"{t} *")   # (not a function pointer: parsed)
+
