@@ -44,11 +44,11 @@ from ..imperative.ir import Assign as IRAssign
 from ..imperative.ir import BinOp, Comment, Const, Declare, If, Load, Var
 from ..imperative.search import lower_bound_call
 from ..names import FreshNames
-from ..notation.ast import Access, Assign, Call, Reduce
+from ..notation.ast import Access, Assign
 from ..notation.ast import walk as walk_notation
-from ..notation.shape import ShapeOp
 from .diagonal import Found
 from .iterators import hash_capacity_stmts, mode_iterators
+from .seqreads import map_accesses
 
 I64 = "int64"
 
@@ -70,23 +70,15 @@ def located_reads(program: Assign, taken) -> tuple[Assign, tuple]:
     found: dict = {}
     names = FreshNames(set(taken) | {a.tensor for a in walk_notation(program) if isinstance(a, Access)})
 
-    def visit(x):
-        if isinstance(x, Access):
-            if not (x.indices and all(isinstance(i, int) for i in x.indices)):
-                return x
-            if x not in found:
-                found[x] = LocatedRead(names(f"{x.tensor}_" + "_".join(str(c) for c in x.indices)), x.tensor,
-                                       tuple(x.indices))
-            return Access(found[x].name, ())
-        if isinstance(x, Call):
-            return replace(x, args=tuple(visit(a) for a in x.args))
-        if isinstance(x, Reduce):
-            return replace(x, body=visit(x.body))
-        if isinstance(x, ShapeOp):
-            return x.with_children([visit(c) for c in x.children()])
-        return x
+    def located(x):
+        if not (x.indices and all(isinstance(i, int) for i in x.indices)):
+            return x
+        if x not in found:
+            found[x] = LocatedRead(names(f"{x.tensor}_" + "_".join(str(c) for c in x.indices)), x.tensor,
+                                   tuple(x.indices))
+        return Access(found[x].name, ())
 
-    rhs = visit(program.rhs)
+    rhs = map_accesses(program.rhs, located)
     if not found:
         return program, ()
     return replace(program, rhs=rhs), tuple(found.values())

@@ -68,13 +68,28 @@ def separate_reads(e, intersects=lambda call: True):
     separate = {x for x in crossed if reads[x] > 1}
     seen: dict = {}
 
+    def renamed(x):
+        if x not in separate:
+            return x
+        k = seen.get(x, 0)
+        seen[x] = k + 1
+        return x if k == 0 else RepeatedRead(x.tensor, x.indices, k)
+
+    return map_accesses(e, renamed) if separate else e
+
+
+def map_accesses(e, f):
+    """``e`` with each tensor access ``x`` replaced by ``f(x)``, left to right, through operator calls,
+    reductions and shape operators.
+
+    >>> from compiler.notation import parse
+    >>> e = parse("y[i] = a[i] + sum[j](b[i, j])").rhs
+    >>> str(map_accesses(e, lambda x: Access("t", x.indices) if x.tensor == "b" else x))
+    'a[i] + sum[j](t[i, j])'
+    """
     def visit(x):
         if isinstance(x, Access):
-            if x not in separate:
-                return x
-            k = seen.get(x, 0)
-            seen[x] = k + 1
-            return x if k == 0 else RepeatedRead(x.tensor, x.indices, k)
+            return f(x)
         if isinstance(x, Call):
             return replace(x, args=tuple(visit(a) for a in x.args))
         if isinstance(x, Reduce):
@@ -83,7 +98,7 @@ def separate_reads(e, intersects=lambda call: True):
             return x.with_children([visit(c) for c in x.children()])
         return x
 
-    return visit(e) if separate else e
+    return visit(e)
 
 
-__all__ = ["RepeatedRead", "separate_reads"]
+__all__ = ["RepeatedRead", "map_accesses", "separate_reads"]

@@ -18,9 +18,9 @@ import compiler as ss
 from compiler import array as xp
 from compiler import evaluate
 from compiler.lattice.seqderive import seq_evaluate
+from tests.compiler.constant_read_cases import FILLS, drawn_case, lowered_once, vector
 
 nan, inf = np.nan, np.inf
-FILLS = [0.0, inf, -inf, nan]
 #: vector formats and the call each located entry makes in the C (None: a byte map's mark, a dense slot)
 VECTORS = {"sparse": "lower_bound_int64(", "SparseHash(Element(0.0))": "int64_t slot",
            "SparseByteMap(Element(0.0))": None, "dense": None}
@@ -33,21 +33,10 @@ EXPRESSIONS = {
 }
 
 
-def vector(values, fmt, fill):
-    """``values`` stored in ``fmt`` of fill ``fill`` (entries equal to the fill not stored), and its array."""
-    t = ss.Tensor.from_numpy(np.asarray(values, dtype=float), fmt, fill=fill)
-    return t, t.to_numpy()
 
 
 def check(expr, want):
-    """The expression lowered by the lattice as one kernel (no materialize step in its trace), its result by
-    the kernel and the IR interpreter against numpy's."""
-    k = ss.lower(expr, strategy="lattice")
-    assert not k.trace.find("materialize"), [s.note for s in k.trace.find("materialize")]
-    with np.errstate(all="ignore"):
-        np.testing.assert_array_equal(np.asarray(k().to_numpy()), want)
-        np.testing.assert_array_equal(np.asarray(k.interpret().to_numpy()), want)
-    return k
+    return lowered_once(expr, want, "lattice")
 
 
 def lines(k) -> int:
@@ -151,13 +140,7 @@ def test_index_notation_against_the_dense_oracle(program, fmt, fill):
 @example(values=[-1.0, 0.5, inf, 0.0, 0.5], fill=inf, fmt="sparse", name="square(sign(w))[k]", k=1, m=1)
 @example(values=[nan], fill=nan, fmt="SparseHash(Element(0.0))", name="where(w[k] > w[m], w[k], -w[m])", k=-1, m=0)
 def test_entries_match_numpy(values, fill, fmt, name, k, m):
-    n = len(values)
-    k, m = k % n - (n if k < 0 else 0), m % n - (n if m < 0 else 0)   # (in range, negative ones kept)
-    t, w = vector(values, fmt, fill)
-    build, want = EXPRESSIONS[name]
-    with np.errstate(all="ignore"):
-        expected = want(w, k, m)
-    check(build(xp.asarray(t), k, m), expected)
+    drawn_case(values, fill, fmt, EXPRESSIONS[name], k, m, check)
 
 
 @pytest.mark.parametrize("fmt", ["SparseBand(Element({f}))", "SparseBlockList(Element({f}))", "RunList(Element({f}))",

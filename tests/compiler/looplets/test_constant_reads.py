@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 
 import compiler as ss
 from compiler import array as xp
+from tests.compiler.constant_read_cases import FILLS, drawn_case, lowered_once, vector
 
 nan, inf = np.nan, np.inf
-FILLS = [0.0, inf, -inf, nan]
 #: vector formats whose level locates a coordinate, and the call each lookup makes in the C
 LOCATING = {"sparse": "lower_bound_int64(", "SparseHash(Element(0.0))": "int64_t slot",
             "SparseByteMap(Element(0.0))": None}
@@ -28,21 +28,10 @@ EXPRESSIONS = {
 }
 
 
-def vector(values, fmt, fill):
-    """``values`` stored in ``fmt`` of fill ``fill`` (entries equal to the fill not stored), and its array."""
-    t = ss.Tensor.from_numpy(np.asarray(values, dtype=float), fmt, fill=fill)
-    return t, t.to_numpy()
 
 
 def check(expr, want):
-    """The expression lowered by the looplets as one kernel, its result by the kernel and the IR
-    interpreter against numpy's."""
-    k = ss.lower(expr, strategy="looplets")
-    assert not k.trace.find("materialize"), [s.note for s in k.trace.find("materialize")]
-    with np.errstate(all="ignore"):
-        np.testing.assert_array_equal(np.asarray(k().to_numpy()), want)
-        np.testing.assert_array_equal(np.asarray(k.interpret().to_numpy()), want)
-    return k
+    return lowered_once(expr, want, "looplets")
 
 
 def lines(k) -> int:
@@ -110,10 +99,4 @@ def test_a_constant_row_read_several_times_is_located_once(fmt, fill):
 @example(values=[-1.0, 0.5, inf, 0.0, 0.5], fill=inf, fmt="sparse", name="square(sign(w[k]))", k=1, m=1)
 @example(values=[nan], fill=nan, fmt="SparseHash(Element(0.0))", name="where(w[k] > w[m], w[k], -w[m])", k=-1, m=0)
 def test_constant_reads_match_numpy(values, fill, fmt, name, k, m):
-    n = len(values)
-    k, m = k % n - (n if k < 0 else 0), m % n - (n if m < 0 else 0)   # (in range, negative ones kept)
-    t, w = vector(values, fmt, fill)
-    build, want = EXPRESSIONS[name]
-    with np.errstate(all="ignore"):
-        expected = want(w, k, m)
-    check(build(xp.asarray(t), k, m), expected)
+    drawn_case(values, fill, fmt, EXPRESSIONS[name], k, m, check)
