@@ -7,6 +7,9 @@ import shutil
 import pytest
 from hypothesis import settings
 
+from compiler import lowering
+from compiler.backend import kernel
+
 # No per-example deadline: a worker of a parallel run shares the cores with another and with the
 # C compiler, so a timing limit would fail tests for the machine's load, not for their code.
 # Derandomized: every run draws the same examples, so no run passes or fails by the luck of a draw
@@ -15,6 +18,17 @@ from hypothesis import settings
 settings.register_profile("sparsescope", deadline=None, derandomize=True, database=None)
 settings.register_profile("explore", deadline=None)
 settings.load_profile(os.environ.get("SPARSESCOPE_HYPOTHESIS", "sparsescope"))
+
+
+@pytest.fixture(autouse=True, scope="module")
+def forget_kernels_after_each_file():
+    """After each test file, forget the kernels lowered and loaded in this process (lower()'s cache and
+    the backend's memory cache; the disk cache stays, so a kernel met again is loaded, not built):
+    each file's kernels are its own, and a worker kept every kernel and trace of its run, its
+    memory growing to the end (two workers 1.6-1.9 GB each halfway through a run)."""
+    yield
+    lowering.clear_cache()
+    kernel.clear_memory_cache()
 
 
 @pytest.fixture(autouse=True, scope="session")
