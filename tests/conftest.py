@@ -20,15 +20,26 @@ settings.register_profile("explore", deadline=None)
 settings.load_profile(os.environ.get("SPARSESCOPE_HYPOTHESIS", "sparsescope"))
 
 
+#: past this resident size, a worker forgets the kernels it lowered and loaded (forget_kernels)
+KERNELS_KEPT_UP_TO = 1200 * 2 ** 20
+
+
 @pytest.fixture(autouse=True, scope="module")
-def forget_kernels_after_each_file():
-    """After each test file, forget the kernels lowered and loaded in this process (lower()'s cache and
-    the backend's memory cache; the disk cache stays, so a kernel met again is loaded, not built):
-    each file's kernels are its own, and a worker kept every kernel and trace of its run, its
-    memory growing to the end (two workers 1.6-1.9 GB each halfway through a run)."""
+def forget_kernels():
+    """After a test file, where this process holds more than KERNELS_KEPT_UP_TO, forget the kernels
+    lowered and loaded in it (lower()'s cache and the backend's memory cache; the disk cache stays, so
+    a kernel met again is loaded, not built). A worker kept every kernel and trace of its run, its
+    memory growing to the end (one 3.8 GB, two 1.6-1.9 GB each halfway); past the bound only, so that
+    later files still find the kernels earlier ones lowered (lowering is most of the suite's time)."""
     yield
-    lowering.clear_cache()
-    kernel.clear_memory_cache()
+    try:
+        with open("/proc/self/statm") as f:
+            resident = int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError):
+        resident = KERNELS_KEPT_UP_TO + 1   # (no /proc: forget them anyway)
+    if resident > KERNELS_KEPT_UP_TO:
+        lowering.clear_cache()
+        kernel.clear_memory_cache()
 
 
 @pytest.fixture(autouse=True, scope="session")
