@@ -40,3 +40,13 @@ def themed_page(theme: str, body: str) -> str:
            / "index.css").read_text()
     return (f"<style>{css}\nbody {{ background: var(--jp-layout-color0); color: var(--jp-content-font-color1); "
             f"font: 13px sans-serif; }}</style>{body}")
+
+
+def exported_step(page, trace, path, at: int):
+    """``trace`` exported to ``path`` and opened in ``page`` at step ``at``: that step's section, shown."""
+    from explorer import export_html
+    export_html(trace, path)
+    page.goto(f"{path.as_uri()}#step-{at}")
+    section = page.locator(f"section#step-{at}")
+    section.wait_for(state="visible")
+    return section

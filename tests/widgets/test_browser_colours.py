@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from browser_colours import one_colour_per_tag, stacked_spmv_kernel, themed_page
+from browser_colours import exported_step, one_colour_per_tag, stacked_spmv_kernel, themed_page
 from browser_measure import COLOUR_JS, screenshot
 
 
@@ -20,7 +20,6 @@ def test_the_array_view_gives_each_box_a_colour_of_its_own_in_both_themes(browse
     pastels stood 1.2 to 1.5 off the light page)."""
     from browser_measure import TAG_COLOURS_JS, assert_tag_colours_read
 
-    from explorer import export_html
     from widgets import Explorer
 
     kernel = stacked_spmv_kernel()
@@ -40,11 +39,7 @@ def test_the_array_view_gives_each_box_a_colour_of_its_own_in_both_themes(browse
         assert_tag_colours_read(m, f"the Explorer's array step ({theme} theme)")
         page.screenshot(path=str(artifacts / f"views-array-colours-{theme}.png"), full_page=True)
     # the exported page's array step: the same boxes, each its own colour, on the light page
-    path = tmp_path / "array.html"
-    export_html(kernel.trace, path)
-    page.goto(f"{path.as_uri()}#step-{at}")
-    section = page.locator(f"section#step-{at}")
-    section.wait_for(state="visible")
+    section = exported_step(page, kernel.trace, tmp_path / "array.html", at)
     m = page.evaluate(TAG_COLOURS_JS, section.element_handle())
     boxes = [n for n in m["nodes"] if n["tag"].startswith("expr:")]
     assert len(boxes) == 7 and one_colour_per_tag(boxes) == 6, boxes
@@ -116,7 +111,6 @@ def test_boxes_that_share_a_colour_are_named_as_one_thing(browser, tmp_path, art
     the exported page, where a click on the broadcast's box outlines both boxes."""
     from browser_measure import TAG_COLOURS_JS
 
-    from explorer import export_html
     from explorer.linking import LINK_COLOR
     from widgets import Explorer
 
@@ -150,11 +144,7 @@ def test_boxes_that_share_a_colour_are_named_as_one_thing(browser, tmp_path, art
         page.set_content(themed_page(theme, f'<div class="ss-drawing">{panes["artifact"]}</div>'))
         check(page.locator("body").element_handle(), theme)
         page.screenshot(path=str(artifacts / f"views-array-shared-colour-{theme}.png"), full_page=False)
-    path = tmp_path / "shared.html"
-    export_html(kernel.trace, path)
-    page.goto(f"{path.as_uri()}#step-{at}")
-    section = page.locator(f"section#step-{at}")
-    section.wait_for(state="visible")
+    section = exported_step(page, kernel.trace, tmp_path / "shared.html", at)
     check(section.element_handle(), "the exported page")
     tree = section.locator('.artifact[data-kind="array-expression"]').first
     tree.locator("svg g.node", has=page.locator("text", has_text="broadcast to (1, 5)")).first.click()

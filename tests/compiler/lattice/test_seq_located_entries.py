@@ -67,11 +67,8 @@ def test_issue_30_entries_read_again_are_one_search_each():
 @pytest.mark.parametrize("k, m", [(0, 4), (-1, 1), (3, 3)])
 def test_entries_of_each_vector_level(fmt, fill, name, k, m):
     # stored NaN, -0.0, +-inf; entry 1 is the fill (not stored)
-    t, w = vector([-0.0, fill, nan, 2.0, -inf if fill != -inf else inf], fmt, fill)
-    build, want = EXPRESSIONS[name]
-    with np.errstate(all="ignore"):
-        expected = want(w, k, m)
-    kernel = check(build(xp.asarray(t), k, m), expected)
+    kernel = drawn_case([-0.0, fill, nan, 2.0, -inf if fill != -inf else inf], fill, fmt, EXPRESSIONS[name], k, m,
+                        check)
     assert lines(kernel) < 80 and "for (" not in body(kernel) and "while (" not in body(kernel).split("slot")[-1], \
         kernel.c_source
     call = VECTORS[fmt]

@@ -53,11 +53,8 @@ def test_issue_30_square_of_sign_of_a_constant_read_is_one_search():
 @pytest.mark.parametrize("k, m", [(0, 4), (1, 2), (4, 0), (-1, -5), (3, 3)])
 def test_constant_reads_of_each_locating_level(fmt, fill, name, k, m):
     # stored NaN, -0.0, +-inf and the fill's neighbours; entry 1 is the fill (not stored)
-    t, w = vector([-0.0, fill, nan, 2.0, -inf if fill != -inf else inf], fmt, fill)
-    build, want = EXPRESSIONS[name]
-    with np.errstate(all="ignore"):
-        expected = want(w, k, m)
-    kernel = check(build(xp.asarray(t), k, m), expected)
+    kernel = drawn_case([-0.0, fill, nan, 2.0, -inf if fill != -inf else inf], fill, fmt, EXPRESSIONS[name], k, m,
+                        check)
     # one lookup per coordinate read (not per read): two at most; a list's search is one case, its entry or
     # the fill (follow_looplets.present_where), a probe's the found and the absent case of the other's
     assert lines(kernel) < 120 and "for (" not in kernel.c_source, kernel.c_source
