@@ -176,9 +176,19 @@ class Fold(Stmt):
         (0.0, -inf)
         >>> Fold("t", "n", 4, -2.0, op=lookup("mul"), power=True).missed(1)
         -8.0
+        >>> mul = lookup("mul")
+        >>> Fold("t", "n", 66, 2, op=mul, power=True).missed(1), Fold("t", "n", 4, 3, op=mul, power=True).missed(2)
+        (0, 9)
         """
         if self.op is not None and self.power:
-            return float(np.power(np.float64(self.fill), self.extent - counted)) if counted < self.extent else 1.0
+            if counted >= self.extent:
+                return 1.0
+            if isinstance(self.fill, (int, np.integer)) and not isinstance(self.fill, bool):
+                # (an integer's power wraps in 64 bits, as numpy's product of that many does)
+                wide = np.uint64 if np.asarray(self.fill).dtype.kind == "u" else np.int64
+                with np.errstate(over="ignore"):
+                    return int(np.power(wide(self.fill), wide(self.extent - counted)))
+            return float(np.power(np.float64(self.fill), self.extent - counted))
         if self.op is not None:
             return self.fill if counted < self.extent else float(self.op.identity)
         return (self.extent - counted) * self.fill if counted < self.extent else 0.0

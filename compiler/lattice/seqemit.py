@@ -840,6 +840,8 @@ def kernel_helpers(fn: ir.Function, low) -> tuple:
     for v in _values(low.cin):
         if isinstance(v, cf.Op):
             ops.setdefault(v.op.name, v.op)
+    # (an integer product's fill folded in to the power of the coordinates skipped: no value of the CIN)
+    ops.setdefault("pow", lookup("pow"))
     return tuple((h.name, python_helper(op, h.name)) for h in fn.helpers for op in ops.values()
                  if h.name.startswith(f"ss_{op.name}_"))
 

@@ -113,9 +113,10 @@ def hoisted_body(builder, program, order: tuple) -> cin.Stmt:
     # (a max, min or prod into a vector: each term reduced into it, the fill folded in once where a coordinate's
     # loops skipped any, as into a scalar: compiler.lattice.seqderive.other_reduction)
     op = None if not rhs.op.is_user and rhs.op.name == "add" else rhs.op     # (a sum over no index too)
-    # (a product of another float fill, 2 or -inf, folds it to the power of the coordinates skipped, as into a scalar)
+    # (a product of another real or integer fill, 2 or -inf, folds it to the power of the coordinates skipped, as
+    # into a scalar)
     power = op is not None and not same_value(op(fill, fill).item(), fill)
-    if power and (op.name != "mul" or np.asarray(fill).dtype.kind != "f"):
+    if power and (op.name != "mul" or np.asarray(fill).dtype.kind not in "fiu"):
         raise StrategyError(f"{rhs}: the sequence lowering folds the fill {fill} once where a {op.name} reduction's "
                             f"loops skip coordinates, which is {op.name} of it as many times only where "
                             f"{op.name}(fill, fill) is the fill")
@@ -129,7 +130,9 @@ def hoisted_body(builder, program, order: tuple) -> cin.Stmt:
     for name in reversed(order):
         body = builder.forall(index[name], rhs.body, body)
     summed = math.prod(d.size(i) for i in rhs.indices)
-    fold = [cin.Fold(into, count, summed, float(fill), idxs, tuple(d.size(i) for i in lhs.indices), op=op,
+    # (an integer fill to a power stays one: the power wraps as numpy's product does)
+    folded = int(fill) if power and np.asarray(fill).dtype.kind in "iu" else float(fill)
+    fold = [cin.Fold(into, count, summed, folded, idxs, tuple(d.size(i) for i in lhs.indices), op=op,
                      power=power)] if counted else []
     if not idxs:
         start = 0.0 if op is None else op.identity

@@ -121,16 +121,49 @@ def test_a_product_into_a_vector_of_a_fill_that_is_no_fixed_point_folds_its_powe
                                                                            else {}), **kernel.arguments), want)
 
 
-def test_an_integer_product_into_a_vector_of_a_fill_that_is_no_fixed_point_is_refused_saying_why():
-    # (an integer's power would wrap as numpy's product does: refused, where the refusal said only that the loops
-    # walk A against its storage order)
-    a = np.array([[2, 3, 2], [1, 2, 2], [2, 2, 5]], dtype=np.int64)
-    A = xp.asarray(ss.Tensor.from_numpy(a, "csr", fill=2))
-    kernel = xp.prod(A[::-1], axis=0).lower(strategy="lattice")
-    why = [s.data["why"] for s in kernel.trace.find("retry")]
-    assert why and "the fill 2 of the coordinates a mul reduction's loops skip once" in why[0] \
-        and "or a product's of a float fill" in why[0] and why[0].count("strategy='looplets'") == 1, why
-    np.testing.assert_array_equal(kernel().to_numpy(), np.prod(a[::-1], axis=0))
+INTEGER_PRODUCTS = [lambda m, x: m.prod(x[::-1], axis=0), lambda m, x: m.prod(x[:, 1:], axis=1),
+                    lambda m, x: m.prod(x[:, ::2]), lambda m, x: m.prod(x.reshape(-1)[1:]),
+                    lambda m, x: m.prod((m.concat if m is xp else np.concatenate)([x, x], axis=1), axis=1)]
+
+
+@pytest.mark.parametrize("dtype, fill", [("int64", 2), ("int64", -3), ("int32", 3), ("uint64", 2), ("int64", 0)])
+@pytest.mark.parametrize("fmt", ["csr", "coo"])
+def test_an_integer_product_of_any_fill_is_one_lattice_kernel(dtype, fill, fmt):
+    # (the skipped coordinates fold the fill in to the power of their count, in integers that wrap as numpy's
+    # product does: refused before, naming the looplets; a row of the fill only, and one of 40 coordinates whose
+    # product wraps past 2**64 for a fill of 3 or -3)
+    r = np.random.default_rng(7)
+    a = np.where(r.random((4, 40)) < 0.2, r.choice([1, 2, 5, 7], (4, 40)), fill).astype(dtype)
+    a[2] = fill
+    A = xp.asarray(ss.Tensor.from_numpy(a, fmt, fill=fill))
+    for build in INTEGER_PRODUCTS:
+        with np.errstate(over="ignore"):
+            want = np.asarray(build(np, a))
+        kernel = one_lattice_kernel(build(xp, A), want)
+        np.testing.assert_array_equal(build(xp, A).lower(strategy="looplets")().to_numpy(), want)
+        if not np.array_equal(np.asarray(build(np, a.astype(float))), want):
+            continue   # (the sequence CFIR's interpreter computes in doubles: no wrapped product)
+        hoisted = [s.data["hoisted"] for s in kernel.trace.find("loop-order")]
+        got = seq_evaluate(kernel.program, **({"hoisted": tuple(hoisted[0])} if hoisted else {}), **kernel.arguments)
+        np.testing.assert_array_equal(np.asarray(got).astype(want.dtype), want)
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.sampled_from(["csr", "coo", "dense"]), st.sampled_from(["int64", "int32", "uint64"]),
+       st.sampled_from([2, 3, -3, -1, 1, 0]), st.integers(1, 5), st.integers(1, 45),
+       st.integers(0, len(INTEGER_PRODUCTS) - 1), st.floats(0.0, 1.0), st.integers(0, 2**16))
+@example("coo", "int64", -3, 3, 45, 1, 0.0, 0)   # (every coordinate skipped: the fill to the power 44, wrapped)
+def test_integer_products_by_property(fmt, dtype, fill, rows, cols, pick, density, seed):
+    if dtype == "uint64" and fill < 0:
+        fill = -fill
+    r = np.random.default_rng(seed)
+    a = np.where(r.random((rows, cols)) < density, r.integers(-4 if dtype != "uint64" else 0, 9, (rows, cols)),
+                 fill).astype(dtype)
+    A = xp.asarray(ss.Tensor.from_numpy(a, fmt, fill=fill))
+    build = INTEGER_PRODUCTS[pick]
+    with np.errstate(over="ignore"):
+        want = np.asarray(build(np, a))
+    one_lattice_kernel(build(xp, A), want)
 
 
 @settings(max_examples=12, deadline=None)
