@@ -63,11 +63,12 @@ def hoistable(program) -> tuple:
     return ()
 
 
-def hoistable_into_vector(program, dense_output: bool = False) -> tuple:
+def hoistable_into_vector(program, dense_output: bool = False, bucketed_output: bool = False) -> tuple:
     """The indices of ``program``'s max, min, prod, any or all (its right side) where its output is a vector, a
-    scalar or (``dense_output``) dense: its loops may run around the output's, each term reduced into a dense
-    accumulator (:class:`AccumulatedOutput`); ``()`` for any other statement (a sum: :func:`hoistable`; a sparse
-    matrix's terms are bucketed by row, a sum's only).
+    scalar, (``dense_output``) dense or (``bucketed_output``) a sparse matrix whose terms are bucketed by row
+    (:class:`~compiler.lattice.seqsumscatter.BucketedSums`): its loops may run around the output's, each term
+    reduced into a dense accumulator (:class:`AccumulatedOutput`) or a row workspace; ``()`` for any other
+    statement (a sum: :func:`hoistable`).
 
     >>> from compiler.notation import parse
     >>> hoistable_into_vector(parse("y[j] = max[i](A[i, j])")), hoistable_into_vector(parse("y[j, k] = max[i](A[i, j, k])"))
@@ -77,7 +78,7 @@ def hoistable_into_vector(program, dense_output: bool = False) -> tuple:
     """
     rhs = program.rhs
     if isinstance(rhs, SumNode) and not rhs.op.is_user and rhs.op.name in ("max", "min", "mul", "or", "and") and \
-            (len(program.lhs.indices) <= 1 or dense_output):
+            (len(program.lhs.indices) <= 1 or dense_output or bucketed_output):
         return tuple(str(i) for i in rhs.indices)
     return ()
 
@@ -89,7 +90,7 @@ def unhoisted(program) -> str:
 
     >>> from compiler.notation import parse
     >>> print(unhoisted(parse("y[j, m] = max[l](concat((A[i, j, m], B[k, j, m]), (i, k) -> l))")))
-    ; the loops of a sum run around the output's, each term accumulated into it (compiler.lattice.seqhoist), but those of max only into a vector, a scalar or a dense output, not a sparse y of 2 modes
+    ; the loops of a sum run around the output's, each term accumulated into it (compiler.lattice.seqhoist), but those of max only into a vector, a scalar, a dense output or a CSR, CSC or COO matrix (its terms bucketed by row), not a sparse y of 2 modes of another format
     >>> unhoisted(parse("y[j] = max[i](A[i, j])")), unhoisted(parse("y[j] = sum[i](A[i, j])")), unhoisted(parse("y[j] = A[0, j]"))
     ('', '', '')
     """
@@ -97,8 +98,9 @@ def unhoisted(program) -> str:
     if not isinstance(rhs, SumNode) or hoistable(program) or hoistable_into_vector(program):
         return ""
     return (f"; the loops of a sum run around the output's, each term accumulated into it (compiler.lattice.seqhoist), "
-            f"but those of {rhs.op.name} only into a vector, a scalar or a dense output, not a sparse "
-            f"{program.lhs.tensor} of {len(program.lhs.indices)} modes")
+            f"but those of {rhs.op.name} only into a vector, a scalar, a dense output or a CSR, CSC or COO matrix "
+            f"(its terms bucketed by row), not a sparse {program.lhs.tensor} of {len(program.lhs.indices)} modes "
+            f"of another format")
 
 
 def hoisted_body(builder, program, order: tuple) -> cin.Stmt:

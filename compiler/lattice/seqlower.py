@@ -439,7 +439,8 @@ def reordered(program, inputs: dict, out_format, fill, why: str, scatter_only: b
     names = [str(i) for i in program.lhs.indices]
     mine = tuple(names[m] for m in out.mode_order)
     kind = output_kind(out)
-    summed = hoistable(program) or hoistable_into_vector(program, dense_output=kind == "dense")
+    summed = hoistable(program) or hoistable_into_vector(program, dense_output=kind == "dense",
+                                                         bucketed_output=bucketed(out))
     rows = False
     tries = []
     if under:

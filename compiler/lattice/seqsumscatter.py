@@ -33,8 +33,13 @@ C_next[j] = t + 1;
 
 from __future__ import annotations
 
-from ..imperative.ir import Allocate, BinOp, Cast, Comment, CompoundAssign, Const, Declare, For, If, Load, Store, Var
+import numpy as np
+
+from ..algebra import lookup
+from ..imperative.ir import (Allocate, Assign, BinOp, Cast, Comment, CompoundAssign, Const, Declare, For, If, Load, Store,
+                             Var)
 from ..names import FreshNames
+from .exprs import apply_op
 from .seqcfir import Block, Fold, Forall
 from .seqhoist import AccumulatedOutput
 from .seqoutput import SeqOutput, output_kind
@@ -133,11 +138,37 @@ class BucketedSums(TwoPhaseScatter, SeqOutput):
         self.counts = fresh(f"{name}_row_count") if self.fold is not None else None
         self.n = Var(fresh("n_row"))
         self.met = MarkedKeys(self.mark, self.list, self.list + "_tmp", self.n, self.cols)
+        #: a max, min, prod, any or all reduced into the rows (None: a sum), and the emitter's C helpers
+        self.op, self.helpers = None, None
 
-    def add(self, col, value) -> list:
-        """Add ``value`` into the row workspace at column ``col`` (a Var), listing the column the first time."""
-        out = [*self.met.meet(col), Store(self.w, col, value, "+")]
+    def add(self, col, value, dtype: str | None = None) -> list:
+        """Add ``value`` (of ``dtype``, the output's if None) into the row workspace at column ``col`` (a Var), or
+        reduce it in by the operator of :meth:`reduce_into`, listing the column the first time."""
+        if self.op is None:
+            into = Store(self.w, col, value, "+")
+        else:
+            into = Store(self.w, col, apply_op(self.op, [Load(self.w, col), value], [self.dtype, dtype or self.dtype],
+                                               self.helpers)[0])
+        out = [*self.met.meet(col), into]
         return out + ([Store(self.counts, col, _c(1), "+")] if self.counts else [])
+
+    def reduce_into(self, idxs: tuple, value, dtype: str, count: str, op, helpers) -> list:
+        """A term of a max, min, prod, any or all: reduced into its row's workspace, which starts at the operator's
+        identity, as it comes or once its row's terms are bucketed (as a sum's terms are added).
+
+        >>> from compiler.format import csr
+        >>> out = BucketedSums("C", csr(), (2, 3), "float64", FreshNames(), ("j", "m"))
+        >>> out.phase = "direct"; print(out.reduce_into(("j", "m"), Var("x"), "float64", "", lookup("mul"), {})[-1])
+        C_row[m] = C_row[m] * x;
+        """
+        self.op, self.helpers = op, helpers
+        if self.phase == "direct":
+            return self.add(Var(self.col), value, dtype)
+        return self.accumulate(idxs, value, count)
+
+    def identity(self) -> Const:
+        """What the row workspace starts at: 0 for a sum, else the operator's identity in the output's dtype."""
+        return Const(0 if self.op is None else np.asarray(self.op.identity_for(self.dtype)).item(), self.dtype)
 
     def accumulate(self, idxs: tuple, value, count: str) -> list:
         if self.phase == "direct":
@@ -206,18 +237,31 @@ class BucketedSums(TwoPhaseScatter, SeqOutput):
         it put back to 0 at each."""
         x, t, v = Var(self.col), Var(self.names("q")), Var(self.names("v"))
         value = [Declare(v, self.dtype, Load(self.w, x))]
-        if self.fold is not None:
+        if self.fold is not None and self.fold.op is not None:
+            value.append(self.fold_reduced(v, Load(self.counts, x)))
+        elif self.fold is not None:
             value.append(fold_missed(self.fold, v, Load(self.counts, x), self.dtype))
-        reset = [Store(self.w, x, Const(0, self.dtype)), self.met.unmark(x)]
+        reset = [Store(self.w, x, self.identity()), self.met.unmark(x)]
         reset += [Store(self.counts, x, _c(0))] if self.counts else []
         fresh = lambda base: Var(self.names(base))  # noqa: E731
         return [*self.met.sort(fresh, self.col),
                 For(t, 0, self.n, [Declare(x, I64, Load(self.list, t)), *value, *self.store(self.indices, v), *reset])]
 
+    def fold_reduced(self, v: Var, count) -> If:
+        """The summand's fill reduced into ``v`` where the loops skipped any of its terms (``count`` reached it): once,
+        a fixed point of the operator, else a product's fill to the power of the terms skipped."""
+        fold, helpers = self.fold, self.helpers if self.helpers is not None else {}
+        fill = Const(fold.fill, self.dtype)
+        if fold.power:
+            skipped = Cast(self.dtype, BinOp("-", _c(fold.extent), count))
+            fill = apply_op(lookup("pow"), [fill, skipped], [self.dtype, self.dtype], helpers)[0]
+        return If(BinOp("<", count, _c(fold.extent)),
+                  [Assign(v, apply_op(fold.op, [v, fill], [self.dtype, self.dtype], helpers)[0])])
+
     def row_workspace(self, body: list) -> list:
         """``body`` inside the row workspace's arrays: a value, a mark and a list entry per column."""
         cols = _c(self.cols)
-        for name, dtype, length, init in ((self.w, self.dtype, cols, Const(0, self.dtype)), *self.met.arrays(),
+        for name, dtype, length, init in ((self.w, self.dtype, cols, self.identity()), *self.met.arrays(),
                                           *([(self.counts, I64, cols, _c(0))] if self.counts else [])):
             body = [Allocate(name, dtype, length, init, body)]
         return body
