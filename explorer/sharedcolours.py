@@ -7,7 +7,8 @@ expression ``concat([A, B]) @ x`` the operand ``x`` and its broadcast are one ac
 with one tag and the same C lines. They keep that one colour (another colour for the broadcast
 would be one no C line has), and the legend says that the two boxes are one thing, in their
 colour, naming each and what it became, so a student does not take two boxes of one colour for a
-palette that ran out.
+palette that ran out. The line carries the tag (``data-tags``), so a click on it outlines the
+boxes and the C lines, as a click on either box does (:mod:`explorer.linking`).
 
 >>> from compiler.trace import Artifact
 >>> art = Artifact("array-expression", "e", "", dot='digraph { n0 [label="mul"]; n1 [label="x (dense)"]; '
@@ -88,10 +89,11 @@ def shared_colours_html(artifact: Artifact, provenance: Mapping[str, Any] | None
         became = f"<code>{_html.escape(notation)}</code>" if notation else "the same code"
         both, either = ("both", "either") if len(labels) == 2 else (f"all {len(labels)}", "any")
         items.append(
-            f'<div class="ss-shared-colour" data-tag="{_html.escape(tag)}" data-boxes="{len(labels)}">'
+            f'<div class="ss-shared-colour" data-tag="{_html.escape(tag)}" data-tags="{_html.escape(tag)}" '
+            f'data-boxes="{len(labels)}">'
             f'<span class="ss-swatch" style="display:inline-block;width:1.6em;height:.9em;vertical-align:-.1em;'
             f'margin-right:4px;border:1px solid currentColor;background:{color(tag)}"></span>'
             f"{names}: one colour, one thing: {both} became {became}, so they share their C lines "
-            f"(a click on {either} outlines {both})</div>")
+            f"(a click on {either}, or on this line, outlines {both})</div>")
     return (f'<div class="ss-shared-colours" style="color:{MUTED};font:11px sans-serif;margin:2px 0 6px">'
             + "".join(items) + "</div>")

@@ -39,7 +39,7 @@ def test_three_boxes_and_boxes_that_became_different_code():
     prov = Provenance({"t1": [2]}).for_view()
     assert shared_colour_groups(art, prov) == [("t1", ["broadcast", "x", "y"], "")]
     html = shared_colours_html(art, prov)
-    assert "all 3 became the same code" in html and "a click on any outlines all 3" in html
+    assert "all 3 became the same code" in html and "a click on any, or on this line, outlines all 3" in html
 
 
 def test_a_drawing_without_tags_or_provenance_has_no_entry():

@@ -152,7 +152,21 @@ def test_boxes_that_share_a_colour_are_named_as_one_thing(browser, tmp_path, art
         "gs => gs.map(g => [g.querySelector('text').textContent, g.querySelector('polygon').getAttribute('stroke')])")
     assert sorted(linked) == [["broadcast to (1, 5)", LINK_COLOR], ["x (dense)", LINK_COLOR]], linked
     page.screenshot(path=str(artifacts / "export-array-shared-colour.png"), full_page=False)
+    # a click on nothing unpins; one on the legend's line outlines both boxes and their C lines, as a box's
+    # does (main: the line carried no tag, and the click outlined nothing)
+    section.click(position={"x": 2, "y": 2})
+    assert tree.locator("svg g.node.ss-linked").count() == 0
+    section.locator(".ss-shared-colour").first.click()
+    linked = tree.locator("svg g.node.ss-linked").evaluate_all("gs => gs.map(g => g.querySelector('text').textContent)")
+    lines = section.locator(f'span.ln.ss-linked[data-tags~="{entries_tag(page, section)}"]').count()
+    assert sorted(linked) == ["broadcast to (1, 5)", "x (dense)"] and lines > 0, (linked, lines)
+    page.screenshot(path=str(artifacts / "export-array-shared-colour-legend-click.png"), full_page=False)
     page.close()
+
+
+def entries_tag(page, root) -> str:
+    """The tag of the first legend entry for boxes that share a colour under ``root``."""
+    return page.evaluate("r => r.querySelector('.ss-shared-colour').dataset.tag", root.element_handle())
 
 
 # A Compare column's program parts: each part's text, its tags and whether it is outlined.
