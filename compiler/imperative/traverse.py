@@ -146,9 +146,20 @@ def names_read(node) -> frozenset:
     return _summary(node, _NAMES_READ, _own_name_read)
 
 
+def buffers_stored(node) -> frozenset:
+    """The buffers that stores name anywhere in ``node``, remembered as :func:`var_names` is.
+
+    >>> from compiler.imperative.ir import Load, Store, Var
+    >>> sorted(buffers_stored(For(Var("j"), 0, Var("n"), [Store("y", Var("j"), Load("x", Var("j")))])))
+    ['y']
+    """
+    return _summary(node, _STORED, _own_stored)
+
+
 _EMPTY: frozenset = frozenset()
 #: id(node) -> (node, its summary); the node is kept so that no other object takes its id meanwhile
 _VAR_NAMES: dict = {}
+_STORED: dict = {}
 _ASSIGNED: dict = {}
 _NAMES_READ: dict = {}
 #: past this many entries a memo starts afresh (one lowering's trees are a few thousand nodes)
@@ -157,6 +168,10 @@ _MEMO_LIMIT = 100_000
 
 def _own_var(n) -> frozenset:
     return frozenset((n.name,)) if type(n) is Var else _EMPTY
+
+
+def _own_stored(n) -> frozenset:
+    return frozenset((n.buffer,)) if isinstance(n, Store) else _EMPTY
 
 
 def _own_name_read(n) -> frozenset:

@@ -28,7 +28,7 @@ from ..imperative.guard import CheckCoordinate
 from ..opimpls import BINARY_MATH, UNARY_MATH
 from ..imperative.ir import (SEARCH_FUNCTIONS, Allocate, Assign, Block, BufferArg, Call, CompoundAssign, Declare, For, Grow, If, Load, Store, Var,
                              While)
-from ..imperative.traverse import assigned_names, walk
+from ..imperative.traverse import assigned_names, buffers_stored, walk
 
 
 try:  # provenance tags (the explorer colours C lines by looplet)
@@ -136,9 +136,12 @@ def promote(stmts, dtypes: dict, fresh) -> list:
     for s in stmts:
         if isinstance(s, (For, While)):
             inner = promote(list(s.body.body), dtypes, fresh)
-            cand = _candidate(s, inner, dtypes)
+            body = Block(tuple(inner))
+            # (most loops store to no buffer that may be promoted: told by a summary the enclosing loops find
+            # again for this body, where a walk of each loop's body at every level of a nest was quadratic)
+            cand = _candidate(s, inner, dtypes) if not buffers_stored(body).isdisjoint(dtypes) else None
             if cand is None:
-                out.append(replace(s, body=Block(tuple(inner))))
+                out.append(replace(s, body=body))
                 continue
             buf, index = cand
             acc = Var(fresh(buf.replace("_val", "") + "_acc"))
