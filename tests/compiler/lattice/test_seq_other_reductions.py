@@ -199,6 +199,21 @@ def test_integers_start_at_their_own_identity(dtype):
 COLUMNS = {"max": np.max, "min": np.min, "prod": np.prod, "any": np.any, "all": np.all}
 
 
+def reduced_along_rows(op, e, w, out, looplets=False):
+    """``op`` (a key of COLUMNS) of the array ``e`` along its first axis (of ``any`` and ``all``: of ``e > 1``) into
+    ``out``: one lattice kernel, its loops run around the output's, right against numpy's of ``w`` by every oracle
+    and the sequence CFIR's interpreter (and by the looplets where ``looplets``)."""
+    if op in ("any", "all"):
+        e, w = e > 1.0, w > 1.0
+    with np.errstate(invalid="ignore"):
+        want = np.asarray(COLUMNS[op](w, axis=0))
+        kernel = one_lattice_kernel(getattr(xp, op)(e, axis=0), want, out)
+        (order,) = [s.data["hoisted"] for s in kernel.trace.find("loop-order")]
+        np.testing.assert_array_equal(seq_evaluate(kernel.program, hoisted=tuple(order), **kernel.arguments), want)
+        if looplets:
+            np.testing.assert_array_equal(getattr(xp, op)(e, axis=0).lower(out, strategy="looplets")().to_numpy(), want)
+
+
 @pytest.mark.parametrize("out", [None, "dense"])
 @pytest.mark.parametrize("op, fmt, fill", [(op, fmt, fill) for op in COLUMNS for fmt, fill in (
     ("csr", 0.0), ("csr", nan), ("coo", 1.0), ("dcsr", -inf), ("csr", inf))])
@@ -210,15 +225,7 @@ def test_column_reductions_over_shape_operators_are_one_lattice_kernel(op, fmt, 
     b, B = operand((3, 6), fmt, 10, fill=fill)
     for expr in (lambda m, x, y: (m.concat if m is xp else np.concatenate)([x, y]), lambda m, x, y: x[::-2],
                  lambda m, x, y: x[1:4] * 2.0):
-        e, w = expr(xp, A, B), expr(np, a, b)
-        if op in ("any", "all"):
-            e, w = e > 1.0, w > 1.0
-        with np.errstate(invalid="ignore"):
-            want_ = np.asarray(COLUMNS[op](w, axis=0))
-        kernel = one_lattice_kernel(getattr(xp, op)(e, axis=0), want_, out)
-        (order,) = [s.data["hoisted"] for s in kernel.trace.find("loop-order")]
-        with np.errstate(invalid="ignore"):
-            np.testing.assert_array_equal(seq_evaluate(kernel.program, hoisted=tuple(order), **kernel.arguments), want_)
+        reduced_along_rows(op, expr(xp, A, B), expr(np, a, b), out)
 
 
 @pytest.mark.parametrize("op", sorted(COLUMNS))
@@ -234,15 +241,7 @@ def test_a_reduction_into_a_sparse_matrix_runs_its_loops_around_the_outputs(op, 
     e_, E_ = np.full((2, 4, 5), fill), xp.asarray(ss.Tensor.from_numpy(np.full((2, 4, 5), fill), fmt, fill=fill))
     for build in (lambda m, x, y, z: (m.concat if m is xp else np.concatenate)([x, y]), lambda m, x, y, z: x[::-2],
                   lambda m, x, y, z: (m.concat if m is xp else np.concatenate)([z, y, z])):
-        e, w = build(xp, T, U, E_), build(np, t, u, e_)
-        if op in ("any", "all"):
-            e, w = e > 1.0, w > 1.0
-        with np.errstate(invalid="ignore"):
-            want = np.asarray(COLUMNS[op](w, axis=0))
-            kernel = one_lattice_kernel(getattr(xp, op)(e, axis=0), want, out)
-            (order,) = [s.data["hoisted"] for s in kernel.trace.find("loop-order")]
-            np.testing.assert_array_equal(seq_evaluate(kernel.program, hoisted=tuple(order), **kernel.arguments), want)
-            np.testing.assert_array_equal(getattr(xp, op)(e, axis=0).lower(out, strategy="looplets")().to_numpy(), want)
+        reduced_along_rows(op, build(xp, T, U, E_), build(np, t, u, e_), out, looplets=True)
 
 
 @settings(max_examples=12, deadline=None)
@@ -293,11 +292,4 @@ def test_a_reduction_into_a_dense_matrix_runs_its_loops_around_the_outputs(op, f
     t, T = operand((3, 4, 5), fmt, 13, fill=fill, odd=(nan, -0.0, inf))
     u, U = operand((2, 4, 5), fmt, 14, fill=fill)
     for build in (lambda m, x, y: (m.concat if m is xp else np.concatenate)([x, y]), lambda m, x, y: x[::-2]):
-        e, w = build(xp, T, U), build(np, t, u)
-        if op in ("any", "all"):
-            e, w = e > 1.0, w > 1.0
-        with np.errstate(invalid="ignore"):
-            want = np.asarray(COLUMNS[op](w, axis=0))
-            kernel = one_lattice_kernel(getattr(xp, op)(e, axis=0), want, "dense")
-            (order,) = [s.data["hoisted"] for s in kernel.trace.find("loop-order")]
-            np.testing.assert_array_equal(seq_evaluate(kernel.program, hoisted=tuple(order), **kernel.arguments), want)
+        reduced_along_rows(op, build(xp, T, U), build(np, t, u), "dense")
