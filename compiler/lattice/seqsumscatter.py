@@ -234,7 +234,7 @@ class BucketedSums(TwoPhaseScatter, SeqOutput):
 
     def append_row(self) -> list:
         """The row workspace's columns sorted, its entries appended in order where they are not the fill, and
-        it put back to 0 at each."""
+        it put back at each to its start (0, or the operator's identity: :meth:`identity`)."""
         x, t, v = Var(self.col), Var(self.names("q")), Var(self.names("v"))
         value = [Declare(v, self.dtype, Load(self.w, x))]
         if self.fold is not None and self.fold.op is not None:
