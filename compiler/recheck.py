@@ -217,7 +217,10 @@ def checker(tensor):
         # (the stored count is the keys' length, which the owner cannot change in place; pos may change)
         pos, keys, extents = parts
         parents, count = count, len(keys[0])
-        if pos.dtype.itemsize not in (4, 8) or any(k.dtype != pos.dtype for k in keys):
+        # (the C function reads parents + 1 positions and count keys of each array: arrays shorter than that,
+        # a malformed level, are left to validate, which names them, not read past their ends)
+        if pos.dtype.itemsize not in (4, 8) or any(k.dtype != pos.dtype for k in keys) or len(pos) < parents + 1 \
+                or any(len(k) != count for k in keys):
             return None
         ops += [1, pos.dtype.itemsize, parents, _address(pos), count, len(keys)]
         for key, extent in zip(keys, extents):
@@ -227,6 +230,8 @@ def checker(tensor):
     if leaf.structure() is None:
         return None
     vals = leaf.arrays().get("vals")
+    if vals is not None and len(vals) < count:
+        return None   # (fewer values than entries: validate says so, where the C function would read past them)
     if vals is not None and vals.dtype.kind == "f" and vals.dtype.itemsize in (4, 8):
         if count:   # (no values to read: no facts)
             ops += [2, vals.dtype.itemsize, _address(vals), count]

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 import compiler as ss
 from compiler.imperative import ir, traverse
 from compiler.levels import Dense, Element
+from compiler.recheck import checked_now
 from compiler.testing import random_sparse
 
 #: (a scalar reduction of a vector v, v's first values: the last of them its annihilator)
@@ -34,6 +35,14 @@ def truncated(vals, size):
     """A dense vector of ``size`` whose values array holds only ``vals``: the IR interpreter checks
     every load, so a kernel reading past them fails there (it shows how far a loop ran)."""
     return ss.Tensor(Dense(Element(0.0, vals=np.asarray(vals, dtype=float)), size=size), check=False)
+
+
+def interpret_truncated(kernel, **tensors):
+    """``kernel.interpret(**tensors)`` where the tensors' values arrays end early on purpose (:func:`truncated`):
+    the call is told they were checked (:class:`compiler.recheck.checked_now`), or its check of their arrays
+    would refuse them (fewer values than entries) before the IR interpreter shows how far the loops read."""
+    with checked_now(list(tensors.values())):
+        return kernel.interpret(**tensors)
 
 
 def reference(program, vals):

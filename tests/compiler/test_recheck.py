@@ -116,3 +116,21 @@ def test_a_coordinate_past_the_index_types_range_is_refused_where_the_extent_is_
     assert check() is not None
     idx[0] = -5
     assert check() is None and not _validates(t)
+
+
+def test_arrays_shorter_than_their_levels_say_are_not_read_past_their_ends():
+    # (a tensor built unchecked whose values array ends early, or whose keys or positions are short: the C
+    # function read the missing entries past the arrays' ends, and what it found there decided whether the
+    # tensor was taken, which failed a suite run by chance; now validate names the array at fault)
+    from compiler.recheck import check_again
+    short_vals = Tensor(Dense(SparseList(Element(0.0, vals=np.array([2.0, 0.0])), pos=np.array([0, 3, 4, 6]),
+                                         idx=np.array([0, 1, 2, 1, 0, 2]), size=3), size=3), check=False)
+    short_pos = Tensor(Dense(SparseList(Element(0.0, vals=np.ones(6)), pos=np.array([0, 3]),
+                                        idx=np.array([0, 1, 2, 1, 0, 2]), size=3), size=3), check=False)
+    short_key = Tensor(SparseCOO(2, Element(0.0, np.ones(3)), (3, 3), np.array([0, 3]),
+                                 (np.array([0, 1, 2]), np.array([0, 1])), "int64"), check=False)
+    dense = Tensor(Dense(Element(0.0, vals=np.array([1.0, 0.0])), size=6), check=False)
+    for t in (short_vals, short_pos, short_key, dense):
+        assert checker(t) is None
+        with pytest.raises(FormatError):
+            check_again(t, "M")

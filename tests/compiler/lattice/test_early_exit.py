@@ -7,8 +7,8 @@ import pytest
 import compiler as ss
 from compiler.levels import Dense, Element, SparseList
 from tests.compiler.early_exit_cases import (MATRIX_ANNIHILATING, MATRIX_REDUCTIONS, VECTOR_REDUCTIONS,
-                                             annihilating_operands, breaks, over_annihilating_matrices, reference,
-                                             truncated)
+                                             annihilating_operands, breaks, interpret_truncated,
+                                             over_annihilating_matrices, reference, truncated)
 
 inf, nan = np.inf, np.nan
 
@@ -37,9 +37,9 @@ def test_the_loops_over_a_sparse_matrix_stop_at_the_annihilator(program, annihil
     M = ss.Tensor(Dense(SparseList(Element(0.0, vals=np.array([2.0, annihilator])), pos=np.array([0, 3, 4, 6]),
                                    idx=np.array([0, 1, 2, 1, 0, 2]), size=3), size=3), check=False)
     k = lattice(program, M=M)
-    assert k.interpret(M=M).to_numpy() == annihilator and breaks(k)
+    assert interpret_truncated(k, M=M).to_numpy() == annihilator and breaks(k)
     with pytest.raises(ss.KernelError, match="out of bounds"):   # a sum reads on
-        lattice("s[] = sum[i, j](M[i, j])", M=M).interpret(M=M)
+        interpret_truncated(lattice("s[] = sum[i, j](M[i, j])", M=M), M=M)
 
 
 def test_each_row_of_a_row_wise_reduction_stops_on_its_own():
