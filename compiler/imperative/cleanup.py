@@ -46,14 +46,13 @@ idx[0] = 3;
 from __future__ import annotations
 
 import itertools
-import re
 from collections import Counter
 from dataclasses import replace
 
 from .deadstores import drop_dead_stores
 from .ir import (Allocate, Assign, BinOp, Block, Break, BufferArg, Comment, CompoundAssign, Const, Declare, For, Grow, If, Load,
                  Pragma, Prefetch, Store, Tagged, UnOp, Var, View, While)
-from .traverse import map_bodies, pure, statements, untagged, var_names, walk
+from .traverse import arrays_mentioned, assigned_in, breaks_in, map_bodies, pure, statements, untagged, var_names, walk
 
 
 def assigns(s, name: str) -> bool:
@@ -310,7 +309,9 @@ def fold_flags(stmts) -> list:
                       and n.target.name in flags and _bool_const(n.value) is None}
     unread = flags - assigned_other
     if unread:   # (what the expressions read is asked only where a flag may go)
-        unread -= _expr_vars(folded)
+        memo: dict = {}
+        for s in folded:   # (by statement summaries: no walk through the expressions' nodes)
+            unread -= _summary(s, memo)[0]
     return _drop_locals(folded, unread) if unread else folded
 
 
@@ -373,19 +374,8 @@ def _touches(t) -> tuple[set, set, bool]:
     """``(arrays, assigned, breaks)`` of ``t`` and everything in it: the arrays it mentions (a load,
     a store, a growth, a view, a pragma's words, a name), the locals it declares or assigns (a
     loop's index too), and whether a ``break`` is in it."""
-    arrays, assigned, breaks = set(), set(), False
-    for n in walk(t):
-        arrays |= {x for x in (getattr(n, "buffer", None), getattr(n, "of", None)) if isinstance(x, str)}
-        if isinstance(n, Pragma):
-            arrays |= set(re.findall(r"[A-Za-z_]\w*", n.text))
-        elif isinstance(n, Var):
-            arrays.add(n.name)   # (an array passed by name)
-        elif isinstance(n, (Assign, CompoundAssign)):
-            assigned.add(n.target.name)
-        elif isinstance(n, (Declare, For)):
-            assigned.add(n.var.name)
-        breaks = breaks or isinstance(n, Break)
-    return arrays, assigned, breaks
+    # (summaries remembered per subtree: each level of a nest looked past the same loops, walked again)
+    return arrays_mentioned(t), assigned_in(t), breaks_in(t)
 
 
 def _first_of_tags(s):
@@ -479,19 +469,20 @@ def drop_idle_loops(stmts) -> list:
     >>> [str(s).strip() for s in drop_idle_loops(body)]
     ['int64 j = 0;', 'v[j] = 1.0;']
     """
-    out = [map_bodies(s, drop_idle_loops) for s in stmts]
+    return _drop_idle_loops(stmts, {})
+
+
+def _drop_idle_loops(stmts, memo: dict) -> list:
+    """:func:`drop_idle_loops`, what each statement reads kept in ``memo`` (:func:`_summary`): a loop of an
+    inner block looked past the same statements as the loops around it, each level walking them again."""
+    out = [map_bodies(s, lambda body: _drop_idle_loops(body, memo)) for s in stmts]
     kept, locals_ = [], set()
-    reads: dict = {}   # k -> what statement out[k] reads: each walked once, however many loops look past it
     for k, s in enumerate(out):
         locals_ |= _declared_here(s)
         loop = untagged([s])
         if len(loop) == 1 and _idle(loop[0], locals_):
-            after = set()
-            for m in range(k + 1, len(out)):
-                if m not in reads:
-                    reads[m] = _expr_vars([out[m]])
-                after |= reads[m]
-            if not {a.target.name for a in untagged(loop[0].body.body)} & after:
+            advanced = {a.target.name for a in untagged(loop[0].body.body)}
+            if not any(advanced & _summary(t, memo)[0] for t in out[k + 1:]):
                 continue
         kept.append(s)
     return kept
@@ -579,14 +570,21 @@ def first_grows(stmts, known: dict | None = None) -> list:
     >>> [str(s).strip() for s in first_grows([Grow("a_idx", Var("pa") + Var("n")), Grow("a_idx", 9)], {"pa": 0})]
     ['grow a_idx to n; (first: empty until now)', 'grow a_idx to 9;']
     """
+    stmts = list(stmts)
     known, grown = dict(known or {}), set()
+    growing = {n.buffer for n in statements(tuple(stmts)) if isinstance(n, Grow)}
 
     def visit(stmts) -> list:
         out = []
-        for s in stmts:
+        for k, s in enumerate(stmts):
+            if not known and grown >= growing:   # (nothing left to mark: the rest stays as it is)
+                return out + list(stmts[k:])
             if isinstance(s, (Allocate, Tagged, Block)):   # straight on, in the same scope
-                s = map_bodies(s, visit)
-            elif isinstance(s, Grow) and s.buffer not in grown:
+                # (the visit of its body has walked each of its statements: not walked again here,
+                # which at every level of nested tags was quadratic in their depth)
+                out.append(map_bodies(s, visit))
+                continue
+            if isinstance(s, Grow) and s.buffer not in grown:
                 s = replace(s, needed=_known_sum(s.needed, known), first=True)
             elif isinstance(s, Declare) and isinstance(s.init, Const) and s.dtype == "int64":
                 known[s.var.name] = s.init.value
@@ -597,7 +595,7 @@ def first_grows(stmts, known: dict | None = None) -> list:
                 del known[name]
             out.append(s)
         return out
-    return visit(list(stmts))
+    return visit(stmts)
 
 
 def _known_sum(e, known: dict):
