@@ -156,6 +156,16 @@ def buffers_stored(node) -> frozenset:
     return _summary(node, _STORED, _own_stored)
 
 
+def slots_stored(node) -> frozenset:
+    """The ``(buffer, index)`` of every store anywhere in ``node``, remembered as :func:`var_names` is.
+
+    >>> from compiler.imperative.ir import Store, Var
+    >>> slots_stored(For(Var("j"), 0, 4, [Store("y", Var("i"), 1.0)]))
+    frozenset({('y', Var(name='i'))})
+    """
+    return _summary(node, _SLOTS, _own_slot)
+
+
 def arrays_mentioned(node) -> frozenset:
     """The arrays ``node`` mentions anywhere: the buffer of each node that names one (a load, a store,
     a growth, a prefetch, a view, a scratch array), the array a view is of, the words of its pragmas,
@@ -185,6 +195,7 @@ _STORED: dict = {}
 _ASSIGNED: dict = {}
 _NAMES_READ: dict = {}
 _MENTIONED: dict = {}
+_SLOTS: dict = {}
 _BREAKS: dict = {}
 #: past this many entries a memo starts afresh (one lowering's trees are a few thousand nodes)
 _MEMO_LIMIT = 100_000
@@ -204,6 +215,10 @@ def _own_name_read(n) -> frozenset:
     if isinstance(n, _BUFFER_NODES):
         return frozenset((n.buffer,))
     return _EMPTY
+
+
+def _own_slot(n) -> frozenset:
+    return frozenset(((n.buffer, n.index),)) if isinstance(n, Store) else _EMPTY
 
 
 def _own_mentioned(n) -> frozenset:

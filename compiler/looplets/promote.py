@@ -28,7 +28,7 @@ from ..imperative.guard import CheckCoordinate
 from ..opimpls import BINARY_MATH, UNARY_MATH
 from ..imperative.ir import (SEARCH_FUNCTIONS, Allocate, Assign, Block, BufferArg, Call, CompoundAssign, Declare, For, Grow, If, Load, Store, Var,
                              While)
-from ..imperative.traverse import assigned_names, buffers_stored, walk
+from ..imperative.traverse import assigned_in, buffers_stored, slots_stored, var_names, walk
 
 
 try:  # provenance tags (the explorer colours C lines by looplet)
@@ -43,10 +43,15 @@ def _vars(e) -> set:
 
 def _candidate(loop, body, dtypes):
     """The (buffer, index) of the one invariant slot the loop updates, or None."""
-    nodes = list(walk(tuple(body)))   # (one walk: one per store made a kernel of many stores quadratic)
-    changed = assigned_names(nodes)
+    # (first by summaries remembered per subtree: in a nest storing into an output, each loop around the
+    # store stores there too, at an index its own variable changes; walking each one's body was
+    # quadratic in the nest's depth)
+    changed = set(assigned_in(tuple(body)))
     if isinstance(loop, For):
         changed.add(loop.var.name)
+    if all(b not in dtypes or var_names(index) & changed for b, index in slots_stored(tuple(body))):
+        return None
+    nodes = list(walk(tuple(body)))   # (one walk: one per store made a kernel of many stores quadratic)
     if any(isinstance(n, CheckCoordinate) for n in nodes):
         return None  # (a slot loaded before the loop would be read before the check of its coordinate)
     calls = [n for n in nodes if isinstance(n, Call)]
