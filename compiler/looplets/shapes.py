@@ -173,7 +173,7 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
         stmts.insert(0, Declare(TensorRef(stmt.lhs.tensor), init))
     names = list(dict.fromkeys([stmt.lhs.tensor] + [a.tensor for a in N.accesses(stmt.rhs)]))
     return LoopProgram(stmt.lhs.tensor + "_kernel", tuple(names), Block(tuple(stmts)), str(stmt), 1,
-                       tuple(reader.temporaries)), info, tuple(planner.reads)
+                       tuple(reader.temporaries)), replace(info, agree=tuple(planner.agree)), tuple(planner.reads)
 
 
 def _through_workspace(stmt: N.Assign, formats: dict, dtype):
