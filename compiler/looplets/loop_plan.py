@@ -150,7 +150,8 @@ class LoopPlanner:
             elif isinstance(n, Collapse) and var.get(n.result) in loops:
                 self.plan_collapse(n, var, loops, env, sc, top_level)
             elif isinstance(n, Collapse) and n.result in sc.collapsed and n.result in var:
-                self.walk_beside(n, sc)
+                ii, jj, *walked = sc.collapsed[n.result]
+                self.walk_beside(n, ii, jj, walked, [ext[n.indices[0]], ext[n.indices[1]]])
             elif isinstance(n, Concat) and var.get(n.result) in loops and n.result not in collapsed:
                 self.plan_concat(n, var, sc)
             elif isinstance(n, Slice) and n.step != 1 and var.get(n.result) in loops and n.result not in sc.steps:
@@ -242,13 +243,11 @@ class LoopPlanner:
         var.update({i: ii, j: jj})
         env.update({i: Index(ii), j: Index(jj)})
 
-    def walk_beside(self, n: Collapse, sc) -> None:
+    def walk_beside(self, n: Collapse, ii: str, jj: str, walked: list, read: list) -> None:
         """A second flatten of an index, ``collapse(Z[p, q], (p, q) -> k)`` beside ``A``'s, read at the
-        first's loops (:meth:`~.shape_reads.ShapeReads.read_collapse` binds ``p``, ``q`` to them): its
-        extents, the tensor's own, must equal theirs, which each call checks (:attr:`agree`) before the
-        kernel reads ``Z`` at ``A``'s coordinates."""
-        ii, jj, *walked = sc.collapsed[n.result]
-        read = [self.ext[n.indices[0]], self.ext[n.indices[1]]]
+        first's loops ``ii``, ``jj`` (:meth:`~.shape_reads.ShapeReads.read_collapse` binds ``p``, ``q``
+        to them): its extents ``read``, the tensor's own, must equal theirs, ``walked``, which each call
+        checks (:attr:`agree`) before the kernel reads ``Z`` at ``A``'s coordinates."""
         if walked == read:
             return
         if any(same(a, b) is False for a, b in zip(walked, read)):
@@ -285,13 +284,16 @@ class LoopPlanner:
             if not makers or not all(isinstance(x, Collapse) for x in makers) or part in sc.part_collapsed:
                 continue
             (a, b) = makers[0].indices
-            if part in sc.part_steps or any((ext[x.indices[0]], ext[x.indices[1]]) != (ext[a], ext[b])
-                                            for x in makers):
+            walked = [ext[a], ext[b]]
+            reads = [[ext[x.indices[0]], ext[x.indices[1]]] for x in makers[1:]]
+            if part in sc.part_steps or any(same(w, r) is False for read in reads for w, r in zip(walked, read)):
                 raise StrategyError(f"{n}: its part {j} is made by collapses of other extents or a "
                                     f"strided slice too; the looplet strategy walks one pair of loops "
                                     f"for a collapsed part")
             ii, jj = self.fresh(a.name), self.fresh(b.name)
             sc.part_collapsed[part] = (ii, jj, ext[a], ext[b], plus(Index(jj), times(Index(ii), extent_expr(ext[b]))))
+            for x, read in zip(makers[1:], reads):   # (each other flatten of the part read at these loops)
+                self.walk_beside(x, ii, jj, walked, read)
 
     def order_slices(self, body, indices, var, loops, env, sc) -> None:
         """The statement's loops reordered around its slices so that each slice's operand is walked in

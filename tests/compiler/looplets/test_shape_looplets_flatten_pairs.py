@@ -110,6 +110,21 @@ def test_a_call_with_tensors_of_other_shapes_is_refused_naming_both():
         kernel(A=a, Z=np.zeros((2, 5)))
 
 
+def test_two_flattens_making_a_part_of_a_concat_are_walked_by_the_part_s_loops():
+    prog = "d[l] = concat((" + ROWS.format(op="*") + ", b[m]), (k, m) -> l)"
+    a, z, v = values((3, 4), 0.0, 9), values((3, 4), 0.0, 10), np.array([0, nan, 0, -inf])
+    tensors = {"A": tensor(a, "csr", 0.0), "Z": tensor(z, "coo", 0.0), "b": tensor(v, "sparse", 0.0)}
+    kernel = ss.lower(prog, "looplets", **tensors, d="sparse")
+    assert "convert" not in kernel.trace.stages()
+    with np.errstate(all="ignore"):
+        want = np.concatenate([a.reshape(-1) * z.reshape(-1), v])
+        for result in (oracle(prog, **tensors)[0], kernel(**tensors).to_numpy(),
+                       kernel.interpret(**tensors).to_numpy()):
+            np.testing.assert_array_equal(result, want)
+    with pytest.raises(ShapeError, match=re.escape("but A has shape (3, 4) and Z (2, 6)")):
+        kernel(**{**tensors, "Z": tensor(z.reshape(2, 6), "coo", 0.0)})
+
+
 @pytest.mark.parametrize("fa,fz,fill", [("csr", "csr", nan), ("coo", "dense", 0.0)])
 def test_the_array_front_end_adds_and_selects_two_ravels_in_one_kernel(fa, fz, fill):
     a, z = values((3, 4), fill, 7), values((3, 4), fill, 8)
@@ -134,7 +149,8 @@ def test_the_array_front_end_adds_and_selects_two_ravels_in_one_kernel(fa, fz, f
 
 
 @settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))
-@given(shape=st.tuples(st.integers(0, 3), st.integers(1, 3)), fills=st.sampled_from([(0.0, 0.0), (nan, 0.0), (inf, 1.0)]),
+@given(shape=st.tuples(st.integers(0, 3), st.integers(1, 3)),
+       fills=st.sampled_from([(0.0, 0.0), (nan, 0.0), (inf, 1.0)]),
        formats=st.sampled_from([("csr", "csr"), ("coo", "dense"), ("dense", "csr")]), op=st.sampled_from("+*"),
        seed=st.integers(0, 2 ** 16))
 def test_two_flattens_against_numpy(shape, fills, formats, op, seed):
