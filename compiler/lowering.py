@@ -58,6 +58,7 @@ from .reference_fill import expression_fill
 from .notation import Assign, accesses, parse
 from .notation.dtypes import expr_dtype, type_literals
 from .notation.infer import infer_given
+from .output_extents import check_walked_together
 from .notation.node_provenance import name_nodes
 from .notation.shape import ShapeOp, has_shape_operators
 from .notation.shapedata import shape_artifact, shape_data
@@ -309,6 +310,9 @@ def lower(program, strategy: str | None = None, *, checked: bool = False, functi
     else:
         kernel = _lower(program, strategy, checked, functions, trace, options, tensors,
                         auto=LOOP_NOTE if chosen else "", fit=fit)
+    # (a kernel for any shapes that walks two tensors' extents as one: the tensors given must agree now)
+    check_walked_together(kernel.lowered.agree,
+                          {n: v for n, v in tensors.items() if isinstance(v, (Tensor, np.ndarray))})
     if probe is not None and not kernel.shape_operators:   # (whose kernels are lowered for the shapes)
         if len(_PROBE) >= 256:
             _PROBE.clear()

@@ -31,7 +31,7 @@ from .interop import is_foreign, is_scipy_sparse, to_tensor
 from .levels import Element
 from .levels.level import is_fill
 from .notation.infer import infer_shapes
-from .output_extents import check_output_writes, extent_value
+from .output_extents import check_output_writes, check_walked_together, extent_value
 from .recheck import check_again
 from .reuse_plans import reuse_refused
 from .reused_outputs import Reused, mark_cleared_off_entries
@@ -98,6 +98,9 @@ class Lowered:
     #: why a call may not give an earlier result as ``reuse(tensor)`` for this output, a byte map
     #: declared first thing that the runtime cannot start clear (naming the level), or ""
     reuse_refused: str = ""
+    #: ``(index, walked, read)``: extents the kernel walks as one, which a call must give equal
+    #: (:func:`compiler.output_extents.check_walked_together`; the looplets' two flattens of one index)
+    agree: tuple = ()
 
 
 
@@ -473,6 +476,8 @@ class Kernel:
             held = self.premises_held
             if (id(self.program), shapes) not in held:
                 infer_shapes(self.program, dict(shapes))
+                # (held, a set the fast path takes unchecked: the extents walked as one agree too)
+                check_walked_together(low.agree, inputs)
                 if len(held) < 64:
                     held.add((id(self.program), shapes))
         return inputs

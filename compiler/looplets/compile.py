@@ -74,6 +74,7 @@ from .outputs import check_outputs
 from .passes import concordize, dimensionalize, lifecycle, wrapperize
 from .flatten_passes import COPY_PASS
 from .shape_extents import extent_ir
+from ..output_extents import entry_tensors
 from .shapes import shape_program
 from .reserve import entry_bound, reserve_stmts
 from .reset_outputs import reuse_refusals, runtime_resets
@@ -560,6 +561,8 @@ def lower_for_runtime(program, formats: dict, trace, **options):
                                shaped.output if shaped is not None and shaped.output else None,
                                built is not None and t == out_name, refusals.get(t, ""))
                for t in outs]
+    if shaped is not None and shaped.agree:   # (two flattens of one index walked as one: each call checks)
+        lowered = [replace(low, agree=shaped.agree) for low in lowered]
     if len(lowered) == 1:
         return lowered[0]
     # several outputs: the first describes itself and carries them all (the runtime returns them in order)
@@ -613,7 +616,7 @@ def _lowered_output(program, prog, fn, output, info, out_sizes, by_param, extent
         # each write's reach, checked against the output's shape before the kernel runs
         bounds = tuple((info.format.mode_order[m], _extent_entry(stop, by_param, output), prog.where(line))
                        for m, stop, line in writes if stop is not INSIDE and stop is not None)
-        if given is not None and all(t in given_shapes for _, stop, _ in bounds for t in _entry_tensors(stop)):
+        if given is not None and all(t in given_shapes for _, stop, _ in bounds for t in entry_tensors(stop)):
             # (else each call checks them: lower() gives the output's shape alone, not the inputs')
             _check_writes(output, tuple(given), bounds, given_shapes)
     return Lowered(fn, output, fmt, tuple(shape), start, extents, initial, helpers,
@@ -628,20 +631,6 @@ def _with_leaf_dtype(node, dtype):
     if child is None:
         return replace(node, dtype=np.dtype(dtype).name)
     return replace(node, child=_with_leaf_dtype(child, dtype))
-
-
-def _entry_tensors(entry) -> set:
-    """The tensors whose shapes an extent entry (``extent_value``'s) reads.
-
-    >>> sorted(_entry_tensors(("+", ("A", 1), 3))), _entry_tensors(4)
-    (['A'], set())
-    """
-    if isinstance(entry, tuple) and entry and isinstance(entry[0], str) and len(entry) == 2 \
-            and isinstance(entry[1], int):
-        return {entry[0]}
-    if isinstance(entry, tuple):
-        return set().union(*(_entry_tensors(e) for e in entry[1:]))
-    return set()
 
 
 def _check_writes(output, shape, bounds, shapes):

@@ -27,7 +27,7 @@ from ..errors import StrategyError
 from ..imperative.ir import Const
 from ..lattice.iteration_graph import storage_levels
 from ..notation import ast as N
-from ..notation.infer import extent_text
+from ..notation.infer import extent_text, same
 from ..notation.shape import Collapse, Concat, ShapeOp, Slice, Split
 from ..stand_in import scatters
 from .index_walks import scope_walk, substitute
@@ -97,6 +97,9 @@ class LoopPlanner:
         self.split_steps: dict = {}
         self.stepped: set = set()
         self.column_major: set = set()
+        #: ``(index, walked, read)``: a second flatten of an index read at the first's loops, whose
+        #: extents each call must find equal to theirs (:attr:`~compiler.notation.infer.ShapeInfo.agree`)
+        self.agree: list = []
 
     def restart(self, rhs, taken: set) -> None:
         """Plan again from the start, the right side ``rhs``, the names ``taken`` alone."""
@@ -104,7 +107,7 @@ class LoopPlanner:
         self.taken.clear()
         self.taken.update(taken)
         for made_by_plan in (self.depth, self.one_step, self.split_steps, self.stepped, self.column_major,
-                              self.reads):
+                              self.reads, self.agree):
             made_by_plan.clear()
 
     def fresh(self, base: str) -> str:
@@ -147,14 +150,8 @@ class LoopPlanner:
             elif isinstance(n, Collapse) and var.get(n.result) in loops:
                 self.plan_collapse(n, var, loops, env, sc, top_level)
             elif isinstance(n, Collapse) and n.result in sc.collapsed and n.result in var:
-                pairs = (sc.collapsed[n.result][2:], (ext[n.indices[0]], ext[n.indices[1]]))
-                if pairs[0] != pairs[1]:
-                    # (the extents are the tensors' own, taken at each call: two tensors of one shape have two)
-                    first, second = (" × ".join(extent_text(x) for x in pair) for pair in pairs)
-                    raise StrategyError(f"{n}: {n.result} flattens both {first} and {second}; the looplet strategy "
-                                        f"walks one pair of loops for a flattened index, over one pair of extents, "
-                                        f"and its kernel takes each tensor's extents at the call (it is lowered for "
-                                        f"any shapes), so it cannot walk these two as one")
+                ii, jj, *walked = sc.collapsed[n.result]
+                self.walk_beside(n, ii, jj, walked, [ext[n.indices[0]], ext[n.indices[1]]])
             elif isinstance(n, Concat) and var.get(n.result) in loops and n.result not in collapsed:
                 self.plan_concat(n, var, sc)
             elif isinstance(n, Slice) and n.step != 1 and var.get(n.result) in loops and n.result not in sc.steps:
@@ -246,6 +243,23 @@ class LoopPlanner:
         var.update({i: ii, j: jj})
         env.update({i: Index(ii), j: Index(jj)})
 
+    def walk_beside(self, n: Collapse, ii: str, jj: str, walked: list, read: list) -> None:
+        """A second flatten of an index, ``collapse(Z[p, q], (p, q) -> k)`` beside ``A``'s, read at the
+        first's loops ``ii``, ``jj`` (:meth:`~.shape_reads.ShapeReads.read_collapse` binds ``p``, ``q``
+        to them): its extents ``read``, the tensor's own, must equal theirs, ``walked``, which each call
+        checks (:attr:`agree`) before the kernel reads ``Z`` at ``A``'s coordinates."""
+        if walked == read:
+            return
+        if any(same(a, b) is False for a, b in zip(walked, read)):
+            first, second = (" × ".join(extent_text(x) for x in pair) for pair in (walked, read))
+            raise StrategyError(f"{n}: {n.result} flattens both {first} and {second}; the looplet strategy walks one "
+                                f"pair of loops for a flattened index, so it cannot walk these two as one")
+        self.agree.append((n.result.name, tuple(walked), tuple(read)))
+        self.reads.append(("walk-reshape", f"{n}: read at the loops {ii}, {jj} of the first flatten of {n.result}, "
+                                           f"both walked as one; each call checks that "
+                                           f"{' × '.join(extent_text(x) for x in read)} equals "
+                                           f"{' × '.join(extent_text(x) for x in walked)}"))
+
     def plan_concat(self, n: Concat, var, sc) -> None:
         """The loop over a concatenated index split into one loop per part: a strided part's with a
         one-step loop inside, a collapsed part's the collapse's two loops in its place."""
@@ -270,13 +284,16 @@ class LoopPlanner:
             if not makers or not all(isinstance(x, Collapse) for x in makers) or part in sc.part_collapsed:
                 continue
             (a, b) = makers[0].indices
-            if part in sc.part_steps or any((ext[x.indices[0]], ext[x.indices[1]]) != (ext[a], ext[b])
-                                            for x in makers):
+            walked = [ext[a], ext[b]]
+            reads = [[ext[x.indices[0]], ext[x.indices[1]]] for x in makers[1:]]
+            if part in sc.part_steps or any(same(w, r) is False for read in reads for w, r in zip(walked, read)):
                 raise StrategyError(f"{n}: its part {j} is made by collapses of other extents or a "
                                     f"strided slice too; the looplet strategy walks one pair of loops "
                                     f"for a collapsed part")
             ii, jj = self.fresh(a.name), self.fresh(b.name)
             sc.part_collapsed[part] = (ii, jj, ext[a], ext[b], plus(Index(jj), times(Index(ii), extent_expr(ext[b]))))
+            for x, read in zip(makers[1:], reads):   # (each other flatten of the part read at these loops)
+                self.walk_beside(x, ii, jj, walked, read)
 
     def order_slices(self, body, indices, var, loops, env, sc) -> None:
         """The statement's loops reordered around its slices so that each slice's operand is walked in

@@ -34,6 +34,9 @@ fill the identity)                         column by column (:mod:`.flatten_pass
 ``collapse(B[l, m], ...) +``               ``y[k] = collapse(B[l, m], ...)``, B walked in its
 ``collapse(C[i, j], ...)`` (a matrix's     order, then ``C``'s entries added in as above; a
 flatten, or C's again, beside a CSC's)     sparse output through a dense workspace
+``collapse(A[i, j], (i, j) -> k) op``      one pair of loops ``i``, ``j`` walks both, ``Z[i, j]``
+``collapse(Z[p, q], (p, q) -> k)`` (both   read at them; each call checks that ``Z.shape`` is
+walked in storage order)                   ``A.shape`` (:func:`compiler.output_extents.check_walked_together`)
 ``out[i] = sum[j](slice(A[k, j], ...))``   ``w[i] += ...`` into a dense workspace in the loops
 into a sparse vector (a CSC's columns      that walk ``A`` (``j`` outside), then ``for i:
 summed)                                    out[i] = w[i]``: the fills dropped, in order
@@ -173,7 +176,7 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
         stmts.insert(0, Declare(TensorRef(stmt.lhs.tensor), init))
     names = list(dict.fromkeys([stmt.lhs.tensor] + [a.tensor for a in N.accesses(stmt.rhs)]))
     return LoopProgram(stmt.lhs.tensor + "_kernel", tuple(names), Block(tuple(stmts)), str(stmt), 1,
-                       tuple(reader.temporaries)), info, tuple(planner.reads)
+                       tuple(reader.temporaries)), replace(info, agree=tuple(planner.agree)), tuple(planner.reads)
 
 
 def _through_workspace(stmt: N.Assign, formats: dict, dtype):

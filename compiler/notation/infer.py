@@ -81,6 +81,10 @@ class ShapeInfo:
     output: tuple = ()
     #: shape of every sub-expression (by id of the node): an ordered {Index: extent}
     shapes: dict = field(default_factory=dict)
+    #: ``(index, walked, read)``: pairs of extents a lowering walks as one, which each call must find
+    #: equal beyond the rules (a strategy's, not inference's: two flattens of one index read at one pair
+    #: of loops; :func:`compiler.output_extents.check_walked_together`)
+    agree: tuple = ()
 
     def text(self) -> str:
         return ", ".join(f"{i}: {extent_text(n)}" for i, n in self.extents.items())

@@ -123,16 +123,12 @@ def test_the_lattice_strategy_refuses_naming_looplets_and_no_strategy_then_choos
     ("C[j, i] = split(b[k], k -> (i, j:4))", {"b": (v12, "sparse")},
      "split(b[k], k -> (i, j:4)): looplets read k = i·|j| + j as an offset of the loop over j by the one over i, "
      "so j must be the inner loop"),
-    ("c[k] = collapse(A[i, j], (i, j) -> k) + collapse(Z[p, q], (p, q) -> k)",
-     {"A": (A, "csr"), "Z": (A.reshape(4, 3), "csr")},
-     "k flattens both A.shape[0] × A.shape[1] and Z.shape[0] × Z.shape[1]; the looplet strategy walks one pair of "
-     "loops for a flattened index, over one pair of extents, and its kernel takes each tensor's extents at the call"),
-    # (two of one shape: the message said 'collapsed twice from indices of different extents', of equal extents)
-    ("c[k] = collapse(A[i, j], (i, j) -> k) + collapse(Z[p, q], (p, q) -> k)",
-     {"A": (A, "csr"), "Z": (A + 1.0, "csr")},
-     "k flattens both A.shape[0] × A.shape[1] and Z.shape[0] × Z.shape[1]; the looplet strategy walks one pair of "
-     "loops for a flattened index, over one pair of extents, and its kernel takes each tensor's extents at the call "
-     "(it is lowered for any shapes)"),
+    # (two flattens of k are walked by one pair of loops, tests/.../test_shape_looplets_flatten_pairs.py: where
+    # one is a CSC's row-major one, its walk beside a CSR's is discordant; their sum runs in two passes)
+    ("c[k] = collapse(A[i, j], (i, j) -> k) * collapse(Z[p, q], (p, q) -> k)",
+     {"A": (A, "csr"), "Z": (A + 1.0, "csc")},
+     "collapse(Z[p, q], (p, q) -> k): Z stores q before p, but the collapse walks p outside q (the first listed "
+     "index is the major one): a discordant walk of its sparse levels; store Z with p first, or collapse (q, p) -> k"),
     # (summed beside a sparse b, which would be read out of order: alone, or beside any b into an output,
     # A is walked row by row, a sparse b copied whole first)
     ("s[] = sum[k](collapse(A[i, j], (j, i) -> k) * b[k])", {"A": (A, "csr"), "b": (v12, "sparse")},
