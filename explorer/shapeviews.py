@@ -86,6 +86,15 @@ def describe_shapes(data: Mapping | None, fallback: Callable[[Sequence[str]], st
 _CELL = "padding:2px 8px;text-align:left;vertical-align:top"
 
 
+def _unbroken_arrows(text: str) -> str:
+    """``text`` as HTML whose ``->`` a line never breaks inside.
+
+    >>> _unbroken_arrows("(k, l) -> i")
+    "(k, l) <span style='white-space:nowrap'>-&gt;</span> i"
+    """
+    return "<span style='white-space:nowrap'>-&gt;</span>".join(_html.escape(p) for p in text.split("->"))
+
+
 def shapes_table(data: Mapping, color: Callable[[str], str]) -> str:
     """The ``shapes`` artifact as HTML: each index's extent and where it came from, then each
     operator (its name and binding coloured as in the program) with the premise of its extent.
@@ -100,8 +109,10 @@ def shapes_table(data: Mapping, color: Callable[[str], str]) -> str:
     rows = []
     for i, e in (data.get("extents") or {}).items():
         src = (data.get("sources") or {}).get(i, "")
-        rows.append(f"<tr><td style='{_CELL}'><code>|{_html.escape(i)}| = {_html.escape(str(e))}</code></td>"
-                    f"<td style='{_CELL}'>from <code>{_html.escape(src)}</code></td></tr>")
+        # an extent on one line, and a binding's arrow never broken after its "-" (the narrow
+        # pane of notebook 10 drew "|k| =" over "20000", and "-" over "> i")
+        rows.append(f"<tr><td style='{_CELL};white-space:nowrap'><code>|{_html.escape(i)}| = {_html.escape(str(e))}"
+                    f"</code></td><td style='{_CELL}'>from <code>{_unbroken_arrows(src)}</code></td></tr>")
     parts = []
     if rows:
         parts.append("<table class='ss-extents' style='border-collapse:collapse;font-size:12px'>"
