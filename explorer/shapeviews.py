@@ -115,7 +115,9 @@ def shapes_table(data: Mapping, color: Callable[[str], str]) -> str:
                     f"</code></td><td style='{_CELL}'>from <code>{_unbroken_arrows(src)}</code></td></tr>")
     parts = []
     if rows:
-        parts.append("<table class='ss-extents' style='border-collapse:collapse;font-size:12px'>"
+        # (a line height of its own: a widget's pane sets 28 px, and a source wrapped over two
+        # lines read as two rows)
+        parts.append("<table class='ss-extents' style='border-collapse:collapse;font-size:12px;line-height:1.4'>"
                      f"<tr><th style='{_CELL}'>extent</th><th style='{_CELL}'>given by</th></tr>{''.join(rows)}</table>")
     items = []
     for k, op in enumerate(data.get("operators") or ()):
@@ -137,6 +139,6 @@ def shapes_table(data: Mapping, color: Callable[[str], str]) -> str:
         modes = ", ".join(str(m) for m in c.get("modes") or ())
         items.append(f"<li><code>{_html.escape(str(c.get('access')))}</code>: a constant index (mode {modes})</li>")
     if items:
-        parts.append(f"<ul class='ss-shape-operators' style='font-size:12px;margin:6px 0;padding-left:18px'>"
+        parts.append(f"<ul class='ss-shape-operators' style='font-size:12px;line-height:1.4;margin:6px 0;padding-left:18px'>"
                      f"{''.join(items)}</ul>")
     return "".join(parts)
