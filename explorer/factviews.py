@@ -42,6 +42,8 @@ def facts_table(data: Any) -> str:
             for f in fact_records(data)]
     if not rows:
         return ""
-    return ("<table class='ss-int-facts' style='border-collapse:collapse;font-size:12px'>"
+    # (a line height of its own: a widget's pane sets 28 px, and a fact wrapped over two lines
+    # read as two rows)
+    return ("<table class='ss-int-facts' style='border-collapse:collapse;font-size:12px;line-height:1.4'>"
             f"<tr><th style='{_CELL}'>fact</th><th style='{_CELL}'>kind</th><th style='{_CELL}'>why it holds</th></tr>"
             f"{''.join(rows)}</table>")

@@ -10,8 +10,11 @@ Tags hashed into the palette shared colours within one view (the ``[A; B] x`` ar
 7 boxes in 4 colours), so a view assigns them instead (:class:`ViewColors`): in the order it
 first asks for them, which the renderers make the drawings' nodes first, then the program's
 parts and the C lines. The first ``len(PALETTE)`` tags of a view get distinct colours; a view
-with more tags starts the palette again. Where no view assigns colours, :func:`color_for`
-hashes the tag (stable across runs and machines).
+with more tags starts the palette again. A view colours only what it shows: once its drawings
+and program are drawn (:meth:`ViewColors.shown_so_far`), a C line none of whose tags they show
+is left plain (the ``[A; B] x`` array step painted its C in 16 colours, wrapping the palette,
+for 6 boxes and 8 program parts). Where no view assigns colours, :func:`color_for` hashes the
+tag (stable across runs and machines).
 
 >>> colors = ViewColors()
 >>> colors.color("expr:n1"), colors.color("expr:n2"), colors.color("expr:n1")
@@ -26,7 +29,7 @@ import hashlib
 import html as _html
 import json
 import math
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 __all__ = ["PALETTE", "NodeColors", "ViewColors", "color_for", "colors_of", "contrast", "delta_e", "lab",
            "view_colors_attr"]
@@ -64,6 +67,9 @@ class ViewColors:
         #: of its first tag among them, the colour of the node it came from
         self.drawn: frozenset[str] = frozenset()
         self._drawings_done = False
+        #: the tags the view's drawings and program show (:meth:`shown_so_far`; ``None`` until
+        #: then): a C line none of whose tags they show is not coloured
+        self.shown: frozenset[str] | None = None
 
     def drawn_so_far(self) -> None:
         """Record that the tags assigned so far are the drawings' (the renderers draw them first;
@@ -75,6 +81,45 @@ class ViewColors:
         """
         if not self._drawings_done:
             self.drawn, self._drawings_done = frozenset(self.assigned), True
+
+    def shown_so_far(self) -> None:
+        """Record that the tags assigned so far are all the view shows besides its C (its
+        drawings and program are drawn before the C; once, as :meth:`drawn_so_far`).
+
+        >>> colors = ViewColors(); _ = colors.color("box"); colors.shown_so_far()
+        >>> _ = colors.color("line"); colors.shown_so_far(); sorted(colors.shown)
+        ['box']
+        """
+        if self.shown is None:
+            self.shown = frozenset(self.assigned)
+
+    def drawn_tag(self, tags: Sequence[str], size: Callable[[str], int]) -> str | None:
+        """Of a part's ``tags``, the innermost (the least ``size``: fewest C lines) that the
+        view's drawings show, the node the part came from; ``None`` when they show none.
+
+        >>> colors = ViewColors(); _ = colors.color("loop"), colors.color("case"); colors.drawn_so_far()
+        >>> colors.drawn_tag(["other", "loop", "case"], {"loop": 9, "case": 2, "other": 1}.get)
+        'case'
+        """
+        on = [t for t in tags if t in self.drawn]
+        return min(on, key=size) if on else None
+
+    def line_tag(self, tags: Sequence[str], size: Callable[[str], int], chosen: bool = False) -> str | None:
+        """The tag a C line with ``tags`` is coloured by: the innermost the drawings show
+        (:meth:`drawn_tag`), else the first the program shows, else none, the line is left plain:
+        its colour would name nothing else in the view. Before the view recorded what it shows,
+        when it showed no tag at all, or for ``chosen`` tags (a selection), the first.
+
+        >>> colors = ViewColors(); _ = colors.color("box"); colors.drawn_so_far(); colors.shown_so_far()
+        >>> colors.line_tag(["looplet", "box"], len), colors.line_tag(["looplet"], len), colors.line_tag(["looplet"], len, True)
+        ('box', None, 'looplet')
+        """
+        drawn = self.drawn_tag(tags, size)
+        if drawn is not None:
+            return drawn
+        if chosen or not self.shown:
+            return tags[0] if tags else None
+        return next((t for t in tags if t in self.shown), None)
 
     def color(self, tag: Any) -> str:
         tag = str(tag)

@@ -154,6 +154,9 @@ class Provenance(dict):
             for t, at in (trees or {}).items()}
         #: the colours of the view this provenance is drawn in (:meth:`for_view`), else none
         self.colors: ViewColors | None = None
+        #: whether this is a choice of some of a view's tags (:meth:`only`): their C lines are
+        #: coloured whether or not the view's drawings and program show them
+        self.chosen = False
 
     def for_view(self, colors: ViewColors | None = None) -> "Provenance":
         """The same provenance for drawing one view: its tags get colours in the order the
@@ -166,6 +169,7 @@ class Provenance(dict):
         """
         view = self.only(list(self))
         view.colors = colors if colors is not None else ViewColors()
+        view.chosen = False
         return view
 
     def color(self, tag: str) -> str:
@@ -200,6 +204,7 @@ class Provenance(dict):
                          {t: i for t, i in self.info.items() if t in keep}, self.c_text, self.texts, self.spans,
                          self.parts, self.trees)
         out.colors = self.colors   # (the view's colours: a tag chosen keeps its colour)
+        out.chosen = True
         return out
 
     def describe(self, tags: Iterable[str] | str) -> str:

@@ -251,6 +251,14 @@ def render_program(text: str, provenance: Mapping[str, Iterable[int]] | None = N
     (3, True)
     """
     marks = program_marks(text, provenance, step) if provenance else []
+    # a part in the colour of the node the view's drawings show it as (an access of the parse
+    # step's tree, not the lattice point its tags list first), as its C lines are
+    view = getattr(provenance, "colors", None)
+    if view is not None and view.drawn:
+        for k, m in enumerate(marks):
+            tag = None if m.tags[0] in view.drawn else view.drawn_tag(m.tags, lambda t: len(provenance.get(t, ())))
+            if tag is not None:
+                marks[k] = replace(m, tags=(tag, *(t for t in m.tags if t != tag)))
     if shapes:
         marks = sorted(marks + shape_marks(text, shapes),
                        key=lambda m: (m.line, m.start if m.start is not None else -1))
@@ -286,15 +294,18 @@ def render_c(source: str, provenance: Mapping[str, Iterable[int]] | None = None,
             tags.setdefault(int(n), []).append(str(ident))
     # a line in the colour of the innermost of its tags the view's drawings show (the fewest
     # lines: a lattice case's point, not its loop's; an array step's box, not a looplet no box
-    # names), else of its first tag
+    # names), else of one its program shows, else plain (ViewColors.line_tag)
     color = colors_of(provenance)
     view = getattr(provenance, "colors", None)
-    drawn = view.drawn if view is not None else frozenset()
-
-    def colouring(ts: list[str]) -> str:
-        shown = [t for t in ts if t in drawn]
-        return min(shown, key=lambda t: len(provenance[t])) if shown else ts[0]
-    colors = {n: color(colouring(tags[n])) for n in sorted(tags)}
+    chosen = getattr(provenance, "chosen", False)
+    colors = {}
+    for n in sorted(tags):
+        tag = (view.line_tag(tags[n], lambda t: len(provenance[t]), chosen) if view is not None
+               else tags[n][0])
+        if tag is not None:
+            colors[n] = color(tag)
+        else:   # (its colour is kept for the page's selection of that tag)
+            color(tags[n][0])
     # a line's tooltip says what produced it (the lattice point's code, the looplet lowered)
     describe = _describer(provenance) or ", ".join
     titles = {n: describe(ts) for n, ts in tags.items()}
@@ -830,6 +841,7 @@ def render_step(step, index: int | None = None, session=None, parts: Iterable[st
         out.append(section(f"rewrites ({len(step.rewrites)}{extra})", render_rewrites(step)))
     if drawings:
         out.append(section("artifacts", drawings))
+    prov.colors.shown_so_far()   # (the C colours only what the drawings and program show)
     if "c" in want:
         opens = c_opening_line(session, index) if session is not None and index is not None else None
         for a in step.artifacts:

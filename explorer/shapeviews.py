@@ -86,6 +86,15 @@ def describe_shapes(data: Mapping | None, fallback: Callable[[Sequence[str]], st
 _CELL = "padding:2px 8px;text-align:left;vertical-align:top"
 
 
+def _unbroken_arrows(text: str) -> str:
+    """``text`` as HTML whose ``->`` a line never breaks inside.
+
+    >>> _unbroken_arrows("(k, l) -> i")
+    "(k, l) <span style='white-space:nowrap'>-&gt;</span> i"
+    """
+    return "<span style='white-space:nowrap'>-&gt;</span>".join(_html.escape(p) for p in text.split("->"))
+
+
 def shapes_table(data: Mapping, color: Callable[[str], str]) -> str:
     """The ``shapes`` artifact as HTML: each index's extent and where it came from, then each
     operator (its name and binding coloured as in the program) with the premise of its extent.
@@ -100,11 +109,15 @@ def shapes_table(data: Mapping, color: Callable[[str], str]) -> str:
     rows = []
     for i, e in (data.get("extents") or {}).items():
         src = (data.get("sources") or {}).get(i, "")
-        rows.append(f"<tr><td style='{_CELL}'><code>|{_html.escape(i)}| = {_html.escape(str(e))}</code></td>"
-                    f"<td style='{_CELL}'>from <code>{_html.escape(src)}</code></td></tr>")
+        # an extent on one line, and a binding's arrow never broken after its "-" (the narrow
+        # pane of notebook 10 drew "|k| =" over "20000", and "-" over "> i")
+        rows.append(f"<tr><td style='{_CELL};white-space:nowrap'><code>|{_html.escape(i)}| = {_html.escape(str(e))}"
+                    f"</code></td><td style='{_CELL}'>from <code>{_unbroken_arrows(src)}</code></td></tr>")
     parts = []
     if rows:
-        parts.append("<table class='ss-extents' style='border-collapse:collapse;font-size:12px'>"
+        # (a line height of its own: a widget's pane sets 28 px, and a source wrapped over two
+        # lines read as two rows)
+        parts.append("<table class='ss-extents' style='border-collapse:collapse;font-size:12px;line-height:1.4'>"
                      f"<tr><th style='{_CELL}'>extent</th><th style='{_CELL}'>given by</th></tr>{''.join(rows)}</table>")
     items = []
     for k, op in enumerate(data.get("operators") or ()):
@@ -126,6 +139,6 @@ def shapes_table(data: Mapping, color: Callable[[str], str]) -> str:
         modes = ", ".join(str(m) for m in c.get("modes") or ())
         items.append(f"<li><code>{_html.escape(str(c.get('access')))}</code>: a constant index (mode {modes})</li>")
     if items:
-        parts.append(f"<ul class='ss-shape-operators' style='font-size:12px;margin:6px 0;padding-left:18px'>"
+        parts.append(f"<ul class='ss-shape-operators' style='font-size:12px;line-height:1.4;margin:6px 0;padding-left:18px'>"
                      f"{''.join(items)}</ul>")
     return "".join(parts)

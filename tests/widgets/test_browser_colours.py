@@ -55,12 +55,16 @@ def test_the_array_view_gives_each_box_a_colour_of_its_own_in_both_themes(browse
     page.close()
 
 
-def test_the_colours_a_view_shows_are_far_apart(browser, artifacts):
+def test_the_colours_a_view_shows_are_one_per_thing_and_far_apart(browser, artifacts):
     """Every colour the array step of ``y = [A; B] x`` (looplets) shows, in its boxes, its program
-    and its C, as measured on the page in JupyterLab's light theme: at least 10 colours, each a
-    palette colour, any two at least 13.7 apart by CIEDE2000 (on main the view showed ``#349c34``
-    and ``#669525``, two greens 7.8 apart, and a violet and a purple 8.2 apart), and the boxes'
-    colours, the first given out, at least 21 apart."""
+    and its C, as measured on the page in JupyterLab's light theme: one colour per thing the view
+    shows (its 6 boxes' tags and the program's 2 parts no box draws, ``out[i]`` and ``concat``: 8
+    colours), each C line in the colour of a box or a program part (on main the C was painted in
+    all 16 palette colours, wrapping the palette: 19 tags for 6 boxes, most of them looplets the
+    step draws nowhere, and a line of the second ``Stepper`` in the sum box's orange), each
+    program part in its box's colour (``A[k, j]`` was in a looplet's), any two colours at least
+    13.7 apart by CIEDE2000 (main once showed ``#349c34`` and ``#669525``, two greens 7.8 apart),
+    and the boxes' colours, the first given out, at least 21 apart."""
     from browser_measure import TAG_COLOURS_JS
 
     from explorer.palette import PALETTE, delta_e
@@ -70,11 +74,19 @@ def test_the_colours_a_view_shows_are_far_apart(browser, artifacts):
     panes = e.render(e.session.stages().index("array"))
     page = browser.new_page(viewport={"width": 1300, "height": 1000})
     page.set_content(themed_page("light", f'<div class="ss-drawing">{panes["artifact"]}</div>'
-                                          f'<div class="ss-c">{panes["c"]}</div><div>{panes["program"]}</div>'))
-    m = page.evaluate(TAG_COLOURS_JS, page.locator("body").element_handle())
-    boxes = sorted({n["fill"] for n in m["nodes"]})
-    shown = sorted(set(boxes) | {p["bg"] for p in m["parts"]})
-    assert len(shown) >= 10 and set(shown) <= set(PALETTE), shown
+                                          f'<div class="ss-c">{panes["c"]}</div><div class="ss-program">{panes["program"]}</div>'))
+    nodes = page.evaluate(TAG_COLOURS_JS, page.locator(".ss-drawing").element_handle())["nodes"]
+    c_lines = page.evaluate(TAG_COLOURS_JS, page.locator(".ss-c").element_handle())["parts"]
+    program = page.evaluate(TAG_COLOURS_JS, page.locator(".ss-program").element_handle())["parts"]
+    boxes = sorted({n["fill"] for n in nodes})
+    named = {n["fill"] for n in nodes} | {p["bg"] for p in program}
+    shown = sorted(named | {p["bg"] for p in c_lines})
+    things = {n["tag"] for n in nodes} | {p["tag"] for p in program}   # (a part's colouring tag is its first)
+    assert c_lines and {p["bg"] for p in c_lines} <= named, \
+        ("C lines in colours no box or program part has", sorted({p["bg"] for p in c_lines} - named))
+    box_of = {n["tag"]: n["fill"] for n in nodes}
+    assert all(p["bg"] == box_of[p["tag"]] for p in program if p["tag"] in box_of), (program, box_of)
+    assert len(shown) == len(things) == 8 and set(shown) <= set(PALETTE), (shown, sorted(things))
 
     def closest(colors):
         return min(((round(delta_e(a, b), 1), a, b) for k, a in enumerate(colors) for b in colors[k + 1:]))

@@ -398,6 +398,7 @@ def saved_notebook_reads(page, url: str, token: str, name: str, theme: str, arti
         assert outlined and all("A_val[" in x["code"] for x in outlined), (name, outlined)
         step.locator(".step-header").first.click()
     if name.startswith("shapes"):
+        saved_array_step_colours_name_its_boxes(page, name, theme)
         # the lattice strategy's Explorer opens at its CFIR, each loop's box linked with the C beside
         # it (it showed a trace of the sequence stages alone: no C, nothing linked)
         lattice = page.locator(SHOWN).nth(1)
@@ -415,6 +416,41 @@ def saved_notebook_reads(page, url: str, token: str, name: str, theme: str, arti
         screenshot(page, artifacts / f"saved-{name[:-6]}-timing-{k}-{theme}.png")
     assert_timings_read(page.evaluate(TIMING_JS, notebook.element_handle()), f"{name} ({theme})", plots=timings)
     assert_readable(measure(notebook), f"{name} as saved ({theme})", panes=6)
+
+
+# Each tagged part under ``root`` (drawing nodes, program parts, C lines) that is coloured: all its
+# tags and its colour (a node's fill, a part's background) as #rrggbb.
+TAGGED_COLOURS_JS = r"""
+(root) => {
+  const hex = c => { const m = c.match(/\d+(\.\d+)?/g) || [];
+                     return '#' + m.slice(0, 3).map(v => Math.round(+v).toString(16).padStart(2, '0')).join(''); };
+  return [...root.querySelectorAll('g.node[data-tags], span.pv[data-tags], span.ln[data-tags]')].map(el => {
+    const shape = el.matches('g') ? el.querySelector('polygon, ellipse, path, rect') : null;
+    const colour = shape ? getComputedStyle(shape).fill : getComputedStyle(el).backgroundColor;
+    return {tags: el.getAttribute('data-tags').split(' '), colour: /rgba\(.*, 0\)$/.test(colour) ? null : hex(colour),
+            text: el.textContent.slice(0, 30)};
+  }).filter(p => p.colour);
+}
+"""
+
+
+def saved_array_step_colours_name_its_boxes(page, name: str, theme: str) -> None:
+    """Notebook 10's looplets Explorer as saved, at its ``array`` step (``y = [A; B; C] x``):
+    each program part a box draws is in that box's colour, and each C line in the colour of a box
+    or a program part (the program's ``A[k, j]``, ``B[l, j]`` and ``C[m, j]`` were in looplets'
+    colours that no box had, and the C in 13 colours, 5 of them naming nothing shown)."""
+    view = page.locator(SHOWN).first
+    assert re.search(r"\barray\b", view.locator(".ss-header").first.inner_text()), name
+    drawing, program, c = (page.evaluate(TAGGED_COLOURS_JS, view.locator(f".ss-{pane}").first.element_handle())
+                           for pane in ("drawing", "program", "c"))
+    box_of = {t: n["colour"] for n in drawing for t in n["tags"]}
+    assert len(box_of) >= 6 and len(program) >= 6, (name, theme, box_of, program)
+    wrong = [(p["text"], p["colour"], [box_of[t] for t in p["tags"] if t in box_of]) for p in program
+             if any(t in box_of for t in p["tags"]) and p["colour"] not in {box_of[t] for t in p["tags"] if t in box_of}]
+    assert not wrong, f"{name} ({theme}): program parts not in their boxes' colours: {wrong}"
+    named = set(box_of.values()) | {p["colour"] for p in program}
+    stray = sorted({p["colour"] for p in c} - named)
+    assert c and not stray, f"{name} ({theme}): C lines in colours nothing else shows: {stray}"
 
 
 def test_linked_steps_outline_their_c_in_the_classic_notebook(browser, classic, artifacts):

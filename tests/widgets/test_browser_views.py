@@ -763,7 +763,58 @@ def test_a_c_line_picks_the_array_node_it_computes(browser, artifacts):
         outlined = sorted(title for title, _, linked in boxes if linked)
         assert outlined == sorted(title for title, ts, _ in boxes if set(ts) & set(e.selected_tags)), (seen, outlined)
     assert seen == [(from_line[0],), ()], seen
+    shapes_table_reads_in_the_drawing_pane(page, artifacts)
     page.close()
+
+
+# Each cell of the shapes tables under ``root``: its text, how many lines it takes, and each
+# ``->`` of it broken across two lines (its "-" ending one line, its ">" starting the next).
+EXTENTS_JS = r"""
+(root) => [...root.querySelectorAll('table.ss-extents td')].map(td => {
+  const tops = r => new Set([...r.getClientRects()].filter(q => q.width > 0).map(q => Math.round(q.top))).size;
+  const whole = document.createRange(); whole.selectNodeContents(td);
+  const broken = [], walk = document.createTreeWalker(td, NodeFilter.SHOW_TEXT);
+  for (let n = walk.nextNode(); n; n = walk.nextNode())
+    for (let k = n.textContent.indexOf('->'); k >= 0; k = n.textContent.indexOf('->', k + 2)) {
+      const r = document.createRange(); r.setStart(n, k); r.setEnd(n, k + 2);
+      if (tops(r) > 1) broken.push(n.textContent.slice(Math.max(0, k - 10), k + 4));
+    }
+  const style = getComputedStyle(td);
+  return {text: td.textContent, lines: tops(whole), broken, extent: !td.previousElementSibling,
+          leading: parseFloat(style.lineHeight) / parseFloat(style.fontSize)};
+})
+"""
+
+
+def shapes_table_reads_in_the_drawing_pane(page, artifacts) -> None:
+    """The ``shapes`` step's table of extents of notebook 10's ``y = [A; B; C] x`` (20000, 10000
+    and 5000 rows; empty here) in a drawing pane 480 px wide, in the 28 px line height ipywidgets
+    sets: each extent on one line, no ``->`` of a binding broken after its "-", and the lines of
+    a wrapped cell as close as text's (in a window 1500 px wide the notebook drew "|k| ="
+    over "20000", "|i| =" over "35000", and "(k, l, m) -" over "> i": its 518 px pane, in
+    JupyterLab's code font, is narrower than the table, as 480 px is in this page's fonts; and the
+    source's two halves stood 28 px apart, as two rows)."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    import compiler as ss
+    from compiler import array as xp
+    from widgets import Explorer
+
+    stacked = [ss.asarray(sp.csr_matrix((n, 20000)), name=name) for n, name in ((20000, "A"), (10000, "B"), (5000, "C"))]
+    e = Explorer(ss.lower(xp.concat(stacked, axis=0) @ ss.asarray(np.zeros(20000), name="x"), strategy="looplets").trace)
+    at = e.session.stages().index("shapes")
+    # (in the line height ipywidgets gives a widget's HTML, 28 px)
+    page.set_content(f'<div class="ss-drawing widget-html-content" style="width:480px;font:13px sans-serif;line-height:28px">'
+                     f'{e.render(at)["artifact"]}</div>')
+    cells = page.evaluate(EXTENTS_JS, page.locator(".ss-drawing").element_handle())
+    page.screenshot(path=str(artifacts / "views-shapes-table-narrow.png"), full_page=True)
+    assert len(cells) >= 8 and any("->" in c["text"] for c in cells), cells
+    assert all(c["lines"] == 1 for c in cells if c["extent"]), [c for c in cells if c["extent"] and c["lines"] > 1]
+    assert not [b for c in cells for b in c["broken"]], [c for c in cells if c["broken"]]
+    # a cell wrapped over lines reads as one: its lines as close as text's (the pane's 28 px
+    # set 12 px text 2.3 lines apart, and a source's two halves read as two rows)
+    assert all(c["leading"] <= 1.5 for c in cells), sorted({round(c["leading"], 2) for c in cells})
 
 
 def answered_boxes(page, panes: dict) -> list[tuple[str, list[str], bool]]:
