@@ -631,6 +631,8 @@ def reads_before_set(stmts, name: str) -> bool:
     """
     stmts = untagged(stmts)
     for k, s in enumerate(stmts):
+        if name not in var_names(s):   # (neither reads nor sets it: a loop's body not searched again, remembered)
+            continue
         if isinstance(s, (Declare, Assign)) and (s.var if isinstance(s, Declare) else s.target).name == name:
             value = s.init if isinstance(s, Declare) else s.value
             return value is not None and name in _names(value)
