@@ -46,13 +46,14 @@ idx[0] = 3;
 from __future__ import annotations
 
 import itertools
+import re
 from collections import Counter
 from dataclasses import replace
 
 from .deadstores import drop_dead_stores
 from .ir import (Allocate, Assign, BinOp, Block, Break, BufferArg, Comment, CompoundAssign, Const, Declare, For, Grow, If, Load,
                  Pragma, Prefetch, Store, Tagged, UnOp, Var, View, While)
-from .traverse import arrays_mentioned, assigned_in, breaks_in, map_bodies, pure, statements, untagged, var_names, walk
+from .traverse import map_bodies, pure, statements, untagged, var_names, walk
 
 
 def assigns(s, name: str) -> bool:
@@ -374,8 +375,22 @@ def _touches(t) -> tuple[set, set, bool]:
     """``(arrays, assigned, breaks)`` of ``t`` and everything in it: the arrays it mentions (a load,
     a store, a growth, a view, a pragma's words, a name), the locals it declares or assigns (a
     loop's index too), and whether a ``break`` is in it."""
-    # (summaries remembered per subtree: each level of a nest looked past the same loops, walked again)
-    return arrays_mentioned(t), assigned_in(t), breaks_in(t)
+    arrays, assigned, breaks = set(), set(), False
+    for n in walk(t):
+        arrays |= {x for x in (getattr(n, "buffer", None), getattr(n, "of", None)) if isinstance(x, str)}
+        if isinstance(n, Pragma):
+            arrays |= set(_WORD.findall(n.text))
+        elif isinstance(n, Var):
+            arrays.add(n.name)   # (an array passed by name)
+        elif isinstance(n, (Assign, CompoundAssign)):
+            assigned.add(n.target.name)
+        elif isinstance(n, (Declare, For)):
+            assigned.add(n.var.name)
+        breaks = breaks or isinstance(n, Break)
+    return arrays, assigned, breaks
+
+
+_WORD = re.compile(r"[A-Za-z_]\w*")
 
 
 def _first_of_tags(s):

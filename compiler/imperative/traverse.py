@@ -15,7 +15,7 @@ from dataclasses import fields, replace
 from operator import is_
 from typing import Any, Iterable
 
-from .ir import (BIT_FUNCTIONS, MATH_FUNCTIONS, SEARCH_FUNCTIONS, THREAD_FUNCTIONS, Allocate, Assign, Block, Break, BufferArg, Call,
+from .ir import (BIT_FUNCTIONS, MATH_FUNCTIONS, SEARCH_FUNCTIONS, THREAD_FUNCTIONS, Allocate, Assign, Block, BufferArg, Call,
                  CompoundAssign, Const, Declare, Expr, For, Grow, Helper, If, Load, Origin, Pragma, Prefetch, Stmt, Store,
                  Tagged, Var, While)
 from ..trace import LaterText
@@ -166,37 +166,13 @@ def slots_stored(node) -> frozenset:
     return _summary(node, _SLOTS, _own_slot)
 
 
-def arrays_mentioned(node) -> frozenset:
-    """The arrays ``node`` mentions anywhere: the buffer of each node that names one (a load, a store,
-    a growth, a prefetch, a view, a scratch array), the array a view is of, the words of its pragmas,
-    and every :class:`Var`'s name (an array passed by name); remembered as :func:`var_names` is.
-
-    >>> from compiler.imperative.ir import Load, Pragma, Store, Var
-    >>> sorted(arrays_mentioned(For(Var("j"), 0, 4, [Pragma("omp simd"), Store("y", Var("j"), Load("x", 0))])))
-    ['j', 'omp', 'simd', 'x', 'y']
-    """
-    return _summary(node, _MENTIONED, _own_mentioned)
-
-
-def breaks_in(node) -> bool:
-    """Whether a ``break`` is anywhere in ``node``; remembered as :func:`var_names` is.
-
-    >>> from compiler.imperative.ir import Break, Var
-    >>> breaks_in(While(Var("go"), [Break()])), breaks_in(Var("go"))
-    (True, False)
-    """
-    return bool(_summary(node, _BREAKS, _own_break))
-
-
 _EMPTY: frozenset = frozenset()
 #: id(node) -> (node, its summary); the node is kept so that no other object takes its id meanwhile
 _VAR_NAMES: dict = {}
 _STORED: dict = {}
 _ASSIGNED: dict = {}
 _NAMES_READ: dict = {}
-_MENTIONED: dict = {}
 _SLOTS: dict = {}
-_BREAKS: dict = {}
 #: past this many entries a memo starts afresh (one lowering's trees are a few thousand nodes)
 _MEMO_LIMIT = 100_000
 
@@ -219,22 +195,6 @@ def _own_name_read(n) -> frozenset:
 
 def _own_slot(n) -> frozenset:
     return frozenset(((n.buffer, n.index),)) if isinstance(n, Store) else _EMPTY
-
-
-def _own_mentioned(n) -> frozenset:
-    if type(n) is Var:
-        return frozenset((n.name,))
-    if isinstance(n, Pragma):
-        return frozenset(_WORD.findall(n.text))
-    found = [x for x in (getattr(n, "buffer", None), getattr(n, "of", None)) if isinstance(x, str)]
-    return frozenset(found) if found else _EMPTY
-
-
-_BROKEN = frozenset((True,))
-
-
-def _own_break(n) -> frozenset:
-    return _BROKEN if isinstance(n, Break) else _EMPTY
 
 
 def _own_assigned(n) -> frozenset:
