@@ -96,7 +96,12 @@ FILL_ROW_PRODUCTS = 3
 
 def _fill_universe(part: Seq):
     """``(stored, U)`` where ``part`` is ``stored ∪ U_index``, a part of another fill than the result's walking
-    every coordinate of its own (:func:`~compiler.lattice.seqparts.with_fill`); else None."""
+    every coordinate of its own (:func:`~compiler.lattice.seqparts.with_fill`); else None.
+
+    >>> p = Level("B", 1, "compressed", 4, "p")
+    >>> [str(x) for x in _fill_universe(Union(p, Universe(4, "p")))], _fill_universe(p)
+    (['p_B', 'U_p'], None)
+    """
     if isinstance(part, Union) and isinstance(part.b, Universe) and not part.b.ties and \
             not any(isinstance(n, (Union, Concat, Universe)) for n in walk(part.a)):
         return part.a, part.b
