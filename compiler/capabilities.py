@@ -12,7 +12,7 @@ True
 >>> capabilities("looplets").schedule_commands, capabilities("looplets").shares_constant_reads
 (('privatize',), True)
 >>> capabilities("lattice").shares_constant_reads, capabilities("lattice").shares_constant_fibers
-(True, False)
+(True, True)
 >>> capabilities("lattice").lowers_for_shapes, capabilities("looplets").lowers_for_shapes
 (True, False)
 >>> capabilities("looplets").commands_for("loop program"), capabilities("looplets").commands_for("index notation")
@@ -68,7 +68,8 @@ class Capabilities:
     #: cases multiplying
     shares_constant_reads: bool = False
     #: whether every read of a fiber at a constant coordinate under a loop (a row, ``A[2, j]``) is located
-    #: once, for all of them (the looplets' follow)
+    #: once, for all of them (the looplets' follow; the lattice's one cursor, where no intersection with
+    #: another access's reads moves it apart from its other reads: :mod:`compiler.lattice.seqreads`)
     shares_constant_fibers: bool = False
     #: whether, lowered again for the tensors' shapes (``options={"shapes": ...}``), a statement without shape
     #: operators whose kernel reads an input converted may read none (the lattice's bucketed sums,

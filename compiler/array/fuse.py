@@ -567,9 +567,10 @@ def takes_constants(node: Node, repeated: bool = False, reduced: bool = True) ->
     (and, where not ``reduced``, unless no reduction is below: a tensor read again under a sum's loop is
     a fiber, a row, not an entry).
     (Both strategies locate an entry read at constants once for all its reads: ``square(sign(v))[1]``
-    reads ``v[1]`` six times, one search. The looplets locate a fiber at a constant coordinate once
-    too, ``(sign(a) * a + a)[2]``; the lattice gives each read of a row an iterator of its own, their
-    cases multiplying: 3,201 lines of C and 18 s of lowering for a CSR of NaN fill.)
+    reads ``v[1]`` six times, one search. Both walk a fiber at a constant coordinate once for its reads
+    too, ``(sign(a) * a + a)[2]``: the looplets' follow; the lattice's one cursor, where each read's own
+    multiplied the cases, 3,201 lines of C and 18 s of lowering for a CSR of NaN fill, now 152 and 1 s,
+    :func:`compiler.lattice.seqreads.separate_reads`.)
 
     >>> import numpy as np
     >>> from compiler.interop import to_tensor
@@ -665,6 +666,8 @@ def _times(rhs, factor, op):
 REFINED_WHY = ("; each reshape of several axes to several as each axis split into the pieces both sides' axes "
                "divide, then collapsed (compiler.array.reshapes.refined_group): a split after a collapse read an "
                "input converted before each call")
+#: why instead where the split after a collapse walked a part of another fill as a union of products
+FILL_ROWS_WHY = "walked a part of another fill as a union of products (the trace's fill-rows step)"
 # (the forms of lower_node's attempts that fuse shape operators other than as written, each as the trace says it)
 RESHAPES_AS = {"whole": "each reshape a split of its whole ravel",
                "refined": "each reshape's axes split before they are collapsed",
@@ -726,7 +729,9 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
         for what, why, kernel in em.notes:
             trace.record("materialize", after=kernel.program if kernel is not None else None,
                          note=f"{what} materialized: {why}")
-        refined = REFINED_WHY if fuse == "refined" and held is not None else PUSHED_WHY if fuse == "pushed" else ""
+        refined = PUSHED_WHY if fuse == "pushed" else "" if fuse != "refined" or held is None else \
+            REFINED_WHY if _converts_input(held[0]) else REFINED_WHY.replace("read an input converted before each call",
+                                                                            FILL_ROWS_WHY)
         trace.record("array", before=show(node, em), after=assign,
                      note=f"the array expression {show(node, em)} as one statement{refined}",
                      artifacts=[expression_artifact(node, em, assign)])
@@ -765,8 +770,10 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
         if fuse == "refined" and held is not None:
             return held if _converts_input(kernel) else (kernel, tensors)
         if held is None and fuse is True and attempts[n + 1:n + 2] == [(split, default_sparse, "refined", order)] \
-                and _converts_input(kernel):
-            held = (kernel, tensors)   # (kept unless the reshapes refined read nothing converted)
+                and (_converts_input(kernel) or kernel.trace.find("fill-rows")):
+            # (kept unless the reshapes refined read nothing converted; a part of another fill walked as a union
+            # of products under a split is many more loops than the refined reshape's, whose groups keep to rows)
+            held = (kernel, tensors)
             continue
         gathers = strategy is None and bool(kernel.trace.find("gather"))
         if held is not None and gathers:

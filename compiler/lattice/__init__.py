@@ -46,11 +46,12 @@ def _register() -> None:
 
     # read from the registries the strategy itself dispatches on, at query time; an output level
     # it does not append itself is built as a SparseList and converted (compiler.lattice.output_build);
-    # an entry read at constants is located once for all its reads (compiler.lattice.seqlocated); a sum whose
+    # an entry read at constants is located once for all its reads (compiler.lattice.seqlocated), a row at a
+    # constant coordinate walked once for all its reads (compiler.lattice.seqreads); a sum whose
     # plan reads an input converted is lowered again for the tensors' shapes (compiler.lattice.bucketed_sums)
     register_capabilities("lattice", lambda: Capabilities(
         "lattice", tuple(c.name for c in ITERATORS), tuple(c.name for c in level_classes() if not c.is_leaf),
-        LATTICE_COMMANDS, shares_constant_reads=True, lowers_for_shapes=True))
+        LATTICE_COMMANDS, shares_constant_reads=True, shares_constant_fibers=True, lowers_for_shapes=True))
 
 
 _register()

@@ -14,9 +14,11 @@ that side binds (``product-over-concat``; exact: the coordinates of the second s
 parts that each read their own tensors (a collapse of an hstack, ``(i_A ∪ i_B) × (j_A ⊔ k_B)``) is a
 union of one product per part, ``(i_A × (j_A + |k_B|)) ∪ (i_B × (|j_A| + k_B))``, each part's outer
 leaves its own tensors' (``concat-per-row``: each row's coordinates are A's row, then B's, so no two
-parts meet). Given the live iterators ``defs`` (bound by enclosing
-loops), a level whose parent is not live and a π1 whose π0 is not live are removed too (but a
-π1 whose π0's operand ran partly out, ``π0(|a| + b, J)`` after ``π0(a ⊔ b, J)``, follows it:
+parts meet; :mod:`compiler.lattice.seqrows`); under a split, a part of another fill's ``p_B ∪ U_p`` there is
+two products, its entries' and its universe's (``fill-per-row``), and a point where the entries' product
+outlives its universe's, which covers it, is not built (``remove-covered``). Given the live iterators
+``defs`` (bound by enclosing loops), a level whose parent is not live and a π1 whose π0 is not live are
+removed too (but a π1 whose π0's operand ran partly out, ``π0(|a| + b, J)`` after ``π0(a ⊔ b, J)``, follows it:
 ``projection-follows-its-π0``; and inside the group of ``π0(a ∪ b, J)``, once ``a`` ran out, ``b``'s
 rest of that group is ``π1(b, J @ a ∪ b)``, a π1 of ``b`` in the union's group:
 ``projection-stays-in-its-group``). Points
@@ -57,6 +59,7 @@ from dataclasses import dataclass, field, replace
 from .. import serialize
 from ..trace import Rewrite
 from .seqrewind import below_group
+from .seqrows import concat_per_row, covered, split_fills_apart, without
 from .sequences import (ABSENT, EMPTIES, LEAVES, Concat, Empty, Full, Intersect, Level, Offset, Pad, Product,
                         Project, Seq, SequenceError, Slice, Stride, Union, Universe, rebuild, side_key,
                         walk)
@@ -213,7 +216,7 @@ def _moved_group(s: Project, defs: frozenset):
             continue
         after = key[1]
         gone = s.a.iters() - after.iters()
-        rest = _without(s.a, gone)
+        rest = without(s.a, gone)
         # (X' was simplified where its loop is, outside the groups that loop binds)
         outside = defs - live_keys(Project(0, after, s.J))
         if gone and _rows_shifted(simplify(rest)) == _rows_shifted(after) or \
@@ -235,7 +238,7 @@ def _unmatched_group(s: Project, defs: frozenset):
         # (a group straddling the parts of a concatenation the loops fission is visited by each
         # part's loop: its π1 once the part ran out is ∅ there by design)
         if gone and mine < group.iters() and not isinstance(left, EMPTIES) and not _part_ran_out(group, gone) \
-                and simplify(_without(group, gone)) == left:
+                and simplify(without(group, gone)) == left:
             return group
     return None
 
@@ -252,7 +255,7 @@ def _part_ran_out(s: Seq, gone: frozenset) -> bool:
     (True, False)
     """
     if isinstance(s, Concat):
-        if isinstance(simplify(_without(s.a, gone)), EMPTIES):
+        if isinstance(simplify(without(s.a, gone)), EMPTIES):
             return True
         return _part_ran_out(s.a, gone) or _part_ran_out(s.b, gone)
     if isinstance(s, (Product, Offset, Pad)):
@@ -277,61 +280,6 @@ def _rows_shifted(s: Seq) -> Seq:
     return s
 
 
-def _tensors(s: Seq) -> frozenset:
-    return frozenset(leaf.tensor for leaf in s.iters() if isinstance(leaf, Level))
-
-
-def _parts(s: Seq) -> list:
-    return _parts(s.a) + _parts(s.b) if isinstance(s, Concat) else [s]
-
-
-def _concat_per_row(a: Seq, b: Seq) -> Seq | None:
-    """A product over a concatenation in its right operand, ``(i_A ∪ i_B) × (j_A ⊔ k_B)`` (a collapse
-    of an hstack: each row's coordinates are A's row then B's), as a union of one product per part,
-    ``(i_A × (j_A + |k_B|)) ∪ (i_B × (|j_A| + k_B))``: A's entries of row ``i`` at
-    ``i·(|j|+|k|) + j``, B's at ``i·(|j|+|k|) + |j| + k``, so no two parts meet, and the union
-    merges them in order. Each part's product keeps only the outer leaves of its own tensors; None
-    where an outer leaf is of no part or of two (a broadcast, one tensor in two parts), or a part
-    holds a union of its own.
-
-    >>> from compiler.lattice.sequences import Level
-    >>> iA, jA = Level("A", 0, "dense", 2, "i"), Level("A", 1, "compressed", 3, "j")
-    >>> iB, kB = Level("B", 0, "dense", 2, "i"), Level("B", 1, "compressed", 4, "k")
-    >>> print(simplify(_concat_per_row(Union(iA, iB), Concat(jA, kB))))
-    (i_A × (j_A + 4)) ∪ (i_B × (3 + k_B))
-    """
-    if not isinstance(b, Concat):
-        return None
-    parts = _parts(b)
-    if any(isinstance(n, (Union, Concat)) for p in parts for n in walk(p)):
-        return None
-    outer = a.iters()
-    if not outer or not all(isinstance(leaf, Level) for leaf in outer):
-        return None
-    owners = [_tensors(p) for p in parts]
-    if not all(owners) or sum(map(len, owners)) != len(frozenset().union(*owners)):
-        return None
-    if any(leaf.tensor not in frozenset().union(*owners) for leaf in outer):
-        return None
-    out, before, total = None, 0, b.size()
-    for part, mine in zip(parts, owners):
-        placed = part if before == 0 else Offset(before, part)
-        after = total - before - part.size()
-        placed = placed if after == 0 else Pad(placed, after)
-        side = Product(_without(a, frozenset(leaf for leaf in outer if leaf.tensor not in mine)), placed)
-        out = side if out is None else Union(out, side)
-        before += part.size()
-    return out
-
-
-def _without(s: Seq, leaves: frozenset) -> Seq:
-    """``s`` with each of ``leaves`` run out (∅, as the lattice's removal of a sparse one)."""
-    if s in leaves:
-        return Empty(s.size(), str(s))
-    kids = s.children()
-    return rebuild(s, tuple(_without(c, leaves) for c in kids)) if kids else s
-
-
 def simplify(s: Seq, defs: frozenset | None = None, log: list | None = None) -> Seq:
     """``s`` simplified bottom-up by Fig. 27's rules, each application appended to ``log``.
 
@@ -347,6 +295,13 @@ def simplify(s: Seq, defs: frozenset | None = None, log: list | None = None) -> 
     ['product-empty', 'union-left-empty']
     """
     log = [] if log is None else log
+    if isinstance(s, Project) and defs is not None:
+        apart = split_fills_apart(s)
+        if apart != s:
+            # (the other parts' leaves taken out of each product's rows: as the trace prints it)
+            apart = simplify(apart)
+            log.append(Rewrite("fill-per-row", str(s), str(apart)))
+            return simplify(apart, defs, log)
     if isinstance(s, Level) and defs is not None and s.mode and s.parent_key not in defs and not (
             s.dense and below_group(s.parent_key) in defs):
         # (a Dense level below a split's rows is at any row the minor walk inside reaches: kept)
@@ -382,7 +337,7 @@ def simplify(s: Seq, defs: frozenset | None = None, log: list | None = None) -> 
             out = Concat(Product(a.a, s.b), Product(a.b, s.b))
             log.append(Rewrite("product-over-concat", str(rebuild(s, (a, s.b))), str(out)))
             return simplify(out, defs, log)
-        rows = _concat_per_row(a, s.b) if defs is not None else None
+        rows = concat_per_row(a, s.b) if defs is not None else None
         if rows is not None:
             log.append(Rewrite("concat-per-row", str(rebuild(s, (a, s.b))), str(rows)))
             return simplify(rows, defs, log)
@@ -668,6 +623,9 @@ def build_seq_lattice(seq: Seq, defs=frozenset(), straddle: bool = False) -> Seq
         for sub in edges(s):
             r = remove(sub, s)
             log.append(Rewrite("remove-" + ("full" if sub.dense else "empty"), f"{sub} from {s}", str(r)))
+            for c in covered(sub, s):
+                r = remove(c, r)
+                log.append(Rewrite("remove-covered", f"{c} with {sub}", str(r)))
             before = len(log)
             t = simplify(r, defs, log)
             raw[me][1].append((sub, t, tuple(dict.fromkeys(w.rule for w in log[before:]))))

@@ -267,7 +267,17 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
                 # (a part of another fill walks every coordinate of its own: read densely, it does so with no
                 # union in a product's right operand, which the lattice does not take)
                 convert_to(t, _dense_like(formats[t]), f"{e} (a concatenation's part of another fill than the "
-                           f"result's walks every coordinate of its own, under a collapse or split)")
+                           f"result's walks every coordinate of its own, under a collapse or split; under a split "
+                           f"it is walked as its stored entries and its universe, a union of products, only "
+                           f"beside one other part, of the result's fill: with more, the cases of the split's "
+                           f"loops multiply)")
+    apart = [w for step in trace.find("cfir") for w in step.rewrites if w.rule == "fill-per-row"]
+    if apart:
+        # (what was read converted before: the front end weighs this kernel against its reshapes refined)
+        trace.record("fill-rows", before=program, after=low.cin, data={"splits": len(apart)},
+                     note=f"a split of a concatenation's ravel whose part of another fill walks every coordinate of "
+                          f"its own: that part as its stored entries' product and its universe's, a union of "
+                          f"products the split's groups walk (e.g. {apart[0].after}), no part read converted")
     found = searched(low.cin)
     if found and not convert:
         # (lower() choosing the strategy weighs the search against the looplets', as a conversion)

@@ -43,7 +43,8 @@ def test_a_sum_is_lowered_again_for_the_shapes_where_the_strategy_says_so(monkey
 def test_an_entry_read_again_is_fused_where_the_strategy_shares_it(monkeypatch, shares):
     t = ss.Tensor.from_numpy(np.array([-0.0, np.nan, np.nan, 2.0, -np.inf]), "sparse", fill=np.nan)
     w, w_ = xp.asarray(t), t.to_numpy()
-    said(monkeypatch, shares_constant_reads=shares)
+    # (a strategy sharing rows shares their entries too: said to share neither, or entries only)
+    said(monkeypatch, shares_constant_reads=shares, shares_constant_fibers=False)
     k = ss.lower(xp.square(xp.sign(w))[1], strategy="lattice")
     assert bool(k.trace.find("materialize")) != shares
     np.testing.assert_array_equal(np.asarray(k().to_numpy()), np.square(np.sign(w_))[1])
@@ -51,7 +52,7 @@ def test_an_entry_read_again_is_fused_where_the_strategy_shares_it(monkeypatch, 
 
 @pytest.mark.parametrize("fibers", [True, False])
 def test_a_row_read_again_is_fused_where_the_strategy_shares_fibers(monkeypatch, fibers):
-    # (the lattice shares no row: said so, the front end fuses (sign(a) * a + a)[2] for it, each read its own walk)
+    # (said not to, the front end computes the expression apart; said to, as it does, one walk of the row)
     a_ = np.array([[1.0, 0.0, -2.0], [0.0, 0.0, 3.0], [4.0, -0.0, 0.0]])
     a = xp.asarray(ss.Tensor.from_numpy(a_, "csr"))
     said(monkeypatch, shares_constant_fibers=fibers)

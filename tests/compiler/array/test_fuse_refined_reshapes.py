@@ -4,7 +4,8 @@ fill 1 (or NaN, -inf) was ``split(collapse(concat(...)))``, a split over the col
 ``b``'s every coordinate with a union the split cannot drain, so ``b`` was read densely, converted before each
 call (a ``convert`` step). Where each axis splits into pieces both shapes' axes divide
 (compiler.array.reshapes.refined_group: ``(2, 12) -> (2, 3, 4) -> (6, 4)``), the array front end splits the
-concatenation's axis first and collapses after, as the sequence lowering walks it; the ``array`` step says so.
+concatenation's axis first and collapses after, as the sequence lowering walks it; the ``array`` step says so. One it cannot refine walks ``b`` as stored too
+(compiler.lattice.seqrows.fills_per_row: its part two products under the split).
 Each against numpy, the dense oracle of the statement (compiler.evaluate) and the IR interpreter, the output
 validated; NaN and ±inf stored, empty and all-fill parts."""
 
@@ -58,13 +59,13 @@ def test_empty_and_all_fill_parts(density):
         one_lattice_kernel(H.reshape((0, 4)), h.reshape(0, 4), "coo")
 
 
-def test_a_reshape_it_cannot_refine_keeps_its_conversion():
-    # ((2, 12) -> (3, 8): 8 divides no piece of 12, so the split follows the collapse, b read converted)
+def test_a_reshape_it_cannot_refine_walks_the_part_as_stored():
+    # ((2, 12) -> (3, 8): 8 divides no piece of 12, so the split follows the collapse; b's part walked as its
+    # entries' product and its universe's, tests/compiler/lattice/test_seq_split_hstack_fills.py)
     assert refined_group((2, 12), (3, 8)) is None
     h, H = hstack(1.0, (nan,))
-    with np.errstate(invalid="ignore"):
-        k = one_lattice_kernel(H.reshape((3, 8)), h.reshape(3, 8), "csr")
-    assert [s.note.split(":")[0] for s in k.trace.find("convert")] == ["B is csr"]
+    k = read_as_stored(H.reshape((3, 8)), h.reshape(3, 8), "csr")
+    assert k.trace.find("fill-rows") and str(k.program.rhs).startswith("split(collapse("), k.program
 
 
 def test_parts_of_one_fill_lower_as_before():
