@@ -9,8 +9,8 @@ those of every monospace font a browser substitutes for it (Liberation Mono, Dej
 Menlo), and Graphviz names the SVG's font ``Courier,monospace``.
 
 A drawing wider than its pane is scaled down to the pane (:func:`fit_svg`), so the root of a
-wide fiber tree stays in view, but not below half its size, where its box scrolls instead; one
-narrower than its pane is centred in it. The zoom controls (:mod:`explorer.zoom`) show it at
+wide fiber tree stays in view, but not below half its size (three quarters for a program's tree
+laid out left to right), where its box scrolls instead; one narrower than its pane is centred in it. The zoom controls (:mod:`explorer.zoom`) show it at
 other sizes, in its box that scrolls (pan).
 
 >>> layout_dot('digraph { node [fontname="monospace"]; a }')
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["LAYOUT_FONT", "MAX_OVERFLOW", "MIN_SCALE", "fit_svg", "layout_dot"]
+__all__ = ["LAYOUT_FONT", "MAX_OVERFLOW", "MIN_SCALE", "MIN_SCALE_ROOTED_LEFT", "fit_svg", "layout_dot", "rooted_left"]
 
 #: The font every drawing is laid out in (see the module docstring).
 LAYOUT_FONT = "Courier"
@@ -48,6 +48,18 @@ def layout_dot(dot: str) -> str:
     return dot[:head.end()] + defaults + body
 
 
+_LEFT_TO_RIGHT = re.compile(r'\brankdir\s*=\s*"?LR\b')
+
+
+def rooted_left(dot: str) -> bool:
+    """Whether the DOT graph ``dot`` is laid out left to right (its root at the left edge).
+
+    >>> rooted_left('digraph t { rankdir=LR; a -> b }'), rooted_left('digraph t { a -> b }')
+    (True, False)
+    """
+    return _LEFT_TO_RIGHT.search(dot) is not None
+
+
 _SVG_TAG = re.compile(r"<svg\b([^>]*)>")
 _STYLE = re.compile(r'\sstyle="([^"]*)"')
 _WIDTH = re.compile(r'\swidth="([\d.]+)(pt|px)?"')
@@ -57,18 +69,27 @@ MIN_SCALE = 0.5
 #: ... unless that would make it wider than this share of its pane: a tree's root, drawn at its
 #: centre, stays in view when the pane opens scrolled to the left.
 MAX_OVERFLOW = "160%"
+#: A drawing laid out left to right (a program's tree: its root at the left edge, its width the
+#: nest's depth) is never shown below this fraction: its labels stay 12 px tall (16 px at 100%).
+MIN_SCALE_ROOTED_LEFT = 0.75
 
 
-def fit_svg(svg: str) -> str:
+def fit_svg(svg: str, rooted_left: bool = False) -> str:
     """The SVG scaled down to its container's width when wider, keeping its proportions
     (``max-width:100%; height:auto``; its ``viewBox`` gives the aspect ratio), but not below
-    :data:`MIN_SCALE` of its own size, nor wider than :data:`MAX_OVERFLOW` of the container for
-    that: a fiber tree of 64 leaves was a sliver with unreadable labels. It is a block with
-    auto margins: centred when narrower than its box, from the box's left edge when wider (so
-    all of it scrolls into view).
+    :data:`MIN_SCALE` of its own size, nor, for a drawing whose root is at its top centre, wider
+    than :data:`MAX_OVERFLOW` of the container for that: a fiber tree of 64 leaves was a sliver
+    with unreadable labels. A drawing laid out left to right (``rooted_left``: an IR's, a CFIR's or
+    a derivation's tree, its root at the left edge, in view as the box opens) keeps
+    :data:`MIN_SCALE_ROOTED_LEFT` of its size however wide: capped at 160% of a pane, those opened
+    at 38-61% with labels 4-6 px tall. It is a
+    block with auto margins: centred when narrower than its box, from the box's left edge when
+    wider (so all of it scrolls into view).
 
     >>> fit_svg('<svg width="900pt" height="90pt" viewBox="0 0 900 90"><g/></svg>')
     '<svg style="max-width:100%;height:auto;min-width:min(600px,160%);display:block;margin:0 auto" width="900pt" height="90pt" viewBox="0 0 900 90"><g/></svg>'
+    >>> fit_svg('<svg width="900pt" height="90pt"><g/></svg>', rooted_left=True)[:69]
+    '<svg style="max-width:100%;height:auto;min-width:900px;display:block;'
     """
     def add(m: re.Match) -> str:
         attrs = m.group(1)
@@ -76,7 +97,10 @@ def fit_svg(svg: str) -> str:
         width = _WIDTH.search(attrs)
         if width is not None:
             px = float(width.group(1)) * (4 / 3 if width.group(2) in (None, "pt") else 1)
-            fit += f";min-width:min({px * MIN_SCALE:.0f}px,{MAX_OVERFLOW})"
+            if rooted_left:
+                fit += f";min-width:{px * MIN_SCALE_ROOTED_LEFT:.0f}px"
+            else:
+                fit += f";min-width:min({px * MIN_SCALE:.0f}px,{MAX_OVERFLOW})"
         fit += ";display:block;margin:0 auto"
         style = _STYLE.search(attrs)
         if style is not None:

@@ -34,7 +34,7 @@ from pygments.token import Comment, Keyword, Name, Number, Operator, Punctuation
 from compiler.trace import Artifact, Step
 
 from .factviews import facts_table
-from .fit import fit_svg
+from .fit import fit_svg, rooted_left
 from .legend import legend_html
 from .linking import LINE_BOX, PART_BOX, link_handlers, scroll_to_line
 from .nests import compact_nest_dot
@@ -473,8 +473,9 @@ def _generic(artifact: Artifact, highlight=None, provenance=None, show_text: boo
     if artifact.dot:
         # scaled to the pane (a wide fiber tree keeps its root in view); zoomed, it scrolls (pan);
         # the view keeps a zoom level per kind of drawing (explorer.zoom)
+        svg = render_dot(artifact.dot, highlight, provenance, nodes=node_tags_of(artifact))
         parts.append(f'<div class="drawing" data-zoom-key="{_html.escape(artifact.kind)}" style="overflow:auto">'
-                     f'{fit_svg(render_dot(artifact.dot, highlight, provenance, nodes=node_tags_of(artifact)))}</div>')
+                     f'{fit_svg(svg, rooted_left(artifact.dot))}</div>')
         if show_text and artifact.text:
             parts.append(f"<details><summary>text</summary>{_artifact_text(artifact, provenance)}</details>")
     elif artifact.text:

@@ -5,7 +5,8 @@ Each drawing's title holds the controls (:func:`zoom_controls`): ``−`` and ``+
 pane's width (never up), *100%* shows it at its own size. A drawing larger than its pane
 scrolls inside it (its ``.drawing`` box), one smaller is centred (:func:`~explorer.fit.fit_svg`
 makes it a centred block). Until a level is chosen, a drawing is as :func:`~explorer.fit.fit_svg`
-draws it: fitted, but not below half its size.
+draws it: fitted, but not below half its size (three quarters for a program's tree laid out left
+to right).
 
 The chosen level is kept per kind of drawing (a lattice, a looplet nest, the CFIR, ...) on the
 view that shows it (the explorer, a Compare column, else the page), so stepping to the next

@@ -719,3 +719,51 @@ def test_exported_pages_tag_legend_stays_in_view_beside_the_code(browser, tmp_pa
                 if (width, height) == (1100, 600):
                     page.screenshot(path=str(artifacts / f"export-legend-{stage}-{where}.png"), full_page=False)
             page.close()
+
+
+# each drawing of a program's tree (laid out left to right) on the page: its scale (shown width over
+# its own) and its labels' height in pixels
+PROGRAM_TREES_JS = r"""
+() => [...document.querySelectorAll('section')].filter(s => s.offsetParent !== null)
+  .flatMap(s => [...s.querySelectorAll('.artifact[data-kind="cfir"] .drawing > svg, '
+                                       + '.artifact[data-kind="ir"] .drawing > svg')])
+  .map(svg => {
+    const own = parseFloat(svg.getAttribute('width')) * 4 / 3;   // (Graphviz gives points)
+    const label = svg.querySelector('g.node text');
+    return {kind: svg.closest('.artifact').dataset.kind, scale: svg.getBoundingClientRect().width / own,
+            label: label ? label.getBoundingClientRect().height : 0};
+  })
+"""
+
+
+def test_a_programs_tree_opens_large_enough_to_read(browser, tmp_path, artifacts):
+    """The CFIR and the imperative IR of a 3-D CSF product, drawn left to right with their root at the
+    left edge, open at three quarters of their size or more in a narrow page, labels >= 11 px tall,
+    the box scrolling; capped at 160% of the pane as a top-down tree is, they opened at 38-61%, labels
+    4-6 px tall (the audit of notebooks 03 and 10)."""
+    import compiler as ss
+    from explorer import export_html
+
+    trace = ss.lower("C[i, j, k] = A[i, j, k] * B[i, j, k] + D[i, j, k]", "lattice", A="csf", B="csf", D="csf",
+                     C="csf").trace
+    path = tmp_path / "trees.html"
+    export_html(trace, path)
+    page = browser.new_page(viewport={"width": 900, "height": 900})
+    page.goto(path.as_uri())
+    seen = []
+    for k in range(len(trace.steps)):
+        trees = page.evaluate(PROGRAM_TREES_JS)
+        if trees:
+            # (the tree's root: at the drawing's left edge, half way down)
+            page.locator("section:visible .drawing g.node").first.scroll_into_view_if_needed()
+            page.screenshot(path=str(artifacts / f"export-program-tree-{k}.png"))
+        seen += trees
+        old = page.locator("section:visible").first.inner_text()
+        page.keyboard.press("ArrowRight")
+        if k + 1 < len(trace.steps):
+            page.wait_for_function("(old) => [...document.querySelectorAll('section')]"
+                                   ".find(s => s.offsetParent !== null).innerText !== old", arg=old)
+    page.close()
+    assert {t["kind"] for t in seen} == {"cfir", "ir"}, seen
+    small = [t for t in seen if t["scale"] < 0.74 or t["label"] < 11]
+    assert not small, f"program trees opened too small to read: {small}"
