@@ -53,7 +53,7 @@ def case_id(case):
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c[0].identity is not NOVALUE], ids=case_id)
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(data=st.data())
 def test_identity_is_identity(case, data):
     op, dt = case
@@ -66,7 +66,7 @@ def test_identity_is_identity(case, data):
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c[0].annihilator is not NOVALUE], ids=case_id)
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(data=st.data())
 def test_annihilator_annihilates(case, data):
     op, dt = case
@@ -80,7 +80,7 @@ def test_annihilator_annihilates(case, data):
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c[0].commutative], ids=case_id)
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(data=st.data())
 def test_commutative(case, data):
     op, dt = case
@@ -89,7 +89,7 @@ def test_commutative(case, data):
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c[0].idempotent], ids=case_id)
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(data=st.data())
 def test_idempotent(case, data):
     op, dt = case
@@ -101,7 +101,7 @@ def test_idempotent(case, data):
 @pytest.mark.parametrize("case", [c for c in CASES if c[0].associative
                                   and (c[1] in ("int64", "int32", "bool") or c[0].idempotent)],
                          ids=case_id)
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(data=st.data())
 def test_associative(case, data):
     op, dt = case

@@ -105,7 +105,7 @@ def test_the_array_languages_astype(kind):
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(data=st.data())
 def test_property_astype_kernels_agree_with_the_oracle(strategy, data):
     n = data.draw(st.integers(0, 6))

@@ -103,7 +103,7 @@ def cases(draw):
     return dtype, x, z, w, fill
 
 
-@settings(max_examples=40)
+@settings(max_examples=20)
 @given(program=st.sampled_from(sorted(PROGRAMS)), strategy=st.sampled_from(STRATEGIES),
        fmt=st.sampled_from(["dense", "sparse"]), case=cases())
 # C computed uint8 + uint8 in int, so the looplets' (x + z) > 100 saw 260 where numpy wraps to 4
@@ -196,7 +196,7 @@ def test_bitwise_operators_refuse_signed_and_uint64_together(program):
 DIVIDED = ["float32", "float64", "int8", "int32", "int64", "uint16", "bool"]
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=12, deadline=None)
 @given(xdt=st.sampled_from(DIVIDED), zdt=st.sampled_from(DIVIDED), strategy=st.sampled_from(STRATEGIES),
        fmt=st.sampled_from(["dense", "sparse"]),
        pairs=st.lists(st.tuples(st.integers(-9, 9), st.integers(-9, 9)), min_size=0, max_size=6))
@@ -262,7 +262,7 @@ def test_numpys_einsum_call_is_in_numpys_dtype_wrapping_as_numpys(dtype, strateg
 EINSUM_DTYPES = ["bool", "int8", "uint8", "int16", "int32", "uint32", "int64", "float32", "complex64"]
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=6, deadline=None)
 @given(adt=st.sampled_from(EINSUM_DTYPES), bdt=st.sampled_from(EINSUM_DTYPES), strategy=st.sampled_from(STRATEGIES),
        sparse=st.booleans(), seed=st.integers(0, 2 ** 16))
 @example(adt="bool", bdt="bool", strategy="lattice", sparse=True, seed=0)

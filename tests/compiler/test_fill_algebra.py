@@ -197,7 +197,7 @@ def cases(draw):
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(case=cases())
 @example(case=("c[i] = x[i] * y[i]", {
     "x": Tensor.from_numpy(np.array([0.0, 0.0, 2.0]), "sparse_vector", name="x"),

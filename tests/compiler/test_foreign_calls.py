@@ -165,7 +165,7 @@ def test_two_foreign_operands_and_a_sparse_output(strategy):
     assert _shares(own, "A", a)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=12, deadline=None)
 @given(m=st.integers(0, 6), n=st.integers(0, 6), density=st.sampled_from([0.0, 0.3, 1.0]),
        seed=st.integers(0, 3), strategy=st.sampled_from(STRATEGIES), fmt=st.sampled_from(["csr", "csc"]))
 @example(m=0, n=3, density=0.3, seed=0, strategy="lattice", fmt="csr")

@@ -99,7 +99,7 @@ def test_a_spec_that_cannot_be_read_says_why(text, message):
         parse_format(text)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=75, deadline=None)
 @given(st.data())
 def test_any_format_reads_back_from_its_printed_text(data):
     from compiler import levels as L

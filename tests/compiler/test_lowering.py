@@ -592,7 +592,7 @@ FRESH_PROGRAMS = ["y[i] = A[i, j] * x[j]", "y[i] = max[j](A[i, j])", "y[i] = min
                   "y[i] min= A[i, j] - x[j]", "Z[i, j] = A[i, j] * x[j] + 1"]
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(st.sampled_from(FRESH_PROGRAMS), st.sampled_from([0.0, 1.0, -2.0, np.inf, np.nan]),
        st.integers(0, 4), st.integers(0, 4), st.sampled_from([0.0, 0.4, 1.0]),
        st.sampled_from(["lattice", "looplets"]), st.integers(0, 2**31))

@@ -184,7 +184,7 @@ def cases(draw):
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(case=cases())
 @example(case=("c[i] = x[i] * sin(y[i])", {
     "x": Tensor.from_numpy(np.array([0.0, 0.0, 2.0]), "sparse_vector", name="x"),
@@ -254,7 +254,7 @@ def test_floordiv_and_mod_spellings_and_precedence():
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(data=st.data())
 def test_floordiv_and_mod_kernels_match_numpy_over_fills_and_formats(strategy, data):
     is_int = data.draw(st.booleans())
@@ -333,7 +333,7 @@ def test_shift_spellings_precedence_and_refusal():
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(data=st.data())
 def test_shift_kernels_match_numpy_over_fills_and_formats(strategy, data):
     n = data.draw(st.integers(0, 6))

@@ -49,7 +49,7 @@ def _writes(draw, n):
                          max_size=3))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=75, deadline=None)
 @given(st.integers(0, 6), st.integers(1, 6), st.sampled_from(["int32", "int64"]), st.integers(0, 2**32 - 1),
        st.data())
 # a drop at a fiber's start is allowed; empty fibers share that start (counted once)

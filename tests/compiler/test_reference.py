@@ -217,7 +217,7 @@ fills = st.one_of(st.sampled_from([0.0, 1.0, -1.0, INF, -INF, 2.5]),
 
 
 @pytest.mark.parametrize("program", PROGRAMS)
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(fa=fills, fx=fills, fd=fills, n=st.integers(0, 3), m=st.integers(0, 3))
 def test_fill_inference_matches_all_fill_inputs(program, fa, fx, fd, n, m):
     ext = max(n, 1)

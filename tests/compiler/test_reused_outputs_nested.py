@@ -72,7 +72,7 @@ def test_a_mask_under_a_dense_level_is_declared_by_the_runtime_not_in_c(order):
 _VALUES = st.sampled_from([0, 0, -1, 1, 7])
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(st.sampled_from([(0, 1), (1, 0)]), st.integers(0, 4), st.integers(0, 5), st.data())
 @example((0, 1), 0, 3, None)     # no rows
 @example((1, 0), 3, 0, None)     # no columns

@@ -76,7 +76,7 @@ terms = st.recursive(
 )
 
 
-@settings(max_examples=150)
+@settings(max_examples=75)
 @given(terms, st.integers(-5, 5), st.integers(-5, 5))
 def test_rewriting_preserves_meaning_and_log_chains(t, x, y):
     log = []

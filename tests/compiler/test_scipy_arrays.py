@@ -129,7 +129,7 @@ def written_matrices(draw):
     return m, expected(kind, shape, arrays)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(written_matrices(), st.sampled_from(TARGETS))
 def test_written_arrays_are_refused_or_read_as_scipy_defines_them(case, target):
     m, want = case

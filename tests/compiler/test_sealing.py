@@ -244,7 +244,7 @@ def test_compute_checks_a_shared_tensor_once_however_many_operands_read_it(monke
     assert len(runs) == 1   # (the Leaf's check; the call's own check would be a second)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(st.sampled_from(["csr", "csc", "coo", "dcsr", "hash", "bytemap"]), st.data())
 @example("csr", None)
 def test_a_write_to_a_forced_writeable_index_array_is_refused_or_computed_right(name, data):

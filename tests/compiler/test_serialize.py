@@ -37,7 +37,7 @@ values = st.recursive(
 )
 
 
-@settings(max_examples=100)
+@settings(max_examples=50)
 @given(values)
 def test_round_trip(value):
     import json

@@ -63,7 +63,7 @@ def count_not_fill(arr, fill):
     return int(np.count_nonzero(arr != fill))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=75, deadline=None)
 @given(tensor_cases())
 def test_numpy_round_trip_any_format(case):
     arr, fmt, fill = case
@@ -80,7 +80,7 @@ def test_numpy_round_trip_any_format(case):
         assert t.nnz == arr.size
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(tensor_cases(), st.data())
 def test_asformat_round_trip(case, data):
     arr, fmt, fill = case
@@ -311,7 +311,7 @@ def test_user_built_tensor_and_shape_checks():
         Tensor(Dense(SparseList(Element(0.0), 4, pos=[0, 0], idx=[]), 1), name="A")
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(hnp.arrays("int64", st.tuples(st.integers(0, 7), st.integers(0, 7)), elements=st.integers(0, 3)),
        st.sampled_from(["float64", "float32", "int64", "int32", "bool"]),
        st.sampled_from([(csr, csc), (csc, csr)]), st.sampled_from(["int32", "int64"]), st.sampled_from([0, 1]),
@@ -399,7 +399,7 @@ def test_entries_are_sorted_by_one_key_or_by_lexsort_when_it_would_not_fit(case,
     assert got == sorted(entries)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=75, deadline=None)
 @given(tensor_cases(), st.data())
 def test_from_coords_sums_duplicates_and_stores_no_fill_in_any_format(case, data):
     arr, fmt, fill = case   # (arr gives the shape and dtype)

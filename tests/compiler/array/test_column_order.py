@@ -72,7 +72,7 @@ def test_a_split_into_csc_is_scattered_not_refused():
     np.testing.assert_array_equal(out.to_numpy(), np.concatenate([M.reshape(-1)] * 2).reshape(8, 5))
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(rows=st.integers(0, 6), cols=st.integers(0, 4), start=st.integers(-7, 7), stop=st.integers(-7, 7),
        step=st.sampled_from([1, 2, 3, -1, -2, -3]), fill=st.sampled_from([0.0, 1.0, np.nan, np.inf, -np.inf]),
        stack=st.booleans(), seed=st.integers(0, 2 ** 16))
@@ -146,7 +146,7 @@ def test_a_mixed_stack_under_the_lattice_reads_the_csc_converted_into_coo():
 KINDS = ["csc", "csr", "coo", "numpy"]
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(rows=st.lists(st.integers(0, 4), min_size=2, max_size=3), cols=st.integers(0, 4),
        kinds=st.lists(st.sampled_from(KINDS), min_size=3, max_size=3), axis=st.sampled_from([0, 1]),
        step=st.sampled_from([1, 2, -1, -3]), fill=st.sampled_from([0.0, 1.0, np.nan, np.inf, -np.inf]),

@@ -131,7 +131,7 @@ def test_sums_through_shape_operators_are_integer_arithmetic(dtype, strategy, fo
 PAIRS = ["bool", "int8", "uint8", "int16", "int32", "uint32", "int64", "float32"]
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=5, deadline=None)
 @given(adt=st.sampled_from(PAIRS), bdt=st.sampled_from(PAIRS), strategy=st.sampled_from(["lattice", "looplets"]),
        sparse=st.booleans(), seed=st.integers(0, 2 ** 16))
 @example(adt="int16", bdt="int16", strategy="lattice", sparse=True, seed=3)

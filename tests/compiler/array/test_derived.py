@@ -151,7 +151,7 @@ def test_math_functions_of_the_array_language_by_both_strategies(strategy):
 VALUES = st.sampled_from([0.0, 1.0, -2.5, 0.5, INF, -INF, NAN])
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(data=st.data())
 @example(data=None)
 def test_property_derived_functions_on_random_sparse_inputs(data):

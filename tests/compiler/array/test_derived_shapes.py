@@ -86,7 +86,7 @@ def test_errors_say_what_is_wrong():
         xp.roll(A, 1, axis=2)
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(data=st.data())
 @example(data=None)
 def test_property_roll_tile_repeat_match_numpy(data):

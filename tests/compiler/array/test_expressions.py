@@ -61,7 +61,7 @@ def _step(draw, x, a):
     return xp.concat([x, x * 2], axis=0), np.concatenate([a, a * 2], axis=0)
 
 
-@settings(max_examples=25)
+@settings(max_examples=12)
 @given(st.data())
 def test_property_chains_of_operators_match_numpy(data):
     shape = (data.draw(st.integers(1, 4)), data.draw(st.integers(1, 4)))

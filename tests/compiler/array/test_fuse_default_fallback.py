@@ -76,7 +76,7 @@ def test_what_the_lattice_lowers_is_still_the_lattice_kernel():
     assert kernel.strategy == "lattice" and retries(kernel) == []
 
 
-@settings(max_examples=12)
+@settings(max_examples=6)
 @given(fmt=st.sampled_from(sorted(F3)), fill=st.sampled_from([0.0, 1.0, nan]),
        ops=st.tuples(st.sampled_from(sorted(REDUCE)), st.sampled_from(sorted(REDUCE))),
        axes=st.tuples(st.integers(0, 2), st.integers(0, 1)), density=st.sampled_from([0.0, 0.4, 1.0]),

@@ -86,7 +86,7 @@ def test_a_partial_or_kept_reduction_still_reads_the_view():
     np.testing.assert_array_equal(np.asarray(k().to_numpy()), np.sum(a_.T.reshape(-1), keepdims=True))
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=10, deadline=None)
 @given(name=st.sampled_from(REDUCTIONS), view=st.sampled_from(sorted(VIEWS)),
        fmt=st.sampled_from(["csr", "csc", "coo", "dcsr"]), fill=st.sampled_from([0.0, 1.0, nan, inf, -inf]),
        seed=st.integers(0, 2**16), density=st.sampled_from([0.0, 0.3, 1.0]))

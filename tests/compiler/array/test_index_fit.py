@@ -191,7 +191,7 @@ def test_fresh_tensors_of_a_lowered_statement_build_no_format_for_the_choice(mon
     assert again is k and index_dtypes(again(A=fresh)) == {"int32"}
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=6, deadline=None)
 @given(rows=st.integers(0, 5), cols=st.integers(0, 4), fill=st.sampled_from(FILLS), kind=st.sampled_from(FORMATS),
        out=st.sampled_from(["csr", "coo", "dcsr", "csc"]), strategy=st.sampled_from(["lattice", "looplets"]),
        prog=st.sampled_from(["C[i, j] = A[i, j] * 2", "C[i, j] = A[i, j] + B[i, j]", "C[i, j] = A[i, k] * B[k, j]"]),
@@ -235,7 +235,7 @@ def shape_case(op, a, dense, step):
             "ravel": lambda: (a.reshape(-1), dense.reshape(-1))}[op]()
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=12, deadline=None)
 @given(rows=st.integers(0, 5), cols=st.integers(0, 4), fill=st.sampled_from(FILLS), kind=st.sampled_from(FORMATS),
        step=st.sampled_from([1, 2, -1, -3]), op=st.sampled_from(OPS), out=st.sampled_from([None, "coo", "csr"]),
        seed=st.integers(0, 2 ** 16))

@@ -64,7 +64,7 @@ def test_reductions_by_looplets():
         check(xp.asarray(make(A, kind)).max(), A.max(), strategy="looplets")
 
 
-@settings(max_examples=30)
+@settings(max_examples=15)
 @given(st.data())
 def test_property_reductions_match_numpy(data):
     ndim = data.draw(st.integers(1, 3))

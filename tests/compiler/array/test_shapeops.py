@@ -133,7 +133,7 @@ def test_shapes_and_axes_that_are_not_ints_are_refused_naming_the_function(call,
         call(xp.asarray(A))
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=10, deadline=None)
 @given(data=st.data(), kind=st.sampled_from(["numpy", "csr", "coo"]),
        step=st.sampled_from([1, 2, 3, 4, 5, 2**62, 2**63 - 1, 2**63, 2**70]), sign=st.sampled_from([1, -1]))
 @example(data=None, kind="csr", step=2**70, sign=-1)
@@ -149,7 +149,7 @@ def test_property_a_slice_step_past_the_extent_takes_one_entry_as_numpy(data, ki
 JOINED = ["float32", "float64", "int32", "int64", "bool"]
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=7, deadline=None)
 @given(sdt=st.sampled_from(JOINED), vdt=st.sampled_from(JOINED), scalar=st.sampled_from([0.1, -2.0, 0.0, np.nan]),
        values=st.lists(st.sampled_from([0.1, 3.0, 0.0, -np.inf]), min_size=0, max_size=3),
        join=st.sampled_from(["concat", "stack"]), first=st.booleans(),
@@ -177,7 +177,7 @@ _slices = st.builds(slice, st.none() | st.integers(-5, 5), st.none() | st.intege
                     st.none() | st.integers(-3, 3).filter(lambda s: s != 0))
 
 
-@settings(max_examples=25)
+@settings(max_examples=12)
 @given(st.data())
 def test_property_slicing_and_reshaping_match_numpy(data):
     ndim = data.draw(st.integers(1, 3))

@@ -55,7 +55,7 @@ def _operands(operands, n, density, seed, special):
 
 @pytest.mark.parametrize("strategy", ["lattice", "looplets"])
 @pytest.mark.parametrize("program, out, operands", PROGRAMS, ids=[p[0] for p in PROGRAMS])
-@settings(max_examples=12)
+@settings(max_examples=6)
 @given(n=st.integers(0, 7), density=st.sampled_from([0.0, 0.3, 1.0]), seed=st.integers(0, 10**6), special=VALUES)
 @example(n=5, density=0.3, seed=1, special=np.nan)
 @example(n=0, density=0.3, seed=1, special=0.0)

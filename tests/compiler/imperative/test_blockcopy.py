@@ -117,7 +117,7 @@ def test_the_block_copy_in_a_bounds_checked_build():
     assert "copied as a block" in k.c_source
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(st.lists(st.lists(st.sampled_from([0.0, -0.0, 1.0, -2.5, nan, np.inf]), min_size=10, max_size=10),
                 min_size=0, max_size=6), st.integers(0, 6), st.sampled_from(["csr", "coo"]))
 @example([[0.0, -0.0, nan, 1.0, 0.0, 1, 1, 1, 1, 1], [1.0] * 10], 1, "csr")

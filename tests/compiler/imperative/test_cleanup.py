@@ -392,14 +392,14 @@ def _blocks(draw, depth=0):
     return out
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(_blocks())
 def test_drop_unused_locals_drops_what_the_walk_everything_version_drops(stmts):
     from compiler.imperative.cleanup import drop_unused_locals
     assert drop_unused_locals(stmts) == _reference_drop_unused_locals(stmts)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(_blocks())
 def test_drop_dead_assignments_drops_what_the_walk_everything_version_drops(stmts):
     from compiler.imperative.cleanup import drop_dead_assignments

@@ -136,7 +136,7 @@ def run(stmts):
 # (found when the source's assignments were not looked at: b read after a changed)
 @example([Declare(a, "int64", 0), Declare(b, "int64", a), Assign(a, 1), Store("out", 0, a, "+"),
           Store("out", 1, b, "+")])
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(programs())
 def test_dropping_copies_keeps_what_the_interpreter_computes(stmts):
     after = drop_copies(stmts)

@@ -123,7 +123,7 @@ def run(stmts):
 @example([Declare(a, "int64", 1), Declare(Var("q0"), "int64", 0),
           While(BinOp("<", Var("q0"), 3), [CompoundAssign("+", Var("q0"), 1),
                                             Store("out", 0, BinOp("+", Var("q0"), a), "+"), Assign(a, 5)])])
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(programs())
 def test_dropping_dead_stores_keeps_what_the_interpreter_computes(stmts):
     np.testing.assert_array_equal(run(drop_dead_stores(stmts)), run(stmts))

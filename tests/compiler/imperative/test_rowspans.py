@@ -130,7 +130,7 @@ def test_an_hstack_and_a_strided_slice_keep_their_rows(strategy):
         assert SPAN not in k.c_source
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(st.lists(st.lists(st.tuples(st.integers(0, 5), st.sampled_from([0.0, -0.0, 1.0, -2.5, nan])), max_size=6),
                 max_size=6),
        st.integers(0, 6), st.sampled_from(STRATEGIES))

@@ -27,7 +27,7 @@ def fresh_names():
     return lambda base: Var(f"{base}_{next(names)}")
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(st.lists(st.lists(st.integers(0, 500), max_size=12, unique=True), max_size=12))
 def test_rank_sort_run_merge_and_heapsort(runs):
     lst = write_order(runs)

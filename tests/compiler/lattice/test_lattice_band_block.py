@@ -111,7 +111,7 @@ FILLS = [0.0, 1.0, float("nan"), float("inf")]
 
 
 @pytest.mark.parametrize("level", LEVELS, ids=lambda c: c.__name__)
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(m=st.integers(0, 5), n=st.integers(0, 6), density=st.sampled_from([0.0, 0.3, 0.7, 1.0]),
        fill=st.sampled_from(FILLS), prog=st.sampled_from(sorted(MATRIX)), seed=st.integers(0, 2 ** 16))
 @example(m=3, n=3, density=0.3, fill=float("nan"), prog="C[i, j] = A[i, j] + B[i, j]", seed=1)
@@ -129,7 +129,7 @@ def test_band_and_block_matrix_property(level, m, n, density, fill, prog, seed):
 
 
 @pytest.mark.parametrize("level", LEVELS, ids=lambda c: c.__name__)
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(n=st.integers(0, 9), density=st.sampled_from([0.0, 0.3, 0.7, 1.0]), fill=st.sampled_from(FILLS),
        prog=st.sampled_from(sorted(VECTOR)), seed=st.integers(0, 2 ** 16))
 @example(n=6, density=0.3, fill=float("nan"), prog="z[i] = v[i] + w[i]", seed=3)
@@ -240,7 +240,7 @@ def at_most_one_per_row(a, rng, fill):
     return a
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(m=st.integers(0, 5), n=st.integers(0, 6), fill=st.sampled_from(FILLS), prog=st.sampled_from(sorted(MATRIX)),
        seed=st.integers(0, 2 ** 16))
 @example(m=4, n=4, fill=0.0, prog="y[i] = A[i, i]", seed=3)
@@ -255,7 +255,7 @@ def test_point_matrix_property(m, n, fill, prog, seed):
     matrix_case(prog, a, b, random_sparse((n,), 1.0, rng), fill, SparsePoint)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(n=st.integers(0, 7), fill=st.sampled_from(FILLS), prog=st.sampled_from(sorted(VECTOR)),
        seed=st.integers(0, 2 ** 16))
 def test_point_vector_property(n, fill, prog, seed):
@@ -285,7 +285,7 @@ def one_run_per_row(m, n, rng, fill):
     return a
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(m=st.integers(0, 5), n=st.integers(0, 6), fill=st.sampled_from(FILLS), prog=st.sampled_from(sorted(MATRIX)),
        seed=st.integers(0, 2 ** 16))
 @example(m=4, n=4, fill=0.0, prog="y[i] = A[i, i]", seed=3)
@@ -299,7 +299,7 @@ def test_interval_matrix_property(m, n, fill, prog, seed):
                  random_sparse((n,), 1.0, rng), fill, SparseInterval)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(n=st.integers(0, 7), fill=st.sampled_from(FILLS), prog=st.sampled_from(sorted(VECTOR)),
        seed=st.integers(0, 2 ** 16))
 def test_interval_vector_property(n, fill, prog, seed):

@@ -381,7 +381,7 @@ def test_parallel_blocks_of_fused_positions(fmt, direction, factor):
         np.testing.assert_allclose(k(A=A, B=B).to_numpy(), a * B.to_numpy())
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(0, 9), st.integers(1, 7), st.floats(0.0, 1.0), st.integers(1, 40),
        st.sampled_from(["down", "up"]), st.booleans(), st.integers(0, 2 ** 16))
 def test_property_fused_position_blocks(m, n, density, factor, direction, compressed, seed):

@@ -86,7 +86,7 @@ def test_diagonal_of_a_sparse_last_level_is_searched(prog, make):
     assert " : -1;" in k.c_source   # the search's result: the position of i, or -1
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(n=st.integers(0, 6), density=st.sampled_from([0.0, 0.4, 1.0]), fill=st.sampled_from([0.0, 1.5]),
        prog=st.sampled_from(sorted(PROGRAMS)), make=st.sampled_from(sorted(READ)), seed=st.integers(0, 2 ** 16))
 @example(n=3, density=0.4, fill=1.5, prog="s = A[i, i]", make="csr", seed=0)

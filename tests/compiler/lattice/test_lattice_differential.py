@@ -34,7 +34,7 @@ def data(rng, shape, density, fill):
     return a
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(vector_expr(), st.fixed_dictionaries({t: st.sampled_from(list(VEC)) for t in "bcd"}),
        st.sampled_from([0.0, 1.0]), st.sampled_from([0, 1, 7]), st.sampled_from([0.0, 0.3, 1.0]),
        st.booleans(), st.integers(0, 2 ** 16))
@@ -53,7 +53,7 @@ def test_vector_expressions(expr, fmts, fill, n, density, sparse_out, seed):
     np.testing.assert_allclose(got.to_numpy(), want)
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(["C[i, j] = A[i, j] + B[i, j]", "C[i, j] = A[i, j] * B[i, j]",
                         "C[i, j] = max(A[i, j], B[i, j])", "y[i] = A[i, j] * x[j]",
                         "y[i] = sum[j](A[i, j]) + x[i]", "y[i] = max[j](A[i, j] * B[i, j])"]),

@@ -143,7 +143,7 @@ def test_no_fold_where_the_schedule_changes_the_loop(schedule):
     assert "fold" not in next(s for s in k.trace.steps if s.stage == "cfir").after_text.split("forall j")[0]
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(["s[] = max[i, j](A[i, j])", "s[] = min[i, j](A[i, j])", "s[] = A[i, j]",
                         "y[i] = max[j](A[i, j])", "y[i] = A[i, j]", "y[j] = min[i](A[i, j])",
                         "y[i] = max[j](A[i, j] * B[i, j])", "y[i] = A[i, j] + B[i, j]",
@@ -170,7 +170,7 @@ def test_property_folded_reductions_equal_the_oracle(prog, fa, fb, fill_a, fill_
     check_lowered(prog, out=fmt, options=options, checked=seed % 2 == 0, **tensors)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(["s[] = sum[i](b[i])", "s[] = max[i](b[i])", "s[] = min[i](b[i])", "s[] = any(b[i])",
                         "s[] = all(b[i])"]),
        st.sampled_from([("bool", True), ("bool", False), ("int64", 0), ("int64", 3), ("int32", -2),

@@ -357,7 +357,7 @@ def test_a_converted_format_with_no_short_name_is_named_by_its_mode_order(rng):
 FORMATS_2D = {"csr": csr, "csc": csc, "dcsr": dcsr, "coo": coo, "dense": lambda: dense(2)}
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(orders=st.lists(st.booleans(), min_size=4, max_size=4),
        names=st.lists(st.sampled_from("BC"), min_size=3, max_size=3),
        ops=st.lists(st.sampled_from("+*"), min_size=2, max_size=2),
@@ -539,7 +539,7 @@ def test_reading_the_output_suggests_an_update():
         lower("y[i] = y[i] + A[i, j] * x[j]", A=csr(), x=dense(1), y=dense(1))
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(["+=", "max=", "min=", "*="]), st.sampled_from(["y[i] {op} A[i, j] * x[j]",
                                                                       "y[j] {op} A[i, j] + x[i]", "s {op} A[i, j]",
                                                                       "y[i] {op} sum[j](A[i, j]) + x[i]"]),
@@ -665,7 +665,7 @@ def test_a_row_reduction_is_computed_once_per_row_not_once_per_entry():
     assert "j < B1_size" not in src          # the fill-0 product is skipped: no sweep of j
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(["csr", "coo", "dcsr", "csc"]), st.sampled_from(["csr", "dense"]),
        st.sampled_from([0.0, 1.0, -2.0]), st.sampled_from([0.0, 2.0]),
        st.sampled_from(["sum", "max", "min"]), st.sampled_from(["*", "+", "max"]),

@@ -120,7 +120,7 @@ def unions(draw):
     return f"a[i] = {rhs}", tensors
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=6, deadline=None)
 @given(unions())
 def test_unions_of_several_operands_by_every_oracle(drawn):
     prog, tensors = drawn

@@ -234,7 +234,7 @@ def run_property(out, what, shape, fill, density, seed):
     lower_and_check(expr, FORMATS[out], used(expr, tensors))
 
 
-@settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, suppress_health_check=[HealthCheck.too_slow])
 @given(out=st.sampled_from(list(FORMATS)), what=st.sampled_from(list(EXPRS)),
        shape=st.tuples(st.integers(1, 6), st.integers(1, 6)), fill=st.sampled_from(FILLS),
        density=st.sampled_from([0.0, 0.3, 0.7, 1.0]), seed=st.integers(0, 2 ** 16))
@@ -371,7 +371,7 @@ def test_a_byte_map_or_hash_vector_and_three_modes(cls):
     assembled_natively(k, out, how)
 
 
-@settings(max_examples=30, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=15, suppress_health_check=[HealthCheck.too_slow])
 @given(cls=st.sampled_from(list(SLOTTED)), what=st.sampled_from(["sum", "product", "copy", "spmm", "spmv"]),
        shape=st.tuples(st.integers(0, 5), st.integers(0, 5), st.integers(0, 4)), fill=st.sampled_from(FILLS),
        density=st.sampled_from([0.0, 0.3, 0.7, 1.0]), seed=st.integers(0, 2 ** 16))
@@ -395,7 +395,7 @@ def test_property_byte_map_and_hash_outputs(cls, what, shape, fill, density, see
     run_blocks(expr, fmt, used(expr, tensors), SLOTTED[cls][0])
 
 
-@settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, suppress_health_check=[HealthCheck.too_slow])
 @given(out=st.sampled_from(list(BLOCKS2) + list(BLOCKS3)), what=st.sampled_from(["sum", "product", "copy", "spmm"]),
        shape=st.tuples(st.integers(0, 5), st.integers(0, 5), st.integers(0, 4)), fill=st.sampled_from(FILLS),
        density=st.sampled_from([0.0, 0.3, 0.7, 1.0]), seed=st.integers(0, 2 ** 16))
@@ -501,7 +501,7 @@ def test_rows_the_loops_skip_get_their_runs(cls):
     assert k(B=B).levels[1].pos.tolist() == ([0, 1, 4, 5, 6, 8, 9] if cls is RunList else [0, 0, 1, 1, 1, 2, 2])
 
 
-@settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, suppress_health_check=[HealthCheck.too_slow])
 @given(cls=st.sampled_from(RUNS), what=st.sampled_from(["sum", "product", "copy", "spmm", "spmv"]),
        shape=st.tuples(st.integers(0, 6), st.integers(0, 6)), fill=st.sampled_from(FILLS),
        density=st.sampled_from([0.0, 0.3, 0.7, 1.0]), special=st.booleans(), seed=st.integers(0, 2 ** 16))
@@ -591,7 +591,7 @@ def test_an_interval_with_a_gap_or_two_values_is_refused_as_asformat_refuses_it(
             k(A=A)
 
 
-@settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, suppress_health_check=[HealthCheck.too_slow])
 @given(cls=st.sampled_from(AT_MOST_ONE), what=st.sampled_from(["sum", "product", "copy", "vector"]),
        shape=st.tuples(st.integers(0, 6), st.integers(0, 6)), fill=st.sampled_from(FILLS),
        density=st.sampled_from([0.0, 0.3, 0.7, 1.0]), special=st.booleans(), seed=st.integers(0, 2 ** 16))
@@ -731,7 +731,7 @@ def ranged_case(cls, where, what, tensors, fill):
     return EXPRS[what], fmt, used(EXPRS[what], tensors)
 
 
-@settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, suppress_health_check=[HealthCheck.too_slow])
 @given(cls=st.sampled_from(list(APPENDED)), where=st.sampled_from(list(WRAPS)),
        what=st.sampled_from(["sum", "product", "copy", "spmm"]), shape=st.tuples(st.integers(0, 6), st.integers(0, 6)),
        fill=st.sampled_from(FILLS), density=st.sampled_from([0.0, 0.3, 0.7, 1.0]),

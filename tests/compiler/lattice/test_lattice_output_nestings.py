@@ -167,7 +167,7 @@ def special(x, fill, rng):
     return x
 
 
-@settings(max_examples=25, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=12, suppress_health_check=[HealthCheck.too_slow])
 @given(out=st.sampled_from(list(NESTED2) + list(NESTED3)), what=st.sampled_from(["sum", "product", "copy", "spmm"]),
        shape=st.tuples(st.integers(0, 6), st.integers(0, 5), st.integers(0, 3)), fill=st.sampled_from(FILLS),
        density=st.sampled_from([0.0, 0.3, 0.7, 1.0]), stored_special=st.booleans(), seed=st.integers(0, 2 ** 16))
@@ -280,7 +280,7 @@ def test_a_point_or_interval_under_a_list(cls):
         k(A=Tensor.from_numpy(a, "csr"))
 
 
-@settings(max_examples=25, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=12, suppress_health_check=[HealthCheck.too_slow])
 @given(out=st.sampled_from(list(RUNS_UNDER)), what=st.sampled_from(["sum", "product", "copy", "spmm"]),
        shape=st.tuples(st.integers(0, 6), st.integers(0, 6)), fill=st.sampled_from(FILLS),
        density=st.sampled_from([0.0, 0.3, 0.7, 1.0]), stored_special=st.booleans(), seed=st.integers(0, 2 ** 16))
@@ -385,7 +385,7 @@ def test_assembles_asks_whether_a_run_level_covers_its_fibers():
     assert not assembles((Spans(dense), dense), 0, one_pass=False)
 
 
-@settings(max_examples=25, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=12, suppress_health_check=[HealthCheck.too_slow])
 @given(out=st.sampled_from(list(UNITS2) + list(UNITS3)), what=st.sampled_from(["sum", "product", "copy", "spmm"]),
        shape=st.tuples(st.integers(0, 6), st.integers(0, 5), st.integers(0, 3)), fill=st.sampled_from(FILLS),
        density=st.sampled_from([0.0, 0.3, 0.7, 1.0]), stored_special=st.booleans(), seed=st.integers(0, 2 ** 16))
@@ -474,7 +474,7 @@ def test_assembles_a_byte_map_over_a_sparse_level_only_under_located_levels():
     assert not assembles((SparseBand(lst), SparseHash(dense)), 0)
 
 
-@settings(max_examples=30, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=15, suppress_health_check=[HealthCheck.too_slow])
 @given(out=st.sampled_from(list(OVER2) + list(OVER3)), what=st.sampled_from(["sum", "product", "copy", "spmm"]),
        shape=st.tuples(st.integers(0, 6), st.integers(0, 5), st.integers(0, 3)), fill=st.sampled_from(FILLS),
        density=st.sampled_from([0.0, 0.3, 0.7, 1.0]), stored_special=st.booleans(), seed=st.integers(0, 2 ** 16))
@@ -544,7 +544,7 @@ def test_a_run_list_covers_its_gaps_with_runs_of_the_fill():
     assert check("C[i, j] = A[i, j]", fmt, A=empty)(A=empty).levels[0].right.tolist() == []
 
 
-@settings(max_examples=25, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=12, suppress_health_check=[HealthCheck.too_slow])
 @given(out=st.sampled_from(list(RUNS_OVER)), what=st.sampled_from(["sum", "product", "copy", "spmm"]),
        shape=st.tuples(st.integers(0, 6), st.integers(0, 5), st.integers(0, 3)), fill=st.sampled_from(FILLS),
        density=st.sampled_from([0.0, 0.3, 0.7, 1.0]), stored_special=st.booleans(), seed=st.integers(0, 2 ** 16))
@@ -639,7 +639,7 @@ def test_assembles_a_band_or_block_list_over_a_level_appended_as_a_list():
     assert not assembles((lst, SparseByteMap(lst), Ragged(lst), lst), 2)   # (its slots not counted up front)
 
 
-@settings(max_examples=12, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=6, suppress_health_check=[HealthCheck.too_slow])
 @given(out=st.sampled_from(list(RANGES_OVER2) + list(RANGES_OVER3)), what=st.sampled_from(["sum", "product", "copy"]),
        shape=st.tuples(st.integers(0, 6), st.integers(0, 5), st.integers(0, 3)), fill=st.sampled_from(FILLS),
        density=st.sampled_from([0.0, 0.3, 0.7, 1.0]), stored_special=st.booleans(), seed=st.integers(0, 2 ** 16))
@@ -723,7 +723,7 @@ def test_assembles_a_run_list_over_dense_levels_only_outermost():
     assert not assembles((Spans(dense), dense), 0, one_pass=False)
 
 
-@settings(max_examples=12, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=6, suppress_health_check=[HealthCheck.too_slow])
 @given(out=st.sampled_from(list(RUNS_OVER_DENSE)), what=st.sampled_from(["sum", "product", "copy"]),
        shape=st.tuples(st.integers(0, 6), st.integers(0, 5), st.integers(0, 3)), fill=st.sampled_from(FILLS),
        density=st.sampled_from([0.0, 0.3, 0.7, 1.0]), stored_special=st.booleans(), seed=st.integers(0, 2 ** 16))
@@ -807,7 +807,7 @@ def test_assembles_a_byte_map_over_keyed_ranged_and_marked_levels_only_under_loc
     assert not assembles((Marks(dense), RunList(dense)), 0)   # (runs covering their fibers: a stand-in)
 
 
-@settings(max_examples=12, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=6, suppress_health_check=[HealthCheck.too_slow])
 @given(out=st.sampled_from(list(SLOTS_OVER2) + list(SLOTS_OVER3)), what=st.sampled_from(["sum", "product", "copy"]),
        shape=st.tuples(st.integers(0, 6), st.integers(0, 5), st.integers(0, 3)), fill=st.sampled_from(FILLS),
        density=st.sampled_from([0.0, 0.3, 0.7, 1.0]), stored_special=st.booleans(), seed=st.integers(0, 2 ** 16))

@@ -76,7 +76,7 @@ def test_a_reordered_kernel_assembles_its_output(out, what):
     assert_canonical(got, ss.evaluate(expr, **tensors)[0])
 
 
-@settings(max_examples=12, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=6, suppress_health_check=[HealthCheck.too_slow])
 @given(out=st.sampled_from(list(FORMATS)), what=st.sampled_from(list(EXPRS)),
        shape=st.tuples(st.integers(1, 6), st.integers(1, 6)), fill=st.sampled_from(FILLS),
        density=st.sampled_from([0.0, 0.3, 0.7, 1.0]), seed=st.integers(0, 2 ** 16),

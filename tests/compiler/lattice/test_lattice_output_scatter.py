@@ -139,7 +139,7 @@ def test_kernels_in_storage_order_are_unchanged():
     assert not k.trace.find("output-order") and "_next" not in k.c_source
 
 
-@settings(max_examples=16, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=st.sampled_from(list(CASES)), shape=st.tuples(st.integers(0, 6), st.integers(0, 6)),
        fill=st.sampled_from([0.0, np.nan, np.inf]), density=st.sampled_from([0.0, 0.3, 0.7, 1.0]),
        seed=st.integers(0, 2 ** 16), specials=st.booleans())

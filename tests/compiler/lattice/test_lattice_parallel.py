@@ -191,7 +191,7 @@ def test_dcsr_outputs_on_threads(prog, schedule):
     assert "if (1 > C1_pos_cap)" not in k.c_source   # the first growth of an empty buffer tests nothing
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(0, 12), st.integers(0, 9), st.floats(0.0, 1.0), st.integers(0, 2 ** 16),
        st.sampled_from(["C[i, j] = A[i, j] + B[i, j]", "C[i, j] = A[i, j] * B[i, j]",
                         "C[i, j] = A[i, k] * B[k, j]"]), st.sampled_from(["csr", "dcsr", "coo"]))

@@ -175,7 +175,7 @@ FORMATS = {"dense": lambda n: dense(n), "sparse": lambda n: sparse_vector() if n
            "dcsr": lambda n: sparse_vector() if n == 1 else dcsr()}
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from([1, 2]), st.tuples(st.integers(0, 6), st.integers(0, 6)),
        st.sampled_from([0.0, 0.3, 1.0]), st.lists(st.sampled_from(sorted(FORMATS)), min_size=4, max_size=4),
        st.integers(0, 2 ** 16), st.sampled_from([None, "dense", "sparse"]))
@@ -423,7 +423,7 @@ def test_precompute_does_not_regroup_what_does_not_commute():
               options={"schedule": Schedule().precompute("i", "w", expr="z[i] + x[j]")})
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.permutations(["b", "c", "d", "e"]), st.integers(2, 4), st.floats(0, 1), st.integers(0, 12))
 def test_any_order_of_a_sum_chain_regroups(order, size, density, n):
     """Precompute any sub-multiset of a sum chain, written in any order: same values as the oracle."""
@@ -533,7 +533,7 @@ def test_automatic_workspaces_in_both_sides_of_a_scalar_sum():
     check("s = sum[j](x[j] * sum[l](A[l, j])) + sum[j](x[j])", checked=True, A=A, x=x)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 # two CSC sums of fill 1 in a sequence, each counting per i the j where A (or B) ran: both tallies were
 # named i_ran, declared and freed twice (C the compiler rejected; issue 28, item 8)
 @example("csc", "csc", 1.0, 1.0, "sum", 3, 2, 0.3, 0, False, 0)
@@ -724,7 +724,7 @@ def test_a_misnested_reduction_inside_a_loop_invariant_one_is_hoisted_first(fa, 
     assert [s.stage for s in k.trace.steps if s.stage in ("hoist", "precompute")] == ["hoist", "precompute"]
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(sorted(MATRICES)), st.sampled_from([0.0, 1.0, -np.inf]), st.sampled_from(["sum", "max", "min"]),
        st.sampled_from(["sum", "max"]), st.integers(0, 5), st.integers(0, 5), st.sampled_from([0.0, 0.3, 1.0]),
        st.integers(0, 2 ** 16))

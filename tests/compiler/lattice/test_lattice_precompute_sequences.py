@@ -209,7 +209,7 @@ def test_four_3d_csf_tensors_added_make_a_short_kernel():
     assert k.trace.find("sequence") and len(k.c_source) < 20_000
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(3, 5), st.sampled_from(["add", "max", "min", "mul"]), st.integers(0, 6),
        st.sampled_from([0.0, 0.3, 1.0]), st.booleans(), st.integers(0, 2**31))
 def test_sums_into_dense_outputs_match_the_oracle_as_sequences(nterms, op, n, density, parallel, seed):

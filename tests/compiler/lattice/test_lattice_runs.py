@@ -65,7 +65,7 @@ def test_a_run_vector_against_the_oracle(level, prog):
 
 
 @pytest.mark.parametrize("level", LEVELS, ids=lambda c: c.__name__)
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(m=st.integers(0, 5), n=st.integers(0, 7), fill=st.sampled_from(FILLS), prog=st.sampled_from(sorted(MATRIX)),
        seed=st.integers(0, 2 ** 16))
 @example(m=3, n=6, fill=float("nan"), prog="C[i, j] = A[i, j] + B[i, j]", seed=1)
@@ -82,7 +82,7 @@ def test_run_matrix_property(level, m, n, fill, prog, seed):
 
 
 @pytest.mark.parametrize("level", LEVELS, ids=lambda c: c.__name__)
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(n=st.integers(0, 9), fill=st.sampled_from(FILLS), prog=st.sampled_from(sorted(VECTOR)),
        seed=st.integers(0, 2 ** 16))
 @example(n=0, fill=0.0, prog="s = v[i] * w[i]", seed=0)
@@ -116,7 +116,7 @@ def test_runs_are_walked_backwards_through_the_iterator(level):
 
 
 @pytest.mark.parametrize("level", LEVELS, ids=lambda c: c.__name__)
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=7, deadline=None)
 @given(m=st.integers(1, 3), n=st.integers(0, 9), fill=st.sampled_from(FILLS), seed=st.integers(0, 2 ** 16))
 def test_runs_walked_backwards_by_property(level, m, n, fill, seed):
     check_walks_back(run_matrix(runs((m, n), np.random.default_rng(seed), fill), fill, level))

@@ -132,7 +132,7 @@ def build(shape, lit, arrays, where, ne, eq, gt, lt):
     return where(eq(a, b), lit, where(ne(c, e), e, d))
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=5, deadline=None)
 @given(conditionals())
 @example(("ne-eq", 0.0, [(stored(np.array(v), np.array([True] * 3), "sparse_vector", f), np.array(v))
                           for v, f in [([0.0, 1.0, nan], 0.0), ([0.0, 0.0, nan], 0.0), ([-0.0, 2.0, 1.0], 1.0),

@@ -88,7 +88,7 @@ def test_an_operator_with_cases_round_trips_through_json():
     assert back.specialize((0,), {1: 0}).c_body == "return x < 0 ? -x : x;"
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(["vector", "matrix"]), st.integers(0, 9), st.sampled_from([0.0, 0.2, 0.6, 1.0]),
        st.sampled_from([0.0, 0.2, 0.6, 1.0]), st.integers(0, 2**31 - 1), st.booleans())
 def test_gcd_with_cases_matches_numpy(kind, n, da, db, seed, checked):
@@ -126,7 +126,7 @@ ANDNOT = user_function("andnot", lambda a, b: 0.0 if b != 0 else a, "return y !=
                        algebra="x & !y", dtype="float64")
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(["y[j] = sum[k](F(b[j], M[j, k]))", "y[j] = sum[k](F(M[j, k], b[j]))",
                         "y[i] = sum[j, k](F(A[i, j], U[i, j, k]))"]),
        st.sampled_from(["xorf", "andnot"]), st.sampled_from(["dense", "sparse"]),
@@ -176,7 +176,7 @@ NEITHER = user_function("neither", lambda a, b: 1.0 if a == 0 and b == 0 else 0.
 EXPLICIT = {"xorf": XORF, "andnot": ANDNOT, "gap": GAP, "ornot": ORNOT, "neither": NEITHER}
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(["a[i] = F(b[i], c[i] - d[i])", "a[i] = F(c[i] * d[i], b[i])",
                         "C[i, k] = prod[j](F(A[i, j], B[j, k]))", "C[i, k] = sum[j](F(A[i, j], B[j, k]))",
                         "s[] = min[i, j](F(A[i, j], x[j]))", "s[] = max[i, j](F(x[j], A[i, j]) + 1)"]),

@@ -243,7 +243,7 @@ def test_csc_spmv_into_sparse_vector_through_workspace():
     assert k.trace.find("precompute")
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.tuples(st.integers(0, 7), st.integers(0, 7), st.integers(0, 30)),
        st.sampled_from([0.0, 0.1, 0.4, 1.0]), st.sampled_from(["csr", "dcsr", "coo", "csc"]),
        st.sampled_from(["csr", "dcsr", "coo"]), st.integers(0, 2 ** 16))

@@ -177,7 +177,7 @@ def test_a_sparse_workspace_over_an_outer_producer_loop_says_to_ask_for_a_dense_
               options={"schedule": Schedule().precompute("k", "w")})
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(name=st.sampled_from(sorted(KERNELS)), shape=st.tuples(*[st.integers(0, 7)] * 3),
        density=st.sampled_from([0.0, 0.2, 0.6, 1.0]), chunk=st.integers(1, 5), unroll=st.integers(1, 4),
        seed=st.integers(0, 2 ** 16))
@@ -192,7 +192,7 @@ def test_property_tacos_schedules(name, shape, density, chunk, unroll, seed):
     check(prog, s, out=out, **tensors)
 
 
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(fill=st.sampled_from([0.0, 1.0, np.nan, np.inf]), shape=st.tuples(*[st.integers(0, 6)] * 3),
        density=st.sampled_from([0.0, 0.3, 1.0]), chunk=st.integers(1, 4), seed=st.integers(0, 2 ** 16))
 @example(fill=np.nan, shape=(3, 4, 2), density=0.3, chunk=2, seed=0)
@@ -282,7 +282,7 @@ def test_a_split_of_a_split_position_loop_runs_on_threads():
     assert "forall p00:\n  forall p01:\n    forall p10:\n      forall p11:" in str(k.trace.find("schedule:split")[-1].after)
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=7, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(order=st.permutations(TILES), n=st.integers(0, 13), fx=st.integers(1, 5), fy=st.integers(1, 5),
        density=st.sampled_from([0.0, 0.4, 1.0]), seed=st.integers(0, 2 ** 16))
 @example(order=["iY2", "iY1", "iX2", "iX1"], n=7, fx=3, fy=2, density=1.0, seed=0)

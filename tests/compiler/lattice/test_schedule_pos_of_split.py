@@ -135,7 +135,7 @@ def test_what_does_not_apply_says_why(schedule, message):
         lower("y[i] = b[i] * c[i]", b=sparse_vector(), c="dense", options={"schedule": schedule})
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(0, 40), st.floats(0.0, 1.0), st.sampled_from([1, 2, 3, 5, 8, 64]), st.sampled_from(["down", "up"]),
        st.booleans(), st.integers(0, 2 ** 16))
 @example(n=7, density=1.0, factor=3, direction="up", matrix=False, seed=0)   # the last block is short

@@ -52,7 +52,7 @@ def test_atomics_of_a_reduction_openmp_cannot_update_atomically_say_why(prog, fm
                                     .parallelize("i0", races="atomics")})
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=7, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(races=st.sampled_from(["atomics", "copies", "none"]), n=st.integers(0, 30), factor=st.integers(1, 7),
        density=st.sampled_from([0.0, 0.3, 1.0]), integer=st.booleans(), seed=st.integers(0, 2 ** 16))
 @example(races="atomics", n=0, factor=3, density=0.0, integer=False, seed=0)

@@ -35,7 +35,7 @@ def collapse_sum_program(n_terms, product, column_major, times_y):
     return f"c[k] = {rhs}{' * y[k]' if times_y else ''}", names
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck))
 @given(shape=st.tuples(st.integers(0, 3), st.integers(0, 4)), n_terms=st.integers(2, 3), product=st.booleans(),
        column_major=st.booleans(), times_y=st.booleans(), fmts=st.lists(st.sampled_from(["csr", "coo", "dense",
                                                                                          "dcsr"]), min_size=4, max_size=4),
@@ -91,7 +91,7 @@ def broadcast_sum_program(kinds, product, column_major):
     return f"c[k] = collapse({' + '.join(terms)}, {order} -> k)"
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
 @given(shape=st.tuples(st.integers(0, 3), st.integers(0, 4)),
        kinds=st.lists(st.sampled_from(["M", "row", "col", "lit"]), min_size=2, max_size=3),
        product=st.booleans(), column_major=st.booleans(),

@@ -97,7 +97,7 @@ def test_lower_choosing_the_strategy_weighs_the_conversion():
     assert e.value.converts[0] == "A1"
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=7, deadline=None)
 @given(st.sampled_from(sorted(PROGRAMS)), st.sampled_from(["csr", "coo", "dense"]),
        st.sampled_from(["csr", "coo", "dense"]), st.sampled_from([0.0, 1.0, nan]),
        st.sampled_from([(), (nan,), (inf, -inf)]), st.sampled_from([0.0, 0.5, 1.0]), st.integers(0, 50),
@@ -167,7 +167,7 @@ def test_merged_with_empty_and_all_stored_operands(density):
         merged_kernel(name, "sparse_vector", merged_operands("csr", 1.0, density, odd=()))
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=7, deadline=None)
 @given(st.sampled_from(sorted(MERGED)), st.sampled_from(["csr", "coo"]), st.sampled_from([1.0, nan, -inf]),
        st.sampled_from([(), (nan,), (inf, -inf)]), st.sampled_from([0.0, 0.5, 1.0]), st.integers(0, 50),
        st.booleans())

@@ -101,7 +101,7 @@ def programs(draw):
     return program, tensors, draw(st.sampled_from(OUTPUTS[PROGRAMS[case][2]]))
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=7, deadline=None)
 @given(programs())
 @example(parts("stack", 2, "sparse", "sparse", 1.0, N=1, density=0.0) + ("csr",))
 @example(parts("sum", 2, "coo", "sparse", 1.0, L=2, N=1, density=1.0, odd1=(0.5,)) + ("sparse_vector",))

@@ -111,7 +111,7 @@ def drawn_kernels(draw):
     return program, parts, other, draw(st.sampled_from([None, "csr"]))
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=7, deadline=None)
 @given(drawn_kernels())
 @example((PRODUCT.format(HSTACK), [("csc", 1.0, 1.0, 0), ("dense", 0.0, 0.0, 1)], ("dcsr", 0.5), None))
 @example((SPLITS.format(1, 2, 2, 2), [("dense", 0.0, 1.0, 2), ("coo", nan, 0.5, 3)], None, "csc"))

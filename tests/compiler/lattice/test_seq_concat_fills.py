@@ -201,7 +201,7 @@ def concatenations(draw):
     return program, parts, draw(st.sampled_from([None, "csr", "coo"]))
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=7, deadline=None)
 @given(concatenations())
 @example((f"c[i, j] = max({VSTACK.split(' = ')[1]}, B[i, j])", [("coo", nan, 0.5, 1, (inf,)),
                                                                   ("dense", 0.0, 0.0, 2, ())], "csr"))

@@ -90,7 +90,7 @@ def test_the_concatenated_mode_stored_after_another_sorts_every_entry_or_is_scat
     np.testing.assert_array_equal(k(A=A, B=B).to_numpy(), want)
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=6, deadline=None)
 @given(st.sampled_from([(VSTACK, (1, 0), "coo"), (VSTACK, (1, 0), "dcsr"), (CONCAT3, (0, 2, 1), "coo"),
                         (CONCAT3, (0, 2, 1), "csf")]),
        st.sampled_from(PARTS[:3]), st.sampled_from(PARTS[:3]), st.integers(1, 3), st.integers(1, 3),

@@ -57,7 +57,7 @@ def test_a_column_concat_beside_a_row_concat_of_no_columns(rows, fmt):
     check(e, np.concatenate([A, np.concatenate([B + 1.0, C], 0)], 1))
 
 
-@settings(max_examples=12)
+@settings(max_examples=6)
 @given(widths=st.tuples(st.integers(0, 2), st.integers(0, 2)), split=st.integers(0, 3),
        fmts=st.tuples(*[st.sampled_from(sorted(FORMATS))] * 3), fill=st.sampled_from([0.0, 1.0, nan]),
        shift=st.booleans(), seed=st.integers(0, 2 ** 16))

@@ -105,7 +105,7 @@ def test_a_fill_case_before_a_writing_one_stays():
         one_lattice_kernel((X - Y).reshape(4, 3), (x - y).reshape(4, 3), "csr")
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=75, deadline=None, suppress_health_check=list(HealthCheck))
 @given(seqs(), st.data())
 def test_lattices_without_the_fill_points_visit_the_rest_once(s, data):
     assume(unsupported(s) is None)
@@ -125,7 +125,7 @@ OPS = {"sub": (np.subtract, lambda a, b: a - b), "add": (np.add, lambda a, b: a 
        "where": (lambda a, b: np.where(a > 0, a, b), lambda a, b: xp.where(a > 0, a, b))}
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=5, deadline=None)
 @given(st.sampled_from(sorted(OPS)), st.lists(st.tuples(st.sampled_from(["sparse_vector", "coo", "dense"]),
                                                         st.sampled_from([0.0, nan]), st.sampled_from([0.0, 0.4, 1.0]),
                                                         st.integers(0, 99)), min_size=2, max_size=2),

@@ -56,7 +56,7 @@ def cases(draw):
             draw(st.sampled_from(["csr", "coo"])), draw(st.sampled_from(["lattice", "looplets"])))
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
 @given(cases())
 @example(("vstack", [np.zeros((0, 3)), np.array([[np.nan, 0.0, np.inf]])], ["csr", "csr"], [np.int32, np.int64],
           True, "csr", "looplets"))                                    # an empty operand; int32 beside int64

@@ -231,7 +231,7 @@ def level_cases(draw):
             draw(st.sampled_from([(), (nan,), (inf, -inf)])), draw(st.sampled_from(ops)))
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=7, deadline=None)
 @given(level_cases())
 @example((SparseBand, "rows", (4, 8), 0.7, 1, 0.0, (inf,), "hstack"))
 @example((SparseRunList, "outer", (2, 8), 1.0, 2, nan, (), "neg"))

@@ -133,7 +133,7 @@ def neighbours(draw):
             draw(st.integers(0, 99)))
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=6, deadline=None)
 @given(neighbours())
 @example((0.0, ["reshape", "reshape"], ["ddd", "ddd", "ddd"], (), 0, 2, 0, 0.0, "coo", 0))
 @example((0.0, ["plain", "reshape"], ["dds", "ddd", "ddd"], (), 0, 2, 0, 0.0, "csf", 1))

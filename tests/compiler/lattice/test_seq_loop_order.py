@@ -171,7 +171,7 @@ def stacks(draw):
     return program, parts[0], parts[1], draw(st.sampled_from(outs))
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=7, deadline=None)
 @given(stacks())
 def test_any_order_of_stacks_and_sums(case):
     program, A, A1, out = case

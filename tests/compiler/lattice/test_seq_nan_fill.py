@@ -79,7 +79,7 @@ def test_a_csc_row_slice_into_csc_drops_stored_nans():
     assert_storage_of_from_numpy(k(A=A), D[::2])
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(rows=st.integers(0, 5), cols=st.integers(0, 4), kind=st.sampled_from(["csr", "coo"]),
        strategy=st.sampled_from(["lattice", "looplets"]), name=st.sampled_from(sorted(PROGRAMS)),
        seed=st.integers(0, 2 ** 16))

@@ -86,7 +86,7 @@ def bounds(n, r):
     return (0, n) if r > 0 else (n - 1, -1)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
 @given(vstack_ravels(), st.integers(0, 2 ** 32 - 1))
 @example(([1, 1], 2, [1, 1], ["csr", "csr"], 0.0, 1.0, "sparse"), 0)          # the refused vstack ravel
 @example(([3, 0], 2, [1, 1], ["coo", "dense"], np.nan, 0.5, None), 1)         # an empty side, NaN fill
@@ -164,7 +164,7 @@ def hstack_ravels(draw):
             draw(st.sampled_from([None, "sparse"])))
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=7, deadline=None, suppress_health_check=list(HealthCheck))
 @given(hstack_ravels(), st.integers(0, 2 ** 32 - 1))
 @example((2, [3, 2], [1, 1], ["csr", "csr"], 0.0, 1.0, "sparse"), 0)        # refused before
 @example((3, [2, 0, 3], [1, -1, 2], ["coo", "dense", "dcsr"], np.nan, 0.5, None), 1)   # an empty part
@@ -274,7 +274,7 @@ def vector_splits(draw):
             draw(st.sampled_from([None, "csr", "coo"])))
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
 @given(vector_splits(), st.integers(0, 2 ** 32 - 1))
 @example(([12, 8], 4, ["dense", "dense"], 0.0, 1.0, None), 0)      # crashed: KeyError ('π0', Offset(...), 4)
 @example(([12, 8], 4, ["sparse", "sparse"], 0.0, 1.0, "csr"), 0)   # y's rows read as empty by the interpreter

@@ -148,7 +148,7 @@ def test_an_integer_product_of_any_fill_is_one_lattice_kernel(dtype, fill, fmt):
         np.testing.assert_array_equal(np.asarray(got).astype(want.dtype), want)
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=5, deadline=None)
 @given(st.sampled_from(["csr", "coo", "dense"]), st.sampled_from(["int64", "int32", "uint64"]),
        st.sampled_from([2, 3, -3, -1, 1, 0]), st.integers(1, 5), st.integers(1, 45),
        st.integers(0, len(INTEGER_PRODUCTS) - 1), st.floats(0.0, 1.0), st.integers(0, 2**16))
@@ -166,7 +166,7 @@ def test_integer_products_by_property(fmt, dtype, fill, rows, cols, pick, densit
     one_lattice_kernel(build(xp, A), want)
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=6, deadline=None)
 @given(st.sampled_from(["max", "min", "prod", "any", "all"]), st.sampled_from(["csr", "csc", "coo", "dense"]),
        st.sampled_from([0.0, 1.0, nan, inf, -inf, 2.0]), st.integers(1, 6), st.integers(1, 6), st.data())
 @example("max", "csr", 0.0, 4, 6, None)
@@ -244,7 +244,7 @@ def test_a_reduction_into_a_sparse_matrix_runs_its_loops_around_the_outputs(op, 
         reduced_along_rows(op, build(xp, T, U, E_), build(np, t, u, e_), out, looplets=True)
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=6, deadline=None)
 @given(st.sampled_from(sorted(COLUMNS)), st.sampled_from(["coo", "csf"]), st.sampled_from(["csr", "csc", "coo"]),
        st.sampled_from([0.0, 1.0, 2.0, nan, inf, -inf]), st.tuples(st.integers(0, 3), st.integers(0, 3),
                                                                   st.integers(1, 4)),

@@ -234,7 +234,7 @@ def cases(draw):
     return kind, name, fill, rows, cols, draw(st.booleans()), draw(st.integers(0, 2 ** 16))
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=7, deadline=None, suppress_health_check=list(HealthCheck))
 @given(cases())
 @example(("vstack", "dcsr", np.nan, 0, 2, False, 0))           # an empty operand
 @example(("hstack", "Dense(RunList)", 1.0, 3, 3, True, 1))     # all fill

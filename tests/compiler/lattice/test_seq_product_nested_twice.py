@@ -38,7 +38,7 @@ def test_a_collapse_of_a_collapse_of_an_operator_with_a_union(shape, out):
     one_kernel(program, out, A=A, B=B)
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=7, deadline=None, suppress_health_check=list(HealthCheck))
 @given(shape=st.tuples(st.integers(1, 3), st.integers(1, 3), st.integers(1, 2)),
        formats=st.tuples(st.sampled_from(["csf", "dense", "coo"]), st.sampled_from(["csf", "dense", "coo"])),
        fills=st.tuples(st.sampled_from([0.0, 1.0, nan]), st.sampled_from([0.0, -inf])),

@@ -140,7 +140,7 @@ def test_fills_values_and_densities(name, case):
     one_kernel(program, sparse_output(program) if case in ("fill-1", "fill-nan", "empty", "empty-merged") else None, **t)
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=5, deadline=None)
 @given(st.sampled_from(sorted(PROGRAMS)), st.lists(st.sampled_from(["csr", "csc", "coo", "dcsr", "dense"]),
                                                    min_size=4, max_size=4),
        st.sampled_from([0.0, 1.0, nan]), st.sampled_from([0.0, 0.4, 1.0]), st.booleans(), st.integers(0, 99))

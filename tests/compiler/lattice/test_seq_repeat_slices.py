@@ -118,7 +118,7 @@ def test_fills_values_and_densities(name, case):
                    **tensors(text, 2, 3, "coo", "coo", seed=4, **kw))
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=6, deadline=None)
 @given(st.sampled_from(sorted(PROGRAMS)), st.sampled_from(["sparse_vector", "coo", "dense"]),
        st.sampled_from(["csr", "coo", "dcsr", "dense"]), st.tuples(*[st.integers(1, 3)] * 3),
        st.sampled_from([0.0, 1.0, nan]), st.sampled_from([0.0, 0.5, 1.0]), st.booleans(), st.integers(0, 99))

@@ -97,7 +97,7 @@ def reshaped_concatenations(draw):
     return extents, program(extents, rows), parts
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=5, deadline=None)
 @given(reshaped_concatenations())
 @example(((1, 2, 3), program((1, 2, 3)), [("sparse", 0.0, 0.5, 7, (inf,)), ("coo", nan, 0.5, 8, ())]))
 def test_reshaped_concatenations_by_property(drawn):

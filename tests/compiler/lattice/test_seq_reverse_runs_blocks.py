@@ -198,7 +198,7 @@ def reversed_cases(draw):
             draw(st.booleans()), out)
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=7, deadline=None)
 @given(reversed_cases())
 def test_reversed_slices_by_property(case):
     level, shape, density, seed, fill, odd, s, fuse, out = case

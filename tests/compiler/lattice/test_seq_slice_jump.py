@@ -62,7 +62,7 @@ def test_a_sparse_level_still_filters_by_the_stride():
     assert stride_filters(ss.lower("c[k] = slice(x[i], i -> k, (1, 12, 3))", strategy="lattice", x=x))
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=6, deadline=None)
 @given(st.integers(1, 9), st.integers(0, 9), st.integers(-4, 4).filter(bool), st.sampled_from(["csr", "dense"]),
        st.sampled_from([0.0, 0.3, 1.0]), st.integers(0, 99))
 def test_row_slices_by_property(n, start, step, fmt, density, seed):

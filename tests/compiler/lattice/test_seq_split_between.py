@@ -197,7 +197,7 @@ def between_cases(draw):
             draw(st.sampled_from([None, "coo"])) if fill == 0 else None)
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=7, deadline=None)
 @given(between_cases(), st.integers(0, 2**16))
 @example(("coo", nan, 0.4, (inf, -inf), "sparse", nan, 2, 3, 2, "+", None), 1)
 @example(("sparse", 0.0, 0.0, (), "dense", 0.0, 3, 2, 3, "*", "coo"), 2)

@@ -172,7 +172,7 @@ def grouped(draw):
     return program(extents, rows=draw(st.sampled_from([d for d in (1, 2, 4) if 2 * n % d == 0]))), dict(zip("AB", parts))
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=5, deadline=None)
 @given(grouped())
 @example((rows_of((2, 3, 2)), {"A": vector(12, "coo", 5, nan, 0.5, (inf,))}))
 def test_split_groups_by_property(drawn):

@@ -94,7 +94,7 @@ def splits_of_concatenations(draw):
     return PROGRAM.format(L=L, N=N, I=I, R=R), parts
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=7, deadline=None)
 @given(splits_of_concatenations())
 @example((PROGRAM.format(L=3, N=3, I=2, R=2), [(6, "dense", 0.0, 0.5, 7, (inf,)), (6, "sparse", 1.0, 0.5, 8, ())]))
 @example((PROGRAM.format(L=1, N=1, I=1, R=1), [(1, "sparse", 0.0, 0.0, 0, ()), (1, "sparse", 0.0, 0.0, 0, (inf, -inf))]))

@@ -189,7 +189,7 @@ def test_empty_and_all_fill_parts_of_four_modes():
         np.testing.assert_array_equal(run_all(program, tensors, out=fmt), ss.evaluate(program, **tensors)[0])
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=6, deadline=None)
 @given(st.sampled_from([(2, 1, 3), (2, 3, 1), (3, 2, 4), (2, 2, 2)]), st.sampled_from(["dense", "csf", "coo"]),
        st.sampled_from(["dense", "csf", "coo"]), st.sampled_from([0.0, 1.0, nan]), st.sampled_from(["coo", "csf"]),
        st.sampled_from([(0, 1, 2, 3), (2, 0, 3, 1), (3, 2, 1, 0)]), st.sampled_from([0.0, 0.4, 1.0]),
@@ -205,7 +205,7 @@ def test_four_modes_by_property(sizes, fa, fb, fill, out, order, density, seed):
         np.testing.assert_array_equal(run_all(program, {"A": A, "B": B}, out=fmt), want)
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=7, deadline=None)
 @given(st.sampled_from([(2, 1, 3), (2, 3, 1), (3, 2, 4), (2, 2, 2), (3, 4, 2)]), st.sampled_from(PARTS),
        st.sampled_from(PARTS), st.sampled_from([0.0, 1.0, nan]), st.sampled_from(["coo", "csf"]),
        st.sampled_from([0.0, 0.3, 1.0]), st.integers(0, 2 ** 16))

@@ -82,7 +82,7 @@ def split_unions(draw):
     return terms, size, rows, matrix, draw(st.sampled_from([None, "csr", "coo"]))
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=7, deadline=None)
 @given(split_unions())
 # (a sparse vector's entries after a dense one's end in a group: every group ends with the dense)
 @example(([("dense", 0.3, 1, ()), ("sparse_vector", 0.7, 2, (nan,))], 12, 4, False, "csr"))

@@ -151,7 +151,7 @@ def split_values(draw):
     return draw(st.sampled_from(sorted(OPS))), terms, size, rows, matrix, draw(st.sampled_from([None, "csr", "coo"]))
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=7, deadline=None)
 @given(split_values())
 @example(("sub", [("dense", 0.3, 1, nan, ()), ("sparse_vector", 0.7, 2, 0.0, (nan,))], 12, 4, False, "csr"))
 @example(("where", [("csr", 0.7, 3, 0.0, (-inf,)), ("coo", 0.0, 4, 0.0, ())], 8, 4, True, "coo"))

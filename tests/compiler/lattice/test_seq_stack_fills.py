@@ -123,7 +123,7 @@ def stacks(draw):
     return parts, draw(st.sampled_from([None, "csr", "coo"]))
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=6, deadline=None)
 @given(stacks())
 @example(([("plus", "list", 0.0, 0.5, 1, ()), ("plain", "list", 0.0, 0.5, 2, ())], None))
 @example(([("plus", "band", nan, 0.5, 3, (inf,)), ("where", "hash", 0.0, 0.0, 4, ()),

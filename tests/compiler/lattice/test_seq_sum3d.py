@@ -234,7 +234,7 @@ def sums_into_3d_outputs(draw):
     return program, arrays[0], arrays[1], draw(st.sampled_from(OUTPUTS))
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=7, deadline=None)
 @given(sums_into_3d_outputs())
 def test_any_sum_into_a_3d_sparse_output(case):
     program, A, A1, out = case

@@ -148,7 +148,7 @@ def partial_sums(draw):
     return program, tensors, draw(st.sampled_from(OUTPUTS))
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=7, deadline=None)
 @given(partial_sums())
 def test_any_partial_sum_into_a_3d_sparse_output(case):
     program, tensors, out = case

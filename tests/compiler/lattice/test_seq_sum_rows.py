@@ -184,7 +184,7 @@ def sums_into_sparse_matrices(draw):
     return program, parts[0], parts[1], B, out
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=7, deadline=None)
 @given(sums_into_sparse_matrices())
 def test_any_sum_under_an_operator_into_a_sparse_matrix(case):
     program, A, A1, B, out = case

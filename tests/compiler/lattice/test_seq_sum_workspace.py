@@ -175,7 +175,7 @@ def sums_under_operators(draw):
     return program, parts[0], parts[1], b, draw(st.sampled_from([None, "sparse"]))
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=7, deadline=None)
 @given(sums_under_operators())
 def test_any_sum_under_an_operator(case):
     program, A, A1, b, out = case
@@ -328,7 +328,7 @@ def stacks_3d(draw):
     return split_stack_sum(rows, split, sliced), parts[0], parts[1], draw(st.sampled_from(["csr", "csc", "coo"]))
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=10, deadline=None)
 @given(stacks_3d())
 def test_any_sum_of_3d_parts_into_a_sparse_matrix(case):
     program, A, A1, out = case

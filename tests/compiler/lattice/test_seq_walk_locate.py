@@ -202,7 +202,7 @@ def cases(draw):
             (start, None if stop == -1 else stop, step), draw(st.sampled_from(["lattice", "looplets"])))
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=7, deadline=None)
 @given(cases())
 @example((SparseRunList, (2, 9), 1, nan, (inf,), 1.0, (7, None, -2), "lattice"))
 @example((SparseBlockList, (14,), 2, 0.0, (nan,), 1.0, (3, 12, 5), "looplets"))

@@ -305,7 +305,7 @@ U1, U2, U3 = Universe(1, "u1"), Universe(1, "u2"), Universe(1, "u3")
 T2, T4 = lv("t2", 1, "dense"), lv("t4", 1)
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
 @given(seqs(), st.integers(0, 2 ** 32 - 1))
 # found writing the CFIR: a locator of the offset loop only, initialized by the first loop
 @example(Concat(U1, Intersect(U2, U3)), 0)
@@ -408,7 +408,7 @@ def matrices(e, out):
     return out
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=75, deadline=None, suppress_health_check=list(HealthCheck))
 @given(matrix_exprs(), st.integers(0, 2 ** 32 - 1))
 # found writing it: the dense j_M2 of j_M1 ∪ j_M2 was located on j_M1 before liveness removed
 # j_M1 under M2's rows, so the second matrix's loop did nothing
@@ -521,7 +521,7 @@ def split_seqs(draw):
 A8, B8 = lv("a", 8, index="k"), lv("b", 8, index="k")
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
 @given(split_seqs(), st.integers(0, 2 ** 32 - 1))
 # (x + y).reshape(2, 4): once a ran out inside a group, b's rest of it was dropped (its π1 was ∅), and
 # the case of both operands ran where only one was at the coordinate (the union's minimum was)

@@ -406,7 +406,7 @@ def programs(draw):
     return f"y[i] = sum[j]({make('i', 'j')} * x[j])", {**shapes, "x": (m,)}
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=75, deadline=None, suppress_health_check=list(HealthCheck))
 @given(programs(), st.lists(st.sampled_from(FORMATS + ("dcsr",)), min_size=12, max_size=12),
        st.integers(0, 2 ** 32 - 1))
 # found writing it: a dense π0 located beside i_M1 did not record its group for the π1 loop
@@ -437,7 +437,7 @@ def test_random_shape_operator_programs_against_evaluate(prog, formats, seed):
 LAYER_LIMITS = r"in the right operand of a product is not supported|straddle position|split of a product over a union"
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=50, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.data(), st.lists(st.sampled_from(FORMATS + ("dcsr",)), min_size=12, max_size=12),
        st.integers(0, 2 ** 32 - 1))
 def test_random_collapses_and_splits_of_expressions(data, formats, seed):

@@ -198,7 +198,7 @@ def indexing_program(shape, key) -> tuple[str, int]:
     return f"C[{', '.join(outs)}] = {expr}", len(outs)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
 @given(indexings(), st.integers(0, 2 ** 32 - 1))
 @example(((1, 0, 1), (0, slice(0, 0, 1), 0), "coo", 0.0), 0)      # one constant twice: not a diagonal
 @example(((4, 3), (1, slice(None, None, -1)), "csc", 0.0), 0)        # a constant row of a CSC, reversed
@@ -332,7 +332,7 @@ def test_what_the_lattice_cannot_lower_is_refused_naming_looplets(program, tenso
 # -- random shape-operator programs ---------------------------------------------------------------------
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
 @given(programs(), st.lists(st.sampled_from(FORMATS + ("dcsr",)), min_size=12, max_size=12),
        st.integers(0, 2 ** 32 - 1))
 @example(("y[i] = sum[j]((M1[i, j] + split(collapse(R2[a3, b4], (a3, b4) -> k5), k5 -> (i, j:1))) * x[j])",
@@ -388,7 +388,7 @@ FILL_COPIES = [   # (program, numpy's answer of a and b): copies of entries, the
 ]
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.sampled_from(FILL_COPIES), st.sampled_from([1.0, -1.5, np.nan, np.inf, -np.inf]),
        st.sampled_from(FORMATS + ("dcsr",)), st.sampled_from(FORMATS + ("dcsr",)), st.booleans(),
        st.integers(0, 2 ** 32 - 1))
@@ -470,7 +470,7 @@ def csc_row_slices(draw):
     return (n, m), sl, draw(st.sampled_from(["", " * B[k, i]", " + B[k, i]"]))
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
 @given(csc_row_slices(), st.integers(0, 2 ** 32 - 1))
 @example(((7, 3), slice(None, None, 3), ""), 0)               # A[::3] of a CSC (refused by both strategies)
 @example(((6, 2), slice(None, None, -2), " * B[k, i]"), 1)
@@ -539,7 +539,7 @@ def slices(draw):
     return (n, m), slice(start, stop, step), fmt, fill, out
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
 @given(slices(), st.integers(0, 2 ** 32 - 1))
 @example(((5, 3), slice(4, None, -2), "csr", 0.0, "csr"), 0)        # reversed (once refused)
 @example(((6, 2), slice(-2, 0, -3), "coo", 0.0, "coo"), 1)          # a COO walked backwards, to a COO
@@ -563,7 +563,7 @@ def test_random_row_slices(case, seed):
     assert np.array_equal(got, A.to_numpy()[sl], equal_nan=True), (program, fmt, out)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=50, deadline=None, suppress_health_check=list(HealthCheck))
 @given(programs(), st.lists(st.sampled_from(FORMATS + ("dcsr",)), min_size=12, max_size=12),
        st.integers(0, 2 ** 32 - 1), st.booleans())
 @example(("C[i, j] = concat((M1[j6, j], split(collapse(R2[a3, b4], (a3, b4) -> k5), k5 -> (k7, j:3))), (j6, k7) -> i)",
@@ -599,7 +599,7 @@ def test_random_expressions_collapsed_and_split_compiled(prog, formats, seed, sp
     assert np.array_equal(got, want), (program, {name: t.format for name, t in tensors.items()})
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.integers(0, 5), st.integers(1, 5), st.sampled_from([0.0, 1.0, np.nan, np.inf, -np.inf]),
        st.sampled_from([None, "csr", "coo"]), st.sampled_from([0.0, 0.3, 0.7, 1.0]),
        st.integers(0, 2 ** 32 - 1))

@@ -290,7 +290,7 @@ def test_the_check_finds_a_lattice_missing_a_loop():
     assert check_seq_lattice(L, trials=20).missing
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 @given(seqs())
 # found while writing the iterators: an intersection under π0 stopping at a non-common coordinate
 @example(Project(0, Intersect(Universe(3, "u1"), lv("t2", 3)), 1))

@@ -196,7 +196,7 @@ def test_locate_is_a_lower_bound_and_products_locate_row_then_column():
     assert it.eval() == 1   # a = 5 -> (5 - 3) / 2
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=75, deadline=None, suppress_health_check=list(HealthCheck))
 @given(seqs(inner=True, universe=True), st.integers(0, 2 ** 32 - 1))
 def test_iterators_visit_the_set_semantics_in_order(s, seed):
     """Without a union or concatenation (whose loops end when one side runs out, the lattice's

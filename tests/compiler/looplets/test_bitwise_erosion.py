@@ -205,7 +205,7 @@ def stacks(draw):
     return np.random.default_rng(seed).random((count, h, w)) < p
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(stacks(), st.sampled_from(sorted(FOOTPRINTS)), st.sampled_from(sorted(FORMATS)), st.integers(1, 3))
 @example(np.ones((2, 3, 70), bool), "box", "dense", 2)
 @example(np.stack([ONES_70, ~ONES_70]), "cross", "sparse", 1)

@@ -68,7 +68,7 @@ def check(kernel, want, **tensors):
     return got
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(st.integers(1, 300), st.integers(1, 12), st.sampled_from([0.0, 0.01, 0.1, 0.5, 1.0]), st.integers(0, 2**31))
 @example(1, 1, 0.0, 0)            # no entry
 @example(200, 1, 0.3, 5)          # one column: a list of about 60, bit-sorted or merged
@@ -88,7 +88,7 @@ def test_a_declared_byte_map_vector_sorts_the_slots_it_listed(n, cols, density, 
     check(kernel, M.sum(axis=1), A=A)
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=10, deadline=None)
 @given(st.integers(1, 40), st.integers(1, 15), st.integers(1, 12), st.sampled_from([0.05, 0.2, 0.6]),
        st.integers(0, 2**31))
 @example(30, 5, 7, 0.05, 3)

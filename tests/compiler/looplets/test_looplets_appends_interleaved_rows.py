@@ -101,7 +101,7 @@ def test_rows_not_provably_in_order_are_still_refused(prog, why, out):
         compile_program(prog, D=out, A=A, B=A)
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=7, deadline=None, suppress_health_check=list(HealthCheck))
 @given(rows=st.integers(0, 4), cols=st.integers(0, 4), density=st.sampled_from([0.0, 0.4, 1.0]),
        fmts=st.tuples(st.sampled_from(["csr", "coo", "dcsr", "dense"]), st.sampled_from(["csr", "coo", "dense"])),
        fill=st.sampled_from([0.0, 1.0, np.nan]), out=st.sampled_from(OUTPUTS), seed=st.integers(0, 2 ** 16))

@@ -67,7 +67,7 @@ def test_a_pattern_triangle_written_with_and_skips_the_fill():
     assert bool(lat(A=P, B=P, D=P).to_numpy()) == bool((ai @ ai * ai).any())
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=12, deadline=None)
 @given(st.integers(1, 6), st.integers(1, 6), st.integers(0, 2**32 - 1),
        st.sampled_from([0.0, 1.0, np.nan, np.inf, -np.inf]))
 @example(2, 3, 0, np.nan)     # false * NaN is NaN in numpy: a row with no entries is NaN too

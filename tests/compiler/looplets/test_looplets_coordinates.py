@@ -139,7 +139,7 @@ def test_a_computed_coordinate_out_of_range_raises_naming_the_access(case, check
         np.testing.assert_array_equal(k(**fixed).to_numpy(), np.ones(len(ins["I"].to_numpy())))
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(st.lists(st.integers(-4, 8), max_size=8), st.integers(1, 5))
 @example([0, 5, 1], 3)        # issue 31: wrote past y
 @example([-1], 3)

@@ -117,7 +117,7 @@ PROGRAMS = ["y[i] = a[i] * b[i]", "y[i] = a[i] + b[i]", "y[i] = min(a[i], b[i])"
             "y = a[i] * b[i]", "y = max[i](a[i] + b[i])", "y = min[i](a[i] * b[i])"]
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(PROGRAMS), st.sampled_from(FILLS), st.sampled_from(FILLS), st.integers(0, 6),
        st.sampled_from([0.0, 0.3, 1.0]), st.sampled_from(["sparse", "dense"]), st.integers(0, 2**31))
 def test_both_strategies_agree_with_the_oracle_under_any_fill(program, fa, fb, n, density, fmt, seed):

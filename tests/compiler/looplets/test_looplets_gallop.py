@@ -50,7 +50,7 @@ def clustered(rng, n, density, fill):
     return v
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(list(GALLOPING)), st.sampled_from(list(ANY)), st.integers(0, 40),
        st.sampled_from([0.0, 0.1, 0.5, 1.0]), st.sampled_from([0.0, 2.0]), st.integers(0, 2**31 - 1),
        st.booleans())

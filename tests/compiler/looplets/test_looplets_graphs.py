@@ -188,7 +188,7 @@ def random_graph(n, density, seed):
     return Ad
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=7, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(1, 24), st.sampled_from([0.0, 0.05, 0.15, 0.4]), st.integers(0, 2**31),
        st.sampled_from(sorted(FRONTIERS)), st.booleans())
 def test_bfs_pull_matches_scipy_breadth_first_levels(n, density, seed, frontier, checked):

@@ -46,7 +46,7 @@ def terms(draw, depth=3):
     return fold(*[e for e, _ in parts]), lambda env: py(f(env) for _, f in parts)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(terms(), st.lists(st.fixed_dictionaries({n: st.integers(-4, 4) for n in NAMES}), min_size=1, max_size=6))
 def test_folded_min_max_equals_its_terms(term, envs):
     e, f = term

@@ -58,7 +58,7 @@ def cases(draw):
     return n, x, draw(st.sampled_from([0.0, np.nan]))
 
 
-@settings(max_examples=12)
+@settings(max_examples=6)
 @given(program=st.sampled_from(sorted(PROGRAMS)), strategy=st.sampled_from(STRATEGIES),
        fmt=st.sampled_from(["dense", "sparse"]), case=cases())
 @example(program="y[i] = max(n[i] > 0, x[i])", strategy="looplets", fmt="sparse",

@@ -63,7 +63,7 @@ def test_the_runs_of_nan_stored():
     assert y.levels[0].left.tolist() == [0, 2, 4, 6, 9, 10, 12] and y.levels[0].right.tolist() == [2, 4, 6, 7, 10, 12, 13]
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=7, deadline=None, suppress_health_check=list(HealthCheck))
 @given(runs=st.lists(st.tuples(st.sampled_from([0.0, 1.0, 2.0, NAN, INF, -INF]), st.integers(1, 3)), max_size=6),
        fill=st.sampled_from([0.0, 1.0, NAN]), level=st.sampled_from([RunList, SparseRunList]),
        src=st.sampled_from(["dense", "sparse"]))

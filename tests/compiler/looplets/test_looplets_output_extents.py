@@ -77,7 +77,7 @@ def window_program(lo, hi, off):
     return loop_program(source=src)
 
 
-@settings(max_examples=30)
+@settings(max_examples=15)
 @given(n=st.integers(0, 7), bounds=st.tuples(st.integers(0, 7), st.integers(0, 7)), off=st.integers(-3, 3),
        extra=st.integers(-2, 3), fresh=st.booleans(), fmt=st.sampled_from(["dense", "sparse"]))
 @example(n=5, bounds=(1, 5), off=-1, extra=0, fresh=True, fmt="dense")

@@ -225,7 +225,7 @@ KERNELS = [(blend, lambda a, b: 0.5 * a + 0.25 * b), (maximum, np.maximum), (pro
 IN_LEVELS = [RunList, SparseRunList, SparseList, Dense]
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(0, 4), st.integers(0, 25), st.sampled_from([1, 2, 6]), st.sampled_from([0, 1, 2]),
        st.sampled_from(IN_LEVELS), st.sampled_from(IN_LEVELS), st.sampled_from(list(OUTPUTS)),
        st.sampled_from([0.0, 1.0]), st.integers(0, 2**31 - 1), st.booleans())
@@ -295,7 +295,7 @@ def test_a_three_dimensional_sum_into_dense_run_lists_of_fill_one():
     assert "hoist-reductions" in k.trace.stages()
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=5, deadline=None)
 @given(name=st.sampled_from(sorted(REDUCTIONS)), fills=st.tuples(st.sampled_from([0.0, 1.0, nan, -inf]),
                                                                   st.sampled_from([0.0, 1.0, nan, -inf])),
        density=st.sampled_from([0.0, 0.5, 1.0]), rows=st.integers(0, 3), seed=st.integers(0, 2 ** 16))

@@ -98,7 +98,7 @@ def test_empty_and_all_fill_inputs(shape, fill):
 LEVELS = [Dense, SparseList, SparseBand, RunList, SparseRunList]
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(list(IDENTITY)), st.sampled_from(list(IDENTITY)), st.sampled_from([0.0, 1.0, nan]),
        st.sampled_from(LEVELS), st.sampled_from(LEVELS), st.sampled_from([RunList, SparseRunList]),
        st.tuples(st.integers(0, 4), st.integers(0, 3), st.integers(0, 3)), st.sampled_from([0.0, 0.5, 1.0]),

@@ -204,7 +204,7 @@ def test_a_loop_program_writing_out_of_its_outputs_order_is_scattered(case):
     np.testing.assert_array_equal(k.interpret(**tensors).to_numpy(), want(a, b))
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=7, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=st.sampled_from(list(PRODUCTS)), shape=st.tuples(*[st.integers(0, 5)] * 3),
        density=st.sampled_from([0.0, 0.3, 0.7, 1.0]), seed=st.integers(0, 2 ** 16), specials=st.booleans())
 def test_property_a_reduction_into_a_scattered_output(case, shape, density, seed, specials):
@@ -218,7 +218,7 @@ def test_property_a_reduction_into_a_scattered_output(case, shape, density, seed
     assert_canonical(k(**tensors), want)
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=7, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=st.sampled_from(list(CASES)), shape=st.tuples(st.integers(0, 6), st.integers(0, 6)),
        fill=st.sampled_from([0.0, np.nan, np.inf]), density=st.sampled_from([0.0, 0.3, 0.7, 1.0]),
        seed=st.integers(0, 2 ** 16), specials=st.booleans())

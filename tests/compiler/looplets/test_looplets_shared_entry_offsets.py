@@ -133,7 +133,7 @@ def test_empty_and_all_fill_parts(case, out):
     check(parts, out, 0.0)
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=7, deadline=None)
 @given(layout=st.sampled_from(LAYOUTS), rows=st.tuples(st.integers(0, 2), st.integers(0, 2)), cols=st.integers(1, 3),
        fmts=st.tuples(*[st.sampled_from(list(OPERANDS))] * 3), fill=st.sampled_from([0.0, 1.0, nan]),
        out=st.sampled_from(list(OUTPUTS)), density=st.sampled_from([0.0, 0.4, 1.0]),

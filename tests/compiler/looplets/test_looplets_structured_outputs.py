@@ -55,7 +55,7 @@ OUTS = {"SparseBlockList": lambda: Dense(SparseBlockList(Element(0.0))),
 
 
 @pytest.mark.parametrize("out", OUTS)
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(0, 7), st.integers(0, 15), st.sampled_from([0.0, 0.2, 0.6, 1.0]), st.booleans(), st.integers(0, 99))
 def test_copy_of_a_csr_matrix_is_canonical(out, m, n, density, blocky, seed):
     M = sparse_matrix(np.random.default_rng(seed), m, n, density, blocky)
@@ -226,7 +226,7 @@ def copy3(C, A):
                 C[i, j, k] = A[i, j, k]
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(0, 6), st.integers(1, 9), st.sampled_from([0.0, 0.3, 1.0]), st.sampled_from(["csr", "coo", "dcsr"]),
        st.integers(0, 99))
 def test_coo_outputs_are_canonical(m, n, density, source, seed):

@@ -91,7 +91,7 @@ def window_program(lo, hi):
     return loop_program(source=f"def w(y, A):\n    for i in _:\n        y[i] = A[window(i, {lo}, {hi})]\n")
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), n=st.integers(0, 14), density=st.sampled_from([0.0, 0.3, 1.0]),
        fmt=st.sampled_from(["Dense", "SparseList", "RunList", "SparseBand", "SparseCOO"]))
 def test_window_against_numpy_for_any_bounds(data, n, density, fmt):

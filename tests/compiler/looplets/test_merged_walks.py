@@ -121,7 +121,7 @@ def test_empty_and_all_fill_vectors():
     assert merges(k)
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=5, deadline=None)
 @given(unions().filter(lambda drawn: len(drawn[1]) >= 4), st.sampled_from(["sparse_vector", "dense"]))
 def test_walks_of_several_operands_by_every_oracle(drawn, out):
     # (the lattice's merged loops' operands: four or five vectors of drawn formats, fills and values)

@@ -93,7 +93,7 @@ PROGRAMS = TACO_FORMS[:4] + ["y[i] = b[i] * max[j](A[i, j])", "y[i] = min(b[i], 
                              "y[j] = x[j] - A[i, j] * z[i]", "y[j] = A[i, j] * z[i] - x[j]"]   # (and differences)
 
 
-@settings(max_examples=35, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=17, deadline=None, suppress_health_check=list(HealthCheck))
 @given(program=st.sampled_from(PROGRAMS), fmt=st.sampled_from(MATRIX_FORMATS), fill=st.sampled_from(FILLS),
        bfill=st.sampled_from(FILLS), density=st.sampled_from([0.0, 0.3, 1.0]), rows=st.integers(0, 4),
        special=st.sampled_from([None, inf, -inf, nan]), seed=st.integers(0, 3))

@@ -210,7 +210,7 @@ OPS = {"sum": ("C[i, j] = A[i, j] + B[i, j]", np.add), "product": ("C[i, j] = A[
        "copy": ("C[i, j] = A[i, j]", lambda x, y: x), "transpose": ("C[j, i] = A[i, j]", lambda x, y: x)}
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(out=st.sampled_from(["dcsr", "sl-dense", "hash-hash", "sl-hash", "csc", "csr"]),
        ins=st.sampled_from(["csr", "csc", "dcsr"]),
        op=st.sampled_from(sorted(OPS)), fill=st.sampled_from(FILLS), m=st.integers(0, 5), n=st.integers(0, 6),

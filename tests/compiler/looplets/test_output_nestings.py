@@ -237,7 +237,7 @@ def test_an_interval_under_a_list():
         k(A=Tensor.from_numpy(a, "csr"))
 
 
-@settings(max_examples=20, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@settings(max_examples=10, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(out=st.sampled_from(["SparseList(SparseRunList)", "SparseList(SparseBand)", "SparseList(SparseBlockList)"]),
        what=st.sampled_from(list(EXPRS)),
        shape=st.tuples(st.integers(0, 6), st.integers(0, 6)),

@@ -65,7 +65,7 @@ def test_the_fused_kernel_against_numpy(a, b, strategy):
     check(a, b, "csr", strategy)
 
 
-@settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=5, deadline=None, suppress_health_check=list(HealthCheck))
 @given(shape=st.tuples(st.integers(0, 5), st.integers(1, 7)), density_a=st.sampled_from([0.0, 0.2, 0.6, 1.0]),
        density_b=st.sampled_from([0.0, 0.5, 1.0]), special=st.booleans(), fmt=st.sampled_from(["csr", "coo"]),
        strategy=st.sampled_from(["looplets", "lattice"]), seed=st.integers(0, 2 ** 16))

@@ -17,7 +17,7 @@ from tests.compiler.looplets.slice_cases import bounds
 FILLS = (0.0, 1.0, np.nan, np.inf, -np.inf)
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck))
 @given(shape=st.tuples(st.integers(0, 5), st.integers(0, 4)), r=st.sampled_from([2, 3, -1, -2]),
        cut=st.tuples(st.integers(-7, 7), st.integers(-7, 7)), fmt=st.sampled_from(["dense", "csr", "coo"]),
        fill=st.sampled_from(FILLS), out=st.sampled_from(["dense", "sparse_vector"]), seed=st.integers(0, 2 ** 16))

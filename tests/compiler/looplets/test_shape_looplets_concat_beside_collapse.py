@@ -44,7 +44,7 @@ def test_the_probe_case_an_empty_hash_part(first):
     check(xp.stack(parts), np.stack(want))
 
 
-@settings(max_examples=10)
+@settings(max_examples=5)
 @given(kinds=st.tuples(*[st.sampled_from(sorted(VECTORS))] * 2), split=st.integers(0, 4),
        fill=st.sampled_from([0.0, 1.0, nan]), first=st.booleans(), seed=st.integers(0, 2 ** 16))
 @example(kinds=("hash", "list"), split=0, fill=0.0, first=True, seed=0)

@@ -20,7 +20,7 @@ VSTACK = "y[k] = collapse(concat((A[j, i], B[p, i]), (j, p) -> l), (l, i) -> k)"
 HSTACK = "y[m] = collapse(concat((A[i, j], B[i, k]), (j, k) -> l), (i, l) -> m)"
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck))
 @given(rows=st.tuples(st.integers(0, 3), st.integers(0, 3)), cols=st.integers(0, 3), vertical=st.booleans(),
        fmts=st.tuples(st.sampled_from(["csr", "coo", "dense"]), st.sampled_from(["csr", "coo", "dense"])),
        fill=st.sampled_from(FILLS), out=st.sampled_from(["dense", "sparse_vector"]), seed=st.integers(0, 2 ** 16))

@@ -37,7 +37,7 @@ def want_of(form, a, b, c):
     return np.concatenate([parts[p].pop(0) for p in form.split(", ")])
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck))
 @given(form=st.sampled_from(sorted(FORMS)), shapes=st.tuples(st.integers(0, 3), st.integers(0, 4), st.integers(0, 5)),
        fmts=st.tuples(st.sampled_from(["csr", "coo", "dense"]), st.sampled_from(["sparse", "dense"]),
                       st.sampled_from(["csr", "coo", "dense"])),

@@ -36,7 +36,7 @@ def test_column_sums_of_parts_of_two_fills_into_a_sparse_vector():
     assert program.count("y[i]") == 1, program
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=7, deadline=None, suppress_health_check=list(HealthCheck))
 @given(rows=st.tuples(st.integers(0, 3), st.integers(0, 3)), cols=st.integers(1, 4),
        fmts=st.tuples(st.sampled_from(["csr", "coo", "dense"]), st.sampled_from(["csr", "coo", "dense"])),
        fills=st.tuples(st.sampled_from([0.0, 1.0, np.nan]), st.sampled_from([0.0, 1.0, -np.inf])),

@@ -104,7 +104,7 @@ def test_only_the_columns_of_a_csc_strided_into_a_csc():
     np.testing.assert_array_equal(kernel().to_numpy(), a[:, ::2])
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=7, deadline=None, suppress_health_check=list(HealthCheck))
 @given(rows=st.integers(0, 9), cols=st.integers(0, 5), r=st.sampled_from([1, 2, -1, -3]),
        c=st.sampled_from([1, 2, -1, -2]),
        cut=st.tuples(st.integers(-10, 10) | st.none(), st.integers(-10, 10) | st.none()),

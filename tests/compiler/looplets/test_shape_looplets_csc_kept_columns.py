@@ -66,7 +66,7 @@ def test_the_kept_columns_loop_outside_the_rows():
     assert "seek" not in kernel.c_source.split("int S_kernel", 1)[1], kernel.c_source
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=7, deadline=None, suppress_health_check=list(HealthCheck))
 @given(rows=st.integers(0, 6), cols=st.integers(0, 10), r=st.sampled_from([2, 3, -1, -2, -3]),
        cut=st.tuples(st.integers(-11, 11) | st.none(), st.integers(-11, 11) | st.none()),
        density=st.sampled_from([0.0, 0.3, 1.0]), fill=st.sampled_from([0.0, 1.0, np.nan]),

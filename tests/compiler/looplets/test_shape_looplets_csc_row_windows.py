@@ -62,7 +62,7 @@ def test_a_coo_output_is_still_refused():
         ss.lower(slice_program(6, np.s_[1:5:2]), "looplets", A=A, S="coo")
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=7, deadline=None, suppress_health_check=list(HealthCheck))
 @given(rows=st.integers(0, 9), cols=st.integers(0, 4), r=st.sampled_from([1, 2, 3, -1, -2]),
        cut=st.tuples(st.integers(-10, 10) | st.none(), st.integers(-10, 10) | st.none()),
        density=st.sampled_from([0.0, 0.5, 1.0]), fill=st.sampled_from([0.0, 1.0, np.nan]),

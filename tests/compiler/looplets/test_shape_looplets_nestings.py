@@ -98,7 +98,7 @@ def check_stack(arrays, formats, keys, axis, out, fill=0.0):
     return k
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
 @given(stacks(), st.sampled_from(FILLS))
 @example(([np.arange(24.0).reshape(6, 4), np.arange(28.0).reshape(7, 4)], ["csr", "coo"],
           [(0, 6, 2), (1, 7, 3)], 0, "csr"), 0.0)                             # the refused vstack of two slices

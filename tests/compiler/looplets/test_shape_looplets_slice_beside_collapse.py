@@ -60,7 +60,7 @@ def test_the_array_front_end_adds_them_in_one_looplets_kernel(key, fmts):
                 np.testing.assert_array_equal(got.to_numpy(), want)
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=7, deadline=None, suppress_health_check=list(HealthCheck))
 @given(step=st.sampled_from([-2, 2, -1, 3]), fills=st.tuples(*[st.sampled_from(FILLS)] * 3),
        fmt=st.sampled_from(["sparse_vector", "dense"]), strategy=st.sampled_from([None, "looplets", "lattice"]),
        out=st.sampled_from([None, "dense"]), seed=st.integers(0, 2 ** 16))

@@ -20,7 +20,7 @@ from tests.compiler.looplets.slice_cases import bounds
 FILLS = (0.0, 1.0, np.nan, np.inf, -np.inf)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
 @given(shape=st.tuples(st.integers(0, 3), st.integers(0, 4)), r=st.sampled_from([1, 2, 3, -1, -2, -3]),
        cut=st.tuples(st.integers(-13, 13), st.integers(-13, 13)), column_major=st.booleans(),
        fmt=st.sampled_from(["dense", "csr", "coo"]), fill=st.sampled_from(FILLS),

@@ -61,7 +61,7 @@ def test_the_workspace_walks_each_columns_kept_entries():
     assert got.format.levels[0].name == "SparseList"
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=7, deadline=None, suppress_health_check=list(HealthCheck))
 @given(rows=st.integers(0, 10), cols=st.integers(0, 4), r=st.sampled_from([1, 2, 3, -1, -2, -3]),
        cut=st.tuples(st.integers(-11, 11) | st.none(), st.integers(-11, 11) | st.none()),
        density=st.sampled_from([0.0, 0.3, 1.0]), fill=st.sampled_from([0.0, 1.0, np.nan]),

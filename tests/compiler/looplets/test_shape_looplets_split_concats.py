@@ -31,7 +31,7 @@ def split_concat_program(n_parts, rows, J, key):
     return f"C[p, q] = {split if key is None else f'slice({split}, r -> p, {key})'}", names
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck))
 @given(rows=st.integers(0, 3), J=st.integers(1, 4), fill=st.sampled_from(FILLS),
        fmts=st.lists(st.sampled_from(["sparse", "dense"]), min_size=2, max_size=3),
        step=st.sampled_from([None, 1, -1, 2, -2]), out=st.sampled_from(["dense", "csr", "coo"]),

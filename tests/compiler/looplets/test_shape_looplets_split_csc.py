@@ -66,7 +66,7 @@ def test_the_array_front_ends_reshape_of_a_csc_is_the_split_itself():
     np.testing.assert_array_equal(np.asarray(expr.compute(strategy="looplets", format="csf")), a.reshape(2, 3, 4))
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))
 @given(rows=st.integers(0, 6), cols=st.integers(0, 4), K=st.sampled_from([1, 2, 3]),
        density=st.sampled_from([0.0, 0.5, 1.0]), fill=st.sampled_from([0.0, 1.0, np.nan]),
        fmt=st.sampled_from(["csc", "dcsc", "coo", "sparse_dense"]), out=st.sampled_from(["csf", "coo", "dense"]),

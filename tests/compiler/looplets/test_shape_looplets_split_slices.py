@@ -26,7 +26,7 @@ def program(rows, cols, J):
             f"j -> q, ({c}, {d}, {s}))")
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
 @given(n=st.integers(0, 4), J=st.integers(1, 4), r=st.sampled_from([1, 2, -1, -3]), s=st.sampled_from([1, 1, 2, -1]),
        cut=st.tuples(st.integers(-5, 5), st.integers(-5, 5), st.integers(-5, 5), st.integers(-5, 5)),
        fmt=st.sampled_from(["dense", "sparse"]), fill=st.sampled_from(FILLS),

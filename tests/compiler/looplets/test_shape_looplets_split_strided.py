@@ -21,7 +21,7 @@ from tests.compiler.looplets.slice_cases import bounds
 FILLS = (0.0, 1.0, np.nan, np.inf, -np.inf)
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck))
 @given(n=st.integers(0, 30), r=st.sampled_from([2, 3, -1, -2, -3, 1]), cut=st.tuples(st.integers(-31, 31),
        st.integers(-31, 31)), cols=st.integers(1, 4), fmt=st.sampled_from(["sparse", "dense"]),
        fill=st.sampled_from(FILLS), out=st.sampled_from(["csr", "coo", "dense"]), seed=st.integers(0, 2 ** 16))

@@ -75,7 +75,7 @@ def test_the_stepped_nest_of_a_column():
         assert "Stepper" in text and "Spike" in text and "Phase(stop=lastA)" in text, text
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=7, deadline=None, suppress_health_check=list(HealthCheck))
 @given(rows=st.integers(0, 10), cols=st.integers(0, 4), r=st.sampled_from([2, 3, -1, -2, -3]),
        cut=st.tuples(st.integers(-11, 11) | st.none(), st.integers(-11, 11) | st.none()),
        density=st.sampled_from([0.0, 0.3, 1.0]), fill=st.sampled_from([0.0, 1.0, np.nan]),
@@ -136,7 +136,7 @@ def test_a_kernel_reserving_a_reversal_called_with_more_rows():
         np.testing.assert_array_equal(got.to_numpy(), a[11::-1])
 
 
-@settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=5, deadline=None, suppress_health_check=list(HealthCheck))
 @given(rows=st.integers(0, 5), cols=st.integers(0, 9), r=st.sampled_from([2, 3, -1, -2]),
        cut=st.tuples(st.integers(-10, 10) | st.none(), st.integers(-10, 10) | st.none()),
        density=st.sampled_from([0.0, 0.4, 1.0]), fill=st.sampled_from([0.0, 1.0, np.nan]),

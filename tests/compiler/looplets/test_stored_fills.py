@@ -121,7 +121,7 @@ def test_the_trace_says_which_levels_drop_and_which_keep():
     assert not k.trace.find("stored-fills") and "kept" not in k.c_source
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=7, deadline=None, suppress_health_check=list(HealthCheck))
 @given(shape=st.tuples(st.integers(0, 4), st.integers(0, 4)),
        density=st.tuples(st.sampled_from([0.0, 0.5, 1.0]), st.sampled_from([0.0, 0.3, 1.0])),
        fill=st.sampled_from([0.0, 1.0, np.nan]), out=st.sampled_from(["dense_hash", "hash_hash", "sparse_hash"]),

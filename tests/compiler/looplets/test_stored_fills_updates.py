@@ -216,7 +216,7 @@ def small_ints(shape, density, rng):
     return np.where(rng.random(shape) < density, rng.integers(1, 4, shape) * rng.choice([-1.0, 1.0], shape), 0.0)
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=7, deadline=None, suppress_health_check=list(HealthCheck))
 @given(n=st.integers(0, 4), m=st.integers(0, 4), half=st.integers(0, 2), density=st.sampled_from([0.0, 0.5, 1.0]),
        fill=st.sampled_from([0.0, 1.0, np.nan]), out=st.sampled_from(["dense_hash", "hash_hash", "sparse_hash"]),
        prog=st.sampled_from(["rows_plus", "gustavson"]), special=st.sampled_from([None, np.nan, np.inf, -np.inf]),

@@ -69,7 +69,7 @@ def test_windows_that_do_not_overlap_are_written_as_before(fill):
     assert_canonical(k(A=A, B=B), np.hstack([a, b]))
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=7, deadline=None, suppress_health_check=list(HealthCheck))
 @given(n=st.tuples(st.integers(0, 5), st.integers(0, 5)), fill=st.sampled_from([0.0, 1.0, np.nan]),
        out=st.sampled_from(["sparse", "coo"]), seed=st.integers(0, 2 ** 16))
 def test_a_concatenation_through_windows_by_property(n, fill, out, seed):

@@ -70,7 +70,7 @@ def test_an_index_value_is_its_coordinate(strategy, program, fmt):
     run(program, strategy, B, X, fmt)
 
 
-@settings(max_examples=30)
+@settings(max_examples=15)
 @given(program=st.sampled_from(sorted(PROGRAMS)), strategy=st.sampled_from(STRATEGIES),
        fmt=st.sampled_from(["dense", "sparse"]), fill=st.sampled_from([0.0, 1.0, np.nan, np.inf]),
        b=st.lists(st.sampled_from([0.0, 1.0, 2.5, -1.0, np.nan, np.inf]), min_size=6, max_size=6),

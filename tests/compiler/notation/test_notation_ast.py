@@ -109,7 +109,7 @@ def _reduced_indices(e):
     return {i for n in walk(e) if isinstance(n, Reduce) for i in n.indices}
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(rhs=expressions, op=st.sampled_from([None, lookup("+"), lookup("min"), lookup("bitor"), GCD, choose(1)]))
 def test_print_parse_round_trip(rhs, op):
     out = free_indices(rhs)
@@ -130,7 +130,7 @@ def _parts_of(node):
     return [n for n in walk(node) if isinstance(n, (Access, Reduce))]
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(rhs=expressions, op=st.sampled_from([None, lookup("+"), GCD]))
 @example(rhs=Call(lookup("*"), (Access("where", ["i"]), Access("end", ["i"]))), op=None)  # keywords to patterns
 @example(rhs=Reduce(lookup("+"), ["j"], Access("Run", ["i", "j"])), op=None)   # a looplet's name to patterns

@@ -49,7 +49,7 @@ def test_a_0d_tensor_is_read_on_the_right_side(strategy, program):
         run(program, strategy, A, X, s, fmt="sparse")
 
 
-@settings(max_examples=30)
+@settings(max_examples=15)
 @given(program=st.sampled_from(sorted(PROGRAMS)), strategy=st.sampled_from(STRATEGIES),
        fmt=st.sampled_from(["dense", "sparse"]), fill=st.sampled_from([0.0, 1.0, np.nan, np.inf]),
        s=st.sampled_from([2.5, 0.0, -1.0, np.nan, np.inf, -np.inf]),

@@ -74,7 +74,7 @@ def test_the_translation_is_index_notation():
     assert from_subscripts("ijk->kji", (3,)) == "out[k, j, i] = T1[i, j, k]"
 
 
-@settings(max_examples=12)
+@settings(max_examples=6)
 @given(st.data())
 def test_property_random_contractions_match_numpy(data):
     """Two operands over random labels from "abcd" (shared, summed, kept, repeated), any kind; given
