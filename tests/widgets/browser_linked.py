@@ -94,8 +94,8 @@ def linked_steps_outline_their_c(page, notebook: pathlib.Path, scope: str, theme
         assert filled["fill"] == LINK_COLOR and filled["ratio"] >= 3, (name, theme, filled)
         # the node stays in view (the notebook scrolled it away, to the line), the C pane shows the line
         first = step.locator(".c-section span.ln.ss-linked").first
-        assert_click_keeps_node_and_shows_line(page, node.element_handle(), first.element_handle(),
-                                               first.evaluate_handle("l => l.closest('.c-section')"), f"{name} ({theme})")
+        assert_click_keeps_node_and_shows_line(page, node, first, step.locator(".c-section:has(span.ln.ss-linked)").first,
+                                               f"{name} ({theme})")
         code = [x["code"] for x in outlined]
         if name == "derivation-loop":
             assert code[0].lstrip().startswith("while (") and tag == "lattice:i:k_A⊔l_B", (tag, code[:2])

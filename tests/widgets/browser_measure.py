@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import pathlib
+import time
 
 
 def patient(ms: int) -> int:
@@ -564,13 +565,26 @@ VISIBLE_JS = r"""
 
 
 def assert_click_keeps_node_and_shows_line(page, node, line, pane, where: str) -> None:
-    """After a click on drawing node ``node`` (an element handle) that scrolled C pane ``pane`` to
-    ``line``, its first linked line: the node is still inside the visible part of its pane and of
-    the window (the page, the notebook and the drawing did not scroll it away), and the line
-    inside the visible part of its C pane."""
-    seen = page.evaluate(VISIBLE_JS, [node, None])
+    """After a click on drawing node ``node`` that scrolled C pane ``pane`` to ``line``, its first
+    linked line (each a Playwright locator): the node is still inside the visible part of its pane
+    and of the window (the page, the notebook and the drawing did not scroll it away), and the line
+    inside the visible part of its C pane.
+
+    Measured on the page as it settles: a widget's panes are drawn again by messages of their own
+    after a click, and a node or line measured just as it was replaced had no box (0x0, detached);
+    so each is looked up afresh and measured until it is inside or ``patient(10 s)`` has passed,
+    and the last measurement is what fails."""
+    def settled(what, within):
+        deadline = time.monotonic() + patient(10_000) / 1000
+        while True:
+            seen = page.evaluate(VISIBLE_JS, [what.element_handle(), within.element_handle() if within else None])
+            if seen["inside"] or time.monotonic() > deadline:
+                return seen
+            page.wait_for_timeout(200)
+
+    seen = settled(node, None)
     assert seen["inside"], f"{where}: the clicked node left the view: {seen}"
-    shown = page.evaluate(VISIBLE_JS, [line, pane])
+    shown = settled(line, pane)
     assert shown["inside"], f"{where}: the C pane was not scrolled to the node's first line: {shown}"
 
 

@@ -242,8 +242,8 @@ def test_exported_page_links_c_lines_and_drawing_nodes(lattice_step, artifacts):
     assert end["outlined"] and end["inView"] and end["scrollTop"] > start["scrollTop"], (start, end)
     # the C pane scrolled, not the page: the clicked node stays in view (the page scrolled it away)
     line = section.locator(f'.c-section span.ln[data-tags~="{other}"]').first
-    assert_click_keeps_node_and_shows_line(page, node.element_handle(), line.element_handle(),
-                                           line.evaluate_handle("l => l.closest('.c-section')"), "the exported page")
+    assert_click_keeps_node_and_shows_line(page, node, line, section.locator(f'.c-section:has(span.ln[data-tags~="{other}"])').first,
+                                           "the exported page")
     assert (end["stroke"], end["width"]) == (LINK_COLOR, "4")
     page.screenshot(path=str(artifacts / "export-linked-from-node.png"), full_page=False)
 

@@ -234,8 +234,7 @@ def link_both_ways_in_the_notebook(page, explorer, artifacts: pathlib.Path) -> N
         return r && r.width > 0 && r.height > 0; })""", arg=[root, other], timeout=patient(30_000))
     node = explorer.locator(f'.ss-drawing svg g.node[data-tags~="{other}"]').first
     line = explorer.locator(f'.ss-c span.ln[data-tags~="{other}"]').first
-    assert_click_keeps_node_and_shows_line(page, node.element_handle(), line.element_handle(),
-                                           explorer.locator(".ss-c").first.element_handle(), "the Explorer")
+    assert_click_keeps_node_and_shows_line(page, node, line, explorer.locator(".ss-c").first, "the Explorer")
     screenshot(page, artifacts / "views-linked-from-node.png", full_page=False)
 
 
