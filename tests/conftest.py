@@ -24,6 +24,26 @@ settings.register_profile("explore", deadline=None)
 settings.load_profile(os.environ.get("SPARSESCOPE_HYPOTHESIS", "sparsescope"))
 
 
+def draw_no_local_constants() -> None:
+    """Hypothesis (6.131 on) draws, at about 1 in 20 numbers, a constant found in the source of the
+    project's modules *loaded at the time*: which ones a worker has loaded depends on the test files
+    it ran before (xdist hands them out as they finish), so a derandomized test drew other examples
+    from one run to the next (measured: the same @given test, 200 draws, differs once three compiler
+    modules are imported). Its pool is kept empty (Hypothesis's own constants, NaN, inf, 2**63, ...,
+    are still drawn), which also saves parsing every module (about 3.5 s of CPU per process). A
+    private hook: where it is missing (older Hypothesis, which had no such pool), nothing to do."""
+    try:
+        from hypothesis.internal.conjecture import providers
+        from hypothesis.internal.constants_ast import Constants
+    except ImportError:
+        return
+    if callable(getattr(providers, "_get_local_constants", None)):
+        providers._get_local_constants = Constants
+
+
+draw_no_local_constants()
+
+
 #: past this resident size, a worker forgets the kernels it lowered and loaded (forget_kernels)
 KERNELS_KEPT_UP_TO = 1200 * 2 ** 20
 
