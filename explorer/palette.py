@@ -121,7 +121,18 @@ class ViewColors:
             return tags[0] if tags else None
         return next((t for t in tags if t in self.shown), None)
 
+    def reserve(self, tag: Any) -> None:
+        """Give ``tag`` its colour now, though nothing is painted in it yet (a C line left plain):
+        when the page selects that tag later, its lines take the colour the view gave it here,
+        the same on every redraw.
+
+        >>> colors = ViewColors(); colors.reserve("plain"); colors.color("box") != colors.color("plain")
+        True
+        """
+        self.color(tag)
+
     def color(self, tag: Any) -> str:
+        """``tag``'s colour: the palette's next where the view has not given it one yet."""
         tag = str(tag)
         if tag not in self.assigned:
             self.assigned[tag] = PALETTE[len(self.assigned) % len(PALETTE)]

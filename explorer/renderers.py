@@ -256,7 +256,7 @@ def render_program(text: str, provenance: Mapping[str, Iterable[int]] | None = N
     view = getattr(provenance, "colors", None)
     if view is not None and view.drawn:
         for k, m in enumerate(marks):
-            tag = None if m.tags[0] in view.drawn else view.drawn_tag(m.tags, lambda t: len(provenance.get(t, ())))
+            tag = None if m.tags[0] in view.drawn else view.drawn_tag(m.tags, _lines_of(provenance))
             if tag is not None:
                 marks[k] = replace(m, tags=(tag, *(t for t in m.tags if t != tag)))
     if shapes:
@@ -266,6 +266,16 @@ def render_program(text: str, provenance: Mapping[str, Iterable[int]] | None = N
                            linenos=linenos, color=colors_of(provenance))
     return render_code(text, language, marks=marks, describe=_describer(provenance), linenos=linenos,
                        color=colors_of(provenance))
+
+
+def _lines_of(provenance) -> Callable[[str], int]:
+    """How many C lines each tag of ``provenance`` names: the measure of how inner a tag is
+    (:meth:`~explorer.palette.ViewColors.drawn_tag`: a lattice case's point has fewer than its loop).
+
+    >>> _lines_of({"loop": [3, 4, 5], "case": [4]})("case"), _lines_of({})("other")
+    (1, 0)
+    """
+    return lambda tag: len(provenance.get(tag, ()))
 
 
 def _describer(provenance) -> Callable[[Sequence[str]], str] | None:
@@ -297,15 +307,16 @@ def render_c(source: str, provenance: Mapping[str, Iterable[int]] | None = None,
     # names), else of one its program shows, else plain (ViewColors.line_tag)
     color = colors_of(provenance)
     view = getattr(provenance, "colors", None)
+    if view is not None:   # (the drawings and the program are drawn before the C: what they show)
+        view.shown_so_far()
     chosen = getattr(provenance, "chosen", False)
     colors = {}
     for n in sorted(tags):
-        tag = (view.line_tag(tags[n], lambda t: len(provenance[t]), chosen) if view is not None
-               else tags[n][0])
+        tag = view.line_tag(tags[n], _lines_of(provenance), chosen) if view is not None else tags[n][0]
         if tag is not None:
             colors[n] = color(tag)
-        else:   # (its colour is kept for the page's selection of that tag)
-            color(tags[n][0])
+        else:
+            view.reserve(tags[n][0])
     # a line's tooltip says what produced it (the lattice point's code, the looplet lowered)
     describe = _describer(provenance) or ", ".join
     titles = {n: describe(ts) for n, ts in tags.items()}
@@ -842,7 +853,6 @@ def render_step(step, index: int | None = None, session=None, parts: Iterable[st
         out.append(section(f"rewrites ({len(step.rewrites)}{extra})", render_rewrites(step)))
     if drawings:
         out.append(section("artifacts", drawings))
-    prov.colors.shown_so_far()   # (the C colours only what the drawings and program show)
     if "c" in want:
         opens = c_opening_line(session, index) if session is not None and index is not None else None
         for a in step.artifacts:

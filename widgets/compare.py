@@ -303,7 +303,6 @@ class Compare(W.HBox):
         drawing = (more + "".join(R.render_artifact(a, provenance=prov or None) for a in shown) + zoom_restore() if shown
                    else f"<i>(no {_html.escape(str(kind or 'drawing'))} up to step {at})</i>")
         prov.colors.drawn_so_far()
-        prov.colors.shown_so_far()   # (a column's C colours only what its drawings show)
         c = c_view(s, at) if len(s) else None
         if c is not None and c.emitted_at is not None and c.emitted_at <= at:
             c_html = R.render_c(c.text, prov)

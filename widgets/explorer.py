@@ -454,9 +454,6 @@ class Explorer(W.VBox):
         diff = (R.render_diff(shown.text) if shown.kind == "diff"
                 else R.render_program(shown.text, prov, i, shapes=shapes))
 
-        if not selected:   # (the C colours only what the drawings and program show)
-            prov.colors.shown_so_far()
-
         # the C: this step's, else as it stands here, else the final kernel's, labelled
         # at a lower:* step the looplet it lowers and its C lines are shown together: the C has
         # a focus bar, and the C pane scrolls to the chosen tag's first line (else the step's)

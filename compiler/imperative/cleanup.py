@@ -137,11 +137,6 @@ def _fold(stmts, known: dict) -> list:
     return out
 
 
-def _expr_vars(stmts) -> set:
-    """Names read by the expressions of ``stmts`` (not counting assignment targets)."""
-    return _reads(walk(tuple(stmts)))
-
-
 def _reads(nodes) -> set:
     """Names read by the expressions of ``nodes`` (every node of some statements)."""
     out = set()

@@ -333,8 +333,14 @@ def test_a_merge_that_declares_its_coordinate_in_each_case_assigns_the_dead_one(
 
 # --- the passes that summarize each subtree once, against the walk-everything versions they replaced
 
+def _expr_vars(stmts) -> set:
+    """Names read by the expressions of ``stmts`` (not counting assignment targets), walking them whole."""
+    from compiler.imperative.cleanup import _reads
+    return _reads(walk(tuple(stmts)))
+
+
 def _reference_drop_unused_locals(stmts):
-    from compiler.imperative.cleanup import _drop_locals, _expr_vars
+    from compiler.imperative.cleanup import _drop_locals
     from compiler.imperative.traverse import map_bodies, pure as _pure
     out = [map_bodies(s, _reference_drop_unused_locals) for s in stmts]
     k = len(out) - 1
@@ -351,7 +357,7 @@ def _reference_drop_unused_locals(stmts):
 
 def _reference_drop_dead_assignments(stmts):
     # (what each statement reads, and whether it breaks, by walking it whole; the rest is shared)
-    from compiler.imperative.cleanup import _dead_positions, _expr_vars, _inside_scope, _without_positions
+    from compiler.imperative.cleanup import _dead_positions, _inside_scope, _without_positions
     from compiler.imperative.ir import Break
     from compiler.imperative.traverse import untagged
     out = [_inside_scope(s, _reference_drop_dead_assignments) for s in stmts]
