@@ -229,7 +229,24 @@ def _strides(loops, coords) -> frozenset:
     own = {x for x in coords if isinstance(x, Index)}
     own |= {x.index for x in coords if isinstance(x, Offset) and isinstance(x.index, Index)
             and static_ir(x.delta) is not None}
+    # (and the part's own loop in the offset, ``o`` of ``t + (o + |j|)``, though it runs once: a strided
+    # slice that keeps one row, ``A[0:1:2]``, walks its row there)
+    own |= {d for x in coords if isinstance(x, Offset) and isinstance(x.index, Index) for d in summands(x.delta)
+            if isinstance(d, Index) and d != x.index}
     return one_step_loops(loops) - own
+
+
+def never_runs(loop) -> bool:
+    """Whether ``loop`` runs no iteration, its extent empty by constants (``for p = 0:0``, the part
+    ``A[0:0]`` of a concatenation).
+
+    >>> from compiler.looplets.program import Extent
+    >>> [never_runs(Loop(Index("p"), Extent(Const(0, "int64"), Const(s, "int64")), Block())) for s in (0, 1)]
+    [True, False]
+    """
+    ext = loop.ext
+    return ext is not None and isinstance(ext.start, Const) and isinstance(ext.stop, Const) \
+        and ext.stop.value <= ext.start.value
 
 
 def _disjoint(earlier: list, here: _Append) -> bool:
@@ -553,8 +570,15 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1, skip=()) -> di
     def line(n: int) -> int:
         return n + first_line - 1
 
+    def lines(a: int, b: int) -> str:
+        """`` (lines 4 and 6)`` of the user's program; nothing for one a shape operator wrote (no lines:
+        the message shows its loops)."""
+        return f" (lines {line(a)} and {line(b)})" if a and b else ""
+
     def visit(s, loops, nest=()):
         if isinstance(s, Loop):
+            if never_runs(s):   # (an empty part of a concatenation, A[0:0]: it writes nothing)
+                return
             visit(s.body, loops + [s.idx], nest + (s,))
         elif isinstance(s, Block):
             for t in s.stmts:
@@ -608,7 +632,7 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1, skip=()) -> di
                     and not _one_entry(info, top, other[1], s, mt) and not interleaved_rows(top):
                 row = ", ".join(i.name for i in loops[:mt])
                 raise ProgramError(
-                    f"output {t} is written by two statements (lines {line(other[1].line)} and {line(s.line)}) "
+                    f"output {t} is written by two statements{lines(other[1].line, s.line)} "
                     f"in one fiber of its {info.levels[top].name} level (storage level {top}), over {row}: each "
                     f"would append that entry, and the looplet strategy appends it from one statement. Write "
                     f"{t}'s entries there in one statement, or store {t} with Dense levels above its last "
@@ -645,7 +669,7 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1, skip=()) -> di
             # (by identity, not by value: each loop node is one nest, whose fibers were closed when it ended)
             fibers = ", ".join(i.name for i in want[:n0])
             raise ProgramError(
-                f"output {t} is written by two loop nests (lines {line(seen.line)} and {line(s.line)}): each fiber "
+                f"output {t} is written by two loop nests{lines(seen.line, s.line)}: each fiber "
                 f"of its {lvl.name} level (storage level {k}) is appended in order once, inside one loop over "
                 f"{fibers}, and the second nest would append to fibers the first closed. Write {t} in one loop "
                 f"nest, {_ELSEWHERE.format(t=t)}", s.line)
@@ -662,7 +686,7 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1, skip=()) -> di
                 # (each write opens the entry: the second would append it again, or reset what the first
                 # wrote there; the looplets append an entry from one statement)
                 raise ProgramError(
-                    f"output {t} is written by two statements (lines {line(seen.line)} and {line(s.line)}) at one "
+                    f"output {t} is written by two statements{lines(seen.line, s.line)} at one "
                     f"entry of its {lvl.name} level (storage level {k}) in one iteration of the loops over "
                     f"{loops_of}: each would append that entry. Compute the entry into a "
                     f"Scalar and write it once, {_ELSEWHERE.format(t=t)}", s.line)
@@ -678,7 +702,7 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1, skip=()) -> di
                        f"coordinate once, and the second entry does not provably lie after the first's and before "
                        f"the first's of the next iteration (it would repeat or go back)")
                 raise ProgramError(
-                    f"output {t} is written by two statements (lines {line(p.line)} and {line(s.line)}) at "
+                    f"output {t} is written by two statements{lines(p.line, s.line)} at "
                     f"{_written_at(p.write)} and {_written_at(here.write)} in one iteration of the loops over "
                     f"{loops_of}: {why}. Write {t} in one statement per iteration, {_ELSEWHERE.format(t=t)}", s.line)
             together.append(here)
@@ -693,7 +717,7 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1, skip=()) -> di
         follows = all(_follows(p, here) or same and _after(p, here) for p in earlier)
         if not follows and not same:
             raise ProgramError(
-                f"output {t} is written by two loops (lines {line(seen.line)} and {line(s.line)}) that walk one fiber "
+                f"output {t} is written by two loops{lines(seen.line, s.line)} that walk one fiber "
                 f"of its {lvl.name} level (storage level {k}) by different loop nests; write it in one loop nest, "
                 f"{_ELSEWHERE.format(t=t)}", s.line)
         if lvl.full:   # (its runs cover each fiber up to its size: one loop writes it)
@@ -701,7 +725,7 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1, skip=()) -> di
                 f"output {t} is written by two loops over {i} (an earlier loop writes it too): each fiber of its "
                 f"{lvl.name} level (storage level {k}) is written by one loop, which covers it up to its size. "
                 f"Write it in one loop, or store {t} in SparseRunList, whose runs need not cover the fiber", s.line)
-        where = (f"output {t} is written by two loops over {i} (lines {line(seen.line)} and {line(s.line)}) into "
+        where = (f"output {t} is written by two loops over {i}{lines(seen.line, s.line)} into "
                  f"one fiber of its {lvl.name} level (storage level {k}), whose coordinates are appended in "
                  f"increasing order")
         if seen.plain[d] and here.plain[d] and first_loop.ext is not None \
