@@ -575,6 +575,10 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1, skip=()) -> di
         the message shows its loops)."""
         return f" (lines {line(a)} and {line(b)})" if a and b else ""
 
+    def of_line(n: int, which: str) -> str:
+        """``of line 6``, or which loop it is where the program has no lines."""
+        return f"of line {line(n)}" if n else f"of the {which}"
+
     def visit(s, loops, nest=()):
         if isinstance(s, Loop):
             if never_runs(s):   # (an empty part of a concatenation, A[0:0]: it writes nothing)
@@ -737,8 +741,8 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1, skip=()) -> di
         back = next((p for p in earlier if _follows(here, p) or same and _after(here, p)), None)
         if back is not None:
             raise ProgramError(
-                f"{where}: the loop of line {line(s.line)} writes only coordinates before those of line "
-                f"{line(back.line)}, so it would go back over them. Write the loops in the order of their "
+                f"{where}: the loop {of_line(s.line, 'second')} writes only coordinates before those "
+                f"{of_line(back.line, 'first')}, so it would go back over them. Write the loops in the order of their "
                 f"coordinates, {_ELSEWHERE.format(t=t)}", s.line)
         clash = next((p for p in earlier if _windows_may_meet(p, here)), None)
         if clash is not None and s.op is None:
@@ -746,8 +750,8 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1, skip=()) -> di
             # first's entry would be dropped, keeping the first's value, and no check of the call's
             # output order sees it)
             raise ProgramError(
-                f"{where}: the window of line {line(s.line)}, {_window_text(here)}, may overlap that of line "
-                f"{line(clash.line)}, {_window_text(clash)}, and an entry the first appends cannot be replaced (a "
+                f"{where}: the window {of_line(s.line, 'second')}, {_window_text(here)}, may overlap that "
+                f"{of_line(clash.line, 'first')}, {_window_text(clash)}, and an entry the first appends cannot be replaced (a "
                 f"fill the second writes over it would be dropped, keeping the first's value). Write {t} through windows that do not overlap, "
                 f"{_ELSEWHERE.format(t=t)}", s.line)
         earlier.append(here)
