@@ -90,7 +90,7 @@ def unhoisted(program) -> str:
 
     >>> from compiler.notation import parse
     >>> print(unhoisted(parse("y[j, m] = max[l](concat((A[i, j, m], B[k, j, m]), (i, k) -> l))")))
-    ; the loops of a sum run around the output's, each term accumulated into it (compiler.lattice.seqhoist), but those of max only into a vector, a scalar, a dense output or a CSR, CSC or COO matrix (its terms bucketed by row), not a sparse y of 2 modes of another format
+    ; the loops of a sum run around the output's, each term accumulated into it (compiler.lattice.seqhoist), but those of max only into a vector, a scalar, a dense output, a CSR, CSC or COO matrix (its terms bucketed by row) or a DCSR or a sparse output of 3 or more modes (its terms sorted by key), not a sparse y of 2 modes of another format
     >>> unhoisted(parse("y[j] = max[i](A[i, j])")), unhoisted(parse("y[j] = sum[i](A[i, j])")), unhoisted(parse("y[j] = A[0, j]"))
     ('', '', '')
     """
@@ -98,9 +98,9 @@ def unhoisted(program) -> str:
     if not isinstance(rhs, SumNode) or hoistable(program) or hoistable_into_vector(program):
         return ""
     return (f"; the loops of a sum run around the output's, each term accumulated into it (compiler.lattice.seqhoist), "
-            f"but those of {rhs.op.name} only into a vector, a scalar, a dense output or a CSR, CSC or COO matrix "
-            f"(its terms bucketed by row), not a sparse {program.lhs.tensor} of {len(program.lhs.indices)} modes "
-            f"of another format")
+            f"but those of {rhs.op.name} only into a vector, a scalar, a dense output, a CSR, CSC or COO matrix "
+            f"(its terms bucketed by row) or a DCSR or a sparse output of 3 or more modes (its terms sorted by key), "
+            f"not a sparse {program.lhs.tensor} of {len(program.lhs.indices)} modes of another format")
 
 
 def hoisted_body(builder, program, order: tuple) -> cin.Stmt:

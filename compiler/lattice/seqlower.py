@@ -450,7 +450,7 @@ def reordered(program, inputs: dict, out_format, fill, why: str, scatter_only: b
     mine = tuple(names[m] for m in out.mode_order)
     kind = output_kind(out)
     summed = hoistable(program) or hoistable_into_vector(program, dense_output=kind == "dense",
-                                                         bucketed_output=bucketed(out))
+                                                         bucketed_output=bucketed(out) or sorts_sums(out))
     rows = False
     tries = []
     if under:

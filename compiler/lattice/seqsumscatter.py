@@ -114,6 +114,24 @@ def fold_missed(fold: Fold, v: Var, count, dtype: str) -> If:
     return If(BinOp("<", count, _c(fold.extent)), [CompoundAssign("+", v, missed)])
 
 
+def fold_reduced(fold: Fold, v: Var, count, dtype: str, helpers=None) -> If:
+    """The summand's fill (``fold``'s) reduced by ``fold.op`` into ``v`` where the loops skipped any of the
+    ``fold.extent`` terms of its coordinate (``count``, an Expr, reached it): once, a fixed point of the operator,
+    else a product's fill to the power of the terms skipped.
+
+    >>> print(fold_reduced(Fold("C", "n", 3, 0.0, ("j",), (4,), op=lookup("max")), Var("v"), Var("c"), "int64"))
+    if (c < 3) {
+        v = v > 0 ? v : 0;
+    }
+    """
+    helpers = helpers if helpers is not None else {}
+    fill = Const(fold.fill, dtype)
+    if fold.power:
+        skipped = Cast(dtype, BinOp("-", _c(fold.extent), count))
+        fill = apply_op(lookup("pow"), [fill, skipped], [dtype, dtype], helpers)[0]
+    return If(BinOp("<", count, _c(fold.extent)), [Assign(v, apply_op(fold.op, [v, fill], [dtype, dtype], helpers)[0])])
+
+
 class BucketedSums(TwoPhaseScatter, SeqOutput):
     """A sparse matrix output of a hoisted sum (of a format :func:`bucketed` takes), ``indices`` its index
     names. Where the sum's loops (its ``cin``) run the row index outermost, each row's terms come together:
@@ -248,15 +266,8 @@ class BucketedSums(TwoPhaseScatter, SeqOutput):
                 For(t, 0, self.n, [Declare(x, I64, Load(self.list, t)), *value, *self.store(self.indices, v), *reset])]
 
     def fold_reduced(self, v: Var, count) -> If:
-        """The summand's fill reduced into ``v`` where the loops skipped any of its terms (``count`` reached it): once,
-        a fixed point of the operator, else a product's fill to the power of the terms skipped."""
-        fold, helpers = self.fold, self.helpers if self.helpers is not None else {}
-        fill = Const(fold.fill, self.dtype)
-        if fold.power:
-            skipped = Cast(self.dtype, BinOp("-", _c(fold.extent), count))
-            fill = apply_op(lookup("pow"), [fill, skipped], [self.dtype, self.dtype], helpers)[0]
-        return If(BinOp("<", count, _c(fold.extent)),
-                  [Assign(v, apply_op(fold.op, [v, fill], [self.dtype, self.dtype], helpers)[0])])
+        """The summand's fill reduced into ``v`` where the loops skipped any of its terms (:func:`fold_reduced`)."""
+        return fold_reduced(self.fold, v, count, self.dtype, self.helpers)
 
     def row_workspace(self, body: list) -> list:
         """``body`` inside the row workspace's arrays: a value, a mark and a list entry per column."""
@@ -267,4 +278,4 @@ class BucketedSums(TwoPhaseScatter, SeqOutput):
         return body
 
 
-__all__ = ["row_starts", "BucketedSums", "accumulated_output", "bucketed", "fold_missed"]
+__all__ = ["row_starts", "BucketedSums", "accumulated_output", "bucketed", "fold_missed", "fold_reduced"]

@@ -45,14 +45,15 @@ from typing import NamedTuple
 
 from ..binding import array_name
 from ..errors import StrategyError
-from ..imperative.ir import (Allocate, BinOp, Comment, CompoundAssign, Const, Declare, Expr, For, If, Load, Select,
-                             Store, Var, While, and_)
+from ..imperative.ir import (Allocate, Assign, BinOp, Comment, CompoundAssign, Const, Declare, Expr, For, If, Load,
+                             Select, Store, Var, While, and_)
 from ..imperative.sorting import COUNTED_SPAN, count_sort_pairs_ir, merge_sort_pairs_ir
 from ..stand_in import format_text
+from .exprs import apply_op
 from .seqassembly import sequence_assembled, sequence_output
 from .seqcfir import Block, Fold
 from .seqoutput import output_kind
-from .seqsumscatter import accumulated_output, fold_missed, row_starts
+from .seqsumscatter import accumulated_output, fold_missed, fold_reduced, row_starts
 from .seqtwophase import TwoPhaseScatter, counted, placed, size_of
 
 I64 = "int64"
@@ -162,6 +163,14 @@ class SortedTerms(TwoPhaseScatter, ABC):
         self.scratch_terms = Pairs(fresh(f"{name}_sorted_key"), fresh(f"{name}_sorted_val"))
         self.key_counts, self.span = fresh(f"{name}_key_counts"), _product(self.extents)
         self.phase = "count"
+        #: the reduction's operator other than a sum's (max, min, prod, any, all: :meth:`reduce_into`), its helpers
+        self.op, self.helpers = None, None
+
+    def reduce_into(self, idxs: tuple, value, dtype: str, count: str, op, helpers) -> list:
+        """A term of a max, min, prod, any or all: bucketed and sorted as a sum's, each run of equal keys then
+        reduced by ``op`` (:meth:`summed`)."""
+        self.op, self.helpers = op, helpers
+        return self.accumulate(idxs, value, count)
 
     def key(self):
         """The term's key: the coordinates after the first, linearized in storage order."""
@@ -227,7 +236,13 @@ class SortedTerms(TwoPhaseScatter, ABC):
     def sorted_note(self) -> str:
         """The comment over the buckets' sorts and walks."""
         return (f"each {self.row}'s terms sorted by key (stably: a key's terms keep their order), each run of equal "
-                f"keys summed into an entry of {self.tensor}, in its order")
+                f"keys {self.reduced()} into an entry of {self.tensor}, in its order")
+
+    def reduced(self) -> str:
+        """What a run of equal keys is: ``summed``, or reduced by the reduction's operator (:meth:`reduce_into`)."""
+        if self.op is None:
+            return "summed"
+        return "reduced by " + {"mul": "prod", "or": "any", "and": "all"}.get(self.op.name, self.op.name)
 
     def runs(self, d: int, p: Var, hi: Var, outer) -> list:
         """The loop over the runs of the bucket's ``d``-th coordinate after the first (from ``p``, before ``hi``),
@@ -247,16 +262,25 @@ class SortedTerms(TwoPhaseScatter, ABC):
         return [While(within, body + self.level(d, x, inner))]
 
     def summed(self, p: Var, hi: Var, key: Var) -> list:
-        """The run of terms of ``key`` (from ``p``) added up, the fill folded in for those it lacks, kept."""
-        v = Var(self.fresh("v"))
-        step = [CompoundAssign("+", v, Load(self.terms.val, p)), CompoundAssign("+", p, _c(1))]
-        out = [Declare(v, self.dtype, Const(0, self.dtype))]
+        """The run of terms of ``key`` (from ``p``) added up (or reduced by the operator of :meth:`reduce_into`,
+        from the run's first term), the fill folded in for those it lacks, kept."""
+        v, term = Var(self.fresh("v")), Load(self.terms.val, p)
+        if self.op is None:
+            out, into, got0 = [Declare(v, self.dtype, Const(0, self.dtype))], CompoundAssign("+", v, term), 0
+        else:
+            # (a run has a term at least: the first starts it, no identity needed)
+            out = [Declare(v, self.dtype, term), CompoundAssign("+", p, _c(1))]
+            into = Assign(v, apply_op(self.op, [v, term], [self.dtype, self.dtype], self.helpers or {})[0])
+            got0 = 1
+        step = [into, CompoundAssign("+", p, _c(1))]
         if self.fold is not None:
             got = Var(self.fresh("got"))
-            out.append(Declare(got, I64, _c(0)))
+            out.append(Declare(got, I64, _c(got0)))
             step.append(CompoundAssign("+", got, _c(1)))
         out.append(While(and_(BinOp("<", p, hi), BinOp("==", Load(self.terms.key, p), key)), step))
-        if self.fold is not None:
+        if self.fold is not None and self.fold.op is not None:
+            out.append(fold_reduced(self.fold, v, got, self.dtype, self.helpers))
+        elif self.fold is not None:
             out.append(fold_missed(self.fold, v, got, self.dtype))
         return out + self.entry(v)
 

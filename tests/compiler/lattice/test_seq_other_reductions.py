@@ -268,19 +268,48 @@ def test_reductions_into_a_sparse_matrix_by_property(op, fmt, out, fill, parts, 
             one_lattice_kernel(getattr(xp, op)(e, axis=0), want, out)
 
 
-def test_a_reduction_into_a_sparse_matrix_of_three_modes_around_its_loops_is_refused_saying_why():
-    # (a sum's loops run around a matrix output's, bucketed by row, or a 3-mode sparse output's, sorted by key; a
-    # max's around a vector's, a dense output's or a CSR, CSC or COO matrix's: the refusal says so and names the
-    # looplets, whose kernel is right)
-    t, T = operand((3, 4, 5, 2), "coo", 13)
-    u, U = operand((2, 4, 5, 2), "coo", 14)
-    expr, want = xp.max(xp.concat([T, U]), axis=0), np.max(np.concatenate([t, u]), axis=0)
-    kernel = expr.lower("coo", strategy="lattice")
-    why = [s.data["why"] for s in kernel.trace.find("retry")]
-    assert why and "but those of max only into a vector, a scalar, a dense output or a CSR, CSC or COO matrix" \
-        in why[0] and "strategy='looplets'" in why[0], why
-    np.testing.assert_array_equal(kernel().to_numpy(), want)
-    np.testing.assert_array_equal(expr.lower("coo", strategy="looplets")().to_numpy(), want)
+@pytest.mark.parametrize("op", sorted(COLUMNS))
+@pytest.mark.parametrize("fmt, fill, out", [("coo", 0.0, "coo"), ("csf", nan, "csf"), ("coo", 2.0, "csf"),
+                                            ("csf", -inf, "coo"), ("coo", 1.0, "dcsr"), ("csf", inf, "csf")])
+def test_a_reduction_into_a_sparse_output_of_three_modes_runs_its_loops_around_the_outputs(op, fmt, fill, out):
+    # (the terms bucketed by the output's first mode and sorted by key, as a sum's are, each run of equal keys
+    # reduced from its first term, the fill folded in where the key's loops skipped one (to its power for a
+    # product of 2), appended where not the result's fill: refused before, "but those of max only into a vector,
+    # a scalar, a dense output or a CSR, CSC or COO matrix", and the looplets lowered it instead; a DCSR of the
+    # sum of 3-D parts as a matrix output sorted by key too)
+    if out == "dcsr":
+        t, T = operand((3, 4, 5), fmt, 13, fill=fill, odd=(nan, -0.0, inf))
+        u, U = operand((2, 4, 5), fmt, 14, fill=fill)
+    else:
+        t, T = operand((3, 4, 5, 2), fmt, 13, fill=fill, odd=(nan, -0.0, inf))
+        u, U = operand((2, 4, 5, 2), fmt, 14, fill=fill)
+    for build in (lambda m, x, y: (m.concat if m is xp else np.concatenate)([x, y]), lambda m, x, y: x[::-2]):
+        reduced_along_rows(op, build(xp, T, U), build(np, t, u), out, looplets=op == "max")
+
+
+@settings(max_examples=6, deadline=None)
+@given(st.sampled_from(sorted(COLUMNS)), st.sampled_from(["coo", "csf"]), st.sampled_from(["coo", "csf"]),
+       st.sampled_from([0.0, 1.0, 2.0, nan, inf, -inf]), st.tuples(st.integers(0, 3), st.integers(0, 3),
+                                                                  st.integers(1, 3)),
+       st.floats(0.0, 1.0), st.integers(0, 2**16))
+@example("max", "coo", "coo", 0.0, (3, 2, 2), 0.4, 13)     # (the refused case of before)
+@example("prod", "csf", "coo", 2.0, (0, 2, 2), 0.5, 0)     # (one part empty: a product of the fill to a power)
+@example("min", "coo", "csf", nan, (1, 2, 1), 0.0, 1)      # (every operand all fill)
+def test_reductions_into_a_sparse_output_of_three_modes_by_property(op, fmt, out, fill, parts, density, seed):
+    assume(parts[0] + parts[1] > 0 or op not in ("max", "min"))   # (numpy's max of no value is an error)
+    r = np.random.default_rng(seed)
+    shapes = [(parts[0], 3, parts[2], 2), (parts[1], 3, parts[2], 2)]
+    arrays = [np.where(r.random(sh) < density, r.choice([1.5, -2.0, 0.0, -0.0, nan, inf], sh), fill) for sh in shapes]
+    operands = [xp.asarray(ss.Tensor.from_numpy(a, fmt, fill=fill)) for a in arrays]
+    e, w = xp.concat(operands), np.concatenate(arrays)
+    if op in ("any", "all"):
+        e, w = e > 1.0, w > 1.0
+    with np.errstate(invalid="ignore", over="ignore"):
+        want = np.asarray(COLUMNS[op](w, axis=0))
+        if w.shape[0] == 0:
+            np.testing.assert_array_equal(getattr(xp, op)(e, axis=0).lower(out, strategy="lattice")().to_numpy(), want)
+        else:
+            one_lattice_kernel(getattr(xp, op)(e, axis=0), want, out)
 
 
 @pytest.mark.parametrize("op", sorted(COLUMNS))
