@@ -251,21 +251,20 @@ def render_program(text: str, provenance: Mapping[str, Iterable[int]] | None = N
     (3, True)
     """
     marks = program_marks(text, provenance, step) if provenance else []
+    if shapes:
+        marks = sorted(marks + shape_marks(text, shapes),
+                       key=lambda m: (m.line, m.start if m.start is not None else -1))
     # a part in the colour of the node the view's drawings show it as (an access of the parse
-    # step's tree, not the lattice point its tags list first), as its C lines are
+    # step's tree, not the lattice point its tags list first; a shape operator's name, its box), as
+    # its C lines are
     view = getattr(provenance, "colors", None)
     if view is not None and view.drawn:
         for k, m in enumerate(marks):
             tag = None if m.tags[0] in view.drawn else view.drawn_tag(m.tags, _lines_of(provenance))
             if tag is not None:
                 marks[k] = replace(m, tags=(tag, *(t for t in m.tags if t != tag)))
-    if shapes:
-        marks = sorted(marks + shape_marks(text, shapes),
-                       key=lambda m: (m.line, m.start if m.start is not None else -1))
-        return render_code(text, language, marks=marks, describe=describe_shapes(shapes, _describer(provenance)),
-                           linenos=linenos, color=colors_of(provenance))
-    return render_code(text, language, marks=marks, describe=_describer(provenance), linenos=linenos,
-                       color=colors_of(provenance))
+    describe = describe_shapes(shapes, _describer(provenance)) if shapes else _describer(provenance)
+    return render_code(text, language, marks=marks, describe=describe, linenos=linenos, color=colors_of(provenance))
 
 
 def _lines_of(provenance) -> Callable[[str], int]:

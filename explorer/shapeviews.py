@@ -56,7 +56,9 @@ def shape_marks(text: str, data: Mapping | None) -> list[Mark]:
         for n, line in enumerate(text.splitlines(), 1):
             at = line.find(whole)
             while at >= 0:
-                out.extend(Mark(n, at + a, at + b, whole[a:b], (_tag(k, op),)) for a, b in spans)
+                # (and its node's tag: the view colours the name as the drawing colours its box)
+                tags = (_tag(k, op), *([str(op["tag"])] if op.get("tag") else []))
+                out.extend(Mark(n, at + a, at + b, whole[a:b], tags) for a, b in spans)
                 at = line.find(whole, at + len(whole))
     return sorted(out, key=lambda m: (m.line, m.start))
 

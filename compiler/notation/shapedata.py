@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from ..trace import Artifact
 from .ast import Access, walk
+from .drawing import expression_nodes, node_tag
 from .infer import ShapeInfo, extent_text
 from .shape import Broadcast, Collapse, Concat, ShapeOp, Slice, Split
 
@@ -79,8 +80,17 @@ def operator_data(node: ShapeOp, info: ShapeInfo | None = None) -> dict:
 
 def shape_data(program, info: ShapeInfo | None = None) -> dict:
     """Every shape operator of ``program`` (outermost first) and constant index, with each index's
-    extent and where it came from, as JSON-able data (the ``shapes`` step's ``data``)."""
-    operators = [operator_data(n, info) for n in walk(program) if isinstance(n, ShapeOp)]
+    extent and where it came from, as JSON-able data (the ``shapes`` step's ``data``). Each operator
+    has the ``tag`` of its node in the program's tree (:func:`~compiler.notation.drawing.node_tag`),
+    so the explorer colours its name as the drawing colours its box.
+
+    >>> from compiler.notation import parse
+    >>> shape_data(parse("y[k] = 2 * collapse(A[i, j], (i, j) -> k)"))["operators"][0]["tag"]
+    'expr:n4'
+    """
+    tags = {id(e): node_tag(n.ident) for n, e in expression_nodes(program)}
+    operators = [{**operator_data(n, info), **({"tag": tags[id(n)]} if id(n) in tags else {})}
+                 for n in walk(program) if isinstance(n, ShapeOp)]
     constants = [{"access": str(n), "modes": [m for m, i in enumerate(n.indices) if isinstance(i, int)]}
                  for n in walk(program) if isinstance(n, Access) and any(isinstance(i, int) for i in n.indices)]
     out = {"operators": operators, "constants": constants}

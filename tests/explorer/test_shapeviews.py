@@ -105,10 +105,14 @@ def test_the_shapes_step_tabulates_extents_and_marks_each_operator(stacked):
     assert step.data["extents"]["i"] == "13"
     html = render_step(stacked.step(i))
     tag = "shape:0:concat"
-    # the operator's name and its binding, in the program pane and the table, in one colour
+    # the operator's name and its binding, in the program pane and the table, in one colour; in the
+    # program they carry the concat's node's tag too (coloured as its box where a drawing shows it)
     program = step.after_text
-    assert [(m.text, m.tags) for m in shape_marks(program, step.data)] == [("concat", (tag,)), ("(k, l, m) -> i", (tag,))]
-    assert html.count(f'<span class="pv" data-tags="{tag}"') == 2      # the program's two marks
+    node = op["tag"]
+    assert node == "expr:n4"   # (out[i], =, the sum, the product, the concat)
+    assert [(m.text, m.tags) for m in shape_marks(program, step.data)] == [("concat", (tag, node)),
+                                                                           ("(k, l, m) -> i", (tag, node))]
+    assert html.count(f'<span class="pv" data-tags="{tag} {node}"') == 2      # the program's two marks
     assert html.count(f"<span class='pv' data-tags='{tag}'") == 2      # and the table's
     assert f"background:{view_colors(html)[tag]}" in html
     assert "|i| = |k| + |l| + |m| = 6 + 4 + 3 = 13" in text(html)   # the tooltip and the table
@@ -128,7 +132,7 @@ def test_the_shape_operators_step_shows_the_notation_it_turned_into_loops(stacke
     assert view.kind == "input" and "loop program" in view.title
     html = render_step(stacked.step(i))
     # the input notation has its operator marked; the program is the loops, one per operand
-    assert 'data-tags="shape:0:concat"' in html
+    assert re.search(r'data-tags="[^"]*\bshape:0:concat\b', html)
     assert "for l = 0:B0_size" in text(html) and "out[l + size(A, 0)]" in text(html)
 
 
@@ -157,7 +161,7 @@ def test_the_sequence_derivation_renders_its_trees_rules_and_marked_input(seq):
     html = render_step(seq.step(0))
     assert html.count("<svg") == 2                        # one tree per loop index (l, i)
     assert "line 11: concat into l is ⊔" in text(html)    # the Fig. 11 rule, in the tree and the table
-    assert 'data-tags="shape:0:concat"' in html and 'data-tags="shape:1:broadcast"' in html
+    assert all(re.search(rf'data-tags="[^"]*\b{t}\b', html) for t in ("shape:0:concat", "shape:1:broadcast"))
     # the CIN's keywords are highlighted
     assert re.search(r'<span style="[^"]*">alloc</span>', html) and re.search(r'<span style="[^"]*">forall</span>', html)
 

@@ -58,8 +58,8 @@ def test_the_array_view_gives_each_box_a_colour_of_its_own_in_both_themes(browse
 def test_the_colours_a_view_shows_are_one_per_thing_and_far_apart(browser, artifacts):
     """Every colour the array step of ``y = [A; B] x`` (looplets) shows, in its boxes, its program
     and its C, as measured on the page in JupyterLab's light theme: one colour per thing the view
-    shows (its 6 boxes' tags and the program's 2 parts no box draws, ``out[i]`` and ``concat``: 8
-    colours), each C line in the colour of a box or a program part (on main the C was painted in
+    shows (its 6 boxes' tags and the program's part no box draws, ``out[i]``: 7 colours; the
+    concat's name and binding in its box's colour, where they had the shape operator's own), each C line in the colour of a box or a program part (on main the C was painted in
     all 16 palette colours, wrapping the palette: 19 tags for 6 boxes, most of them looplets the
     step draws nowhere, and a line of the second ``Stepper`` in the sum box's orange), each
     program part in its box's colour (``A[k, j]`` was in a looplet's), any two colours at least
@@ -86,7 +86,10 @@ def test_the_colours_a_view_shows_are_one_per_thing_and_far_apart(browser, artif
         ("C lines in colours no box or program part has", sorted({p["bg"] for p in c_lines} - named))
     box_of = {n["tag"]: n["fill"] for n in nodes}
     assert all(p["bg"] == box_of[p["tag"]] for p in program if p["tag"] in box_of), (program, box_of)
-    assert len(shown) == len(things) == 8 and set(shown) <= set(PALETTE), (shown, sorted(things))
+    assert len(shown) == len(things) == 7 and set(shown) <= set(PALETTE), (shown, sorted(things))
+    # (the concat's name and binding in its box's colour: they showed the shape operator's own, an eighth)
+    concat = [p for p in program if p["code"] in ("concat", "(k, l) -> i")]
+    assert len(concat) == 2 and all(p["tag"] in box_of for p in concat), (concat, box_of)
 
     def closest(colors):
         return min(((round(delta_e(a, b), 1), a, b) for k, a in enumerate(colors) for b in colors[k + 1:]))

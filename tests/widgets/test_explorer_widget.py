@@ -633,15 +633,24 @@ def test_the_explorer_shows_the_shape_operator_stages_of_an_array_expression():
     # (looplets, whose shape-operators step this shows; given no strategy, the lattice lowers it)
     e = Explorer(ss.lower(expr, strategy="looplets"))
     stages = e.session.stages()
+    import html
+    import re
+
+    def concat_marks():
+        marked = re.findall(r'data-tags="([^"]*)"', e.program_pane.value)
+        return [t.split() for t in marked if "shape:0:concat" in t.split()]
+
     e.goto(stages.index("array"))
     assert "<svg" in e.artifact_pane.value and "concat axis 0" in text(e.artifact_pane.value)
     assert "input of array" in e.diff_title.value and "concat(A, B)" in text(e.diff_pane.value)
+    # the concat's name and binding in the program coloured as its box in the drawing: its node's tag first
+    assert len(concat_marks()) == 2 and all(t[0].startswith("expr:") for t in concat_marks()), concat_marks()
     e.goto(stages.index("shapes"))
-    # the operator's name and binding marked in the program, its premise in their tooltip
-    assert e.program_pane.value.count('data-tags="shape:0:concat"') == 2
-    import html
-    assert 'title="concat: consumes k, l, makes i; |i| = |k| + |l| = 6 + 4 = 10"' in html.unescape(e.program_pane.value)
+    # the operator's name and binding marked in the program, its premise in their tooltip; coloured as its
+    # row of the step's table of operators: the shape operator's tag first
+    assert len(concat_marks()) == 2 and all(t[0] == "shape:0:concat" for t in concat_marks()), concat_marks()
+    assert 'title="concat: consumes k, l, makes i; |i| = |k| + |l| = 6 + 4 = 10' in html.unescape(e.program_pane.value)
     assert "|l| = 4" in text(e.artifact_pane.value)            # the table of extents
     e.goto(stages.index("shape-operators"))
-    assert 'data-tags="shape:0:concat"' in e.diff_pane.value   # the notation it turned into loops
+    assert "shape:0:concat" in e.diff_pane.value   # the notation it turned into loops
     assert "for l = 0:B0_size" in text(e.program_pane.value)
