@@ -19,9 +19,11 @@ other sizes, in its box that scrolls (pan).
 
 from __future__ import annotations
 
+import html
 import re
 
-__all__ = ["LAYOUT_FONT", "MAX_OVERFLOW", "MIN_SCALE", "MIN_SCALE_ROOTED_LEFT", "fit_svg", "layout_dot", "rooted_left"]
+__all__ = ["LAYOUT_FONT", "MAX_OVERFLOW", "MIN_SCALE", "MIN_SCALE_ROOTED_LEFT", "fit_svg", "layout_dot", "root_in_view",
+           "rooted_left"]
 
 #: The font every drawing is laid out in (see the module docstring).
 LAYOUT_FONT = "Courier"
@@ -110,3 +112,27 @@ def fit_svg(svg: str, rooted_left: bool = False) -> str:
         return f'<svg style="{fit}"{attrs}>'
 
     return _SVG_TAG.sub(add, svg, count=1)
+
+
+# Graphviz centres a left-to-right tree's root on its children: a tall program tree (a kernel's IR, 6,000 px)
+# opened in its view's pane on its first children, its root half way down. Once shown, the pane scrolls to
+# the root (the drawing's first node), only where it opened at its top with the root out of view (a pane
+# the person scrolled is left alone), and only a pane of the view (never the page or the notebook).
+_ROOT_IN_VIEW_JS = (
+    "var d=this.previousElementSibling;this.remove();setTimeout(function(){"
+    "var n=d&&d.querySelector('svg g.node'),top=d&&d.closest('.ss-pick-root');if(!n||!top)return;var b=d;"
+    "for(;b&&b!==top;b=b.parentElement){var o=getComputedStyle(b).overflowY;"
+    "if((o==='auto'||o==='scroll')&&b.scrollHeight>b.clientHeight+1)break;}"
+    "if(!b||b===top||b.scrollTop>0)return;var r=n.getBoundingClientRect(),q=b.getBoundingClientRect();"
+    "if(r.top>=q.top&&r.bottom<=q.bottom)return;b.scrollTop+=r.top-q.top-(q.height-r.height)/2;},0);")
+
+
+def root_in_view() -> str:
+    """HTML to put right after a left-to-right drawing's box: once a view's pane shows it, the pane scrolls
+    to the tree's root where the tree opened with its root out of view (an image that fails to load runs
+    its ``onerror``: a widget runs no script).
+
+    >>> "g.node" in root_in_view() and root_in_view().startswith("<img")
+    True
+    """
+    return f'<img alt="" src="data:," style="display:none" onerror="{html.escape(_ROOT_IN_VIEW_JS)}">'

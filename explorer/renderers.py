@@ -34,7 +34,7 @@ from pygments.token import Comment, Keyword, Name, Number, Operator, Punctuation
 from compiler.trace import Artifact, Step
 
 from .factviews import facts_table
-from .fit import fit_svg, rooted_left
+from .fit import fit_svg, root_in_view, rooted_left
 from .legend import legend_html
 from .linking import LINE_BOX, PART_BOX, link_handlers, scroll_to_line
 from .nests import compact_nest_dot
@@ -484,8 +484,9 @@ def _generic(artifact: Artifact, highlight=None, provenance=None, show_text: boo
         # scaled to the pane (a wide fiber tree keeps its root in view); zoomed, it scrolls (pan);
         # the view keeps a zoom level per kind of drawing (explorer.zoom)
         svg = render_dot(artifact.dot, highlight, provenance, nodes=node_tags_of(artifact))
+        left = rooted_left(artifact.dot)
         parts.append(f'<div class="drawing" data-zoom-key="{_html.escape(artifact.kind)}" style="overflow:auto">'
-                     f'{fit_svg(svg, rooted_left(artifact.dot))}</div>')
+                     f'{fit_svg(svg, left)}</div>' + (root_in_view() if left else ""))
         if show_text and artifact.text:
             parts.append(f"<details><summary>text</summary>{_artifact_text(artifact, provenance)}</details>")
     elif artifact.text:

@@ -94,7 +94,7 @@ def test_exported_shape_operator_steps_draw_to_fit(browser, tmp_path, artifacts)
     for k in range(len(steps)):
         section = page.locator("section:visible").first
         nodes += section.locator("svg g.node").count()
-        marks += section.locator('[data-tags^="shape:"]').count()
+        marks += section.locator('[data-tags*="shape:"]').count()   # (after the node's tag where a drawing shows it)
         page.screenshot(path=str(artifacts / f"export-shapes-{k}.png"), full_page=True)
         assert_readable(measure(section), f"the exported shape-operator page, step {k} ({steps[k].stage})")
         # (the derivation of j's three loops drew three "becomes" labels over each other and under the arcs)
@@ -767,3 +767,44 @@ def test_a_programs_tree_opens_large_enough_to_read(browser, tmp_path, artifacts
     assert {t["kind"] for t in seen} == {"cfir", "ir"}, seen
     small = [t for t in seen if t["scale"] < 0.74 or t["label"] < 11]
     assert not small, f"program trees opened too small to read: {small}"
+
+
+# The tree's root (its first node) against the visible part of the pane that scrolls it.
+ROOT_SEEN_JS = r"""(pane) => {
+  const n = pane.querySelector('svg g.node'), r = n.getBoundingClientRect(), q = pane.getBoundingClientRect();
+  return {root: [r.top, r.bottom].map(Math.round), pane: [q.top, q.bottom].map(Math.round), scrollTop: pane.scrollTop,
+          tall: pane.scrollHeight > pane.clientHeight + 1, inside: r.top >= q.top - 1 && r.bottom <= q.bottom + 1};
+}"""
+
+
+def test_a_tall_program_tree_opens_with_its_root_in_view(browser, artifacts):
+    """The imperative IR of a 3-D CSF product, drawn left to right (some 6,000 px tall), in the Explorer's
+    drawing pane (460 px at most): Graphviz centres the root on its children, so the pane opened on the
+    first children and the root was 3,000 px down (the audit of notebook 10); it now opens with the root in
+    view. A pane the person scrolled is left where it is."""
+    import compiler as ss
+    from browser_colours import themed_page
+    from widgets import Explorer
+
+    trace = ss.lower("C[i, j, k] = A[i, j, k] * B[i, j, k] + D[i, j, k]", "lattice", A="csf", B="csf", D="csf",
+                     C="csf").trace
+    e = Explorer(trace)
+    i = e.session.stages().index("cleanup")
+    page = browser.new_page(viewport={"width": 1000, "height": 900})
+    body = ('<div class="ss-pick-root"><div class="ss-drawing" style="max-height:460px;overflow:auto;border:1px solid">'
+            f'{e.render(i)["artifact"]}</div></div>')
+    page.set_content(themed_page("light", body))
+    pane = page.locator(".ss-drawing").first.element_handle()
+    try:   # (the pane scrolls once the drawing is shown: a moment after)
+        page.wait_for_function(f"(p) => ({ROOT_SEEN_JS})(p).inside", arg=pane, timeout=5_000)
+    except Exception:
+        pass   # (measured below, where it fails saying where the root is)
+    seen = page.evaluate(ROOT_SEEN_JS, pane)
+    page.screenshot(path=str(artifacts / "explorer-ir-tree-root.png"))
+    assert seen["tall"] and seen["scrollTop"] > 0 and seen["inside"], seen
+    # drawn again (the next step) with the pane scrolled elsewhere by the person: it stays there
+    page.evaluate("(p) => { p.scrollTop = 40; }", pane)
+    page.evaluate("([p, html]) => { p.innerHTML = html; }", [pane, e.render(i + 1)["artifact"]])
+    page.wait_for_timeout(300)
+    assert page.evaluate("(p) => p.scrollTop", pane) == 40
+    page.close()
