@@ -93,18 +93,19 @@ class ViewColors:
         if self.shown is None:
             self.shown = frozenset(self.assigned)
 
-    def drawn_tag(self, tags: Sequence[str], size: Callable[[str], int]) -> str | None:
-        """Of a part's ``tags``, the innermost (the least ``size``: fewest C lines) that the
-        view's drawings show, the node the part came from; ``None`` when they show none.
+    def drawn_tag(self, tags: Sequence[str], rank: Callable[[str], Any]) -> str | None:
+        """Of a part's ``tags``, the innermost (the least ``rank``: a lattice case's point before its
+        loop, :meth:`~explorer.provenance.Provenance.rank`) that the view's drawings show, the node
+        the part came from; ``None`` when they show none.
 
         >>> colors = ViewColors(); _ = colors.color("loop"), colors.color("case"); colors.drawn_so_far()
         >>> colors.drawn_tag(["other", "loop", "case"], {"loop": 9, "case": 2, "other": 1}.get)
         'case'
         """
         on = [t for t in tags if t in self.drawn]
-        return min(on, key=size) if on else None
+        return min(on, key=rank) if on else None
 
-    def line_tag(self, tags: Sequence[str], size: Callable[[str], int], chosen: bool = False) -> str | None:
+    def line_tag(self, tags: Sequence[str], rank: Callable[[str], Any], chosen: bool = False) -> str | None:
         """The tag a C line with ``tags`` is coloured by: the innermost the drawings show
         (:meth:`drawn_tag`), else the first the program shows, else none, the line is left plain:
         its colour would name nothing else in the view. Before the view recorded what it shows,
@@ -114,7 +115,7 @@ class ViewColors:
         >>> colors.line_tag(["looplet", "box"], len), colors.line_tag(["looplet"], len), colors.line_tag(["looplet"], len, True)
         ('box', None, 'looplet')
         """
-        drawn = self.drawn_tag(tags, size)
+        drawn = self.drawn_tag(tags, rank)
         if drawn is not None:
             return drawn
         if chosen or not self.shown:

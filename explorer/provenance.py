@@ -53,7 +53,7 @@ import difflib
 import functools
 import re
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
 
 from .palette import ViewColors, color_for
 
@@ -64,15 +64,16 @@ if TYPE_CHECKING:  # annotations only
 #: ``compiler.notation.node_provenance.EXPRESSION``; a trace is read without the compiler)
 EXPRESSION = "expression"
 
-__all__ = ["EXPRESSION", "Mark", "Provenance", "TagInfo", "collect_provenance", "looplet_heads", "looplet_style",
-           "program_marks", "trace_provenance"]
+__all__ = ["EXPRESSION", "Mark", "Provenance", "TagInfo", "collect_provenance", "is_node", "looplet_heads",
+           "looplet_style", "program_marks", "rank_of", "trace_provenance"]
 
 
 @dataclass(frozen=True)
 class TagInfo:
     """What the trace says about one tag: its kind (``lattice``, ``looplet``, ``expression`` or
     ``""``), its index, its operands (tensor names), a looplet's style, the step that lowered it,
-    and the nodes of the parse step's expression tree whose code it tags (``expression``)."""
+    and the nodes of the parse step's expression tree whose code it tags (``expression``), with
+    the depth of its one node in that tree (``None``: the assignment or its written access)."""
 
     tag: str
     kind: str = ""
@@ -82,6 +83,7 @@ class TagInfo:
     step: int | None = None
     what: str = ""
     nodes: tuple[str, ...] = ()
+    depth: int | None = None
 
     def describe(self) -> str:
         """What the tag stands for, in the user's terms: what the compiler recorded (the
@@ -195,6 +197,19 @@ class Provenance(dict):
                 return at[upto[-1]]
         return at[steps[0]]
 
+    def latest_tree(self, step: int | None) -> list[tuple[Mapping, list[str]]]:
+        """The expression tree drawn last up to ``step`` (see :attr:`trees`), whatever its text; none
+        without a step.
+
+        >>> p = Provenance(trees={"y[i] = A[i]": {0: [({"role": "assign"}, ["expr:n0"])]}})
+        >>> p.latest_tree(2), p.latest_tree(None)
+        ([({'role': 'assign'}, ['expr:n0'])], [])
+        """
+        if step is None:
+            return []
+        drawn = [(k, nodes) for at in self.trees.values() for k, nodes in at.items() if k is not None and k <= step]
+        return max(drawn, key=lambda kn: kn[0])[1] if drawn else []
+
     def only(self, tags: Iterable[str] | str | None) -> "Provenance":
         """The same provenance restricted to ``tags`` (one tag, several, or ``None``: all)."""
         if tags is None:
@@ -226,6 +241,24 @@ class Provenance(dict):
         """The tags whose index is ``index``, in precedence order."""
         return [t for t in self if self.info[t].index == index]
 
+    def rank(self, tag: str) -> tuple:
+        """How inner ``tag`` is, least first, among the tags of one C line or program part: a lattice
+        point or looplet by the C lines it names (a case before its loop), then a node of the
+        expression tree by its depth, outermost first (a line computing ``A[i] * B[i] + C[i]`` is
+        the ``+``'s, not its operand ``A[i]``'s, which names the same lines), the statement's
+        assignment and written access last.
+
+        >>> p = Provenance({"loop": [1, 2], "case": [2], "+": [2], "A": [2]},
+        ...                {"+": TagInfo("+", EXPRESSION, depth=1), "A": TagInfo("A", EXPRESSION, depth=3)})
+        >>> sorted(p, key=p.rank)
+        ['case', 'loop', '+', 'A']
+        """
+        info = self.info.get(tag)
+        lines = len(self.get(tag, ()))
+        if info is None or info.kind != EXPRESSION:
+            return (0, lines)
+        return (1, info.depth, lines) if info.depth is not None else (2, lines)
+
     def widest_first(self, tags: Iterable[str]) -> list[str]:
         """``tags`` with the one covering most C lines first (a loop before its cases)."""
         tags = list(tags)
@@ -233,6 +266,29 @@ class Provenance(dict):
             return tags
         top = max(tags, key=lambda t: len(self.get(t, ())))
         return [top] + [t for t in tags if t != top]
+
+
+def rank_of(provenance) -> Callable[[str], tuple]:
+    """How inner each tag of ``provenance`` is, least first (:meth:`Provenance.rank`; of a plain
+    ``{tag: lines}``, by its C lines: a lattice case's point has fewer than its loop), the order
+    :meth:`~explorer.palette.ViewColors.drawn_tag` picks a part's tag by.
+
+    >>> rank_of({"loop": [3, 4, 5], "case": [4]})("case"), rank_of({})("other")
+    ((0, 1), (0, 0))
+    """
+    if isinstance(provenance, Provenance):
+        return provenance.rank
+    return lambda tag: (0, len(provenance.get(tag, ())))
+
+
+def is_node(provenance, tag: str) -> bool:
+    """Whether ``tag`` names code that a node of the expression tree computed.
+
+    >>> is_node(Provenance({"expr:n2": [4]}, {"expr:n2": TagInfo("expr:n2", EXPRESSION)}), "expr:n2")
+    True
+    """
+    info = provenance.info.get(tag) if isinstance(provenance, Provenance) else None
+    return info is not None and info.kind == EXPRESSION
 
 
 # --- looplet kinds --------------------------------------------------------------------------
@@ -299,7 +355,8 @@ def collect_provenance(artifacts: Iterable[Artifact]) -> dict[str, list[int]]:
 def _origin_info(tag: str, origin: Mapping, step: int | None) -> TagInfo:
     return TagInfo(tag, str(origin.get("kind") or ""), origin.get("index"),
                    tuple(str(o) for o in origin.get("operands") or ()), origin.get("style"), step,
-                   nodes=tuple(str(n) for n in origin.get("nodes") or ()))
+                   nodes=tuple(str(n) for n in origin.get("nodes") or ()),
+                   depth=origin["depth"] if isinstance(origin.get("depth"), int) else None)
 
 
 def trace_provenance(source) -> Provenance:
@@ -569,7 +626,9 @@ def _part_marks(text: str, parts: Mapping[int, Sequence[tuple[int, int, Mapping,
     # reductions of the text, in text order, are those nodes in order, and take their tags too
     # (after their own: a C line of a tree node outlines the part, which keeps its colour)
     tree: dict[tuple, list[list[str]]] = {}
-    for about, tags in prov.recorded("trees", text, step) or ():
+    # (a text drawn as no tree, the concretize step's loops around the parse step's statement: the
+    # tree drawn last, its accesses paired with the text's by tensor and indices)
+    for about, tags in prov.recorded("trees", text, step) or prov.latest_tree(step):
         tree.setdefault(_tree_key(about, about.get("role")), []).append([t for t in tags if t in prov])
     for n, here in sorted(parts.items()):
         if not 1 <= n <= len(lines):

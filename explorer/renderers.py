@@ -39,8 +39,8 @@ from .legend import legend_html
 from .linking import LINE_BOX, PART_BOX, link_handlers, scroll_to_line
 from .nests import compact_nest_dot
 from .palette import PALETTE, NodeColors, color_for, colors_of, view_colors_attr
-from .provenance import (EXPRESSION, Mark, Provenance, TagInfo, collect_provenance, looplet_heads, program_marks,
-                         trace_provenance)
+from .provenance import (EXPRESSION, Mark, Provenance, TagInfo, collect_provenance, is_node, looplet_heads,
+                         program_marks, rank_of, trace_provenance)
 from .session import StepView, unified_diff
 from .sharedcolours import shared_colours_html
 from .shapeviews import describe_shapes, shape_data_of, shape_marks, shapes_table
@@ -258,23 +258,17 @@ def render_program(text: str, provenance: Mapping[str, Iterable[int]] | None = N
     # step's tree, not the lattice point its tags list first; a shape operator's name, its box), as
     # its C lines are
     view = getattr(provenance, "colors", None)
-    if view is not None and view.drawn:
-        for k, m in enumerate(marks):
-            tag = None if m.tags[0] in view.drawn else view.drawn_tag(m.tags, _lines_of(provenance))
-            if tag is not None:
-                marks[k] = replace(m, tags=(tag, *(t for t in m.tags if t != tag)))
+    rank = rank_of(provenance)
+    for k, m in enumerate(marks if view is not None else ()):
+        if view.drawn:
+            tag = None if m.tags[0] in view.drawn else view.drawn_tag(m.tags, rank)
+        else:   # (no drawing tells them apart: a part of the expression as its tree's node, not as the
+            # first of the lattice points it is computed in, which would paint the statement in that one)
+            tag = next(iter(sorted((t for t in m.tags if is_node(provenance, t)), key=rank)), None)
+        if tag is not None and tag != m.tags[0]:
+            marks[k] = replace(m, tags=(tag, *(t for t in m.tags if t != tag)))
     describe = describe_shapes(shapes, _describer(provenance)) if shapes else _describer(provenance)
     return render_code(text, language, marks=marks, describe=describe, linenos=linenos, color=colors_of(provenance))
-
-
-def _lines_of(provenance) -> Callable[[str], int]:
-    """How many C lines each tag of ``provenance`` names: the measure of how inner a tag is
-    (:meth:`~explorer.palette.ViewColors.drawn_tag`: a lattice case's point has fewer than its loop).
-
-    >>> _lines_of({"loop": [3, 4, 5], "case": [4]})("case"), _lines_of({})("other")
-    (1, 0)
-    """
-    return lambda tag: len(provenance.get(tag, ()))
 
 
 def _describer(provenance) -> Callable[[Sequence[str]], str] | None:
@@ -301,9 +295,10 @@ def render_c(source: str, provenance: Mapping[str, Iterable[int]] | None = None,
             continue
         for n in lines:
             tags.setdefault(int(n), []).append(str(ident))
-    # a line in the colour of the innermost of its tags the view's drawings show (the fewest
-    # lines: a lattice case's point, not its loop's; an array step's box, not a looplet no box
-    # names), else of one its program shows, else plain (ViewColors.line_tag)
+    # a line in the colour of the innermost of its tags the view's drawings show (a lattice case's
+    # point, not its loop's; of the expression tree, the outermost node it computes, not an operand
+    # read in it; an array step's box, not a looplet no box names), else of one its program shows,
+    # else plain (ViewColors.line_tag, Provenance.rank)
     color = colors_of(provenance)
     view = getattr(provenance, "colors", None)
     if view is not None:   # (the drawings and the program are drawn before the C: what they show)
@@ -311,7 +306,7 @@ def render_c(source: str, provenance: Mapping[str, Iterable[int]] | None = None,
     chosen = getattr(provenance, "chosen", False)
     colors = {}
     for n in sorted(tags):
-        tag = view.line_tag(tags[n], _lines_of(provenance), chosen) if view is not None else tags[n][0]
+        tag = view.line_tag(tags[n], rank_of(provenance), chosen) if view is not None else tags[n][0]
         if tag is not None:
             colors[n] = color(tag)
         else:

@@ -630,10 +630,12 @@ class Origin:
     loop program's statement it computes starts (``None``: index notation's one statement), the
     tensors whose ``fills`` it computes with in place of their entries and, once named, the
     ``nodes`` of that statement's expression tree it computes
-    (:mod:`compiler.notation.node_provenance`).
+    (:mod:`compiler.notation.node_provenance`) and, for one node, its ``depth`` in that tree
+    (``None``: the assignment and its written access, the statement itself): the explorer names a
+    line computing ``A[i] * B[i] + C[i]`` by ``+``, the outermost node it computes, not by ``A[i]``.
 
     >>> Origin("looplet", "j", ("A",), "Stepper")
-    Origin(kind='looplet', index='j', operands=('A',), style='Stepper', writes=None, nodes=(), line=None, column=None, fills=())
+    Origin(kind='looplet', index='j', operands=('A',), style='Stepper', writes=None, nodes=(), line=None, column=None, fills=(), depth=None)
     """
 
     kind: str
@@ -645,6 +647,7 @@ class Origin:
     line: int | None = None
     column: int | None = None
     fills: tuple[str, ...] = ()
+    depth: int | None = None
 
     def __post_init__(self):
         _set(self, "operands", tuple(str(o) for o in self.operands))
@@ -655,7 +658,7 @@ class Origin:
         """JSON-able form, as the C artifact's ``data["origins"]`` holds it."""
         out = {"kind": self.kind, "index": self.index, "operands": list(self.operands), "style": self.style}
         if self.kind == "expression":
-            out.update(writes=self.writes, nodes=list(self.nodes))
+            out.update(writes=self.writes, nodes=list(self.nodes), depth=self.depth)
         return out
 
 

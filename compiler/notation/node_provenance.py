@@ -55,7 +55,7 @@ from ..imperative.traverse import map_bodies
 from .ast import Assign
 from .drawing import TreeNode, node_tag, tree_nodes
 
-__all__ = ["EXPRESSION", "computing", "name_nodes", "nodes_computed", "statement_at"]
+__all__ = ["EXPRESSION", "computing", "name_nodes", "nodes_computed", "statement_at", "value_depth"]
 
 #: the origin kind of a statement computing the program's expression
 EXPRESSION = "expression"
@@ -182,7 +182,8 @@ def name_nodes(fn: Function, program) -> Function:
         return Origin(EXPRESSION, None, tuple(sorted(frozenset().union(*(n.tensors for n in nodes)))),
                       writes=o.writes, nodes=tuple(n.ident for n in nodes),
                       line=None if isinstance(program, Assign) else o.line,
-                      column=None if isinstance(program, Assign) else o.column)
+                      column=None if isinstance(program, Assign) else o.column,
+                      depth=value_depth(nodes[0]) if len(nodes) == 1 else None)
 
     def stmt(s: Stmt) -> list[Stmt]:
         if isinstance(s, Tagged) and s.tag == _UNNAMED:
@@ -205,6 +206,19 @@ def name_nodes(fn: Function, program) -> Function:
 
     body = stmts(fn.body.body)
     return replace(fn, body=Block(tuple(body)))
+
+
+def value_depth(node: TreeNode) -> int | None:
+    """How deep ``node`` is in its statement's tree, or ``None`` for the assignment and its written
+    access, which stand for the statement itself (:attr:`~compiler.imperative.ir.Origin.depth`).
+
+    >>> from compiler.notation import parse
+    >>> [value_depth(n) for n in tree_nodes(parse("y[i] = A[i] * 2"))]
+    [None, None, 1, 2, 2]
+    """
+    if node.about.get("role") == "assign" or node.about.get("mode") == "update":
+        return None
+    return node.depth
 
 
 def statement_at(trees: dict, line: int | None, column: int | None) -> list[TreeNode] | None:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from browser_colours import exported_step, one_colour_per_tag, stacked_spmv_kernel, themed_page
 from browser_measure import COLOUR_JS, screenshot
 
@@ -269,4 +271,73 @@ def test_compare_links_a_c_line_to_the_program_parts_of_its_column(browser, arti
             note.scroll_into_view_if_needed()
             note.click()   # (a click on nothing tagged lets go)
             assert column.locator(".ss-linked").count() == 0, (k, name, "still linked")
+    page.close()
+
+
+# The C lines that read every operand of ``A * B + D`` and the boxes of the array step's drawing, in
+# the colours the page shows them.
+OPERANDS_READ_JS = r"""(section) => {
+  const lines = [...section.querySelectorAll('span.ln')].filter(l => ['A_val', 'B_val', 'D_val']
+    .every(a => l.textContent.includes(a + '['))).map(l => [l.dataset.line, getComputedStyle(l).backgroundColor]);
+  const boxes = Object.fromEntries([...section.querySelectorAll('svg g.node')].map(g => {
+    const shape = g.querySelector('polygon, ellipse, path');
+    return [g.querySelector('text').textContent.trim().split(' ')[0], shape && getComputedStyle(shape).fill];
+  }));
+  return {lines, boxes};
+}"""
+
+
+@pytest.mark.parametrize("strategy", ["lattice", "looplets"])
+def test_a_c_line_computing_the_whole_expression_takes_its_root_operators_colour(browser, tmp_path, artifacts,
+                                                                                   strategy):
+    """The array step of ``A * B + D`` (CSR, CSR, dense): the C line reading all three operands
+    computes the ``add``, and is drawn in the ``add`` box's colour, where it took ``B``'s (an operand
+    whose tag names the fewest lines, as a lattice case's point names fewer than its loop: every
+    node below ``add`` names that line too; the audit's item)."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    import compiler as ss
+
+    A, B = (sp.random(6, 5, density=0.4, format="csr", random_state=k) for k in (1, 2))
+    expr = ss.asarray(A, name="A") * ss.asarray(B, name="B") + ss.asarray(np.ones((6, 5)), name="D")
+    kernel = ss.lower(expr, strategy=strategy)
+    assert np.allclose(kernel().to_numpy(), A.toarray() * B.toarray() + 1)
+    page = browser.new_page(viewport={"width": 1300, "height": 1000})
+    section = exported_step(page, kernel.trace, tmp_path / "add.html", kernel.trace.stages().index("array"))
+    seen = page.evaluate(OPERANDS_READ_JS, section.element_handle())
+    screenshot(page, artifacts / f"export-array-root-colour-{strategy}.png", full_page=True)
+    boxes = seen["boxes"]
+    assert {"add", "mul", "A", "B", "D"} <= set(boxes) and len({boxes[b] for b in ("add", "mul", "A", "B")}) == 4, boxes
+    rgb = "rgb({}, {}, {})".format(*(int(boxes["add"][k:k + 2], 16) for k in (1, 3, 5))) \
+        if boxes["add"].startswith("#") else boxes["add"]
+    assert seen["lines"] and all(bg == rgb for _, bg in seen["lines"]), (seen["lines"], boxes)
+    page.close()
+
+
+def test_the_concretize_steps_statement_shows_its_parts_not_one_lattice_points_colour(browser, tmp_path, artifacts):
+    """The concretize step of ``A * B + D`` (lattice; no drawing): the statement under its two
+    foralls, ``out[i, j] = A[i, j] * B[i, j] + D[i, j]``, computed at four lattice points of ``j``,
+    shows each access in a colour of its own (its node of the expression tree, as the array step
+    drew it), none the loops'; every access was in the colour of the point ``A∩B∩D``, the first
+    that computes it, as though the statement ran there alone (the audit's item)."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    import compiler as ss
+
+    A, B = (sp.random(6, 5, density=0.4, format="csr", random_state=k) for k in (1, 2))
+    expr = ss.asarray(A, name="A") * ss.asarray(B, name="B") + ss.asarray(np.ones((6, 5)), name="D")
+    kernel = ss.lower(expr, strategy="lattice")
+    page = browser.new_page(viewport={"width": 1300, "height": 1000})
+    section = exported_step(page, kernel.trace, tmp_path / "concretize.html",
+                            kernel.trace.stages().index("concretize"))
+    parts = section.locator(".program span.pv, span.pv").evaluate_all(
+        "ps => ps.map(p => [p.textContent, getComputedStyle(p).backgroundColor, p.dataset.tags])")
+    screenshot(page, artifacts / "export-concretize-colours.png", full_page=True)
+    colour = {text: bg for text, bg, _ in parts}
+    accesses = ["out[i, j]", "A[i, j]", "B[i, j]", "D[i, j]"]
+    assert set(accesses) <= set(colour) and {"forall i", "forall j"} <= set(colour), parts
+    assert len({colour[a] for a in accesses + ["forall i", "forall j"]}) == 6, parts
+    assert all(next(t for x, _, t in parts if x == a).startswith("expr:") for a in accesses), parts
     page.close()
