@@ -337,6 +337,7 @@ def inline_svg(svg: str) -> str:
 _NODE_GROUP = re.compile(r'(<g id="[^"]*" class="node">\s*<title>(.*?)</title>)(.*?)(</g>)', re.S)
 _FIRST_SHAPE = re.compile(r'<(ellipse|polygon|path|rect)([^>]*?)fill="[^"]*"')
 _TEXTS = re.compile(r"<text[^>]*>(.*?)</text>", re.S)
+_STROKE = re.compile(r'\sstroke="[^"]*"\s*')
 
 
 def tag_names(tag: Any, info: TagInfo | None = None) -> list[str]:
@@ -360,9 +361,12 @@ def tag_names(tag: Any, info: TagInfo | None = None) -> list[str]:
 
 def highlight_svg(svg: str, colors: Mapping[str, str],
                   tags: Mapping[str, Iterable[str]] | None = None,
-                  describe: Callable[[Sequence[str]], str] | None = None, ordered: bool = False) -> str:
+                  describe: Callable[[Sequence[str]], str] | None = None, ordered: bool = False,
+                  focus: Iterable[str] = ()) -> str:
     """Fill the nodes of a Graphviz SVG named in ``colors`` (by node id, exact label, or the
     label's head before ``(``, so ``Stepper`` names a node labelled ``Stepper(stop=j + 1)``).
+    A node named in ``focus`` (the looplet a step lowers) is outlined in the focus colour, as its
+    C lines are barred in it, and keeps its own fill (the focus colour where it has none).
 
     Names that match no node are ignored. ``tags`` maps names to provenance tags: a filled
     node named there gets ``data-tags="tag1 tag2"`` (the exported page selects by it) and, with
@@ -380,8 +384,13 @@ def highlight_svg(svg: str, colors: Mapping[str, str],
     >>> svg = dot_to_svg('digraph { p0 [label="[A | x]\\nA[i, j] * x[j]"]; p1 [label="[B | ]"] }')
     >>> highlight_svg(svg, {"p0": "#ff0000", "A∩x": "#00ff00"}).count('fill="#')
     1
+    >>> svg = dot_to_svg('digraph { n0 [label="Stepper(stop=j + 1)"]; n1 [label="Spike"] }')
+    >>> out = highlight_svg(svg, {"Stepper": "#ff0000"}, focus=["Stepper", "Spike"])
+    >>> out.count(f'fill="#ff0000" stroke="{FOCUS_COLOR}" stroke-width="5"'), out.count(f'fill="{FOCUS_COLOR}"')
+    (1, 1)
     """
-    if not colors:
+    focus = set(focus)
+    if not colors and not focus:
         return svg
 
     def fill(m: re.Match) -> str:
@@ -392,10 +401,17 @@ def highlight_svg(svg: str, colors: Mapping[str, str],
         # (a lattice point is named by its node id: its artifact records its tags as data)
         names.update(n.split("(", 1)[0].strip() for n in list(names) if "(" in n)
         color = next((colors[n] for n in sorted(names) if n in colors), None)
-        if color is None:
+        focused = bool(names & focus)
+        if color is None and not focused:
             return m.group(0)
-        body = _FIRST_SHAPE.sub(lambda s: f'<{s.group(1)}{s.group(2)}fill="{color}" stroke-width="2"',
-                                body, count=1)
+        # (the lowered looplet in its tag's colour, as its C lines and program part are, outlined as
+        # its C lines are barred: filled in the focus colour, it was a third colour for one thing)
+        stroke = f'stroke="{FOCUS_COLOR}" stroke-width="5"' if focused else 'stroke-width="2"'
+        body = _FIRST_SHAPE.sub(lambda s: f'<{s.group(1)}{_STROKE.sub("", s.group(2)) if focused else s.group(2)}'
+                                          f'fill="{color or FOCUS_COLOR}" {stroke}', body, count=1)
+        if focused:   # (the shape's own stroke, after its fill)
+            body = re.sub(r'(<(?:ellipse|polygon|path|rect)[^>]*?stroke-width="5")([^>]*?)\sstroke="[^"]*"',
+                          r"\1\2", body, count=1)
         found = [t for n in sorted(names) for t in (tags or {}).get(n, ())]
         node_tags = list(dict.fromkeys(found)) if ordered else sorted(set(found))
         extra = f' data-tags="{_html.escape(" ".join(node_tags))}"' if node_tags else ""
@@ -410,8 +426,8 @@ def highlight_svg(svg: str, colors: Mapping[str, str],
 def render_dot(dot: str, highlight: Iterable[str] | Mapping[str, str] | None = None,
                provenance: Mapping[str, Any] | None = None, engine: str = "dot",
                nodes: Mapping[str, Sequence[str]] | None = None) -> str:
-    """DOT to inline SVG; ``highlight`` names nodes to fill with the focus colour (or a
-    ``{name: colour}`` map); nodes named by ``provenance`` tags get their palette colour (a
+    """DOT to inline SVG; ``highlight`` names nodes to outline in the focus colour (or is a
+    ``{name: colour}`` map of fills); nodes named by ``provenance`` tags get their palette colour (a
     tag ``lattice:j:p0`` names the node ``lattice:j:p0`` and the node ``p0``, by id or label).
 
     ``nodes`` (``{node id: tags}``, innermost first, as a program tree records them in its
@@ -441,17 +457,19 @@ def render_dot(dot: str, highlight: Iterable[str] | Mapping[str, str] | None = N
                 named.setdefault(name, str(k))
                 tags.setdefault(name, []).append(str(k))
     fixed: dict[str, str] = {}
+    focus: set[str] = set()
     if isinstance(highlight, Mapping):
         fixed.update({str(k): v for k, v in highlight.items()})
     elif highlight:
-        fixed.update({str(k): FOCUS_COLOR for k in highlight})
+        focus.update(str(k) for k in highlight)
     colors = NodeColors(named, colors_of(provenance), fixed)
     try:
         svg = dot_to_svg(dot, engine)
     except RenderError as e:
         return (f'<div class="render-error" style="color:#a00">{_html.escape(str(e))}</div>'
                 f"<pre>{_html.escape(dot)}</pre>")
-    return inline_svg(theme_svg(highlight_svg(svg, colors, tags, _describer(provenance), ordered=nodes is not None)))
+    return inline_svg(theme_svg(highlight_svg(svg, colors, tags, _describer(provenance), ordered=nodes is not None,
+                                                   focus=focus)))
 
 
 # --- artifacts ----------------------------------------------------------------------------------

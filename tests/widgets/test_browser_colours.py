@@ -341,3 +341,46 @@ def test_the_concretize_steps_statement_shows_its_parts_not_one_lattice_points_c
     assert len({colour[a] for a in accesses + ["forall i", "forall j"]}) == 6, parts
     assert all(next(t for x, _, t in parts if x == a).startswith("expr:") for a in accesses), parts
     page.close()
+
+
+# At a lower:* step: the drawing's nodes outlined in the focus colour (their fill), the input program's
+# parts naming the lowered looplet (their background) and the C lines with the focus bar (theirs).
+LOWERED_JS = r"""([root, focus, style]) => {
+  const nodes = [...root.querySelectorAll('.ss-drawing svg g.node')].map(g => g.querySelector('polygon, ellipse, path'))
+    .filter(s => s && (s.getAttribute('stroke') || '').toLowerCase() === focus.toLowerCase())
+    .map(s => getComputedStyle(s).fill);
+  const parts = [...root.querySelectorAll('.ss-input span.pv')].filter(p => p.textContent.startsWith(style + '['))
+    .map(p => getComputedStyle(p).backgroundColor);
+  const first = root.querySelector('.ss-c span.ln.ss-focus');
+  return {nodes, parts, line: first && getComputedStyle(first).backgroundColor};
+}"""
+
+
+def test_the_lowered_looplet_is_one_colour_in_the_nest_the_program_and_the_c(browser, artifacts):
+    """The step lowering ``A``'s Stepper of ``A * B + D`` (looplets) in the Explorer: the nest draws
+    that looplet in the colour its part of the input program and its first C line have, outlined
+    in the focus colour (its C lines carry the focus bar); it was filled in the focus colour, the
+    program showed it in its palette colour and its C lines took the Sequence's (the audit's item:
+    three colours for one thing)."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    import compiler as ss
+    from explorer.renderers import FOCUS_COLOR
+    from widgets import Explorer
+
+    A, B = (sp.random(6, 5, density=0.4, format="csr", random_state=k) for k in (1, 2))
+    expr = ss.asarray(A, name="A") * ss.asarray(B, name="B") + ss.asarray(np.ones((6, 5)), name="D")
+    kernel = ss.lower(expr, strategy="looplets")
+    e = Explorer(kernel.trace)
+    at = e.session.stages().index("lower:Stepper")
+    panes = e.render(at)
+    body = (f'<div class="ss-pick-root"><div class="ss-input">{panes["diff"]}</div><div class="ss-drawing">'
+            f'{panes["artifact"]}</div><div class="ss-c" style="max-height:500px;overflow:auto">{panes["c"]}</div></div>')
+    page = browser.new_page(viewport={"width": 1300, "height": 1000})
+    page.set_content(themed_page("light", body))
+    seen = page.evaluate(LOWERED_JS, [page.locator(".ss-pick-root").element_handle(), FOCUS_COLOR, "Stepper"])
+    screenshot(page, artifacts / "explorer-lowered-looplet-colour.png", full_page=True)
+    assert seen["nodes"] and seen["parts"] and seen["line"], seen
+    assert set(seen["nodes"]) == set(seen["parts"]) == {seen["line"]}, seen
+    page.close()

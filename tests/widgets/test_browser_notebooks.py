@@ -164,7 +164,7 @@ def test_tour_steps_both_strategies(browser, lab, artifacts):
     screenshot(page, artifacts / "tour-looplets.png", full_page=False)
     # at a lower:* step the looplet being lowered and its C are marked together: its C lines
     # carry the focus bar, the pane has scrolled them into view, and the nest's node of the
-    # same tag is filled in the focus colour
+    # same tag is outlined in the focus colour, filled in its lines' colour
     from explorer.renderers import FOCUS_COLOR
 
     assert step_until(looplets, "ss-focus", where=".ss-c"), "no lower:* step marked its C"
@@ -240,7 +240,8 @@ def test_tour_steps_both_strategies(browser, lab, artifacts):
 
 
 # At a lower:* step: the C lines with the focus bar (their tags), whether the first is inside
-# the C pane's visible part, and the drawing nodes of those tags filled in the focus colour.
+# the C pane's visible part, and the drawing nodes of those tags outlined in the focus colour and
+# filled in the colour of those lines (one colour for one thing, as the program's part is).
 FOCUS_JS = r"""
 ([root, focus]) => {
   const lines = [...root.querySelectorAll('.ss-c span.ln.ss-focus')];
@@ -253,10 +254,12 @@ FOCUS_JS = r"""
   }
   const view = box ? box.getBoundingClientRect() : {top: 0, bottom: innerHeight};
   const r = lines[0].getBoundingClientRect();
+  const backgrounds = new Set(lines.map(l => getComputedStyle(l).backgroundColor));
   const filled = [...root.querySelectorAll('.ss-drawing svg g.node[data-tags]')]
     .filter(g => g.getAttribute('data-tags').split(' ').some(t => tags.has(t)))
     .filter(g => { const s = g.querySelector('polygon, ellipse, path, rect');
-                   return s && (s.getAttribute('fill') || '').toLowerCase() === focus.toLowerCase(); })
+                   return s && (s.getAttribute('stroke') || '').toLowerCase() === focus.toLowerCase()
+                     && backgrounds.has(getComputedStyle(s).fill); })
     .map(g => (g.querySelector('title') || {}).textContent);
   return {lines: lines.length, tags: [...tags], filled, inView: r.top >= view.top - 1 && r.bottom <= view.bottom + 1,
           scrollTop: box ? box.scrollTop : null};
