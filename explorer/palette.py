@@ -105,11 +105,13 @@ class ViewColors:
         on = [t for t in tags if t in self.drawn]
         return min(on, key=rank) if on else None
 
-    def line_tag(self, tags: Sequence[str], rank: Callable[[str], Any], chosen: bool = False) -> str | None:
+    def line_tag(self, tags: Sequence[str], rank: Callable[[str], Any], chosen: bool = False,
+                 shown_rank: Callable[[str], Any] | None = None) -> str | None:
         """The tag a C line with ``tags`` is coloured by: the innermost the drawings show
-        (:meth:`drawn_tag`), else the first the program shows, else none, the line is left plain:
-        its colour would name nothing else in the view. Before the view recorded what it shows,
-        when it showed no tag at all, or for ``chosen`` tags (a selection), the first.
+        (:meth:`drawn_tag`), else the first the program shows (the least ``shown_rank``, where
+        given: :meth:`~explorer.provenance.Provenance.statement_first`), else none, the line is left
+        plain: its colour would name nothing else in the view. Before the view recorded what it
+        shows, when it showed no tag at all, or for ``chosen`` tags (a selection), the first.
 
         >>> colors = ViewColors(); _ = colors.color("box"); colors.drawn_so_far(); colors.shown_so_far()
         >>> colors.line_tag(["looplet", "box"], len), colors.line_tag(["looplet"], len), colors.line_tag(["looplet"], len, True)
@@ -120,7 +122,10 @@ class ViewColors:
             return drawn
         if chosen or not self.shown:
             return tags[0] if tags else None
-        return next((t for t in tags if t in self.shown), None)
+        shown = [t for t in tags if t in self.shown]
+        if not shown:
+            return None
+        return min(shown, key=shown_rank) if shown_rank is not None else shown[0]
 
     def reserve(self, tag: Any) -> None:
         """Give ``tag`` its colour now, though nothing is painted in it yet (a C line left plain):

@@ -259,6 +259,23 @@ class Provenance(dict):
             return (0, lines)
         return (1, info.depth, lines) if info.depth is not None else (2, lines)
 
+    def statement_first(self, tag: str) -> tuple:
+        """Of the tags of a C line that the program shows and no drawing does, the one it is
+        coloured by comes least: a node of the expression tree before a loop (the statement is
+        inside its loops), the widest node first and, of as wide, the written access (it names every
+        line writing the statement; an operand read in one of them, or a dense operand read in all,
+        does not stand for the statement); any other in its order.
+
+        >>> p = Provenance({"loop": [1, 2, 3], "out": [2, 3], "A": [2]},
+        ...                {"out": TagInfo("out", EXPRESSION), "A": TagInfo("A", EXPRESSION)})
+        >>> min(["loop", "A", "out"], key=p.statement_first), min(["loop"], key=p.statement_first)
+        ('out', 'loop')
+        """
+        info = self.info.get(tag)
+        if info is None or info.kind != EXPRESSION:
+            return (1,)
+        return (0, -len(self.get(tag, ())), info.depth is not None)
+
     def widest_first(self, tags: Iterable[str]) -> list[str]:
         """``tags`` with the one covering most C lines first (a loop before its cases)."""
         tags = list(tags)

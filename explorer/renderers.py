@@ -297,9 +297,10 @@ def render_c(source: str, provenance: Mapping[str, Iterable[int]] | None = None,
     if view is not None:   # (the drawings and the program are drawn before the C: what they show)
         view.shown_so_far()
     chosen = getattr(provenance, "chosen", False)
+    shown_rank = provenance.statement_first if isinstance(provenance, Provenance) else None
     colors = {}
     for n in sorted(tags):
-        tag = view.line_tag(tags[n], rank_of(provenance), chosen) if view is not None else tags[n][0]
+        tag = view.line_tag(tags[n], rank_of(provenance), chosen, shown_rank) if view is not None else tags[n][0]
         if tag is not None:
             colors[n] = color(tag)
         else:

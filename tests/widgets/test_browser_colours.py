@@ -319,8 +319,9 @@ def test_the_concretize_steps_statement_shows_its_parts_not_one_lattice_points_c
     """The concretize step of ``A * B + D`` (lattice; no drawing): the statement under its two
     foralls, ``out[i, j] = A[i, j] * B[i, j] + D[i, j]``, computed at four lattice points of ``j``,
     shows each access in a colour of its own (its node of the expression tree, as the array step
-    drew it), none the loops'; every access was in the colour of the point ``A∩B∩D``, the first
-    that computes it, as though the statement ran there alone (the audit's item)."""
+    drew it), none the loops', and the C lines writing it in the colour of ``out[i, j]``; every
+    access and those lines were in the colour of the point ``A∩B∩D``, the first that computes the
+    statement, as though it ran there alone (the audit's item)."""
     import numpy as np
     import scipy.sparse as sp
 
@@ -340,6 +341,9 @@ def test_the_concretize_steps_statement_shows_its_parts_not_one_lattice_points_c
     assert set(accesses) <= set(colour) and {"forall i", "forall j"} <= set(colour), parts
     assert len({colour[a] for a in accesses + ["forall i", "forall j"]}) == 6, parts
     assert all(next(t for x, _, t in parts if x == a).startswith("expr:") for a in accesses), parts
+    # the C lines of the statement in its written access's colour (they were in the loop's, or the point's)
+    seen = page.evaluate(OPERANDS_READ_JS, section.element_handle())
+    assert seen["lines"] and all(bg == colour["out[i, j]"] for _, bg in seen["lines"]), (seen["lines"], colour)
     page.close()
 
 
