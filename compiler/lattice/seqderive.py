@@ -74,7 +74,7 @@ from .seqnesting import DiscordantWalk, LoopOrder, check_concordant, check_split
 from .seqwalk import stored_entries
 from .sequences import Level, Seq, SequenceError, Universe
 from .seqparts import part_keys, walked_whole
-from .seqvalues import call_kind, expr_fill
+from .seqvalues import call_kind, expr_fill, real_constant
 from .seqrules import AccessLevels, Derivation, Deriver, level_kinds
 
 
@@ -153,7 +153,7 @@ class CinBuilder:
                 raise StrategyError(f"{e}: the sequence lowering computes numbers, not booleans")
             if e.dtype.kind in "iu":   # (an integer stays one: a sum of int64 times 1 is no sum of doubles)
                 return [], cin.Lit(int(e.value), None if e.dtype.name == "int64" else e.dtype.name)
-            return [], cin.Lit(_real(e.value, e))
+            return [], cin.Lit(real_constant(e.value, e))
         if isinstance(e, Call):
             parts = [self.value(a) for a in e.args]
             pre = [x for p, _ in parts for x in p]
@@ -168,7 +168,7 @@ class CinBuilder:
             for n, x in enumerate(e.operands[1:], 1):
                 p, v = self.value(x)
                 # (each side's leaf keys: the CFIR takes the side whose leaves the loops are at)
-                pre, out = pre + p, cin.Cat(out, v, frozenset().union(*keys[:n]), keys[n], _real(self.d.fill(e), e))
+                pre, out = pre + p, cin.Cat(out, v, frozenset().union(*keys[:n]), keys[n], real_constant(self.d.fill(e), e))
             return pre, out
         if isinstance(e, (Collapse, Split, Slice, Broadcast)):
             return self.value(e.operand)
@@ -194,7 +194,9 @@ class CinBuilder:
             body: cin.Stmt = _block(pre + [cin.Reduce(t, (), v, n, op)])
             for j in reversed(e.indices):
                 body = self.forall(j, e.body, body)
-            fold = [cin.Fold(t, n, int(np.prod([self.d.size(j) for j in e.indices])), fill, op=op, power=power)] \
+            # (a complex fill as the real number it is, else refused: the CFIR computes real numbers)
+            folded = fill if np.asarray(fill).dtype.kind in "iu" else real_constant(fill, e)
+            fold = [cin.Fold(t, n, int(np.prod([self.d.size(j) for j in e.indices])), folded, op=op, power=power)] \
                 if n else []
             return [cin.Alloc(t, n, 0.0 if op is None else op.identity), body] + fold, cin.Temp(t)
         raise StrategyError(f"{e}: the sequence lowering does not take this node")
@@ -216,14 +218,6 @@ def other_reduction(e: Reduce):
         raise StrategyError(f"{e}: the sequence lowering reduces with sum, max, min, prod, any and all only, not "
                             f"{e.op.name}; lower it with strategy='looplets'")
     return e.op
-
-
-def _real(value, e):
-    """``value``, a constant of ``e`` (a literal, a concatenation's fill), as the CFIR's real number (or
-    boolean: a comparison's fill)."""
-    if np.iscomplexobj(value):
-        raise StrategyError(f"{e}: the sequence lowering computes real numbers, not the complex {value}")
-    return bool(value) if isinstance(value, (bool, np.bool_)) else float(value)
 
 
 def _block(stmts: list) -> cin.Stmt:
@@ -462,7 +456,8 @@ def seq_evaluate(program, trace: Trace | None = None, loop_order=None, hoisted=N
         low = lowered({n: t.asformat(dense(t.ndim, fill=t.fill, dtype=t.dtype)) if n in whole else t
                        for n, t in tensors.items()})
     run = interpret(low.cfir, low.data)
-    out = np.full(low.shape, 0.0 if low.fill is None else low.fill, dtype=float)
+    complexes = any(np.dtype(t.dtype).kind == "c" for t in tensors.values())
+    out = np.full(low.shape, 0.0 if low.fill is None else low.fill, dtype=complex if complexes else float)
     for key, val in run.outputs.get(low.program.lhs.tensor, {}).items():
         out[key] = val
     return out

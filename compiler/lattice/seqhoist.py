@@ -43,7 +43,7 @@ from . import seqcfir as cin
 from ..algebra import lookup
 from .exprs import apply_op
 from .seqoutput import SeqOutput
-from .seqvalues import expr_fill
+from .seqvalues import expr_fill, real_constant
 
 #: how a sorted sum's bucket is sorted (compiler.lattice.seqsumsort), as the trace says it
 SORTED_BUCKET = f"each bucket counted where its keys' span is at most {COUNTED_SPAN} times its terms, else merged"
@@ -133,7 +133,7 @@ def hoisted_body(builder, program, order: tuple) -> cin.Stmt:
         body = builder.forall(index[name], rhs.body, body)
     summed = math.prod(d.size(i) for i in rhs.indices)
     # (an integer fill to a power stays one: the power wraps as numpy's product does)
-    folded = int(fill) if power and np.asarray(fill).dtype.kind in "iu" else float(fill)
+    folded = int(fill) if power and np.asarray(fill).dtype.kind in "iu" else real_constant(fill, rhs)
     fold = [cin.Fold(into, count, summed, folded, idxs, tuple(d.size(i) for i in lhs.indices), op=op,
                      power=power)] if counted else []
     if not idxs:

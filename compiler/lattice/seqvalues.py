@@ -353,4 +353,20 @@ def union_terms(e, fills: dict, extents: dict | None = None) -> list:
 NAN_PROPAGATING = frozenset({"add", "sub", "mul", "div"})
 
 __all__ = ["expr_fill", "fills_zero", "call_kind", "nonfinite_factors", "stated_algebra", "algebra_sequence",
-           "call_sequence", "merged", "product_sequence", "union_terms", "NAN_PROPAGATING"]
+           "call_sequence", "merged", "product_sequence", "union_terms", "NAN_PROPAGATING", "real_constant"]
+
+
+def real_constant(value, e):
+    """``value``, a constant of ``e`` (a literal, a concatenation's or a summand's fill), as the CFIR's real
+    number (or boolean: a comparison's fill): a complex one whose imaginary part is 0 (a complex tensor's
+    fill ``0j``) as its real part, which C widens where it is written; one with an imaginary part is refused.
+
+    >>> real_constant(0j, "A[i]"), real_constant(True, "A[i] > 0")
+    (0.0, True)
+    """
+    if np.iscomplexobj(value):
+        if np.imag(value) == 0:
+            return float(np.real(value))
+        raise StrategyError(f"{e}: the sequence lowering computes real numbers, not the complex {value}")
+    return bool(value) if isinstance(value, (bool, np.bool_)) else float(value)
+

@@ -132,10 +132,12 @@ def stored_entries(name: str, t) -> dict:
     its = mode_iterators(name, name, t.format)
     vals = arrays.get(array_name(name, None, "val"))
     out = {}
+    # (a complex tensor's entries stay complex; any other's are read as floats)
+    number = complex if vals is not None and np.iscomplexobj(vals) else float
 
     def visit(m: int, parent, prefix: tuple):
         if m == len(its):
-            out[prefix] = 1.0 if vals is None else float(vals[parent])   # (a pattern's entries are true)
+            out[prefix] = 1.0 if vals is None else number(vals[parent])   # (a pattern's entries are true)
             return
         for c, child in its[m].py_fiber(arrays, sizes, parent):
             visit(m + 1, child, prefix + (c,))
@@ -143,7 +145,7 @@ def stored_entries(name: str, t) -> dict:
     if its:
         visit(0, 0, ())
     elif vals is not None:
-        out[()] = float(vals[0])
+        out[()] = number(vals[0])
     return out
 
 

@@ -1,0 +1,101 @@
+"""Shape operators over complex arrays by the lattice strategy (issue 30): the sequence lowering took a
+concatenation's fill as a real number and refused a complex tensor's, ``0j``, so ``concat([a, b])`` of
+complex matrices was refused ("computes real numbers, not the complex 0j") and the array front end
+materialized each part before one more kernel. A complex fill whose imaginary part is 0 is now that real
+number, which C widens where it is written; a fill or literal with an imaginary part is still refused,
+naming the looplets, and the front end still computes it. Each kernel against numpy, the IR interpreter
+and the sequence CFIR's interpreter (tests.compiler.lattice.test_seq_split_groups.array_kernel)."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import compiler as ss
+from compiler import Tensor, array as xp
+from compiler.errors import StrategyError
+from tests.compiler.lattice.test_seq_split_groups import array_kernel
+
+nan, inf = np.nan, np.inf
+#: stored values: a NaN and infinities in either part, a negative zero
+ODD = (complex(nan, 1.0), complex(inf, -2.0), complex(-0.0, 0.0), complex(1.5, -inf))
+
+
+def part(fmt, shape, seed, density=0.5, odd=()):
+    """A complex numpy matrix with ``density`` of its entries stored (``odd`` first), and it as a lazy Array."""
+    r = np.random.default_rng(seed)
+    x = np.where(r.random(shape) < density, r.choice([1 + 2j, -3.5j, 2.0], shape), 0j)
+    x.flat[:len(odd)] = odd
+    return x, xp.asarray(Tensor.from_numpy(x, fmt))
+
+
+def sparse_kernel(expr, want, format):
+    """``expr`` lowered by the lattice into ``format``, right against numpy and the IR interpreter."""
+    with np.errstate(invalid="ignore"):
+        k = expr.lower(format=format, strategy="lattice", checked=True)
+        assert not k.trace.find("materialize"), [s.stage for s in k.trace.steps]
+        got = k()
+        got.validate()
+        np.testing.assert_array_equal(got.to_numpy(), want)
+        np.testing.assert_array_equal(k.interpret().to_numpy(), want)
+    return k
+
+
+@pytest.mark.parametrize("fmts", [("csr", "csr"), ("coo", "csr"), ("csr", "dense")])
+def test_a_vstack_and_an_hstack_of_complex_matrices(fmts):
+    (x, a), (y, b) = part(fmts[0], (4, 3), 1, odd=ODD[:2]), part(fmts[1], (2, 3), 2, odd=ODD[2:])
+    k = array_kernel(xp.concat([a, b], axis=0), np.vstack([x, y]))
+    assert k.trace.find("seq-derive") and k.program.rhs is not None
+    (z, c) = part(fmts[1], (4, 2), 3, odd=ODD[1:3])
+    array_kernel(xp.concat([a, c], axis=1), np.hstack([x, z]))
+
+
+@pytest.mark.parametrize("format", ["csr", "coo", "dense"])
+def test_into_each_output_format(format):
+    (x, a), (y, b) = part("csr", (3, 4), 4, odd=ODD), part("coo", (5, 4), 5)
+    sparse_kernel(xp.concat([a, b], axis=0), np.vstack([x, y]), format)
+
+
+def test_fused_kernels_of_the_paper_over_complex_values():
+    """SpMV of a vstack, a collapse times a vector, a strided slice plus a literal, a sum over a concat."""
+    (x, a), (y, b) = part("csr", (4, 5), 6, odd=ODD[:1]), part("csr", (3, 5), 7, odd=ODD[3:])
+    v = np.arange(5) - 1j * np.arange(5)
+    w = np.arange(20) * (1 + 1j)
+    with np.errstate(invalid="ignore"):
+        array_kernel(xp.concat([a, b], axis=0) @ xp.asarray(v), np.vstack([x, y]) @ v)
+        array_kernel(xp.sum(a.reshape(-1) * xp.asarray(w)), np.sum(x.reshape(-1) * w))
+        array_kernel(a[::-2] + 1, x[::-2] + 1)
+        array_kernel(xp.sum(xp.concat([a, b], axis=0), axis=0), np.vstack([x, y]).sum(axis=0))
+
+
+def test_a_constant_with_an_imaginary_part_is_refused_naming_the_looplets():
+    x, y = np.array([1j, 0, 2]), np.array([0, 3 - 1j])
+    a, b = Tensor.from_numpy(x, "sparse"), Tensor.from_numpy(y, "sparse")
+    with pytest.raises(StrategyError, match=r"not the complex 1j; lower it with strategy='looplets'$"):
+        ss.lower("y[k] = concat((A[i] + 1j, B[j]), (i, j) -> k)", "lattice", A=a, B=b)
+    # the array front end still computes it, another way
+    e = xp.concat([xp.asarray(a) + 1j, xp.asarray(b)], axis=0)
+    np.testing.assert_array_equal(np.asarray(e.compute()), np.concatenate([x + 1j, y]))
+
+
+def test_a_sum_of_a_collapse_folds_a_complex_fill_of_no_imaginary_part():
+    """``sum(collapse(A))`` of a complex CSR of fill ``2+0j``: the coordinates the loops skip add the fill, a
+    real 2 in the C; of fill ``1j`` it is refused, naming the looplets. Both crashed the lowering on main
+    (a TypeError printing the fold's fill), where a kernel or a clear refusal was owed."""
+    x = np.array([[2 + 0j, 2, 2], [1j, 2, complex(nan, 1)]])
+    a = Tensor.from_numpy(x, "csr", fill=2 + 0j)
+    with np.errstate(invalid="ignore"):
+        k = ss.lower("y[] = sum[j](collapse(A[p, q], (p, q) -> j))", "lattice", A=a)
+        np.testing.assert_array_equal(k(A=a).to_numpy(), x.sum())
+        np.testing.assert_array_equal(k.interpret(A=a).to_numpy(), x.sum())
+    b = Tensor.from_numpy(np.array([[1j, 2]]), "csr", fill=1j)
+    with pytest.raises(StrategyError, match="not the complex 1j; lower it with strategy='looplets'"):
+        ss.lower("y[] = sum[j](collapse(A[p, q], (p, q) -> j))", "lattice", A=b)
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.sampled_from(["csr", "coo", "dense"]), st.sampled_from(["csr", "coo"]), st.integers(0, 4),
+       st.integers(0, 4), st.integers(1, 3), st.floats(0, 1), st.integers(0, 2 ** 16))
+def test_concatenations_of_complex_parts_by_property(f1, f2, m, n, cols, density, seed):
+    (x, a), (y, b) = part(f1, (m, cols), seed, density, ODD[:seed % 3]), part(f2, (n, cols), seed + 1, density)
+    array_kernel(xp.concat([a, b], axis=0), np.vstack([x, y]))
