@@ -171,5 +171,5 @@ def render_dot(dot: str, highlight: Iterable[str] | Mapping[str, str] | None = N
     except RenderError as e:
         return (f'<div class="render-error" style="color:#a00">{_html.escape(str(e))}</div>'
                 f"<pre>{_html.escape(dot)}</pre>")
-    return inline_svg(theme_svg(highlight_svg(svg, colors, tags, (provenance.describe if isinstance(provenance, Provenance) else None), ordered=nodes is not None,
-                                                   focus=focus)))
+    describe = provenance.describe if isinstance(provenance, Provenance) else None
+    return inline_svg(theme_svg(highlight_svg(svg, colors, tags, describe, ordered=nodes is not None, focus=focus)))

@@ -168,7 +168,8 @@ class CinBuilder:
             for n, x in enumerate(e.operands[1:], 1):
                 p, v = self.value(x)
                 # (each side's leaf keys: the CFIR takes the side whose leaves the loops are at)
-                pre, out = pre + p, cin.Cat(out, v, frozenset().union(*keys[:n]), keys[n], real_constant(self.d.fill(e), e))
+                fill = real_constant(self.d.fill(e), e)
+                pre, out = pre + p, cin.Cat(out, v, frozenset().union(*keys[:n]), keys[n], fill)
             return pre, out
         if isinstance(e, (Collapse, Split, Slice, Broadcast)):
             return self.value(e.operand)

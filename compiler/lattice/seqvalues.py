@@ -369,4 +369,3 @@ def real_constant(value, e):
             return float(np.real(value))
         raise StrategyError(f"{e}: the sequence lowering computes real numbers, not the complex {value}")
     return bool(value) if isinstance(value, (bool, np.bool_)) else float(value)
-
