@@ -114,7 +114,7 @@ def value_parts(e, at: int, scope: tuple) -> tuple[str, list]:
         return text, [[at, at + len(text), {"tensor": e.tensor, "indices": list(scope), "mode": "read"}, "access"]]
     if isinstance(e, Lit):
         v = e.value
-        if isinstance(v, bool) or v != v or v in (float("inf"), float("-inf")) or v != int(v):
+        if isinstance(v, (bool, complex)) or v != v or v in (float("inf"), float("-inf")) or v != int(v):
             return repr(v), []
         return str(int(v)), []
     if isinstance(e, Temp):

@@ -522,6 +522,8 @@ class SeqEmitter(LeafWalks):
                 return Const(e.value, "bool"), "bool"
             if isinstance(e.value, int):
                 return Const(e.value, e.typed or "int64"), e.typed or "int64"
+            if isinstance(e.value, complex):
+                return Const(e.value, "complex128"), "complex128"
             return Const(float(e.value), "float64"), "float64"
         if isinstance(e, cf.Temp):
             return Var(self.temps[e.name]), self.dtype

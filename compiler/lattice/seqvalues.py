@@ -357,15 +357,13 @@ __all__ = ["expr_fill", "fills_zero", "call_kind", "nonfinite_factors", "stated_
 
 
 def real_constant(value, e):
-    """``value``, a constant of ``e`` (a literal, a concatenation's or a summand's fill), as the CFIR's real
-    number (or boolean: a comparison's fill): a complex one whose imaginary part is 0 (a complex tensor's
-    fill ``0j``) as its real part, which C widens where it is written; one with an imaginary part is refused.
+    """``value``, a constant of ``e`` (a literal, a concatenation's or a summand's fill), as the CFIR's number
+    (or boolean: a comparison's fill): a float, or a complex where its imaginary part is not 0 (a complex
+    tensor's fill ``0j`` is its real part, which C widens where it is written).
 
-    >>> real_constant(0j, "A[i]"), real_constant(True, "A[i] > 0")
-    (0.0, True)
+    >>> real_constant(0j, "A[i]"), real_constant(True, "A[i] > 0"), real_constant(2 - 1j, "A[i] + (2-1j)")
+    (0.0, True, (2-1j))
     """
     if np.iscomplexobj(value):
-        if np.imag(value) == 0:
-            return float(np.real(value))
-        raise StrategyError(f"{e}: the sequence lowering computes real numbers, not the complex {value}")
+        return float(np.real(value)) if np.imag(value) == 0 else complex(value)
     return bool(value) if isinstance(value, (bool, np.bool_)) else float(value)

@@ -1,9 +1,9 @@
 """Shape operators over complex arrays by the lattice strategy (issue 30): the sequence lowering took a
 concatenation's fill as a real number and refused a complex tensor's, ``0j``, so ``concat([a, b])`` of
 complex matrices was refused ("computes real numbers, not the complex 0j") and the array front end
-materialized each part before one more kernel. A complex fill whose imaginary part is 0 is now that real
-number, which C widens where it is written; a fill or literal with an imaginary part is still refused,
-naming the looplets, and the front end still computes it. Each kernel against numpy, the IR interpreter
+materialized each part before one more kernel. A complex constant whose imaginary part is 0 is now that
+real number, which C widens where it is written, and one with an imaginary part a complex constant (a
+literal ``1j``, a part's fill ``1j``, the fold of a sum's fill). Each kernel against numpy, the IR interpreter
 and the sequence CFIR's interpreter (tests.compiler.lattice.test_seq_split_groups.array_kernel)."""
 
 import numpy as np
@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 
 import compiler as ss
 from compiler import Tensor, array as xp
-from compiler.errors import StrategyError
 from tests.compiler.lattice.test_seq_split_groups import array_kernel
 
 nan, inf = np.nan, np.inf
@@ -68,34 +67,44 @@ def test_fused_kernels_of_the_paper_over_complex_values():
         array_kernel(xp.sum(xp.concat([a, b], axis=0), axis=0), np.vstack([x, y]).sum(axis=0))
 
 
-def test_a_constant_with_an_imaginary_part_is_refused_naming_the_looplets():
-    x, y = np.array([1j, 0, 2]), np.array([0, 3 - 1j])
+def test_complex_constants_and_fills_in_a_concatenation():
+    """A literal with an imaginary part in a part (``concat((A[i] + 1j, B[j]))``), a part of fill ``1j``,
+    and the fold of a sum's fill ``1j``: the CFIR's constants are complex there (they were refused, and the
+    array front end materialized the part)."""
+    x, y = np.array([1j, 0, complex(nan, 2)]), np.array([0, 3 - 1j])
     a, b = Tensor.from_numpy(x, "sparse"), Tensor.from_numpy(y, "sparse")
-    with pytest.raises(StrategyError, match=r"not the complex 1j; lower it with strategy='looplets'$"):
-        ss.lower("y[k] = concat((A[i] + 1j, B[j]), (i, j) -> k)", "lattice", A=a, B=b)
-    # the array front end still computes it, another way
-    e = xp.concat([xp.asarray(a) + 1j, xp.asarray(b)], axis=0)
-    np.testing.assert_array_equal(np.asarray(e.compute()), np.concatenate([x + 1j, y]))
-
-
-def test_a_sum_of_a_collapse_folds_a_complex_fill_of_no_imaginary_part():
-    """``sum(collapse(A))`` of a complex CSR of fill ``2+0j``: the coordinates the loops skip add the fill, a
-    real 2 in the C; of fill ``1j`` it is refused, naming the looplets. Both crashed the lowering on main
-    (a TypeError printing the fold's fill), where a kernel or a clear refusal was owed."""
-    x = np.array([[2 + 0j, 2, 2], [1j, 2, complex(nan, 1)]])
-    a = Tensor.from_numpy(x, "csr", fill=2 + 0j)
     with np.errstate(invalid="ignore"):
-        k = ss.lower("y[] = sum[j](collapse(A[p, q], (p, q) -> j))", "lattice", A=a)
-        np.testing.assert_array_equal(k(A=a).to_numpy(), x.sum())
-        np.testing.assert_array_equal(k.interpret(A=a).to_numpy(), x.sum())
-    b = Tensor.from_numpy(np.array([[1j, 2]]), "csr", fill=1j)
-    with pytest.raises(StrategyError, match="not the complex 1j; lower it with strategy='looplets'"):
-        ss.lower("y[] = sum[j](collapse(A[p, q], (p, q) -> j))", "lattice", A=b)
+        k = ss.lower("y[k] = concat((A[i] + 1j, B[j]), (i, j) -> k)", "lattice", A=a, B=b)
+        np.testing.assert_array_equal(k(A=a, B=b).to_numpy(), np.concatenate([x + 1j, y]))
+        array_kernel(xp.concat([xp.asarray(a) + 1j, xp.asarray(b)], axis=0), np.concatenate([x + 1j, y]))
+    z = np.array([[1j, 2], [1j, 1j]])
+    c = xp.asarray(Tensor.from_numpy(z, "csr", fill=1j))
+    (w, d) = part("csr", (3, 2), 8, odd=ODD[:2])
+    with np.errstate(invalid="ignore"):
+        array_kernel(xp.concat([d, c], axis=0), np.vstack([w, z]))
+        array_kernel(xp.sum(c.reshape(-1)), z.sum())
+        array_kernel(xp.sum(xp.concat([d, c], axis=0), axis=0), np.vstack([w, z]).sum(axis=0))
+
+
+def test_a_sum_of_a_collapse_folds_a_complex_fill():
+    """``sum(collapse(A))`` of a complex CSR of fill ``2+0j`` or ``1j``: the coordinates the loops skip add the
+    fill. Both crashed the lowering on main (a TypeError printing the fold's fill)."""
+    for x, fill in ((np.array([[2 + 0j, 2, 2], [1j, 2, complex(nan, 1)]]), 2 + 0j), (np.array([[1j, 2]]), 1j)):
+        a = Tensor.from_numpy(x, "csr", fill=fill)
+        with np.errstate(invalid="ignore"):
+            k = ss.lower("y[] = sum[j](collapse(A[p, q], (p, q) -> j))", "lattice", A=a)
+            np.testing.assert_array_equal(k(A=a).to_numpy(), x.sum())
+            np.testing.assert_array_equal(k.interpret(A=a).to_numpy(), x.sum())
 
 
 @settings(max_examples=12, deadline=None)
 @given(st.sampled_from(["csr", "coo", "dense"]), st.sampled_from(["csr", "coo"]), st.integers(0, 4),
-       st.integers(0, 4), st.integers(1, 3), st.floats(0, 1), st.integers(0, 2 ** 16))
-def test_concatenations_of_complex_parts_by_property(f1, f2, m, n, cols, density, seed):
-    (x, a), (y, b) = part(f1, (m, cols), seed, density, ODD[:seed % 3]), part(f2, (n, cols), seed + 1, density)
-    array_kernel(xp.concat([a, b], axis=0), np.vstack([x, y]))
+       st.integers(0, 4), st.integers(1, 3), st.floats(0, 1), st.integers(0, 2 ** 16),
+       st.sampled_from([0j, 1j, 2 + 0j, complex(nan, 0), -1 - 1j]))
+def test_concatenations_of_complex_parts_by_property(f1, f2, m, n, cols, density, seed, fill):
+    """The second part of any fill (the result's is the first's, 0j)."""
+    (x, a), (y, _) = part(f1, (m, cols), seed, density, ODD[:seed % 3]), part(f2, (n, cols), seed + 1, density)
+    y = np.where(y == 0, fill, y)
+    b = xp.asarray(Tensor.from_numpy(y, f2, fill=fill))
+    with np.errstate(invalid="ignore"):
+        array_kernel(xp.concat([a, b], axis=0), np.vstack([x, y]))
