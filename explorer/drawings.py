@@ -14,7 +14,7 @@ import re
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from .palette import NodeColors, colors_of
-from .provenance import EXPRESSION, Provenance, TagInfo, looplet_heads
+from .provenance import EXPRESSION, TagInfo, describer, looplet_heads
 from .render import RenderError, dot_to_svg
 from .theme import theme_svg
 
@@ -38,9 +38,9 @@ def inline_svg(svg: str) -> str:
 
 
 _NODE_GROUP = re.compile(r'(<g id="[^"]*" class="node">\s*<title>(.*?)</title>)(.*?)(</g>)', re.S)
-_FIRST_SHAPE = re.compile(r'<(ellipse|polygon|path|rect)([^>]*?)fill="[^"]*"')
+_FIRST_SHAPE = re.compile(r'<(ellipse|polygon|path|rect)([^>]*?)fill="[^"]*"([^>]*)>')
 _TEXTS = re.compile(r"<text[^>]*>(.*?)</text>", re.S)
-_STROKE = re.compile(r'\sstroke="[^"]*"\s*')
+_STROKE = re.compile(r'\sstroke="[^"]*"')
 
 
 def tag_names(tag: Any, info: TagInfo | None = None) -> list[str]:
@@ -110,11 +110,9 @@ def highlight_svg(svg: str, colors: Mapping[str, str],
         # (the lowered looplet in its tag's colour, as its C lines and program part are, outlined as
         # its C lines are barred: filled in the focus colour, it was a third colour for one thing)
         stroke = f'stroke="{FOCUS_COLOR}" stroke-width="5"' if focused else 'stroke-width="2"'
-        body = _FIRST_SHAPE.sub(lambda s: f'<{s.group(1)}{_STROKE.sub("", s.group(2)) if focused else s.group(2)}'
-                                          f'fill="{color or FOCUS_COLOR}" {stroke}', body, count=1)
-        if focused:   # (the shape's own stroke, after its fill)
-            body = re.sub(r'(<(?:ellipse|polygon|path|rect)[^>]*?stroke-width="5")([^>]*?)\sstroke="[^"]*"',
-                          r"\1\2", body, count=1)
+        own = (lambda attrs: _STROKE.sub("", attrs)) if focused else (lambda attrs: attrs)   # (its one stroke)
+        body = _FIRST_SHAPE.sub(lambda s: f'<{s.group(1)}{own(s.group(2))}fill="{color or FOCUS_COLOR}" {stroke}'
+                                          f'{own(s.group(3))}>', body, count=1)
         found = [t for n in sorted(names) for t in (tags or {}).get(n, ())]
         node_tags = list(dict.fromkeys(found)) if ordered else sorted(set(found))
         extra = f' data-tags="{_html.escape(" ".join(node_tags))}"' if node_tags else ""
@@ -171,5 +169,5 @@ def render_dot(dot: str, highlight: Iterable[str] | Mapping[str, str] | None = N
     except RenderError as e:
         return (f'<div class="render-error" style="color:#a00">{_html.escape(str(e))}</div>'
                 f"<pre>{_html.escape(dot)}</pre>")
-    describe = provenance.describe if isinstance(provenance, Provenance) else None
-    return inline_svg(theme_svg(highlight_svg(svg, colors, tags, describe, ordered=nodes is not None, focus=focus)))
+    return inline_svg(theme_svg(highlight_svg(svg, colors, tags, describer(provenance), ordered=nodes is not None,
+                                              focus=focus)))

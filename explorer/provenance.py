@@ -64,7 +64,7 @@ if TYPE_CHECKING:  # annotations only
 #: ``compiler.notation.node_provenance.EXPRESSION``; a trace is read without the compiler)
 EXPRESSION = "expression"
 
-__all__ = ["EXPRESSION", "Mark", "Provenance", "TagInfo", "collect_provenance", "is_node", "looplet_heads",
+__all__ = ["EXPRESSION", "Mark", "Provenance", "TagInfo", "collect_provenance", "describer", "is_node", "looplet_heads",
            "looplet_style", "program_marks", "rank_of", "trace_provenance"]
 
 
@@ -296,6 +296,16 @@ def rank_of(provenance) -> Callable[[str], tuple]:
     if isinstance(provenance, Provenance):
         return provenance.rank
     return lambda tag: (0, len(provenance.get(tag, ())))
+
+
+def describer(provenance) -> Callable[[Sequence[str]], str] | None:
+    """Tooltips from what the trace says each tag stands for (:meth:`Provenance.describe`; a plain
+    ``{tag: lines}``: none).
+
+    >>> describer({"p0": [3]}) is None, describer(Provenance({"p0": [3]}))(["p0"])
+    (True, 'p0')
+    """
+    return provenance.describe if isinstance(provenance, Provenance) else None
 
 
 def is_node(provenance, tag: str) -> bool:

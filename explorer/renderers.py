@@ -40,7 +40,8 @@ from .legend import legend_html
 from .linking import LINE_BOX, PART_BOX, link_handlers, scroll_to_line
 from .nests import compact_nest_dot
 from .palette import PALETTE, color_for, colors_of, view_colors_attr
-from .provenance import Mark, Provenance, TagInfo, collect_provenance, is_node, program_marks, rank_of, trace_provenance
+from .provenance import (Mark, Provenance, TagInfo, collect_provenance, describer, is_node, program_marks, rank_of,
+                         trace_provenance)
 from .session import StepView, unified_diff
 from .sharedcolours import shared_colours_html
 from .shapeviews import describe_shapes, shape_data_of, shape_marks, shapes_table
@@ -257,16 +258,11 @@ def render_program(text: str, provenance: Mapping[str, Iterable[int]] | None = N
             tag = None if m.tags[0] in view.drawn else view.drawn_tag(m.tags, rank)
         else:   # (no drawing tells them apart: a part of the expression as its tree's node, not as the
             # first of the lattice points it is computed in, which would paint the statement in that one)
-            tag = next(iter(sorted((t for t in m.tags if is_node(provenance, t)), key=rank)), None)
+            tag = min((t for t in m.tags if is_node(provenance, t)), key=rank, default=None)
         if tag is not None and tag != m.tags[0]:
             marks[k] = replace(m, tags=(tag, *(t for t in m.tags if t != tag)))
-    describe = describe_shapes(shapes, _describer(provenance)) if shapes else _describer(provenance)
+    describe = describe_shapes(shapes, describer(provenance)) if shapes else describer(provenance)
     return render_code(text, language, marks=marks, describe=describe, linenos=linenos, color=colors_of(provenance))
-
-
-def _describer(provenance) -> Callable[[Sequence[str]], str] | None:
-    """Tooltips from what the trace says each tag stands for (a plain ``{tag: lines}``: none)."""
-    return provenance.describe if isinstance(provenance, Provenance) else None
 
 
 def render_c(source: str, provenance: Mapping[str, Iterable[int]] | None = None,
@@ -297,16 +293,16 @@ def render_c(source: str, provenance: Mapping[str, Iterable[int]] | None = None,
     if view is not None:   # (the drawings and the program are drawn before the C: what they show)
         view.shown_so_far()
     chosen = getattr(provenance, "chosen", False)
-    shown_rank = provenance.statement_first if isinstance(provenance, Provenance) else None
+    rank, shown_rank = rank_of(provenance), provenance.statement_first if isinstance(provenance, Provenance) else None
     colors = {}
     for n in sorted(tags):
-        tag = view.line_tag(tags[n], rank_of(provenance), chosen, shown_rank) if view is not None else tags[n][0]
+        tag = view.line_tag(tags[n], rank, chosen, shown_rank) if view is not None else tags[n][0]
         if tag is not None:
             colors[n] = color(tag)
         else:
             view.reserve(tags[n][0])
     # a line's tooltip says what produced it (the lattice point's code, the looplet lowered)
-    describe = _describer(provenance) or ", ".join
+    describe = describer(provenance) or ", ".join
     titles = {n: describe(ts) for n, ts in tags.items()}
     focus_lines = {int(n) for t in focus for n in (provenance or {}).get(t, ())}
     return render_code(source, "c", colors, titles, linenos, tags, focus_lines=focus_lines, most=most)

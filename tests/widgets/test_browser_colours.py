@@ -382,9 +382,10 @@ def test_the_lowered_looplet_is_one_colour_in_the_nest_the_program_and_the_c(bro
     body = (f'<div class="ss-pick-root"><div class="ss-input">{panes["diff"]}</div><div class="ss-drawing">'
             f'{panes["artifact"]}</div><div class="ss-c" style="max-height:500px;overflow:auto">{panes["c"]}</div></div>')
     page = browser.new_page(viewport={"width": 1300, "height": 1000})
-    page.set_content(themed_page("light", body))
-    seen = page.evaluate(LOWERED_JS, [page.locator(".ss-pick-root").element_handle(), FOCUS_COLOR, "Stepper"])
-    screenshot(page, artifacts / "explorer-lowered-looplet-colour.png", full_page=True)
-    assert seen["nodes"] and seen["parts"] and seen["line"], seen
-    assert set(seen["nodes"]) == set(seen["parts"]) == {seen["line"]}, seen
+    for theme in ("light", "dark"):
+        page.set_content(themed_page(theme, body))
+        seen = page.evaluate(LOWERED_JS, [page.locator(".ss-pick-root").element_handle(), FOCUS_COLOR, "Stepper"])
+        screenshot(page, artifacts / f"explorer-lowered-looplet-colour-{theme}.png", full_page=True)
+        assert seen["nodes"] and seen["parts"] and seen["line"], (theme, seen)
+        assert set(seen["nodes"]) == set(seen["parts"]) == {seen["line"]}, (theme, seen)
     page.close()
