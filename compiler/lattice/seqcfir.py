@@ -522,14 +522,18 @@ class Compiler:
         if merged is not None:
             self.rewrites.append(Rewrite("product-factored", str(live), str(merged)))
             live = simplify(merged, seen, self.rewrites)
+        # (what only the part of a concatenation the loops are not at reads is not walked: the rows of
+        # stack([A, B]).reshape(2, -1) walk A's in the first part, B's in the second, and the loops over
+        # the columns of stack([A, B])'s first part walk A's alone, not A's beside B's)
+        other = _other_part_reads(f.body, defs)
+        gone = {x: Empty(x.size(), str(x)) for x in live.iters() if isinstance(x, Level) and x.tensor in other}
+        if gone:
+            live = simplify(replaced(live, gone), seen, self.rewrites)
+            if isinstance(live, EMPTIES):
+                self.rewrites.append(Rewrite("empty-loop", str(f.seq), "skip"))
+                return Skip()
         if nests(live):
-            # (what only the part of a concatenation the loops are not at reads is not walked: the rows of
-            # stack([A, B]).reshape(2, -1) walk A's in the first part, B's in the second)
-            other = _other_part_reads(f.body, defs)
-            gone = {x: Empty(x.size(), str(x)) for x in live.iters() if isinstance(x, Level) and x.tensor in other}
-            live = simplify(replaced(live, gone), seen, self.rewrites) if gone else live
-            if nests(live):
-                return _bound_once(self.stmt(self.nested(f, live), defs, known_temps))
+            return _bound_once(self.stmt(self.nested(f, live), defs, known_temps))
         # (the π1s of what the loops walk or locate, their group visited again by a loop in between)
         # (a π1 may be simplified as its case's π0 is, not as the loop's: the second part of a concatenation's
         # π1 is |m_A| + n_B where the loop around walks m_A ⊔ n_B; its group is opened by either)
