@@ -50,6 +50,7 @@ from .dtypes import result_dtype, typed_scalar
 from .format import Format, dense, narrow_index_levels, parse_format
 from .imperative.ir import Block
 from .imperative.narrow import check_counts
+from .imperative.traverse import forget_memos
 from .index_fit import fitted_format, open_output
 from .imperative.ir_dot import ir_artifact
 from .interop import tensors_of
@@ -785,6 +786,8 @@ def _numpy_einsum_output(program: Assign, operands: dict, dtypes: dict):
 
 
 def clear_cache() -> None:
-    """Forget lowered kernels (compiled libraries stay in the backend's caches)."""
+    """Forget lowered kernels (compiled libraries stay in the backend's caches), and the IR the cleanup
+    passes' memos keep alive (:func:`compiler.imperative.traverse.forget_memos`)."""
     _CACHE.clear()
     _PROBE.clear()
+    forget_memos()

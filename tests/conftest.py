@@ -44,8 +44,12 @@ def draw_no_local_constants() -> None:
 draw_no_local_constants()
 
 
-#: past this resident size, a worker forgets the kernels it lowered and loaded (forget_kernels)
-KERNELS_KEPT_UP_TO = 1200 * 2 ** 20
+#: past this resident size, a worker forgets the kernels it lowered and loaded (forget_kernels). Freed, their
+#: memory is not given back (Python's arenas stay pinned by the objects that outlive them: 361 arenas of 1 MB,
+#: 75 MB of them in use, after one worker's lattice files, caches cleared and collected) but reused by the next
+#: files' kernels: the bound is about where a worker's heap stops. At 1200 MB the suite's peak was 5.3 GB; at
+#: 400 MB, with the browser files on one worker, 3.9 GB, in no more time (538 s against 568-609 s)
+KERNELS_KEPT_UP_TO = 400 * 2 ** 20
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -109,6 +113,28 @@ LONGEST_FIRST = ("test_sanitize.py", "test_peers_pydata_elemwise.py", "test_latt
                  "test_shape_looplets.py", "test_lattice_derived.py", "test_schedule_compose.py",
                  "test_lattice_band_block.py", "test_looplets_wrappers.py", "test_shapeops.py",
                  "test_lattice_precompute_sequences.py", "test_fastcall_outputs.py")
+
+
+#: the files whose tests drive Chromium and a Jupyter server (tests/widgets/conftest.py's session fixtures,
+#: which live until their process ends): handed out as one unit, so one worker starts them, not each
+BROWSER_FILES = ("test_browser_notebooks.py", "test_browser_views.py", "test_browser_colours.py",
+                 "test_browser_export.py", "test_compare.py")
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """xdist's --dist loadfile, the browser files one unit (two browsers, JupyterLabs and their kernels
+    beside two workers' heaps took the suite's memory past 4 GB); the unit is where its first file is in
+    the order pytest_collection_modifyitems gives."""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class BrowserFilesTogether(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            scope = super()._split_scope(nodeid)
+            return "browser files" if scope.rsplit("/", 1)[-1] in BROWSER_FILES else scope
+
+    return BrowserFilesTogether(config, log)
 
 
 def pytest_configure(config):

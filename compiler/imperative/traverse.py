@@ -177,6 +177,19 @@ _SLOTS: dict = {}
 _MEMO_LIMIT = 100_000
 
 
+def forget_memos() -> None:
+    """Forget what :func:`var_names`, :func:`assigned_in`, :func:`names_read`, :func:`buffers_stored`,
+    :func:`slots_stored` and :func:`pure` remembered: each memo keeps its nodes (and so their whole trees)
+    alive, up to ``_MEMO_LIMIT`` entries each, long after the lowering that asked.
+
+    >>> from compiler.imperative.ir import Var
+    >>> forget_memos(); sorted(var_names(Var("n")))
+    ['n']
+    """
+    for memo in (_VAR_NAMES, _STORED, _ASSIGNED, _NAMES_READ, _SLOTS, _IMPURE):
+        memo.clear()
+
+
 def _own_var(n) -> frozenset:
     return frozenset((n.name,)) if type(n) is Var else _EMPTY
 
