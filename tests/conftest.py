@@ -115,14 +115,13 @@ LONGEST_FIRST = ("test_sanitize.py", "test_peers_pydata_elemwise.py", "test_latt
                  "test_lattice_precompute_sequences.py", "test_fastcall_outputs.py")
 
 
-#: the files whose tests drive Chromium and a Jupyter server (tests/widgets/conftest.py's session fixtures,
-#: which live until their process ends): handed out as one unit, so one worker starts them, not each
-BROWSER_FILES = ("test_browser_notebooks.py", "test_browser_views.py", "test_browser_colours.py",
-                 "test_browser_export.py", "test_compare.py")
+#: the folder whose tests drive Chromium and Jupyter servers (tests/widgets/conftest.py's session fixtures,
+#: which live until their process ends): its files are handed out as one unit, so one worker starts them
+BROWSER_FOLDER = "tests/widgets/"
 
 
 def pytest_xdist_make_scheduler(config, log):
-    """xdist's --dist loadfile, the browser files one unit (two browsers, JupyterLabs and their kernels
+    """xdist's --dist loadfile, BROWSER_FOLDER's files one unit (two browsers, JupyterLabs and their kernels
     beside two workers' heaps took the suite's memory past 4 GB); the unit is where its first file is in
     the order pytest_collection_modifyitems gives."""
     if config.getoption("dist") != "loadfile":
@@ -132,7 +131,8 @@ def pytest_xdist_make_scheduler(config, log):
     class BrowserFilesTogether(LoadFileScheduling):
         def _split_scope(self, nodeid: str) -> str:
             scope = super()._split_scope(nodeid)
-            return "browser files" if scope.rsplit("/", 1)[-1] in BROWSER_FILES else scope
+            # (the method xdist's own schedulers override to group tests: loadgroup's)
+            return BROWSER_FOLDER if scope.startswith(BROWSER_FOLDER) else scope
 
     return BrowserFilesTogether(config, log)
 
