@@ -301,7 +301,15 @@ def or_(*terms) -> Expr:
     return out
 
 
-def not_(term) -> UnOp:
+def not_(term) -> Expr:
+    """``!term``; ``!!c`` of a comparison or a logical operator ``c`` is ``c`` (already 0 or 1).
+
+    >>> not_(not_(BinOp("<", Var("p"), Var("end")))) == BinOp("<", Var("p"), Var("end"))
+    True
+    """
+    if isinstance(term, UnOp) and term.op == "!" and isinstance(term.operand, BinOp) and \
+            term.operand.op in ("<", "<=", ">", ">=", "==", "!=", "&&", "||"):
+        return term.operand
     return UnOp("!", term)
 
 

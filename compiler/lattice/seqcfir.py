@@ -19,7 +19,9 @@ a statement writing the result's fill there is dropped (a point where every case
 :func:`~compiler.lattice.seqlattice.drop_fill_points`), a sum whose producer loop vanished is 0, a
 case whose operands never meet (an hstack's columns, :func:`~compiler.lattice.sequences.never_at_one`)
 is not tested, and nested foralls get their own lattice under the live iterators (which is how
-a concatenation's loops read ``A``'s rows in the first and ``B``'s in the second). A
+a concatenation's loops read ``A``'s rows in the first and ``B``'s in the second). A union of three or more
+levels whose operands feed parts of the body that read no other is one merged loop, not a lattice of
+``2^n - 1`` points (:mod:`compiler.lattice.seqmerge`: a stack of COO matrices along axis 1). A
 :class:`Switch` tests the sub-points, most specific first, when there are several or the
 sequence intersects iterated operands.
 
@@ -52,330 +54,20 @@ while i <- i_b
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any
-
-import numpy as np
-
 from .. import serialize
 from ..trace import Artifact, Later, Rewrite, Trace
 from ..treedot import TreeDot
 from ..values import same_value
-from .seqcfirvalues import (Add, Cat, Lit, Mul, Op, Read, Temp, Value, fold, specialize_value, value_parts,
-                            value_text)
-from .seqlattice import build_seq_lattice, drop_fill_points, live_keys, loop_tag, simplify
+from .seqcfirvalues import Add, Cat, Lit, Mul, Op, Read, Temp, fold, specialize_value
+from .seqlattice import SeqLattice, SeqPoint, build_seq_lattice, drop_fill_points, live_keys, simplify
+from .seqmerge import everywhere, mergeable, once, tested_parts, union_operands
+from .seqstmts import (Alloc, Assign, Bind, Block, Fold, Forall, Reduce, Skip, Stmt, Switch, While, loop_spans,
+                       printed_lines, reduces_into, while_tag, written)
 from .seqlocate import at_coordinate, locatable, once_each, remove_locators, replaced
 from .seqproductnest import factored, index_names, nest_names, nests, over_parts, writes_at
 from .seqrewind import rewound, walked_below
 from .sequences import (EMPTIES, Concat, Empty, Intersect, Level, Product, Project, Seq, Union,
                         never_at_one, rebuild, side_key, walk)
-
-INDENT = "  "
-
-
-# -- statements (CIN and CFIR) -------------------------------------------------------------------------
-
-
-class Stmt:
-    def __str__(self) -> str:
-        return "\n".join(_lines(self, 0))
-
-    def printed_parts(self) -> tuple[str, dict]:
-        """The text and where its parts are printed (``{line: [[start, end, about, role]]}``,
-        lines 1-based as strings, as a trace step records them): each ``forall``'s head (role
-        ``loop``, its index), each read and each written output (role ``access``: the tensor, the
-        loops around it, read or update). A ``while`` head is recorded with its tag instead
-        (:func:`loop_spans`).
-
-        >>> from compiler.lattice.sequences import Level
-        >>> a = Level("a", 0, "compressed", 4)
-        >>> text, parts = Forall("i", a, Assign("c", ("i",), Read("a", (a,)))).printed_parts()
-        >>> print(text)
-        forall i ∈ i_a
-          c(i) = a(i_a)
-        >>> parts["1"], [(text.splitlines()[1][x:y], about["indices"]) for x, y, about, _ in parts["2"]]
-        ([[0, 8, {'index': 'i'}, 'loop']], [('c(i)', ['i']), ('a(i_a)', ['i'])])
-        """
-        lines = _spanned_lines(self, 0)
-        return "\n".join(x for x, _, _ in lines), {str(n): parts for n, (_, _, parts) in enumerate(lines, 1) if parts}
-
-
-@serialize.node
-@dataclass(frozen=True)
-class Assign(Stmt):
-    """``out(idxs) = value``."""
-
-    out: str
-    idxs: tuple
-    value: Value
-
-
-@serialize.node
-@dataclass(frozen=True)
-class Reduce(Stmt):
-    """``out(idxs) += value`` (``idxs`` empty: a scalar temporary); ``count``: a counter of the
-    coordinates summed, one more with each (a sum whose summand's fill is not 0: :class:`Fold`).
-    ``op``: another reduction into a scalar temporary, ``t = max(t, value)`` (None: the sum)."""
-
-    out: str
-    idxs: tuple
-    value: Value
-    count: str = ""
-    op: Any = None
-
-    @property
-    def unchanged(self) -> float:
-        """The value that leaves the temporary as it is (the operator's identity: 0 for a sum).
-
-        >>> from compiler.algebra import lookup
-        >>> Reduce("t", (), Lit(1.0)).unchanged, Reduce("t", (), Lit(1.0), op=lookup("max")).unchanged
-        (0.0, -inf)
-        """
-        return 0.0 if self.op is None else float(self.op.identity)
-
-
-@serialize.node
-@dataclass(frozen=True)
-class Alloc(Stmt):
-    """``alloc t``: a scalar temporary, 0 (and its ``count``, 0, where it has one); ``init``: another start
-    (the identity of the reduction into it: ``-inf`` for ``max``)."""
-
-    name: str
-    count: str = ""
-    init: float = 0.0
-
-
-@serialize.node
-@dataclass(frozen=True)
-class Fold(Stmt):
-    """``t += (extent - count) * fill`` where ``count < extent``: the summand's ``fill`` for each of
-    the ``extent`` coordinates of a sum its loops skipped (``count`` those they summed). Only where
-    some were skipped: ``0 * NaN`` is NaN. With ``idxs``, at every coordinate of output ``out`` of
-    ``shape``, ``count`` one per coordinate (a sum whose loops run around the output's:
-    :mod:`compiler.lattice.seqhoist`)."""
-
-    out: str
-    count: str
-    extent: int
-    fill: float
-    idxs: tuple = ()
-    shape: tuple = ()
-    #: another reduction (a scalar's): ``t = max(t, fill) if count < extent``, the fill a fixed point of ``op``
-    #: (an idempotent operator's any fill, a product's 0, 1, inf or NaN), so once is as many times
-    op: Any = None
-    #: a product's fill that is not its fixed point (2, -inf), into a scalar: ``t = t * fill ** (extent - count)``
-    #: (exact for the integer count; NaN and inf as IEEE's pow gives them)
-    power: bool = False
-
-    def missed(self, counted: int):
-        """What the fold adds after ``counted`` coordinates were summed (reduces, with ``op``).
-
-        >>> from compiler.algebra import lookup
-        >>> Fold("t", "n", 4, 1.0).missed(1), Fold("t", "n", 4, float("nan")).missed(4)
-        (3.0, 0.0)
-        >>> Fold("t", "n", 4, 0.0, op=lookup("max")).missed(1), Fold("t", "n", 4, 0.0, op=lookup("max")).missed(4)
-        (0.0, -inf)
-        >>> Fold("t", "n", 4, -2.0, op=lookup("mul"), power=True).missed(1)
-        -8.0
-        >>> mul = lookup("mul")
-        >>> Fold("t", "n", 66, 2, op=mul, power=True).missed(1), Fold("t", "n", 4, 3, op=mul, power=True).missed(2)
-        (0, 9)
-        """
-        if self.op is not None and self.power:
-            if counted >= self.extent:
-                return 1.0
-            if isinstance(self.fill, (int, np.integer)) and not isinstance(self.fill, bool):
-                # (an integer's power wraps in 64 bits, as numpy's product of that many does)
-                wide = np.uint64 if np.asarray(self.fill).dtype.kind == "u" else np.int64
-                with np.errstate(over="ignore"):
-                    return int(np.power(wide(self.fill), wide(self.extent - counted)))
-            return float(np.power(np.float64(self.fill), self.extent - counted))
-        if self.op is not None:
-            return self.fill if counted < self.extent else float(self.op.identity)
-        return (self.extent - counted) * self.fill if counted < self.extent else 0.0
-
-
-@serialize.node
-@dataclass(frozen=True)
-class Block(Stmt):
-    """Statements one after the other (the CFIR's ``cfir; cfir``)."""
-
-    stmts: tuple
-
-
-@serialize.node
-@dataclass(frozen=True)
-class Skip(Stmt):
-    """Nothing to do (a body whose every read is absent at its sub-point)."""
-
-
-@serialize.node
-@dataclass(frozen=True)
-class Forall(Stmt):
-    """``forall index ∈ seq: body`` (concrete index notation)."""
-
-    index: str
-    seq: Seq
-    body: Stmt
-
-
-@serialize.node
-@dataclass(frozen=True)
-class While(Stmt):
-    """``while index <- seq with located = iterated, ...: body``, until an edge sequence runs out.
-
-    ``init``: what the first loop of a lattice's series initializes (its sequence and every
-    located one of the series), which the later loops continue with; empty for the others.
-    """
-
-    index: str
-    seq: Seq
-    locs: tuple
-    body: Stmt
-    init: tuple = ()
-    #: the π1s the first loop of the series restarts at their group's start (a loop between it and
-    #: the π0's walks the group once per coordinate: :mod:`compiler.lattice.seqrewind`)
-    rewind: tuple = ()
-
-
-@serialize.node
-@dataclass(frozen=True)
-class Bind(Stmt):
-    """``index = outer·size + inner``, then ``body``: the coordinate of a product whose operands'
-    loops are nested, the right one's lattice inside each coordinate of the left
-    (:mod:`compiler.lattice.seqproductnest`)."""
-
-    index: str
-    outer: str
-    inner: str
-    size: int
-    body: Stmt
-
-    @property
-    def made_of(self) -> tuple[str, str]:
-        """The loops ``index`` is made of: written at where ``index`` is (a product nested twice)."""
-        return (self.outer, self.inner)
-
-
-@serialize.node
-@dataclass(frozen=True)
-class Switch(Stmt):
-    """``switch index`` with ``case seq: body`` per sub-point, the first one at ``index`` runs."""
-
-    index: str
-    cases: tuple
-
-
-def _lines(s, depth: int) -> list[str]:
-    return [line for line, _, _ in _spanned_lines(s, depth)]
-
-
-def loop_spans(s: Stmt) -> dict[str, list[list]]:
-    """``{line: [[start, end, tag, "loop"]]}`` of ``str(s)``: where each ``while`` loop's head is
-    printed, with the tag of its code (``lattice:<index>:<sequence>``, as the emitter tags it), for
-    the explorer to mark it there (lines 1-based, as strings).
-
-    >>> from compiler.lattice.sequences import Level
-    >>> a = Level("a", 0, "compressed", 4)
-    >>> loop_spans(While("i", a, (), Assign("c", ("i",), Read("a", (a,)))))
-    {'1': [[0, 14, 'lattice:i:i_a', 'loop']]}
-    """
-    return {str(n): [list(x) for x in spans] for n, (_, spans, _) in enumerate(_spanned_lines(s, 0), 1) if spans}
-
-
-def while_tag(w: While) -> str:
-    """The provenance tag of a loop's code, ``lattice:<index>:<sequence>`` (:func:`~.seqlattice.loop_tag`)."""
-    return loop_tag(w.index, w.seq)
-
-
-def _spanned_lines(s, depth: int, scope: tuple = ()) -> list[tuple[str, tuple, list]]:
-    """Each line of ``s`` printed at ``depth`` inside the loops ``scope``: its text, its loop
-    heads' spans with their tags (:func:`loop_spans`) and its parts (:meth:`Stmt.printed_parts`)."""
-    pad = INDENT * depth
-    if isinstance(s, (Assign, Reduce)):
-        lhs = f"{s.out}({', '.join(s.idxs)})" if s.idxs or isinstance(s, Assign) else s.out
-        op = " = " if isinstance(s, Assign) else " += " if s.op is None else f" = {s.op.name}({lhs}, "
-        value, parts = value_parts(s.value, len(pad) + len(lhs) + len(op), scope)
-        value += ")" if isinstance(s, Reduce) and s.op is not None else ""
-        # (the output written, not a temporary: a temporary has no indices)
-        written = ([[len(pad), len(pad) + len(lhs), {"tensor": s.out, "indices": list(s.idxs), "mode": "update"},
-                     "access"]] if s.idxs else [])
-        at = f"({', '.join(s.idxs)})" if s.idxs else ""
-        counted = [(f"{pad}{s.count}{at} += 1", (), [])] if isinstance(s, Reduce) and s.count else []
-        return [(f"{pad}{lhs}{op}{value}", (), written + parts)] + counted
-    if isinstance(s, Alloc):
-        start = f" = {value_text(Lit(s.init))}" if s.init != 0 else ""
-        return [(f"{pad}alloc {s.name}{start}" + (f", {s.count}" if s.count else ""), (), [])]
-    if isinstance(s, Fold) and s.op is not None:
-        at = f"({', '.join(s.idxs)})" if s.idxs else ""
-        every = f"forall {', '.join(s.idxs)}: " if s.idxs else ""
-        fill = value_text(Lit(s.fill)) + (f" ** ({s.extent} - {s.count}{at})" if s.power else "")
-        return [(f"{pad}{every}{s.out}{at} = {s.op.name}({s.out}{at}, {fill}) if {s.count}{at} < "
-                 f"{s.extent}", (), [])]
-    if isinstance(s, Fold):
-        fill = value_text(Lit(s.fill))
-        at = f"({', '.join(s.idxs)})" if s.idxs else ""
-        every = f"forall {', '.join(s.idxs)}: " if s.idxs else ""
-        return [(f"{pad}{every}{s.out}{at} += ({s.extent} - {s.count}{at}) * {fill} if {s.count}{at} < {s.extent}",
-                 (), [])]
-    if isinstance(s, Skip):
-        return [(f"{pad}skip", (), [])]
-    if isinstance(s, Block):
-        return [line for x in s.stmts for line in _spanned_lines(x, depth, scope)]
-    if isinstance(s, Forall):
-        head = f"forall {s.index}"
-        return ([(f"{pad}{head} ∈ {s.seq}", (), [[len(pad), len(pad) + len(head), {"index": s.index}, "loop"]])]
-                + _spanned_lines(s.body, depth + 1, scope + (s.index,)))
-    if isinstance(s, While):
-        head = f"while {s.index} <- {s.seq}"
-        locs = "".join((" with " if k == 0 else ", ") + f"{a} = {b}" for k, (a, b) in enumerate(s.locs))
-        locs += f" from {', '.join(str(p.a) for p in s.rewind)}'s group start" if s.rewind else ""
-        return ([(f"{pad}{head}{locs}", ((len(pad), len(pad) + len(head), while_tag(s), "loop"),), [])]
-                + _spanned_lines(s.body, depth + 1, scope + (s.index,)))
-    if isinstance(s, Bind):
-        return [(f"{pad}{s.index} = {s.outer}·{s.size} + {s.inner}", (), [])] + _spanned_lines(s.body, depth, scope)
-    if isinstance(s, Switch):
-        out = [(f"{pad}switch {s.index}", (), [])]
-        for seq, body in s.cases:
-            out.append((f"{pad}case {seq}:", (), []))
-            out += _spanned_lines(body, depth + 1, scope)
-        return out
-    raise TypeError(f"not a statement: {s!r}")
-
-
-def _reduces_into(s: Stmt, name: str) -> bool:
-    if isinstance(s, Reduce):
-        return s.out == name and not s.idxs
-    if isinstance(s, Block):
-        return any(_reduces_into(x, name) for x in s.stmts)
-    if isinstance(s, (Forall, While, Bind)):
-        return _reduces_into(s.body, name)
-    if isinstance(s, Switch):
-        return any(_reduces_into(b, name) for _, b in s.cases)
-    return False
-
-
-def written(s: Stmt) -> frozenset:
-    """The tensors the statement ``s`` writes: an assignment's output, and what a sum whose loops run around
-    its coordinates adds into (an output or a workspace; not a scalar temporary).
-
-    >>> from compiler.lattice.sequences import Level
-    >>> a = Level("a", 0, "compressed", 4)
-    >>> summed = Forall("i", a, Block((Reduce("w", ("i",), Read("a", (a,))), Reduce("t", (), Read("a", (a,))))))
-    >>> sorted(written(summed)), sorted(written(Block((summed, Assign("c", ("i",), Temp("t"))))))
-    (['w'], ['c', 'w'])
-    """
-    if isinstance(s, Assign):
-        return frozenset({s.out})
-    if isinstance(s, (Reduce, Fold)):
-        return frozenset({s.out} if s.idxs else ())
-    if isinstance(s, Block):
-        return frozenset().union(*(written(x) for x in s.stmts))
-    if isinstance(s, (Forall, While, Bind)):
-        return written(s.body)
-    if isinstance(s, Switch):
-        return frozenset().union(*(written(b) for _, b in s.cases))
-    return frozenset()
-
 
 @dataclass
 class Compiler:
@@ -393,6 +85,8 @@ class Compiler:
     folds: dict = field(default_factory=dict)
     #: the index names taken (a nested product's loops get others: :mod:`compiler.lattice.seqproductnest`)
     names: set = field(default_factory=set)
+    #: the leaf keys the merged loops around test (a dense level below one is empty where it is not there)
+    tested: frozenset = frozenset()
 
     def stmt(self, s: Stmt, defs: frozenset, known_temps=None) -> Stmt:
         """``s`` specialized to the live iterators ``defs`` and compiled to CFIR; ``known_temps``:
@@ -416,7 +110,7 @@ class Compiler:
             # for every coordinate of its sum
             folds = {x.out: x for x in out if isinstance(x, Fold)}
             dead = {x.name: Lit(folds[x.name].missed(0) if x.name in folds else x.init) for x in out
-                    if isinstance(x, Alloc) and not any(_reduces_into(y, x.name) for y in out)}
+                    if isinstance(x, Alloc) and not any(reduces_into(y, x.name) for y in out)}
             if dead:
                 self.rewrites.append(Rewrite("empty-sum", ", ".join(sorted(dead)),
                                              ", ".join(str(v) for _, v in sorted(dead.items()))))
@@ -469,7 +163,7 @@ class Compiler:
         finally:
             del self.lattices[lattices:], self.rewrites[rewrites:]
 
-    def fill_sides(self, s: Seq, body: Stmt, defs, known_temps) -> tuple[Seq, tuple]:
+    def fill_sides(self, s: Seq, body: Stmt, defs, known_temps, tied=(), part=None) -> tuple[Seq, tuple]:
         """``s`` without each dense operand of a union whose cases alone write the result's fill, and
         the locators ``(located, iterated)`` that read it at the other operand's coordinate instead
         (``x[2:10] - y`` of a NaN-filled ``x`` and a dense ``y``: the loop walks ``x``'s entries, not
@@ -477,19 +171,28 @@ class Compiler:
         holds everything the loop can make live, its iterators and what its locators locate: where the
         other operand is not, the body is compiled with all the rest there (``i_t2`` located on ``U ∪
         i_t4`` is read where ``U`` alone is; ``(M0 ∪ M1) ∩ y`` reads ``y`` where ``M0`` alone is), which
-        writes the fill if any fewer there does (an absent read only folds more)."""
+        writes the fill if any fewer there does (an absent read only folds more). ``tied``: the loop's
+        locators; ``part``: inside one operand of a concatenation, ``defs`` without the other operands'
+        leaves and what is located on them, where the body must write the fill too (the loops are in that
+        part: concat((A + 1, B * 2)) at B's part where A's row is not writes B's zeros, not A's side's 1)."""
         if isinstance(s, Union):
             for keep, side in ((s.a, s.b), (s.b, s.a)):
                 if locatable(side) and not locatable(keep) and \
-                        self.writes_fill_alone(defs - live_keys(keep), body, known_temps):
-                    rest, locs = self.fill_sides(keep, body, defs, known_temps)
+                        self.writes_fill_alone(defs - live_keys(keep), body, known_temps) and \
+                        (part is None or self.writes_fill_alone(part - live_keys(keep), body, known_temps)):
+                    rest, locs = self.fill_sides(keep, body, defs, known_temps, tied, part)
                     return rest, locs + ((side, rest),)
         kids = s.children()
         if not kids or isinstance(s, (Product, Project)):
             return s, ()
         new, locs = [], ()
         for c in kids:
-            x, lx = self.fill_sides(c, body, defs, known_temps)
+            inside = part
+            if isinstance(s, Concat):
+                other = frozenset().union(*(live_keys(x) for x in kids if x is not c))
+                other |= frozenset(key for a, b in tied if live_keys(b) & other for key in live_keys(a))
+                inside = (defs if part is None else part) - other
+            x, lx = self.fill_sides(c, body, defs, known_temps, tied, inside)
             new.append(x)
             locs += lx
         return rebuild(s, tuple(new)), locs
@@ -543,7 +246,7 @@ class Compiler:
             self.rewrites.append(Rewrite("rewind", str(live), ", ".join(f"{p} from its group start" for p in rewind)))
         seq, locs = remove_locators(live)
         located = frozenset(key for a, _ in locs for key in live_keys(a))
-        seq, quiet = self.fill_sides(seq, f.body, defs | located | live_keys(seq), known_temps)
+        seq, quiet = self.fill_sides(seq, f.body, defs | located | live_keys(seq), known_temps, locs)
         if quiet:
             self.rewrites.append(Rewrite("locate-fill-side", str(live), f"{seq} with " + ", ".join(
                 f"{a} = {b}" for a, b in quiet) + ": where only the located side is, each case writes the "
@@ -558,6 +261,9 @@ class Compiler:
             loc = simplify(located, seen, self.rewrites)
             if not isinstance(loc, EMPTIES) and loc != iterated:
                 kept.append((loc, iterated))
+        merged = self.merged(f, simplify(seq, seen), kept, defs, seen, known_temps, rewind)
+        if merged is not None:
+            return merged
         # (a group of a split straddling a concatenation's operands is visited by each operand's
         # loop: right unless the body reduces the group into a temporary)
         L = build_seq_lattice(seq, seen, straddle=not _holds_temporary(f.body) and _splits_concats(f.seq))
@@ -605,6 +311,48 @@ class Compiler:
             self.rewrites.append(Rewrite("empty-loop", str(f.seq), "skip"))
             return Skip()
         return loops[0] if len(loops) == 1 else Block(tuple(loops))
+
+    def merged(self, f: Forall, seq: Seq, kept, defs, seen, known_temps, rewind) -> While | None:
+        """The loop of ``f`` over ``seq`` as one merged loop (:mod:`compiler.lattice.seqmerge`), where ``seq`` is a
+        union of :data:`~compiler.lattice.seqmerge.MERGE_FROM` or more levels of as many tensors, each read only
+        in parts of the body that read no other (None: not so); ``kept``: its locators, dense levels located
+        at each coordinate it visits."""
+        levels = mergeable(seq)
+        if levels is None or not all(isinstance(a, Level) and everywhere(a, self.tested) for a, _ in kept):
+            return None
+        # (a universe or a dense level below no tested one is at every coordinate the loop visits: not tested)
+        dense = [x for x in union_operands(seq) if everywhere(x, self.tested)]
+        located = frozenset(key for a, _ in kept for key in live_keys(a))
+        lattices, rewrites = len(self.lattices), len(self.rewrites)
+        self.enclosing.append((f.index, f.seq, seq, tuple(a for a, _ in kept)))
+        outside, self.tested = self.tested, self.tested | {x.key for x in levels if x not in dense}
+        try:
+            there = self.stmt(f.body, defs | live_keys(seq) | located, known_temps)
+        finally:
+            self.enclosing.pop()
+            self.tested = outside
+
+        def gone():
+            # (what each part computes where its operand is not, its tensor's fill: compiled where a part asks)
+            self.enclosing.append((f.index, f.seq, seq, tuple(a for a, _ in kept)))
+            try:
+                return self.stmt(f.body, defs | frozenset(x.key for x in dense) | located, known_temps)
+            finally:
+                self.enclosing.pop()
+        body = tested_parts(there, once(gone), f.index, {x.tensor: x for x in levels if x not in dense},
+                            dense[0] if dense else None)
+        if body is None:
+            del self.lattices[lattices:], self.rewrites[rewrites:]
+            return None
+        n = len(levels)
+        why = Rewrite("merged-union", f"forall {f.index} ∈ {seq}", f"one loop until all of its operands ran out: its "
+                      f"parts each read one of the {n} levels, tested at {f.index} or walked below it (the lattice's "
+                      f"{2 ** n - 1} points would repeat them)")
+        self.lattices.insert(lattices, (f.index, SeqLattice(seq, [SeqPoint(seq, (), (0,))], [why],
+                                                            tuple(sorted(map(str, seen))))))
+        self.rewrites.append(why)
+        return While(f.index, seq, tuple((a, seq) for a, _ in kept), body, (seq,) + tuple(a for a, _ in kept), rewind,
+                     merged=True)
 
 
 def _other_part_reads(s: Stmt, defs) -> frozenset:
@@ -725,7 +473,7 @@ def _draw(t: TreeDot, s: Stmt, parent: str | None, edge: str, tags: tuple) -> li
         if isinstance(x, (While, Bind, Switch)):
             flush()
             inner = (while_tag(x),) + tags if isinstance(x, While) else tags
-            me = t.control(_lines(x, 0)[0], parent, edge, inner)
+            me = t.control(printed_lines(x, 0)[0], parent, edge, inner)
             made.append(me)
             edge = ""
             for label, body in (x.cases if isinstance(x, Switch) else (("", x.body),)):
@@ -735,7 +483,7 @@ def _draw(t: TreeDot, s: Stmt, parent: str | None, edge: str, tags: tuple) -> li
             made += _draw(t, x, parent, edge, tags)
             edge = ""
         else:
-            run.extend(_lines(x, 0))
+            run.extend(printed_lines(x, 0))
     flush()
     return made
 

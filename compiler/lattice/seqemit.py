@@ -83,6 +83,7 @@ from .seqstraddlesort import straddle_sorted
 from .seqentrysort import SortedEntries
 from .seqcolmajor import column_major_output, stored_walk
 from .seqwhiles import inner_sequences, whiles
+from .seqmerge import everywhere, union_operands
 from .seqlocated import located_stmts, stand_in_format
 from .seqwalk import LeafCode, LeafWalks
 from .seqsumrows import emit_producers, workspace_codes
@@ -109,6 +110,10 @@ class SeqEmitter(LeafWalks):
         self.fresh = FreshNames(set(taken))
         self.out: SeqOutput | SeqAssembly | None = None
         self.known: frozenset = frozenset()   # leaf keys known valid here (the enclosing loops')
+        #: leaf key -> where it is not at its merged loop's coordinate (its children's fibers are empty there)
+        self.maybe_absent: dict = {}
+        #: the universes and dense levels merged loops around walk (at the coordinate wherever the loop is)
+        self.stepped: frozenset = frozenset()
         self.leaves: dict = {}        # leaf key -> LeafCode (the cursors declared in scope)
         self.its: dict = {}           # real tensor name -> its levels' iterators, per storage mode
         self.groups: dict = {}        # π0 group key -> Var
@@ -614,7 +619,11 @@ class SeqEmitter(LeafWalks):
             x = Var(s.index)
             chain = None
             for seq, body in reversed(s.cases):
-                chain = [If(self.equals(seq, x), self.scoped(lambda b=body: self.stmt(b)), chain)]
+                if chain is None and isinstance(seq, (Level, Universe)) and seq.key in self.stepped:
+                    # (a merged loop's default: its universe or dense level is at every coordinate the loop visits)
+                    chain = self.scoped(lambda b=body: self.stmt(b))
+                    continue
+                chain = [If(self.equals(seq, x), self.scoped(lambda b=body, q=seq: self.case(q, b)), chain)]
             return chain or []
         if isinstance(s, cf.While):
             return self.loop(s)
@@ -623,6 +632,14 @@ class SeqEmitter(LeafWalks):
             at = BinOp("+", BinOp("*", Var(s.outer), _c(s.size)), Var(s.inner))
             return [Declare(Var(s.index), I64, at)] + self.body_of(s.index, s.body)
         raise TypeError(f"cannot emit {s!r}")
+
+    def case(self, seq, body) -> list:
+        """The code of a switch's case ``body``, run where ``seq`` is at the coordinate (a level there is valid:
+        the merged loop's test of a part, :attr:`~compiler.lattice.seqcfir.While.merged`)."""
+        if isinstance(seq, Level):
+            self.known = self.known | {seq.key}
+            self.maybe_absent = {k: v for k, v in self.maybe_absent.items() if k != seq.key}
+        return self.stmt(body)
 
     def body_of(self, index: str, body) -> list:
         """The code of ``body``, a loop's over ``index``, closing the segment of the output level ``index``
@@ -647,11 +664,12 @@ class SeqEmitter(LeafWalks):
     def scoped(self, fn) -> list:
         """``fn()`` with the cursors and temporaries it declares forgotten after (a C block)."""
         leaves, groups, temps, known = dict(self.leaves), dict(self.groups), dict(self.temps), self.known
-        starts = dict(self.starts)
+        starts, absent, stepped = dict(self.starts), self.maybe_absent, self.stepped
         try:
             return fn()
         finally:
             self.leaves, self.groups, self.temps, self.known, self.starts = leaves, groups, temps, known, starts
+            self.maybe_absent, self.stepped = absent, stepped
 
     def loop(self, w: cf.While) -> list:
         # (a loop between the split's major index and this one walked the group: back to its start)
@@ -659,7 +677,8 @@ class SeqEmitter(LeafWalks):
         if w.init:
             out += self.declare(w.init)
             for s in w.init:
-                out += self.init(s, {})
+                # (under a merged loop, a fiber under an operand not at its coordinate is empty)
+                out += self.init(s, dict(self.maybe_absent))
         else:
             # (a later loop's π0 over what its operand became, π0(|a| + b, J) after π0(a ⊔ b, J):
             # its group is set on entering the loop, as the first loop's)
@@ -668,13 +687,24 @@ class SeqEmitter(LeafWalks):
 
         def body():
             outside = self.known
-            if not _moved_inside(w):
+            if not _moved_inside(w) and not w.merged:
                 # (the loop's condition holds in its body, where nothing else moves its cursors,
                 # until the loop steps them)
                 self.known = self.known | _implied_valid(w.seq)
-            inner = [Declare(x, I64, self.eval(w.seq))] + self.enter(w.seq)
+            inner = (self.least(w.seq, x) if w.merged else [Declare(x, I64, self.eval(w.seq))]) + self.enter(w.seq)
+            if w.merged:
+                ops = union_operands(w.seq)
+                tested = frozenset(self.maybe_absent)
+                self.maybe_absent = {**self.maybe_absent,
+                                     **{op.key: not_(self.equals(op, x)) for op in ops
+                                        if not everywhere(op, tested)}}
+                # (a universe or a dense level of no parent, the longest operands, is valid wherever the loop is, and
+                # at its coordinate)
+                self.stepped = self.stepped | {op.key for op in ops if everywhere(op, tested)}
+                self.known = self.known | self.stepped
             for located, iterated in w.locs:
-                at = self.locate(located, self.eval(iterated), {})
+                # (a merged loop's located at its coordinate: the least of its operands left)
+                at = self.locate(located, x if w.merged else self.eval(iterated), {})
                 # (the loop's own sequence is valid in its body; a part of it may have run out)
                 inner += at if iterated == w.seq else [If(self.valid(iterated), at)]
             inner += self.body_of(w.index, w.body)
@@ -687,7 +717,8 @@ class SeqEmitter(LeafWalks):
             # (nothing in the body moved the loop's cursors: it is still at x)
             return inner + self.next(w.seq, {})
 
-        loop = [ir.While(self.valid(w.seq), self.scoped(body))]
+        more = or_(*(self.valid(op) for op in union_operands(w.seq))) if w.merged else self.valid(w.seq)
+        loop = [ir.While(more, self.scoped(body))]
         # (the first loop of a series starts where init left its cursors: nothing to resume)
         resume = [] if w.init else self.resume(w.seq, {})
         if resume:
@@ -697,6 +728,15 @@ class SeqEmitter(LeafWalks):
         operands = tuple(sorted({self.names[leaf.tensor] for leaf in w.seq.iters() if isinstance(leaf, Level)}))
         return out + [ir.Tagged(cf.while_tag(w), loop, f"while {w.index} <- {w.seq}",
                                 ir.Origin("lattice", w.index, operands))]
+
+    def least(self, s, x: Var) -> list:
+        """``x`` declared the least coordinate of the operands of the union ``s`` not yet run out (a merged
+        loop's: each is tested, not the minimum of all of them, which reads past an operand's end)."""
+        out = [Declare(x, I64, _c(s.size()))]
+        for op in union_operands(s):
+            at = self.eval(op)
+            out.append(If(and_(self.valid(op), BinOp("<", at, x)), [ir.Assign(x, at)]))
+        return out
 
 
 def _moved_inside(w: cf.While) -> bool:

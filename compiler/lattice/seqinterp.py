@@ -33,6 +33,7 @@ import numpy as np
 from .. import values
 from .seqcfir import (Add, Alloc, Assign, Bind, Block, Cat, Fold, Lit, Mul, Op, Read, Reduce, SeqCFIR, Skip, Switch,
                       Temp, While)
+from .seqmerge import union_operands
 from .seqiter import Cursors, advance, enter, equals, eval_, init, locate, resume, valid, walked_inside
 from .seqlattice import edges
 from .seqrewind import loop_repeats, rewind
@@ -156,24 +157,33 @@ def interpret(cf, data: Mapping, env: Mapping | None = None) -> Run:
             rewind(p, st)
         for s in w.init:
             init(s, st)
-        if not all(valid(e, st) for e in edges(w.seq)):
+        ops = union_operands(w.seq) if w.merged else None
+        if ops is None and not all(valid(e, st) for e in edges(w.seq)):
             return      # an edge of this loop ran out before: not the state the loops reached
         resume(w.seq, st)
         # (a group the loop repeats, walked by a π1 loop inside: back to its start after each coordinate)
         repeats = loop_repeats(w.seq, inner_sequences(w))
-        while valid(w.seq, st):
+        # (a merged loop runs until all its operands ran out, at the least of those left)
+        while any(valid(op, st) for op in ops) if ops else valid(w.seq, st):
             budget[0] -= 1
             if budget[0] < 0:
                 raise SequenceError(f"the loop over {w.seq} does not terminate")
-            x = eval_(w.seq, st)
+            x = min(eval_(op, st) for op in ops if valid(op, st)) if ops else eval_(w.seq, st)
             idx[w.index] = x
             # (a split's major index walked inside this loop searches its groups at x: sequences.Stride)
             st.env[at_index(w.index)] = x
             enter(w.seq, st)
             for located, iterated in w.locs:
-                if valid(iterated, st):
+                if ops:     # (a merged loop's located at its coordinate)
+                    locate(located, st, x)
+                elif valid(iterated, st):
                     locate(located, st, eval_(iterated, st))
+            outside = st.absent
+            if ops:
+                # (a fiber under an operand not at x is empty: an inner merged loop's)
+                st.absent = outside | frozenset(op.key for op in ops if not equals(op, st, x))
             run_stmt(w.body)
+            st.absent = outside
             for p in repeats:
                 rewind(p, st)
             advance(w.seq, st, x, walked_inside(w.body))

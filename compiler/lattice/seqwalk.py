@@ -261,7 +261,8 @@ class LeafWalks:
                 raise StrategyError(f"{leaf}: its parent level {m} is not iterated around it")
             if key in absent:
                 present.append(not_(absent[key]))
-            if key not in self.known:
+            # (not tested twice: a merged loop's operand at its coordinate is valid there)
+            if key not in self.known and not (key in absent and self.leaf_valid(key) in _conjuncts(present[-1])):
                 present.append(self.leaf_valid(key))
         if c.kind == "dense":
             fill = [ir.Assign(c.p, _c(0))]
@@ -381,6 +382,13 @@ class LeafWalks:
         """The stored coordinate the sequence coordinate ``x`` reads, and the other way round (walked
         backwards, counted down from the last: its own inverse)."""
         return BinOp("-", BinOp("-", c.size, _c(1)), x) if c.reverse else x
+
+
+def _conjuncts(e) -> list:
+    """The terms of the conjunction ``e`` (``[e]`` if it is none)."""
+    if isinstance(e, BinOp) and e.op == "&&":
+        return _conjuncts(e.left) + _conjuncts(e.right)
+    return [e]
 
 
 __all__ = ["LeafCode", "LeafWalks", "UnwalkableLevel", "stored_entries", "storage_iterators", "walk_kind",

@@ -216,3 +216,36 @@ def test_concatenations_of_any_fills_by_property(drawn):
     if "B[" in program:
         tensors["B"] = tensor((3, 3) if vstack else (2, 3), "csr", 21)
     one_kernel(program, out, **tensors)
+
+
+@pytest.mark.parametrize("fa", ["coo", "csr", "dense"])
+@pytest.mark.parametrize("fb", ["coo", "csr", "dense"])
+@pytest.mark.parametrize("rows", [(), (0,), (1,)])
+def test_a_part_of_another_fill_where_the_first_part_has_no_row(fa, fb, rows):
+    # (found by a random check: concat((A + 1, B * 2), axis=1) of a COO A without entries and a CSR B wrote 1, the
+    # result's fill, at B's zeros: where A's row is not, whether B's part writes the fill alone was read at A's side
+    # of the concatenation, Compiler.fill_sides, which located B's universe on its entries; A holds entries in
+    # ``rows`` only. Five of these failed on main)
+    a = np.zeros((2, 3))
+    a[list(rows), 1] = 5.0
+    b = np.array([[0, 7.0], [0, 0]])
+    arrays = [xp.asarray(Tensor.from_numpy(v, f)) for v, f in ((a, fa), (b, fb))]
+    want = np.concatenate([a + 1, b * 2], axis=1)
+    k = one_lattice_kernel(xp.concat([arrays[0] + 1, arrays[1] * 2], axis=1), want, None)
+    np.testing.assert_array_equal(seq_evaluate(k.program, **k.arguments), want)
+    got = xp.concat([arrays[0] + 1, arrays[1] * 2], axis=1).lower(None, strategy="looplets")()
+    np.testing.assert_array_equal(got.to_numpy(), want)
+
+
+@pytest.mark.xfail(strict=True, reason="open: D * 2's zeros written as the result's fill 1 where A's rows are not")
+def test_a_later_part_of_another_fill_where_the_first_part_has_no_row():
+    # (the case above with a dense part between, found by the same random check and failing on main too: its rows
+    # 0 and 1, where COO A stores nothing, get 1 for D * 2's zeros; Compiler.fill_sides, open)
+    a, b = np.array([[0], [0], [inf]]), np.array([[0], [1.0], [inf]])
+    c, d = np.array([[0], [nan], [0]]), np.zeros((3, 1))
+    arrays = [xp.asarray(Tensor.from_numpy(v, f)) for v, f in ((a, "coo"), (b, "coo"), (c, "dense"), (d, "csr"))]
+    with np.errstate(invalid="ignore"):
+        want = np.concatenate([a + 1, b * 2, c + 1, d * 2], axis=1)
+        got = xp.concat([arrays[0] + 1, arrays[1] * 2, arrays[2] + 1, arrays[3] * 2], axis=1).lower(
+            None, strategy="lattice")()
+    np.testing.assert_array_equal(got.to_numpy(), want)

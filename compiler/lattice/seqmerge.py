@@ -1,0 +1,216 @@
+"""Merged unions: the loop over a union whose operands feed independent parts of its body, as one loop.
+
+The lattice of a union of ``n`` operands has ``2^n - 1`` points, and its first point ``2^(n-1)`` cases: a stack
+along axis 1 of ``n`` COO matrices walks the union of their rows, and each case holds the parts of the matrices
+at that row, so the code grows as ``2^n`` (a stack of six: 137,221 lines of C). Where each operand is read only
+in parts of the body that read no other operand, the loop is one (Finch's stepper over the operands of a
+union: each step at the least coordinate of the operands left), run until all of them ran out: ``n`` parts of
+code, not ``2^(n-1)`` cases of them (:func:`tested_parts`). A part that reads its operand only in loops over the
+operand's children (a matrix's row) runs at every step: under an operand not at the coordinate, the children's
+fibers are empty (the emitter's and the interpreter's ``absent``), so it computes what it does with a row of
+fill, as where the operand is absent. Any other part is tested on its own operand there, a switch case, and
+where that operand is not runs what the body compiled with no operand there has in its place (nothing, mostly:
+a matrix of fill 0 stacked), under the universe the loop walks beside the levels.
+
+>>> from compiler.lattice.seqcfirvalues import Read
+>>> from compiler.lattice.seqstmts import Assign, Block, Skip
+>>> from compiler.lattice.sequences import Level, Union
+>>> a, b, c = (Level(t, 0, "compressed", 4) for t in "abc")
+>>> body = Block(tuple(Assign(f"out{t.tensor}", ("i",), Read(t.tensor, (t,))) for t in (a, b, c)))
+>>> print(tested_parts(body, Skip(), "i", {t.tensor: t for t in (a, b, c)}))
+switch i
+case i_a:
+  outa(i) = a(i_a)
+switch i
+case i_b:
+  outb(i) = b(i_b)
+switch i
+case i_c:
+  outc(i) = c(i_c)
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from .seqcfirvalues import Op, Read
+from .seqstmts import Assign, Block, Reduce, Skip, Stmt, Switch, While
+from .sequences import Level, Seq, Union, Universe
+
+#: the fewest levels a union merges at: the lattice of two is the paper's three loops (an hstack's rows), no
+#: longer than the merged loop and without its tests
+MERGE_FROM = 3
+
+
+def union_operands(s: Seq) -> tuple | None:
+    """The operands of ``s``, a union of levels and universes (None: not one).
+
+    >>> from compiler.lattice.sequences import Level, Union
+    >>> a, b, c = (Level(t, 0, "compressed", 4) for t in "abc")
+    >>> [str(x) for x in union_operands(Union(Union(a, b), c))], union_operands(a)
+    (['i_a', 'i_b', 'i_c'], None)
+    """
+    if not isinstance(s, Union):
+        return None
+    out = []
+    for x in (s.a, s.b):
+        more = (x,) if isinstance(x, (Level, Universe)) else union_operands(x)
+        if more is None:
+            return None
+        out += more
+    return tuple(out)
+
+
+def everywhere(x: Seq, tested=frozenset()) -> bool:
+    """Whether the operand ``x`` of a merged loop is at every coordinate the loop visits: a universe, or a dense
+    level none of whose parent levels is ``tested`` (the leaf keys the merged loops around test: a dense level
+    below one of them is empty where it is not there).
+
+    >>> from compiler.lattice.sequences import Level
+    >>> j = Level("a", 1, "dense", 4, "j")
+    >>> everywhere(Level("a", 0, "dense", 4)), everywhere(j), everywhere(j, {("a", 0)})
+    (True, True, False)
+    """
+    return isinstance(x, Universe) or x.kind == "dense" and not any((x.tensor, m) in tested for m in range(x.mode))
+
+
+def mergeable(s: Seq) -> tuple | None:
+    """The levels of ``s`` if its loop may merge (:data:`MERGE_FROM` or more levels of as many tensors; the
+    universes beside them, the broadcasts of parts whose fill is not the result's, the loop walks as levels, and
+    the first is its default case, or else the first dense level); else None."""
+    ops = union_operands(s)
+    if ops is None:
+        return None
+    levels = tuple(x for x in ops if isinstance(x, Level))
+    if len(levels) < MERGE_FROM or len({x.tensor for x in levels}) < len(levels):
+        return None
+    return levels
+
+
+def once(make):
+    """``make``, called the first time the result is asked for, and only then (the body compiled with no operand
+    there, whose nested loops' lattices go into the trace: not compiled where every part reads its operand's
+    children only).
+
+    >>> made = once(lambda: print("compiled") or 1)
+    >>> made(), made()
+    compiled
+    (1, 1)
+    """
+    kept = []
+
+    def get():
+        if not kept:
+            kept.append(make())
+        return kept[0]
+    return get
+
+
+def tested_parts(s: Stmt, gone, index: str, leaf_of: dict, default: Seq | None = None) -> Stmt | None:
+    """The body of a merged loop over ``index``: ``s`` (compiled with every operand there) with each part that
+    reads one operand, ``leaf_of``'s tensors, run where that operand's leaf is at ``index`` (a switch case);
+    else what ``gone()`` (the body compiled with none of them there, a :class:`Stmt` or a function making one)
+    has in its place, under the ``default`` case (the universe the loop walks), if it has anything. A part that
+    reads its operand only in loops over its children is not tested. None: the body is not made of such parts
+    (a statement reads two of them, or none and differs from ``gone``'s)."""
+    read = _tensors_read(s) & leaf_of.keys()
+    if read and _under_children(s, leaf_of, frozenset()):
+        # (it reads them only in loops over their children, a concatenation's columns or a merged loop inside:
+        # a child's fiber is empty under a leaf not at index, where the part computes what it does with its
+        # tensor's row empty, its fill)
+        return s
+    gone = gone() if callable(gone) else gone
+    if not read:
+        return s if s == gone else None
+    if isinstance(s, While) and not _tensors_read(replace(s, body=Skip())) & leaf_of.keys():
+        # (a loop over none of them, a stack's dense axis, runs as it did, its body tested: the later loops of
+        # its series continue the cursors the first one set)
+        if isinstance(gone, While) and replace(gone, body=Skip()) == replace(s, body=Skip()):
+            gone = gone.body
+        elif not isinstance(gone, Skip):
+            return None
+        body = tested_parts(s.body, gone, index, leaf_of, default)
+        return None if body is None else replace(s, body=body)
+    if len(read) == 1:
+        leaf = leaf_of[read.pop()]
+        if isinstance(gone, Skip):
+            return Switch(index, ((leaf, s),))
+        if default is None or _tensors_read(gone) & leaf_of.keys():
+            return None
+        return Switch(index, ((leaf, s), (default, gone)))
+    if isinstance(s, Block):
+        return _tested_block(s, gone, index, leaf_of, default)
+    return None
+
+
+def _tested_block(s: Block, gone: Stmt, index: str, leaf_of: dict, default) -> Stmt | None:
+    """:func:`tested_parts` of a block: each statement beside the one of ``gone`` in its place (a loop with the
+    same head; Skip where ``gone`` has none: its compiler drops what writes the fill)."""
+    left = list(gone.stmts if isinstance(gone, Block) else () if isinstance(gone, Skip) else (gone,))
+    parts = []
+    for x in s.stmts:
+        mine = next((y for y in left if y == x or isinstance(x, While) and isinstance(y, While)
+                     and replace(y, body=Skip()) == replace(x, body=Skip())), Skip())
+        if not isinstance(mine, Skip):
+            left.remove(mine)
+        part = tested_parts(x, mine, index, leaf_of, default)
+        if part is None:
+            return None
+        parts.append(part)
+    # (a statement only where none of them is, unmatched: not a part of one)
+    return None if left else Block(tuple(parts))
+
+
+def _under_children(s: Stmt, leaf_of: dict, walked: frozenset) -> bool:
+    """Whether every statement of ``s`` reads each tensor of ``leaf_of`` only inside a loop of ``s`` that walks a
+    level below its leaf, not dense (``walked``: the tensors the loops around do), none located, and reads some tensor or is
+    inside such a loop (a fill written where a child is not); the other tensors are at every coordinate of the
+    merged loop (a dense level's, a located one's)."""
+    if isinstance(s, (Assign, Reduce)):
+        read = _tensors_read(s)
+        return bool(read or walked) and not read & leaf_of.keys() - walked
+    if isinstance(s, Block):
+        return all(_under_children(x, leaf_of, walked) for x in s.stmts)
+    if isinstance(s, While):
+        if any(leaf.tensor in leaf_of for pair in s.locs for leaf in pair[0].iters() if isinstance(leaf, Level)):
+            return False
+        below = [leaf for q in (s.seq, *s.init) for leaf in q.iters()
+                 if isinstance(leaf, Level) and leaf.tensor in leaf_of and leaf.mode > leaf_of[leaf.tensor].mode]
+        # (a dense child is taken as full where the loop is compiled, its empty fiber is not: a lattice's loop over
+        # j_A ∪ j_B of a dense j_A has no point for j_B alone; a merged loop's operand is tested)
+        if any(leaf.kind == "dense" and not (s.merged and leaf in union_operands(s.seq)) for leaf in below):
+            return False
+        return _under_children(s.body, leaf_of, walked | {leaf.tensor for leaf in below})
+    if isinstance(s, Switch):
+        return all(_under_children(b, leaf_of, walked) for _, b in s.cases)
+    return False
+
+
+def _tensors_read(s: Stmt) -> set:
+    """The tensors ``s`` reads or walks."""
+    out = set()
+
+    def value(e):
+        if isinstance(e, Read):
+            out.add(e.tensor)
+        for x in e.args if isinstance(e, Op) else (getattr(e, f) for f in ("a", "b") if hasattr(e, f)):
+            value(x)
+
+    def visit(x):
+        if isinstance(x, (Assign, Reduce)):
+            value(x.value)
+        if isinstance(x, While):
+            out.update(leaf.tensor for q in (x.seq, *x.init, *(y for pair in x.locs for y in pair))
+                       for leaf in q.iters() if isinstance(leaf, Level))
+        if isinstance(x, Switch):
+            for q, body in x.cases:
+                out.update(leaf.tensor for leaf in q.iters() if isinstance(leaf, Level))
+                visit(body)
+        for y in getattr(x, "stmts", ()) + ((x.body,) if hasattr(x, "body") else ()):
+            visit(y)
+
+    visit(s)
+    return out
+
+
+__all__ = ["MERGE_FROM", "everywhere", "mergeable", "tested_parts", "union_operands"]

@@ -1,0 +1,171 @@
+"""Merged unions (:mod:`compiler.lattice.seqmerge`, issue 30): a stack along axis 1 or 2 of ``n`` COO matrices walks
+the union of their rows (and columns), whose lattice has ``2^n - 1`` points and whose first point has ``2^(n-1)``
+cases, each the parts of the matrices there: 725, 2,717, 10,341, 38,245 and 137,221 lines of C for 2 to 6 parts
+on axis 1 before. Each operand feeds only its own part, so the loop is one, until all of them ran out, each part
+tested on its own operand. Each kernel against numpy, the dense oracle and the IR interpreter
+(``one_lattice_kernel``), and the sequence CFIR's interpreter (``seq_evaluate``)."""
+
+import numpy as np
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from compiler import Tensor, array as xp
+from compiler.lattice.seqcfir import Assign, Block, Forall, Read, build_cfir
+from compiler.lattice.seqderive import seq_evaluate
+from compiler.lattice.seqinterp import interpret
+from compiler.lattice.sequences import Level, Union
+from tests.compiler.lattice.split_kernels import one_lattice_kernel
+
+M = np.array([[1.0, 0, -3], [0.5, 0, 2], [0, 0, 0], [0, 4, 0]])
+
+
+def parts(fmts):
+    """One matrix per format of ``fmts``, another multiple of ``M`` each, its rows rolled (the parts' rows
+    differ): the arrays and numpy's."""
+    values = [np.roll(M * (k + 1), k, axis=0) for k in range(len(fmts))]
+    return [xp.asarray(Tensor.from_numpy(v, f)) for v, f in zip(values, fmts)], values
+
+
+def merged_loops(kernel) -> list:
+    """The indices whose loops merged, outer first."""
+    return [s.before.split()[1] for s in kernel.trace.find("lattice") if any(r.rule == "merged-union" for r in s.rewrites)]
+
+
+def checked(expr, want, out="coo"):
+    """``expr`` lowered by the lattice, right against numpy, the oracles and the sequence CFIR's interpreter."""
+    k = one_lattice_kernel(expr, want, out)
+    np.testing.assert_array_equal(seq_evaluate(k.program, **k.arguments), want)
+    return k
+
+
+@pytest.mark.parametrize("axis, merged", [(1, ["i"]), (2, ["i", "j"])])
+def test_stack_of_coo_matrices_is_one_loop(axis, merged):
+    arrays, values = parts(["coo"] * 4)
+    k = checked(xp.stack([a * 2 for a in arrays], axis=axis), np.stack([v * 2 for v in values], axis=axis))
+    assert merged_loops(k) == merged
+    notes = [s.note for s in k.trace.find("lattice")]
+    assert notes[0] == "forall i: 1 point(s)", notes
+    cfir = k.trace.find("cfir")[0].after_text
+    # (each part reads its matrix in the loops over its row, under a row not there empty: no test at i; on axis 2
+    # the merged loop over the columns tests each part at j)
+    assert "until all ran out" in cfir and "switch i" not in cfir and cfir.count("switch j") == 4 * (axis - 1), cfir
+    assert "!!" not in k.c_source
+
+
+@pytest.mark.parametrize("fmt", ["coo", "csr"])
+def test_hstack_of_coo_matrices_is_one_loop(fmt):
+    arrays, values = parts(["coo", fmt, "coo", "coo"])
+    k = checked(xp.concat([a * 2 for a in arrays], axis=1), np.concatenate([v * 2 for v in values], axis=1), fmt)
+    assert merged_loops(k) == ["i"]
+    # (on main, of 3 to 6 COO parts: 2,064, 7,713, 28,162 and 100,083 lines, 90 s to lower the last)
+    lines = [len(checked(xp.concat([a * 2 for a in parts(["coo"] * n)[0]], axis=1),
+                         np.concatenate([v * 2 for v in parts(["coo"] * n)[1]], axis=1)).c_source.splitlines())
+             for n in (3, 4, 5)]
+    assert lines[2] - lines[1] == lines[1] - lines[0] < lines[0] / 3, lines
+
+
+def test_vectors_stacked_as_columns_test_each_part():
+    # (each part reads its vector at the merged loop's coordinate: tested there, one case each)
+    values = [np.array([0, 1.5, 0, -2, 0, 0]) * (k + 1) for k in range(4)]
+    values[2][0] = np.nan
+    arrays = [xp.asarray(Tensor.from_numpy(v, "sparse")) for v in values]
+    k = checked(xp.stack([a * 2 for a in arrays], axis=1), np.stack([v * 2 for v in values], axis=1))
+    assert merged_loops(k) == ["i"]
+    cfir = k.trace.find("cfir")[0].after_text
+    assert cfir.count("switch i") == 4 and "case i_A:" in cfir, cfir
+
+
+@pytest.mark.parametrize("axis", [1, 2])
+@pytest.mark.parametrize("fmts", [("coo",), ("coo", "csr"), ("coo", "dense")])
+def test_each_part_adds_the_same_code(axis, fmts):
+    lines = []
+    for n in range(3, 8):
+        arrays, values = parts([fmts[k % len(fmts)] for k in range(n)])
+        k = checked(xp.stack([a - 1 if k % 2 else a * 2 for k, a in enumerate(arrays)], axis=axis),
+                    np.stack([v - 1 if k % 2 else v * 2 for k, v in enumerate(values)], axis=axis), None)
+        lines.append(len(k.c_source.splitlines()))
+    # (each two parts, one of each fill, add the same code; before, of COO parts on axis 1: 2,717, 10,341, 38,245
+    # and 137,221 lines for 3 to 6 parts)
+    pairs = np.diff(lines[::2])
+    assert pairs[0] == pairs[1] and pairs[0] < lines[0], lines
+
+
+def test_parts_of_another_fill_write_it_where_their_operand_is_not():
+    # (a + 1 is 1 where a is not: the loop walks every row, a universe beside the levels, and b's part writes
+    # 0 where b is not, its default case)
+    arrays, values = parts(["coo"] * 3)
+    k = checked(xp.stack([arrays[0] + 1, arrays[1] * 2, arrays[2] + 1], axis=2),
+                np.stack([values[0] + 1, values[1] * 2, values[2] + 1], axis=2), None)
+    assert merged_loops(k) == ["i", "j"]
+    cfir = k.trace.find("cfir")[0].after_text
+    assert "case U_j" in cfir, cfir
+
+
+def test_dense_parts_located_at_the_merged_coordinate():
+    arrays, values = parts(["dense", "csr", "coo", "coo", "coo"])
+    k = checked(xp.stack([a * 2 for a in arrays], axis=1), np.stack([v * 2 for v in values], axis=1))
+    assert merged_loops(k) == ["i"]
+    assert " with i_B = " in k.trace.find("cfir")[0].after_text
+
+
+def test_two_operands_keep_the_papers_lattice():
+    arrays, values = parts(["coo"] * 2)
+    k = checked(xp.stack(arrays, axis=1), np.stack(values, axis=1))
+    assert merged_loops(k) == [] and k.trace.find("lattice")[0].note == "forall i: 3 point(s)"
+
+
+def test_a_part_reading_two_matrices_reads_them_in_its_rows():
+    # (A + B's part walks k_A ∪ k_B inside row i: under a row not there, its fiber is empty)
+    arrays, values = parts(["coo"] * 4)
+    k = checked(xp.stack([arrays[0] + arrays[1], arrays[2], arrays[3]], axis=1),
+                np.stack([values[0] + values[1], values[2], values[3]], axis=1))
+    assert merged_loops(k) == ["i"]
+
+
+def test_a_part_reading_two_vectors_is_not_merged():
+    # (a + b's part is at a row where either vector is: the lattice's cases, not one test per operand)
+    values = [np.array([0, 1.5, 0, -2, 0, 3.0]) * (k + 1) for k in range(4)]
+    values[1][2] = np.inf
+    arrays = [xp.asarray(Tensor.from_numpy(v, "sparse")) for v in values]
+    k = checked(xp.stack([arrays[0] + arrays[1], arrays[2], arrays[3]], axis=1),
+                np.stack([values[0] + values[1], values[2], values[3]], axis=1))
+    assert merged_loops(k) == [] and k.trace.find("lattice")[0].note == "forall i: 15 point(s)"
+
+
+def test_interpreter_runs_until_every_operand_ran_out():
+    a, b, c = (Level(t, 0, "compressed", 6) for t in "abc")
+    prog = Forall("i", Union(Union(a, b), c), Block(tuple(Assign(f"o{x.tensor}", ("i",), Read(x.tensor, (x,)))
+                                                          for x in (a, b, c))))
+    cf = build_cfir(prog)
+    assert cf.text().startswith("while i <- (i_a ∪ i_b) ∪ i_c until all ran out"), cf.text()
+    data = {"a": {(0,): 1.0}, "b": {(2,): 2.0, (5,): 3.0}, "c": {}}
+    run = interpret(cf, data)
+    assert run.outputs == {"oa": {(0,): 1.0}, "ob": {(2,): 2.0, (5,): 3.0}}
+    assert [key for _, key, _ in run.writes] == [(0,), (2,), (5,)]
+
+
+@settings(max_examples=20, deadline=None)
+@given(n=st.integers(3, 5), axis=st.integers(1, 2), fmts=st.lists(st.sampled_from(["coo", "coo", "csr", "dense"]),
+       min_size=5, max_size=5), rows=st.integers(0, 4), cols=st.integers(1, 4), seed=st.integers(0, 2 ** 16),
+       density=st.sampled_from([0.0, 0.3, 1.0]), out=st.sampled_from(["coo", None]), stacked=st.booleans())
+@example(n=5, axis=2, fmts=["coo"] * 5, rows=4, cols=4, seed=0, density=0.3, out=None, stacked=True)
+@example(n=4, axis=1, fmts=["coo", "csr", "coo", "coo", "coo"], rows=2, cols=1, seed=0, density=0.0, out=None,
+         stacked=False)
+def test_stacks_against_numpy(n, axis, fmts, rows, cols, seed, density, out, stacked):
+    # (the second example: concat((A + 1, B * 2, ...), axis=1) wrote 1 at B's zeros, test_seq_concat_fills.py)
+    rng = np.random.default_rng(seed)
+    values = [np.where(rng.random((rows, cols)) < density, rng.choice([1.0, -2.0, 0.5, np.nan, np.inf], (rows, cols)),
+                       0.0) for _ in range(n)]
+    arrays = [xp.asarray(v if f == "dense" else Tensor.from_numpy(v, f)) for v, f in zip(values, fmts)]
+    join, np_join = (xp.stack, np.stack) if stacked else (xp.concat, np.concatenate)
+    axis = axis if stacked else axis - 1
+    with np.errstate(invalid="ignore"):
+        want = np_join([v * 2 if k % 2 else v + 1 for k, v in enumerate(values)], axis=axis)
+    k = one_lattice_kernel(join([a * 2 if k % 2 else a + 1 for k, a in enumerate(arrays)], axis=axis), want, out,
+                           retried=True)
+    # (no union's lattice of 2^n points, the rows of a join along axis 1 or 2: on main, 5 COO parts stacked on axis 2
+    # took minutes to lower; a vstack's rows are a concatenation of the parts, no union)
+    # (parts of no rows keep the lattice's points, each loop's body skip: left open)
+    assert axis == 0 or rows == 0 or all(int(s.note.split(": ")[1].split()[0]) < 2 ** n
+                                          for s in k.trace.find("lattice"))
