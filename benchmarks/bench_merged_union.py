@@ -2,22 +2,22 @@
 parts' rows had ``2^n - 1`` points (compiler.lattice.seqmerge merges it into one loop), against scipy.sparse.
 
 Columns, per ``n``: the lattice's lowering time and lines of C (once, cold), then per kernel the minimum over the
-rounds (ms) of scipy's ``sp.hstack(parts, format="csr")`` (``sp.vstack`` of each row's parts interleaved for the
-stack: ``sp.hstack`` of the parts, its columns permuted) and of the lattice's kernel, and the ratio scipy /
-lattice. The kernels' results are checked against scipy's.
+rounds (ms) of scipy's ``sp.hstack(parts, format="csr")`` (for the stack along axis 1 raveled to rows x n*cols
+too) and of the lattice's kernel, and the ratio scipy / lattice. The kernels' results are checked against scipy's.
 
     PYTHONPATH=. .venv/bin/python benchmarks/bench_merged_union.py [--rows 20000] [--cols 4000] [--density 0.001]
 
-Results (20000 x 4000 parts, 0.1%: 80k entries each, min of 5 rounds, on the shared 2-core machine):
+Results (20000 x 4000 parts, 0.1%: 80k entries each, min of 5 rounds, on the shared 2-core machine while the test
+suite ran on the other core; the stack raveled is the hstack's kernel, cached):
 
-    n=3 hstack  lower 0.35 s     495 lines  scipy 4.11 ms  lattice 1.62 ms  2.54x
-    n=4 hstack  lower 0.44 s     590 lines  scipy 5.38 ms  lattice 2.16 ms  2.49x
-    n=6 hstack  lower 0.59 s     780 lines  scipy 8.30 ms  lattice 3.22 ms  2.58x
-    n=3 stack   lower 0.38 s     510 lines  scipy 9.03 ms  lattice 1.71 ms  5.28x
-    n=6 stack   lower 0.63 s     852 lines  scipy 18.2 ms  lattice 3.33 ms  5.47x
+    n=3 hstack  lower 0.45 s     362 lines  scipy 1.70 ms  lattice 1.37 ms  1.24x
+    n=4 hstack  lower 0.14 s     451 lines  scipy 2.15 ms  lattice 2.15 ms  1.00x
+    n=6 hstack  lower 0.07 s     629 lines  scipy 3.46 ms  lattice 3.09 ms  1.12x
+    n=3 stack   lower 0.02 s     362 lines  scipy 1.63 ms  lattice 1.48 ms  1.10x
+    n=4 stack   lower 0.00 s     451 lines  scipy 2.26 ms  lattice 2.06 ms  1.10x
 
-Before the merge (the lattice's 2^n - 1 points), hstack lowered in 1.9 s (n=3, 2,064 lines), 10.9 s (n=5, 28,162
-lines) and 90 s (n=6, 100,083 lines, COO out).
+Before the merge (the lattice's 2^n - 1 points), hstack of COO into COO lowered in 1.9 s (n=3, 2,064 lines), 10.9 s
+(n=5, 28,162 lines) and 90 s (n=6, 100,083 lines).
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import numpy as np  # noqa: E402
 import scipy.sparse as sp  # noqa: E402
 
 from compiler import Tensor, array as xp  # noqa: E402
@@ -65,12 +64,11 @@ def main(argv=None) -> None:
                 def scipy_way():
                     return sp.hstack(parts, format="csr")
             else:
+                # (row i of the stack along axis 1, raveled, is each part's row i in turn: scipy's hstack)
                 expr = xp.reshape(xp.stack(arrays, axis=1), (args.rows, n * args.cols))
-                # (row i of the stack along axis 1 is each part's row i in turn: hstack's columns permuted)
-                order = np.arange(n * args.cols).reshape(n, args.cols).T.reshape(-1).argsort()
 
                 def scipy_way():
-                    return sp.hstack(parts, format="csr")[:, order]
+                    return sp.hstack(parts, format="csr")
             t = time.perf_counter()
             kernel = expr.lower("csr", strategy="lattice")
             lowering = time.perf_counter() - t
