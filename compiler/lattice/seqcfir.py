@@ -54,13 +54,14 @@ while i <- i_b
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import cache
 from .. import serialize
 from ..trace import Artifact, Later, Rewrite, Trace
 from ..treedot import TreeDot
 from ..values import same_value
 from .seqcfirvalues import Add, Cat, Lit, Mul, Op, Read, Temp, fold, specialize_value
 from .seqlattice import SeqLattice, SeqPoint, build_seq_lattice, drop_fill_points, live_keys, simplify
-from .seqmerge import everywhere, mergeable, once, tested_parts, union_operands
+from .seqmerge import everywhere, mergeable, tested_parts, union_operands
 from .seqstmts import (Alloc, Assign, Bind, Block, Fold, Forall, Reduce, Skip, Stmt, Switch, While, loop_spans,
                        printed_lines, reduces_into, while_tag, written)
 from .seqlocate import at_coordinate, locatable, once_each, remove_locators, replaced
@@ -339,7 +340,7 @@ class Compiler:
                 return self.stmt(f.body, defs | frozenset(x.key for x in dense) | located, known_temps)
             finally:
                 self.enclosing.pop()
-        body = tested_parts(there, once(gone), f.index, {x.tensor: x for x in levels if x not in dense},
+        body = tested_parts(there, cache(gone), f.index, {x.tensor: x for x in levels if x not in dense},
                             dense[0] if dense else None)
         if body is None:
             del self.lattices[lattices:], self.rewrites[rewrites:]

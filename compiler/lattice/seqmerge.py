@@ -87,25 +87,6 @@ def mergeable(s: Seq) -> tuple | None:
     return levels
 
 
-def once(make):
-    """``make``, called the first time the result is asked for, and only then (the body compiled with no operand
-    there, whose nested loops' lattices go into the trace: not compiled where every part reads its operand's
-    children only).
-
-    >>> made = once(lambda: print("compiled") or 1)
-    >>> made(), made()
-    compiled
-    (1, 1)
-    """
-    kept = []
-
-    def get():
-        if not kept:
-            kept.append(make())
-        return kept[0]
-    return get
-
-
 def tested_parts(s: Stmt, gone, index: str, leaf_of: dict, default: Seq | None = None) -> Stmt | None:
     """The body of a merged loop over ``index``: ``s`` (compiled with every operand there) with each part that
     reads one operand, ``leaf_of``'s tensors, run where that operand's leaf is at ``index`` (a switch case);
