@@ -63,7 +63,7 @@ from .seqcfirvalues import Add, Cat, Lit, Mul, Op, Read, Temp, fold, specialize_
 from .seqlattice import SeqLattice, SeqPoint, build_seq_lattice, drop_fill_points, live_keys, simplify
 from .seqmerge import everywhere, mergeable, tested_parts, union_operands
 from .seqstmts import (Alloc, Assign, Bind, Block, Fold, Forall, Reduce, Skip, Stmt, Switch, While, loop_spans,
-                       printed_lines, reduces_into, while_tag, written)
+                       printed_lines, reduces_into, while_clauses, while_tag, written)
 from .seqlocate import at_coordinate, locatable, once_each, remove_locators, replaced
 from .seqproductnest import factored, index_names, nest_names, nests, over_parts, writes_at
 from .seqrewind import rewound, walked_below
@@ -190,7 +190,9 @@ class Compiler:
         for c in kids:
             inside = part
             if isinstance(s, Concat):
-                other = frozenset().union(*(live_keys(x) for x in kids if x is not c))
+                # (every leaf of the other parts, not what their loops iterate: the dense m_C of (U_k ⊔ U_l) ⊔ m_C
+                # is read in its part, and the U_m located on it is that part's too)
+                other = frozenset().union(*(live_keys(k) | {x.key for x in k.iters()} for k in kids if k is not c))
                 other |= frozenset(key for a, b in tied if live_keys(b) & other for key in live_keys(a))
                 inside = (defs if part is None else part) - other
             x, lx = self.fill_sides(c, body, defs, known_temps, tied, inside)
@@ -346,9 +348,9 @@ class Compiler:
             del self.lattices[lattices:], self.rewrites[rewrites:]
             return None
         n = len(levels)
-        why = Rewrite("merged-union", f"forall {f.index} ∈ {seq}", f"one loop until all of its operands ran out: its "
-                      f"parts each read one of the {n} levels, tested at {f.index} or walked below it (the lattice's "
-                      f"{2 ** n - 1} points would repeat them)")
+        # (short: the explorer shows a rewrite on one line)
+        why = Rewrite("merged-union", f"forall {f.index} ∈ {seq}", f"one loop until all ran out: each part reads one of "
+                      f"the {n} levels (a lattice: {2 ** n - 1} points)")
         self.lattices.insert(lattices, (f.index, SeqLattice(seq, [SeqPoint(seq, (), (0,))], [why],
                                                             tuple(sorted(map(str, seen))))))
         self.rewrites.append(why)
@@ -474,7 +476,9 @@ def _draw(t: TreeDot, s: Stmt, parent: str | None, edge: str, tags: tuple) -> li
         if isinstance(x, (While, Bind, Switch)):
             flush()
             inner = (while_tag(x),) + tags if isinstance(x, While) else tags
-            me = t.control(printed_lines(x, 0)[0], parent, edge, inner)
+            # (a loop's locators and its "until all ran out" on lines of their own: one line cut at 40 characters
+            # hid them)
+            me = t.control(while_clauses(x) if isinstance(x, While) else printed_lines(x, 0)[0], parent, edge, inner)
             made.append(me)
             edge = ""
             for label, body in (x.cases if isinstance(x, Switch) else (("", x.body),)):

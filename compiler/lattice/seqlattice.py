@@ -409,11 +409,18 @@ class SeqLattice:
     rewrites: list = field(default_factory=list)
     defs: tuple = ()
 
+    @property
+    def merged(self) -> bool:
+        """Whether its one point is a merged union's loop, run until all its operands ran out
+        (:meth:`compiler.lattice.seqcfir.Compiler.merged`, which records the rewrite)."""
+        return any(getattr(r, "rule", None) == "merged-union" for r in self.rewrites)
+
     def text(self, ascii: bool = False) -> str:
         lines = [f"lattice of {self.seq.text(ascii)}"]
         for n, p in enumerate(self.points):
             subs = " ".join(f"p{k}" for k in p.subs)
             quiet = ", writes the fill: no loop" if p.writes_fill else ""
+            quiet += "; one loop until all ran out" if self.merged else ""
             lines.append(f"p{n} {p.seq.text(ascii)}  (sub-points {subs}{quiet})")
             for e in p.edges:
                 to = f"p{e.target} {e.result.text(ascii)}" if e.target is not None else e.result.text(ascii)
@@ -484,7 +491,8 @@ class SeqLattice:
         for n, p in enumerate(self.points):
             # (a point that writes only the fill has no loop: drawn dashed)
             look = 'style=dashed' if p.writes_fill else 'style=filled, fillcolor="#dbeafe"'
-            lines.append(f'  p{n} [label="{n}: {q(str(p.seq))}", {look}];')
+            until = "\\nuntil all ran out" if self.merged else ""
+            lines.append(f'  p{n} [label="{n}: {q(str(p.seq))}{until}", {look}];')
         for n, p in enumerate(self.points):
             for e in p.edges:
                 if e.target is None:

@@ -151,12 +151,19 @@ def _under_children(s: Stmt, leaf_of: dict, walked: frozenset) -> bool:
         read = _tensors_read(s)
         return bool(read or walked) and not read & leaf_of.keys() - walked
     if isinstance(s, Block):
-        return all(_under_children(x, leaf_of, walked) for x in s.stmts)
+        # (a later loop of a lattice's series, over what is left of a part once its entries ran out, U_n alone,
+        # continues the cursors of the series' first loop: it is below what that loop walks)
+        series = frozenset()
+        for x in s.stmts:
+            if isinstance(x, While) and x.init:
+                series = frozenset(leaf.tensor for leaf in _children(x, leaf_of))
+            if not _under_children(x, leaf_of, walked | (series if isinstance(x, While) and not x.init else set())):
+                return False
+        return True
     if isinstance(s, While):
         if any(leaf.tensor in leaf_of for pair in s.locs for leaf in pair[0].iters() if isinstance(leaf, Level)):
             return False
-        below = [leaf for q in (s.seq, *s.init) for leaf in q.iters()
-                 if isinstance(leaf, Level) and leaf.tensor in leaf_of and leaf.mode > leaf_of[leaf.tensor].mode]
+        below = _children(s, leaf_of)
         # (a dense child is taken as full where the loop is compiled, its empty fiber is not: a lattice's loop over
         # j_A ∪ j_B of a dense j_A has no point for j_B alone; a merged loop's operand is tested)
         if any(leaf.kind == "dense" and not (s.merged and leaf in union_operands(s.seq)) for leaf in below):
@@ -164,7 +171,14 @@ def _under_children(s: Stmt, leaf_of: dict, walked: frozenset) -> bool:
         return _under_children(s.body, leaf_of, walked | {leaf.tensor for leaf in below})
     if isinstance(s, Switch):
         return all(_under_children(b, leaf_of, walked) for _, b in s.cases)
-    return False
+    # (a loop whose body writes nothing, what is left of a part of the result's fill once its entries ran out)
+    return isinstance(s, Skip) and bool(walked)
+
+
+def _children(w: While, leaf_of: dict) -> list:
+    """The levels below ``leaf_of``'s leaves that the loop ``w`` walks or its series starts."""
+    return [leaf for q in (w.seq, *w.init) for leaf in q.iters()
+            if isinstance(leaf, Level) and leaf.tensor in leaf_of and leaf.mode > leaf_of[leaf.tensor].mode]
 
 
 def _tensors_read(s: Stmt) -> set:

@@ -241,6 +241,20 @@ def loop_spans(s: Stmt) -> dict[str, list[list]]:
     return {str(n): [list(x) for x in spans] for n, (_, spans, _) in enumerate(_spanned_lines(s, 0), 1) if spans}
 
 
+def while_clauses(w: While) -> list[str]:
+    """The loop's head and what qualifies it, each a line of its drawn box (the printer joins them).
+
+    >>> from compiler.lattice.sequences import Level
+    >>> a = Level("a", 0, "compressed", 4); b = Level("b", 0, "dense", 4)
+    >>> while_clauses(While("i", a, ((b, a),), Skip(), merged=True))
+    ['while i <- i_a', 'with i_b = i_a', 'until all ran out']
+    """
+    locs = ", ".join(f"{a} = {b}" for a, b in w.locs)
+    return [f"while {w.index} <- {w.seq}"] + ([f"with {locs}"] if locs else []) + \
+        ([f"from {', '.join(str(p.a) for p in w.rewind)}'s group start"] if w.rewind else []) + \
+        (["until all ran out"] if w.merged else [])
+
+
 def while_tag(w: While) -> str:
     """The provenance tag of a loop's code, ``lattice:<index>:<sequence>`` (:func:`~.seqlattice.loop_tag`)."""
     return loop_tag(w.index, w.seq)
@@ -285,11 +299,8 @@ def _spanned_lines(s, depth: int, scope: tuple = ()) -> list[tuple[str, tuple, l
         return ([(f"{pad}{head} ∈ {s.seq}", (), [[len(pad), len(pad) + len(head), {"index": s.index}, "loop"]])]
                 + _spanned_lines(s.body, depth + 1, scope + (s.index,)))
     if isinstance(s, While):
-        head = f"while {s.index} <- {s.seq}"
-        locs = "".join((" with " if k == 0 else ", ") + f"{a} = {b}" for k, (a, b) in enumerate(s.locs))
-        locs += f" from {', '.join(str(p.a) for p in s.rewind)}'s group start" if s.rewind else ""
-        locs += " until all ran out" if s.merged else ""
-        return ([(f"{pad}{head}{locs}", ((len(pad), len(pad) + len(head), while_tag(s), "loop"),), [])]
+        head, *clauses = while_clauses(s)
+        return ([(f"{pad}{' '.join([head] + clauses)}", ((len(pad), len(pad) + len(head), while_tag(s), "loop"),), [])]
                 + _spanned_lines(s.body, depth + 1, scope + (s.index,)))
     if isinstance(s, Bind):
         return [(f"{pad}{s.index} = {s.outer}·{s.size} + {s.inner}", (), [])] + _spanned_lines(s.body, depth, scope)
@@ -340,4 +351,4 @@ def written(s: Stmt) -> frozenset:
 
 
 __all__ = ["Stmt", "Assign", "Reduce", "Alloc", "Fold", "Block", "Skip", "Forall", "While", "Bind", "Switch",
-           "loop_spans", "while_tag", "printed_lines", "reduces_into", "written", "INDENT"]
+           "loop_spans", "while_clauses", "while_tag", "printed_lines", "reduces_into", "written", "INDENT"]

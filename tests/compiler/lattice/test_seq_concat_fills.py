@@ -237,10 +237,10 @@ def test_a_part_of_another_fill_where_the_first_part_has_no_row(fa, fb, rows):
     np.testing.assert_array_equal(got.to_numpy(), want)
 
 
-@pytest.mark.xfail(strict=True, reason="open: D * 2's zeros written as the result's fill 1 where A's rows are not")
 def test_a_later_part_of_another_fill_where_the_first_part_has_no_row():
-    # (the case above with a dense part between, found by the same random check and failing on main too: its rows
-    # 0 and 1, where COO A stores nothing, get 1 for D * 2's zeros; Compiler.fill_sides, open)
+    # (the case above with a dense part between, found by the same random check: its rows 0 and 1, where COO A
+    # stores nothing, got 1 for D * 2's zeros, when Compiler.fill_sides took the other parts' leaves as what their
+    # loop iterates, which left out C's dense m_C and the U_m located on it)
     a, b = np.array([[0], [0], [inf]]), np.array([[0], [1.0], [inf]])
     c, d = np.array([[0], [nan], [0]]), np.zeros((3, 1))
     arrays = [xp.asarray(Tensor.from_numpy(v, f)) for v, f in ((a, "coo"), (b, "coo"), (c, "dense"), (d, "csr"))]

@@ -1,0 +1,80 @@
+"""A merged union's loop (compiler/lattice/seqmerge.py) as the exported explorer page shows it, in
+headless Chromium, under a light and a dark preference: its lattice's one point and its CFIR loop
+say "until all ran out" inside their boxes, the legend says what that means, and its rewrite reads
+on one line."""
+
+from __future__ import annotations
+
+import re
+
+from browser_measure import REWRITES_JS, assert_readable, assert_rewrites_read, measure
+
+# Each node of the drawing of ``kind`` in the section: its text lines, and whether its shape's box
+# holds each of them (in the drawing's coordinates).
+NODE_LINES_JS = r"""
+([root, kind]) => [...root.querySelectorAll(`.artifact[data-kind="${kind}"] svg g.node`)].map(g => {
+  const shape = [...g.querySelectorAll('polygon, path, ellipse, rect')].find(s => s.getAttribute('stroke') !== 'transparent');
+  const s = shape.getBBox(), texts = [...g.querySelectorAll('text')].filter(t => t.textContent.trim());
+  return {lines: texts.map(t => t.textContent.trim()),
+          inside: texts.every(t => { const b = t.getBBox();
+            return b.x >= s.x - 0.5 && b.y >= s.y - 0.5 && b.x + b.width <= s.x + s.width + 0.5
+                   && b.y + b.height <= s.y + s.height + 0.5; })};
+})
+"""
+
+# The legend's terms shown under the drawings of the section, each with whether its box lies
+# inside the section's width (a legend cut at the page's edge hides its meaning).
+LEGEND_TERMS_JS = r"""
+(root) => [...root.querySelectorAll('.ss-legend code')].filter(c => c.getClientRects().length).map(c => {
+  const r = c.parentElement.getBoundingClientRect(), room = root.getBoundingClientRect();
+  return {term: c.textContent, inside: r.left >= room.left - 1 && r.right <= room.right + 1};
+})
+"""
+
+
+def test_a_merged_loop_says_it_runs_until_all_ran_out(browser, tmp_path, artifacts):
+    """``hstack`` of three COO matrices lowered by the lattices is one loop over the rows, merged:
+    the lattice step draws one point, labelled with its sequence and "until all ran out" on a line
+    of its own inside its box (the loop's box in the CFIR cut its one line at 40 characters, to
+    "until all …"), the CFIR's loop box the same, each legend explains the words, and the
+    ``merged-union`` rewrite keeps each cell on one line; every label inside its shape and
+    readable, in the light and the dark preference."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    import compiler as ss
+    from compiler import array as xp
+    from explorer import export_html
+
+    mats = [sp.random(5, 3, density=0.4, format="coo", random_state=k) for k in range(3)]
+    kernel = ss.lower(xp.concat([ss.asarray(m, name=n) * 2 for m, n in zip(mats, "ABC")], axis=1), strategy="lattice")
+    np.testing.assert_array_equal(kernel().to_numpy(), np.hstack([m.toarray() * 2 for m in mats]))
+    trace = kernel.trace
+    merged = [k for k, s in enumerate(trace.steps) if any(r.rule == "merged-union" for r in s.rewrites)]
+    lattice = next(k for k in merged if trace.steps[k].stage == "lattice")
+    cfir = next(k for k in merged if trace.steps[k].stage == "cfir")
+    path = tmp_path / "merged.html"
+    export_html(trace, path)
+    for scheme in ("light", "dark"):
+        page = browser.new_page(viewport={"width": 1100, "height": 800}, color_scheme=scheme)
+        page.goto(path.as_uri())
+        for at, kind, want in ((lattice, "seq-lattice", ["0: (i_A ∪ i_B) ∪ i_C", "until all ran out"]),
+                               (cfir, "seq-cfir", ["while i <- (i_A ∪ i_B) ∪ i_C", "until all ran out"])):
+            page.locator(f'nav.steps a[href="#step-{at}"]').click()
+            section = page.locator(f"section#step-{at}")
+            section.wait_for(state="visible")
+            where = f"the merged loop's {kind} step ({scheme})"
+            page.screenshot(path=str(artifacts / f"merged-{kind}-{scheme}.png"), full_page=True)
+            assert_readable(measure(section), where)
+            assert_rewrites_read(section.evaluate(REWRITES_JS), where)
+            nodes = page.evaluate(NODE_LINES_JS, [section.element_handle(), kind])
+            assert nodes and all(n["inside"] for n in nodes), (where, nodes)
+            boxes = [n["lines"] for n in nodes if n["lines"][:1] == want[:1]]
+            assert boxes == [want], (where, [n["lines"] for n in nodes])
+            if kind == "seq-lattice":   # (one point: no lattice point per set of operands present)
+                assert len(nodes) == 1, (where, nodes)
+            assert not [line for n in nodes for line in n["lines"] if line.endswith("…")], (where, nodes)
+            terms = section.evaluate(LEGEND_TERMS_JS)
+            assert {"term": "until all ran out", "inside": True} in terms, (where, terms)
+            assert section.locator("pre.code").filter(has_text=re.compile("until all ran out")).count(), where
+        page.close()
