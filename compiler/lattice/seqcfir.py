@@ -59,7 +59,7 @@ from .. import serialize
 from ..trace import Artifact, Later, Rewrite, Trace
 from ..treedot import TreeDot
 from ..values import same_value
-from .seqcfirvalues import Add, Cat, Lit, Mul, Op, Read, Temp, fold, specialize_value
+from .seqcfirvalues import Add, Cat, Lit, Mul, Op, Read, Temp, fold, specialize_value, value_children
 from .seqlattice import SeqLattice, SeqPoint, build_seq_lattice, drop_fill_points, live_keys, simplify
 from .seqmerge import everywhere, mergeable, tested_parts, union_operands
 from .seqstmts import (Alloc, Assign, Bind, Block, Fold, Forall, Reduce, Skip, Stmt, Switch, While, loop_spans,
@@ -370,13 +370,13 @@ def _other_part_reads(s: Stmt, defs) -> frozenset:
             value(e.b if here else e.a, other)
             return
         into.update([e.tensor] if isinstance(e, Read) else ())
-        for x in e.args if isinstance(e, Op) else (getattr(e, f) for f in ("a", "b") if hasattr(e, f)):
+        for x in value_children(e):
             value(x, into)
 
     def stmt(x):
         if isinstance(x, (Assign, Reduce)):
             value(x.value, read)
-        for y in getattr(x, "stmts", ()) + ((x.body,) if hasattr(x, "body") else ()):
+        for y in x.children():
             stmt(y)
 
     stmt(s)

@@ -101,6 +101,17 @@ class Cat(Value):
 ZERO = Lit(0.0)
 
 
+def value_children(e: Value) -> tuple:
+    """The values ``e`` is made of.
+
+    >>> value_children(Add(Lit(1.0), Temp("t")))
+    (Lit(value=1.0), Temp(name='t'))
+    """
+    if isinstance(e, Op):
+        return tuple(e.args)
+    return (e.a, e.b) if isinstance(e, (Add, Mul, Cat)) else ()
+
+
 def value_text(e) -> str:
     """The text of value ``e``: ``A(i_A) + 1``."""
     return value_parts(e, 0, ())[0]
@@ -259,5 +270,5 @@ def specialize_value(e: Value, defs, known_temps=None) -> Value:
     return e
 
 
-__all__ = ["Value", "Read", "Lit", "Temp", "Add", "Mul", "Op", "Cat", "ZERO", "value_text", "value_parts",
-           "value_facts", "fold", "specialize_value"]
+__all__ = ["Value", "Read", "Lit", "Temp", "Add", "Mul", "Op", "Cat", "ZERO", "value_children", "value_text",
+           "value_parts", "value_facts", "fold", "specialize_value"]

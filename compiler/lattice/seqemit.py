@@ -71,6 +71,7 @@ from . import seqcfir as cf
 from .exprs import apply_op, names_used, python_helper
 from ..notation.dtypes import expr_dtype
 from ..notation.node_provenance import computing
+from .seqcfirvalues import value_children
 from .seqlattice import edges
 from .seqassembly import SeqAssembly, sequence_output
 from .seqhoist import plain_zero
@@ -788,7 +789,7 @@ def _cin_names(s) -> tuple[set, set]:
     def value(e):
         if isinstance(e, cf.Read):
             reads.add(e.tensor)
-        for x in e.args if isinstance(e, cf.Op) else (getattr(e, f) for f in ("a", "b") if hasattr(e, f)):
+        for x in value_children(e):
             value(x)
 
     def visit(x):

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .seqcfirvalues import Op, Read
+from .seqcfirvalues import Read, value_children
 from .seqstmts import Assign, Block, Reduce, Skip, Stmt, Switch, While
 from .sequences import Level, Seq, Union, Universe
 
@@ -124,6 +124,9 @@ def tested_parts(s: Stmt, gone, index: str, leaf_of: dict, default: Seq | None =
     return None
 
 
+tested_parts.__test__ = False   # (not a test, for pytest given this file: its name starts with "test")
+
+
 def _tested_block(s: Block, gone: Stmt, index: str, leaf_of: dict, default) -> Stmt | None:
     """:func:`tested_parts` of a block: each statement beside the one of ``gone`` in its place (a loop with the
     same head; Skip where ``gone`` has none: its compiler drops what writes the fill)."""
@@ -188,7 +191,7 @@ def _tensors_read(s: Stmt) -> set:
     def value(e):
         if isinstance(e, Read):
             out.add(e.tensor)
-        for x in e.args if isinstance(e, Op) else (getattr(e, f) for f in ("a", "b") if hasattr(e, f)):
+        for x in value_children(e):
             value(x)
 
     def visit(x):
@@ -198,10 +201,8 @@ def _tensors_read(s: Stmt) -> set:
             out.update(leaf.tensor for q in (x.seq, *x.init, *(y for pair in x.locs for y in pair))
                        for leaf in q.iters() if isinstance(leaf, Level))
         if isinstance(x, Switch):
-            for q, body in x.cases:
-                out.update(leaf.tensor for leaf in q.iters() if isinstance(leaf, Level))
-                visit(body)
-        for y in getattr(x, "stmts", ()) + ((x.body,) if hasattr(x, "body") else ()):
+            out.update(leaf.tensor for q, _ in x.cases for leaf in q.iters() if isinstance(leaf, Level))
+        for y in x.children():
             visit(y)
 
     visit(s)

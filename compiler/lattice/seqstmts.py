@@ -32,6 +32,19 @@ class Stmt:
     def __str__(self) -> str:
         return "\n".join(printed_lines(self, 0))
 
+    def children(self) -> tuple:
+        """The statements this one runs (a block's, a loop's body, a switch's cases): a walker's next step.
+
+        >>> Block((Skip(), Block((Skip(),)))).children()
+        (Skip(), Block(stmts=(Skip(),)))
+        """
+        if isinstance(self, Block):
+            return self.stmts
+        if isinstance(self, Switch):
+            return tuple(body for _, body in self.cases)
+        body = getattr(self, "body", None)
+        return (body,) if isinstance(body, Stmt) else ()
+
     def printed_parts(self) -> tuple[str, dict]:
         """The text and where its parts are printed (``{line: [[start, end, about, role]]}``,
         lines 1-based as strings, as a trace step records them): each ``forall``'s head (role

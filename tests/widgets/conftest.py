@@ -6,8 +6,9 @@ Chromium comes from the system's package manager (``./dev test`` installs Debian
 screenshots are kept as test artifacts in ``$SPARSESCOPE_SCREENSHOTS`` when it is set (CI sets
 it), else in the pytest temporary directory (``screenshots*/`` under ``--basetemp``); the path
 is printed. Without Chromium the browser tests are skipped, except under CI, where they must run.
-Chromium and JupyterLab start once per test process (session fixtures) and serve every browser
-test module.
+Chromium and JupyterLab start at the first test that asks for them and serve every browser test
+module (./dev test hands this folder's files to one worker, one after the other: tests/conftest.py);
+they stop when the worker's next test is in another folder (:data:`RUNNING`).
 """
 
 from __future__ import annotations
@@ -65,13 +66,52 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
+#: what the browser tests started, ``{name: (value, its generator)}``: Chromium and the Jupyter servers (with
+#: their notebooks' kernels), started by the first test that asks and stopped once the worker's next test is
+#: not one of this folder's (:func:`pytest_runtest_teardown`), where session fixtures lived on while the worker
+#: ran other files, about 1 GB at the end of ``./dev test``, at its memory peak (3,986 MB of the 4 GB)
+RUNNING: dict[str, tuple] = {}
+HERE = pathlib.Path(__file__).resolve().parent
+
+
+def running(name: str, start) -> object:
+    """What ``start()`` (a generator: it yields the value, then stops it when closed) yields, started once
+    while this folder's tests run."""
+    if name not in RUNNING:
+        made = start()
+        RUNNING[name] = (next(made), made)
+    return RUNNING[name][0]
+
+
+def stop_running() -> None:
+    """Stop everything :func:`running` started, the last started first."""
+    while RUNNING:
+        RUNNING.pop(next(reversed(RUNNING)))[1].close()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item, nextitem):
+    # (after the runner's own teardown: the test's pages are closed)
+    if nextitem is None or HERE not in nextitem.path.parents:
+        stop_running()
+
+
+def pytest_sessionfinish(session):
+    stop_running()
+
+
+@pytest.fixture()
 def browser(chromium):
     playwright_api = pytest.importorskip("playwright.sync_api")
-    with playwright_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
-        yield PatientBrowser(b)
-        b.close()
+
+    def start():
+        with playwright_api.sync_playwright() as p:
+            b = p.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
+            try:
+                yield PatientBrowser(b)
+            finally:
+                b.close()
+    return running("browser", start)
 
 
 class PatientBrowser:
@@ -87,9 +127,13 @@ class PatientBrowser:
         return page
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture()
 def lab(chromium, tmp_path_factory):
     """JupyterLab serving a scratch copy of the notebooks (the browser may save into it)."""
+    return running("lab", lambda: start_lab(tmp_path_factory))
+
+
+def start_lab(tmp_path_factory):
     root = tmp_path_factory.mktemp("lab")
     for source, target in (("01-explorer.ipynb", "explorer.ipynb"), ("00-tour.ipynb", "tour.ipynb")):
         nb = nbformat.read(ROOT / "notebooks" / source, as_version=4)
@@ -132,7 +176,7 @@ def lab(chromium, tmp_path_factory):
 
 
 def serve(cmd: list[str], root: pathlib.Path, port: int, token: str, what: str):
-    """Run the Jupyter server ``cmd`` (``what``, for the error) in ``root`` until the session ends;
+    """Run the Jupyter server ``cmd`` (``what``, for the error) in ``root`` until the generator is closed;
     yields ``(url, token, root)`` once it answers."""
     path = os.pathsep.join([str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
     env = {**os.environ, "JUPYTER_CONFIG_DIR": str(root / ".jupyter"), "PYTHONPATH": path}
@@ -160,7 +204,7 @@ def serve(cmd: list[str], root: pathlib.Path, port: int, token: str, what: str):
         log.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture()
 def classic(chromium, tmp_path_factory):
     """The classic notebook interface (nbclassic, the test extra installs it) serving a notebook of
     the views' linked steps; skipped, saying so, where nbclassic is not installed (failed under CI)."""
@@ -169,6 +213,10 @@ def classic(chromium, tmp_path_factory):
             pytest.fail("CI must run the classic notebook's test, but nbclassic is not installed", pytrace=False)
         pytest.skip("nbclassic is not installed (pip install -e '.[test]' installs it): "
                     "the classic notebook interface is not tested")
+    return running("classic", lambda: start_classic(tmp_path_factory))
+
+
+def start_classic(tmp_path_factory):
     root = tmp_path_factory.mktemp("classic")
     nbformat.write(views_notebook([c for c in VIEWS if "views-seq" in c or "views-linked" in c or c is VIEWS[0]]),
                    root / "linked.ipynb")
