@@ -66,7 +66,7 @@ difference is that check: one pass over the matrix)."""),
     shared = ss.Tensor.from_scipy(S, name="A")
     k = ss.lower("y[i] = A[i, j] * x[j]", A=A, x=x)
     base = {"shared with S": lambda: k(A=shared, x=x), "scipy": lambda: S @ x}
-    if n <= 10_000:
+    if n <= 1_000:   # (dense, n = 10,000 is 800 MB)
         D = S.toarray()
         base["numpy (dense)"] = lambda: D @ x
     show(f"SpMV, n = {n:,}, {S.nnz:,} non-zeros", compare(lambda: k(A=A, x=x), base, repeats=5, check=close))"""),

@@ -259,6 +259,25 @@ for s in ss.lower(power).trace:
     if s.stage == "materialize":
         print(s.note.splitlines()[0][:100], "...")
 print(np.round(power.compute().to_numpy(), 3))"""),
+    ("md", """## 5. Many parts: one loop until all ran out
+
+The rows of `hstack([A, B])` are the **union** of the operands' rows, and the paper's lattice of a
+union of `n` levels has `2^n - 1` points: one loop for each set of operands still present, each
+holding the code of the parts there, so the C grows as `2^n`. Where each operand feeds only its own
+part of the result, as the parts of a concatenation do, the lattice strategy runs **one** loop
+instead, at the least row any operand has left, until all of them ran out (Finch's stepper): the
+`lattice` step draws its one point and the `cfir` step prints `until all ran out`. Two operands
+keep the paper's three loops (longer, but the loop left once one operand ran out tests nothing);
+from three on the loop is merged, and the C grows by one part per operand:"""),
+    ("code", """# NBVAL_CHECK_OUTPUT
+parts = [random_csr(6, 4, 1, 10 + k).tocoo() for k in range(5)]
+for count in (2, 3, 5):
+    k_join = ss.lower(xp.concat([ss.asarray(m, name="ABCDE"[k]) for k, m in enumerate(parts[:count])], axis=1),
+                      strategy="lattice")
+    assert close(k_join(), sp.hstack(parts[:count]))
+    rows = k_join.trace.find("lattice")[0]
+    print(f"{count} parts: {rows.note}, {len(k_join.c_source.splitlines())} lines of C")
+print(k_join.trace.find("cfir")[0].after_text.splitlines()[0])"""),
     ("md", """## Exercises
 
 **1.** Write `np.hstack([A, B])` (of two matrices with as many rows) in index notation, with
