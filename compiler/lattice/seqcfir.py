@@ -350,7 +350,7 @@ class Compiler:
         n = len(levels)
         # (short: the explorer shows a rewrite on one line)
         why = Rewrite("merged-union", f"forall {f.index} ∈ {seq}", f"one loop until all ran out: each part reads one of "
-                      f"the {n} levels (a lattice: {2 ** n - 1} points)")
+                      f"the {n} levels (not the lattice's {2 ** n - 1} points)")
         self.lattices.insert(lattices, (f.index, SeqLattice(seq, [SeqPoint(seq, (), (0,))], [why],
                                                             tuple(sorted(map(str, seen))))))
         self.rewrites.append(why)
