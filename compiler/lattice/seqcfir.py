@@ -68,7 +68,7 @@ from .seqlocate import at_coordinate, locatable, once_each, remove_locators, rep
 from .seqproductnest import factored, index_names, nest_names, nests, over_parts, writes_at
 from .seqrewind import rewound, walked_below
 from .sequences import (EMPTIES, Concat, Empty, Intersect, Level, Product, Project, Seq, Union,
-                        never_at_one, rebuild, side_key, walk)
+                        Universe, never_at_one, rebuild, side_key, walk)
 
 @dataclass
 class Compiler:
@@ -321,7 +321,9 @@ class Compiler:
         in parts of the body that read no other (None: not so); ``kept``: its locators, dense levels located
         at each coordinate it visits."""
         levels = mergeable(seq)
-        if levels is None or not all(isinstance(a, Level) and everywhere(a, self.tested) for a, _ in kept):
+        # (what it locates is at every coordinate it visits: a dense level's, or a universe, the rows where a part of
+        # another fill writes it, located on a dense level of that part)
+        if levels is None or not all(isinstance(a, (Level, Universe)) and everywhere(a, self.tested) for a, _ in kept):
             return None
         # (a universe or a dense level below no tested one is at every coordinate the loop visits: not tested)
         dense = [x for x in union_operands(seq) if everywhere(x, self.tested)]

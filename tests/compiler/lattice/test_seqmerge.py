@@ -65,16 +65,20 @@ def test_hstack_of_coo_matrices_is_one_loop(fmt):
     assert lines[2] - lines[1] == lines[1] - lines[0] < lines[0] / 3, lines
 
 
+@pytest.mark.parametrize("first", [0, 1])
 @pytest.mark.parametrize("fmt", ["coo", "csr", "dense"])
-def test_hstack_of_parts_of_two_fills_is_one_loop(fmt):
+def test_hstack_of_parts_of_two_fills_is_one_loop(fmt, first):
     # (each part of another fill than the result's walks every row, a universe beside its rows; its loops over
     # the columns left once its entries ran out, U_n alone, continue the series its first loop starts: below its
-    # rows too. Before, of 4 COO parts: the rows' lattice of 16 points, 17,390 lines of C)
+    # rows too. Before, of 4 COO parts: the rows' lattice of 16 points, 17,390 lines of C. A CSR part of another
+    # fill than the first's has its rows' universe located on its dense rows, at every row: coo, csr, coo of
+    # A * 2, B + 1 and C * 2 was a lattice of 4 points, 1,783 lines)
+    ops = [lambda a: a + 1, lambda a: a * 2][first:] + [lambda a: a + 1][:first]
     lines = []
     for n in (3, 4, 5):
         arrays, values = parts(["coo", fmt] + ["coo"] * (n - 2))
-        k = checked(xp.concat([a * 2 if k % 2 else a + 1 for k, a in enumerate(arrays)], axis=1),
-                    np.concatenate([v * 2 if k % 2 else v + 1 for k, v in enumerate(values)], axis=1), None)
+        k = checked(xp.concat([ops[k % 2](a) for k, a in enumerate(arrays)], axis=1),
+                    np.concatenate([ops[k % 2](v) for k, v in enumerate(values)], axis=1), None)
         assert merged_loops(k) == ["i"]
         lines.append(len(k.c_source.splitlines()))
     assert lines[2] - lines[0] < lines[0], lines   # (two more parts add less than the first three make)
