@@ -344,8 +344,12 @@ class Compiler:
                 return self.stmt(f.body, defs | frozenset(x.key for x in dense) | located, known_temps)
             finally:
                 self.enclosing.pop()
+        def alone(part, absent):
+            # (a part reading several of them, compiled where only some are there)
+            return self.stmt(part, (defs | live_keys(seq) | located) - {x.key for x in levels if x.tensor in absent},
+                             known_temps)
         body = tested_parts(there, cache(gone), f.index, {x.tensor: x for x in levels if x not in dense},
-                            dense[0] if dense else None)
+                            dense[0] if dense else None, alone)
         if body is None:
             del self.lattices[lattices:], self.rewrites[rewrites:]
             return None

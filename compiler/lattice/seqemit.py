@@ -637,9 +637,11 @@ class SeqEmitter(LeafWalks):
     def case(self, seq, body) -> list:
         """The code of a switch's case ``body``, run where ``seq`` is at the coordinate (a level there is valid:
         the merged loop's test of a part, :attr:`~compiler.lattice.seqcfir.While.merged`)."""
-        if isinstance(seq, Level):
-            self.known = self.known | {seq.key}
-            self.maybe_absent = {k: v for k, v in self.maybe_absent.items() if k != seq.key}
+        # (a merged loop's case of several of its operands: each of them there)
+        there = {seq.key} if isinstance(seq, Level) else \
+            {x.key for x in seq.iters() if isinstance(x, Level) and x.key in self.maybe_absent}
+        self.known = self.known | there
+        self.maybe_absent = {k: v for k, v in self.maybe_absent.items() if k not in there}
         return self.stmt(body)
 
     def body_of(self, index: str, body) -> list:

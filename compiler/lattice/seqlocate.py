@@ -6,7 +6,7 @@ Used by :class:`compiler.lattice.seqcfir.Compiler`.
 
 from __future__ import annotations
 
-from .sequences import EMPTIES, LEAVES, Concat, Intersect, Product, Project, Seq, Union, rebuild, walk
+from .sequences import EMPTIES, LEAVES, Concat, Intersect, Product, Project, Seq, Union, Universe, rebuild, walk
 
 
 def once_each(s: Seq) -> Seq:
@@ -56,7 +56,8 @@ def _chain_operands(s, kind):
 def remove_locators(s: Seq) -> tuple[Seq, tuple]:
     """``s`` with the dense operands of its intersections (and one of two dense union operands)
     taken out, and the locators ``(located, iterated)``: each located at the iterated one's
-    coordinate (§7.2; TACO's iterate-and-locate). Products and projections are left whole.
+    coordinate (§7.2; TACO's iterate-and-locate). Products and projections are left whole. A leaf
+    the loop also iterates is not located (:func:`unshared`).
 
     >>> from compiler.lattice.sequences import Level, Intersect
     >>> a = Level("a", 0, "compressed", 4); b = Level("b", 0, "dense", 4)
@@ -64,20 +65,48 @@ def remove_locators(s: Seq) -> tuple[Seq, tuple]:
     >>> print(seq, [(str(x), str(y)) for x, y in locs])
     i_a [('i_b', 'i_a')]
     """
+    seq, locs = _located(s)
+    walked = seq.iters()
+    return seq, tuple((x, at) for x, at in ((unshared(x, walked), at) for x, at in locs) if x is not None)
+
+
+def unshared(located: Seq, walked: frozenset) -> Seq | None:
+    """``located`` without the universes of its unions that the loop iterates (``walked``), None if nothing
+    is left: ``(i_B ∪ U) ∩ i_C ∪ U`` of a dense ``i_B`` locates ``i_B`` on ``i_C`` and iterates ``U``,
+    whose cursor, located at ``i_C``'s coordinate too, stood at ``i_C``'s entries only (a dense operand
+    beside them, and a part of another fill, wrote nothing between them). A universe holds no entries, so
+    iterated it is at the coordinate wherever the intersection is; a dense level stays located (its
+    cursor positions the levels below it).
+
+    >>> from compiler.lattice.sequences import Level, Universe
+    >>> b, u = Level("b", 0, "dense", 4), Universe(4)
+    >>> str(unshared(Union(b, u), frozenset([u]))), unshared(u, frozenset([u]))
+    ('i_b', None)
+    """
+    if isinstance(located, Universe) and located in walked:
+        return None
+    if isinstance(located, Union):
+        a, b = unshared(located.a, walked), unshared(located.b, walked)
+        return b if a is None else a if b is None else Union(a, b)
+    return located
+
+
+def _located(s: Seq) -> tuple[Seq, tuple]:
+    """:func:`remove_locators`, each leaf located where an intersection or a union puts it."""
     if isinstance(s, (Intersect, Union)) and s.a == s.b:
         # (x ∩ x = x ∪ x = x: an access read twice through one cursor, A + A * B of a dense A whose
         # product walks a union; located at itself, the cursor was reset at each coordinate, for ever)
-        return remove_locators(s.a)
+        return _located(s.a)
     if isinstance(s, Intersect):
-        a, la = remove_locators(s.a)
-        b, lb = remove_locators(s.b)
+        a, la = _located(s.a)
+        b, lb = _located(s.b)
         if locatable(s.b):     # (both dense: iterate a, locate b)
             return a, la + ((s.b, a),)
         if locatable(s.a):
             return b, lb + ((s.a, b),)
         return Intersect(a, b), la + lb
     if isinstance(s, Union) and locatable(s.a) and locatable(s.b):
-        a, la = remove_locators(s.a)
+        a, la = _located(s.a)
         return a, la + ((s.b, a),)
     kids = s.children()
     if not kids or isinstance(s, (Product, Project)):
@@ -86,7 +115,7 @@ def remove_locators(s: Seq) -> tuple[Seq, tuple]:
         return s, ()
     new, locs = [], ()
     for c in kids:
-        x, lx = remove_locators(c)
+        x, lx = _located(c)
         new.append(x)
         locs += lx
     return rebuild(s, tuple(new)), locs
@@ -119,4 +148,4 @@ def at_coordinate(key: Seq, leaves: frozenset) -> bool:
     return at_coordinate(key.children()[0], leaves)
 
 
-__all__ = ["at_coordinate", "locatable", "once_each", "remove_locators", "replaced"]
+__all__ = ["at_coordinate", "locatable", "once_each", "remove_locators", "replaced", "unshared"]

@@ -32,6 +32,8 @@ case i_c:
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import reduce
+from itertools import combinations
 
 from .seqcfirvalues import Read, value_children
 from .seqstmts import Assign, Block, Reduce, Skip, Stmt, Switch, While
@@ -87,13 +89,15 @@ def mergeable(s: Seq) -> tuple | None:
     return levels
 
 
-def tested_parts(s: Stmt, gone, index: str, leaf_of: dict, default: Seq | None = None) -> Stmt | None:
+def tested_parts(s: Stmt, gone, index: str, leaf_of: dict, default: Seq | None = None, alone=None) -> Stmt | None:
     """The body of a merged loop over ``index``: ``s`` (compiled with every operand there) with each part that
     reads one operand, ``leaf_of``'s tensors, run where that operand's leaf is at ``index`` (a switch case);
     else what ``gone()`` (the body compiled with none of them there, a :class:`Stmt` or a function making one)
     has in its place, under the ``default`` case (the universe the loop walks), if it has anything. A part that
-    reads its operand only in loops over its children is not tested. None: the body is not made of such parts
-    (a statement reads two of them, or none and differs from ``gone``'s)."""
+    reads its operand only in loops over its children is not tested. An assignment reading several of them
+    (``a + b`` of vectors stacked) has a case for each set of them there, most first, as their lattice's points:
+    ``alone(s, absent)`` is ``s`` compiled without the tensors ``absent``. None: the body is not made of such
+    parts (a statement reads several of them and is not an assignment, or none and differs from ``gone``'s)."""
     read = _tensors_read(s) & leaf_of.keys()
     if read and _under_children(s, leaf_of, frozenset()):
         # (it reads them only in loops over their children, a concatenation's columns or a merged loop inside:
@@ -110,24 +114,37 @@ def tested_parts(s: Stmt, gone, index: str, leaf_of: dict, default: Seq | None =
             gone = gone.body
         elif not isinstance(gone, Skip):
             return None
-        body = tested_parts(s.body, gone, index, leaf_of, default)
+        body = tested_parts(s.body, gone, index, leaf_of, default, alone)
         return None if body is None else replace(s, body=body)
-    if len(read) == 1:
-        leaf = leaf_of[read.pop()]
+    if len(read) == 1 or isinstance(s, Assign) and alone is not None and _read_at(s.value, leaf_of):
+        ops = sorted(read)
+        cases = []
+        for n in range(len(ops), 0, -1):
+            for there in combinations(ops, n):
+                body = s if n == len(ops) else alone(s, frozenset(ops) - frozenset(there))
+                if not isinstance(body, Skip):
+                    cases.append((reduce(Union, (leaf_of[t] for t in there)), body))
         if isinstance(gone, Skip):
-            return Switch(index, ((leaf, s),))
+            return Switch(index, tuple(cases)) if cases else Skip()
         if default is None or _tensors_read(gone) & leaf_of.keys():
             return None
-        return Switch(index, ((leaf, s), (default, gone)))
+        return Switch(index, tuple(cases) + ((default, gone),))
     if isinstance(s, Block):
-        return _tested_block(s, gone, index, leaf_of, default)
+        return _tested_block(s, gone, index, leaf_of, default, alone)
     return None
 
 
 tested_parts.__test__ = False   # (not a test, for pytest given this file: its name starts with "test")
 
 
-def _tested_block(s: Block, gone: Stmt, index: str, leaf_of: dict, default) -> Stmt | None:
+def _read_at(e, leaf_of: dict) -> bool:
+    """Whether each read in the value ``e`` of a tensor of ``leaf_of`` is at its leaf, no level below it."""
+    if isinstance(e, Read) and e.tensor in leaf_of and (not e.levels or e.levels[-1] != leaf_of[e.tensor]):
+        return False
+    return all(_read_at(x, leaf_of) for x in value_children(e))
+
+
+def _tested_block(s: Block, gone: Stmt, index: str, leaf_of: dict, default, alone) -> Stmt | None:
     """:func:`tested_parts` of a block: each statement beside the one of ``gone`` in its place (a loop with the
     same head; Skip where ``gone`` has none: its compiler drops what writes the fill)."""
     left = list(gone.stmts if isinstance(gone, Block) else () if isinstance(gone, Skip) else (gone,))
@@ -137,7 +154,7 @@ def _tested_block(s: Block, gone: Stmt, index: str, leaf_of: dict, default) -> S
                      and replace(y, body=Skip()) == replace(x, body=Skip())), Skip())
         if not isinstance(mine, Skip):
             left.remove(mine)
-        part = tested_parts(x, mine, index, leaf_of, default)
+        part = tested_parts(x, mine, index, leaf_of, default, alone)
         if part is None:
             return None
         parts.append(part)

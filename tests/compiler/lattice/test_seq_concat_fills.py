@@ -249,3 +249,17 @@ def test_a_later_part_of_another_fill_where_the_first_part_has_no_row():
         got = xp.concat([arrays[0] + 1, arrays[1] * 2, arrays[2] + 1, arrays[3] * 2], axis=1).lower(
             None, strategy="lattice")()
     np.testing.assert_array_equal(got.to_numpy(), want)
+
+
+@pytest.mark.parametrize("out", [None, "coo"])
+def test_a_part_of_another_fill_beside_a_dense_part_walks_every_row(out):
+    # (found by a random check of stacked vector parts: stack([a - 0.5, (b + 1) * c]) of dense a, b and a sparse c
+    # wrote only c's rows. The rows are a ∪ ((b ∪ U) ∩ c) ∪ U, U the universe of the second part, of another fill
+    # than the result's -0.5; b ∪ U located on c set U's cursor to c's coordinate, where the union walks U too,
+    # so no case matched a row without c: seqlocate.unshared)
+    a, b, c = np.array([0, 2.0, 0, 1, 3, 0]), np.array([0, 0.5, 0, 0, 0, 0]), np.array([0, 0, 0, -4, 0, -5.0])
+    A, B = (xp.asarray(Tensor.from_numpy(v, "dense")) for v in (a, b))
+    C = xp.asarray(Tensor.from_numpy(c, "sparse"))
+    want = np.stack([a - 0.5, (b + 1) * c], axis=1)
+    k = one_lattice_kernel(xp.stack([A - 0.5, (B + 1) * C], axis=1), want, out)
+    np.testing.assert_array_equal(seq_evaluate(k.program, **k.arguments), want)

@@ -142,14 +142,23 @@ def test_a_part_reading_two_matrices_reads_them_in_its_rows():
     assert merged_loops(k) == ["i"]
 
 
-def test_a_part_reading_two_vectors_is_not_merged():
-    # (a + b's part is at a row where either vector is: the lattice's cases, not one test per operand)
+@pytest.mark.parametrize("op", ["+", "*"])
+def test_a_part_reading_two_vectors_tests_each_set_of_them(op):
+    # (a + b's part is at a row where either vector is: its cases are those of their own lattice, both there
+    # first, each compiled where the other is not; a * b's where A alone is writes 0 * A, nothing, but B holds
+    # inf: 0 * B is NaN there, a case. The other parts one case each. It was the rows' lattice of 15 points)
     values = [np.array([0, 1.5, 0, -2, 0, 3.0]) * (k + 1) for k in range(4)]
+    values[1] = np.roll(values[1], 1)
     values[1][2] = np.inf
     arrays = [xp.asarray(Tensor.from_numpy(v, "sparse")) for v in values]
-    k = checked(xp.stack([arrays[0] + arrays[1], arrays[2], arrays[3]], axis=1),
-                np.stack([values[0] + values[1], values[2], values[3]], axis=1))
-    assert merged_loops(k) == [] and k.trace.find("lattice")[0].note == "forall i: 15 point(s)"
+    both = (lambda a, b: a + b) if op == "+" else (lambda a, b: a * b)
+    with np.errstate(invalid="ignore"):
+        k = checked(xp.stack([both(arrays[0], arrays[1]), arrays[2] * 2, arrays[3] * 2], axis=1),
+                    np.stack([both(values[0], values[1]), values[2] * 2, values[3] * 2], axis=1))
+    assert merged_loops(k) == ["i"]
+    cfir = k.trace.find("cfir")[0].after_text
+    cases = ["case i_A ∪ i_B:", "case i_A:", "case i_B:"] if op == "+" else ["case i_A ∪ i_B:", "case i_B:"]
+    assert [line.strip() for line in cfir.splitlines() if "case i_A" in line or "case i_B" in line] == cases, cfir
 
 
 def test_interpreter_runs_until_every_operand_ran_out():
