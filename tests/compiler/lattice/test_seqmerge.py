@@ -201,3 +201,39 @@ def test_joins_against_numpy(n, axis, fmts, rows, cols, seed, density, out, stac
     assert axis == 0 or all(int(s.note.split(": ")[1].split()[0]) < 2 ** n for s in k.trace.find("lattice"))
     with np.errstate(invalid="ignore"):   # (the sequence CFIR's interpreter, merged loops and all)
         np.testing.assert_array_equal(seq_evaluate(k.program, **k.arguments), want)
+
+
+# the parts drawn: one operand, or two of them (op, then the operands' index)
+UNARY = [lambda a: a * 2, lambda a: a + 1, lambda a: a - 0.5]
+BINARY = [lambda a, b: a + b, lambda a, b: a * b, lambda a, b: a - b, lambda a, b: (a + 1) * b]
+
+
+@settings(max_examples=20, deadline=None)
+@given(fmts=st.lists(st.sampled_from(["sparse", "sparse", "dense"]), min_size=3, max_size=6),
+       pairs=st.lists(st.booleans(), min_size=6, max_size=6), ops=st.lists(st.integers(0, 11), min_size=6, max_size=6),
+       size=st.integers(0, 6), seed=st.integers(0, 2 ** 16), density=st.sampled_from([0.0, 0.3, 0.7, 1.0]),
+       out=st.sampled_from(["coo", None]))
+@example(fmts=["dense", "dense", "sparse", "dense", "sparse"], pairs=[False, True, False, False, False, False],
+         ops=[2, 3, 1, 0, 0, 0], size=6, seed=1, density=0.3, out=None)
+def test_stacked_vector_parts_against_numpy(fmts, pairs, ops, size, seed, density, out):
+    # (parts reading one vector or two, of several fills, NaN and inf among the values: the example, a - 0.5
+    # beside (b + 1) * c of dense a, b, wrote only c's rows, test_seq_concat_fills.py)
+    rng = np.random.default_rng(seed)
+    values = [np.where(rng.random(size) < density, rng.choice([1.0, -2.0, 0.5, np.nan, np.inf, -np.inf], size), 0.0)
+              for _ in fmts]
+    arrays = [xp.asarray(Tensor.from_numpy(v, f)) for v, f in zip(values, fmts)]
+    parts, wanted, k = [], [], 0
+    while k < len(fmts):
+        two = pairs[len(parts)] and k + 1 < len(fmts)
+        op = BINARY[ops[len(parts)] % 4] if two else UNARY[ops[len(parts)] % 3]
+        args = (k, k + 1) if two else (k,)
+        parts.append(op(*(arrays[a] for a in args)))
+        with np.errstate(invalid="ignore"):
+            wanted.append(op(*(values[a] for a in args)))
+        k += len(args)
+    if len(parts) < 2:
+        return
+    with np.errstate(invalid="ignore"):
+        want = np.stack(wanted, axis=1)
+        kernel = one_lattice_kernel(xp.stack(parts, axis=1), want, out, retried=True)
+        np.testing.assert_array_equal(seq_evaluate(kernel.program, **kernel.arguments), want)
