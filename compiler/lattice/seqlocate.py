@@ -56,7 +56,7 @@ def _chain_operands(s, kind):
 def remove_locators(s: Seq) -> tuple[Seq, tuple]:
     """``s`` with the dense operands of its intersections (and one of two dense union operands)
     taken out, and the locators ``(located, iterated)``: each located at the iterated one's
-    coordinate (§7.2; TACO's iterate-and-locate). Products and projections are left whole. A leaf
+    coordinate (§7.2; TACO's iterate-and-locate). Products and projections are left whole. A universe
     the loop also iterates is not located (:func:`unshared`).
 
     >>> from compiler.lattice.sequences import Level, Intersect

@@ -8,7 +8,8 @@ union: each step at the least coordinate of the operands left), run until all of
 code, not ``2^(n-1)`` cases of them (:func:`tested_parts`). A part that reads its operand only in loops over the
 operand's children (a matrix's row) runs at every step: under an operand not at the coordinate, the children's
 fibers are empty (the emitter's and the interpreter's ``absent``), so it computes what it does with a row of
-fill, as where the operand is absent. Any other part is tested on its own operand there, a switch case, and
+fill, as where the operand is absent. Any other part is tested on its own operand there, a switch case (a part
+reading several, ``a + b``, a case for each set of them there, as their own lattice's points), and
 where that operand is not runs what the body compiled with no operand there has in its place (nothing, mostly:
 a matrix of fill 0 stacked), under the universe the loop walks beside the levels.
 
