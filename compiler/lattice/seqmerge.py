@@ -117,7 +117,9 @@ def tested_parts(s: Stmt, gone, index: str, leaf_of: dict, default: Seq | None =
             return None
         body = tested_parts(s.body, gone, index, leaf_of, default, alone)
         return None if body is None else replace(s, body=body)
-    if len(read) == 1 or isinstance(s, Assign) and alone is not None and _read_at(s.value, leaf_of):
+    # (a part reading all of them is no part: the body is their lattice's, whose loops test less as they run out)
+    if len(read) == 1 or isinstance(s, Assign) and alone is not None and _read_at(s.value, leaf_of) and \
+            len(read) < len(leaf_of):
         ops = sorted(read)
         cases = []
         for n in range(len(ops), 0, -1):

@@ -237,3 +237,12 @@ def test_stacked_vector_parts_against_numpy(fmts, pairs, ops, size, seed, densit
         want = np.stack(wanted, axis=1)
         kernel = one_lattice_kernel(xp.stack(parts, axis=1), want, out, retried=True)
         np.testing.assert_array_equal(seq_evaluate(kernel.program, **kernel.arguments), want)
+
+
+def test_a_part_reading_every_operand_keeps_their_lattice():
+    # (a + b + c stacked alone is no part of several: its rows keep the lattice's 7 points, whose later loops test
+    # fewer operands as they run out, where a merged loop would test all three at every row)
+    values = [np.array([0, 1.5, 0, -2, 0, 3.0]) * (k + 1) for k in range(3)]
+    arrays = [xp.asarray(Tensor.from_numpy(v, "sparse")) for v in values]
+    k = checked(xp.stack([arrays[0] + arrays[1] + arrays[2]], axis=1), np.stack([sum(values)], axis=1))
+    assert merged_loops(k) == [] and k.trace.find("lattice")[0].note == "forall i: 7 point(s)"
