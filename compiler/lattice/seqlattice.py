@@ -417,10 +417,10 @@ class SeqLattice:
 
     def text(self, ascii: bool = False) -> str:
         lines = [f"lattice of {self.seq.text(ascii)}"]
+        until = "; one loop until all ran out" if self.merged else ""
         for n, p in enumerate(self.points):
             subs = " ".join(f"p{k}" for k in p.subs)
-            quiet = ", writes the fill: no loop" if p.writes_fill else ""
-            quiet += "; one loop until all ran out" if self.merged else ""
+            quiet = (", writes the fill: no loop" if p.writes_fill else "") + until
             lines.append(f"p{n} {p.seq.text(ascii)}  (sub-points {subs}{quiet})")
             for e in p.edges:
                 to = f"p{e.target} {e.result.text(ascii)}" if e.target is not None else e.result.text(ascii)
@@ -488,10 +488,10 @@ class SeqLattice:
 
         lines = ["digraph seqlattice {", '  node [shape=box, fontname="monospace"];']
         ends = set()
+        until = "\\nuntil all ran out" if self.merged else ""
         for n, p in enumerate(self.points):
             # (a point that writes only the fill has no loop: drawn dashed)
             look = 'style=dashed' if p.writes_fill else 'style=filled, fillcolor="#dbeafe"'
-            until = "\\nuntil all ran out" if self.merged else ""
             lines.append(f'  p{n} [label="{n}: {q(str(p.seq))}{until}", {look}];')
         for n, p in enumerate(self.points):
             for e in p.edges:
