@@ -1,23 +1,27 @@
 """hstack and stack(axis=1) of ``n`` COO matrices into CSR (issue 30), whose lattice loop over the union of the
-parts' rows had ``2^n - 1`` points (compiler.lattice.seqmerge merges it into one loop), against scipy.sparse.
+parts' rows had ``2^n - 1`` points (compiler.lattice.seqmerge merges it into one loop), and the looplets' product of
+the parts' row walks (compiler.looplets.merged_walks merges them), against scipy.sparse.
 
-Columns, per ``n``: the lattice's lowering time and lines of C (once, cold), then per kernel the minimum over the
-rounds (ms) of scipy's ``sp.hstack(parts, format="csr")`` (for the stack along axis 1 raveled to rows x n*cols
-too) and of the lattice's kernel, and the ratio scipy / lattice. The kernels' results are checked against scipy's.
+Per ``n`` and kind: scipy's ``sp.hstack(parts, format="csr")`` (for the stack along axis 1 raveled to rows x n*cols
+too), then for each strategy its lowering time and lines of C (once, cold), its kernel's time and the ratio scipy /
+kernel; each time the minimum over the rounds (ms). "mixed" alternates COO and CSR parts (a CSR part's rows are
+dense: the looplets walk only the COO parts' rows). The kernels' results are checked against scipy's.
 
     PYTHONPATH=. .venv/bin/python benchmarks/bench_merged_union.py [--rows 20000] [--cols 4000] [--density 0.001]
 
-Results (20000 x 4000 parts, 0.1%: 80k entries each, min of 5 rounds, on the shared 2-core machine while the test
-suite ran on the other core; the stack raveled is the hstack's kernel, cached):
+Results (20000 x 4000 parts, 0.1%: 80k entries each, min of 5 rounds, on the shared 2-core machine):
 
-    n=3 hstack  lower 0.45 s     362 lines  scipy 1.70 ms  lattice 1.37 ms  1.24x
-    n=4 hstack  lower 0.14 s     451 lines  scipy 2.15 ms  lattice 2.15 ms  1.00x
-    n=6 hstack  lower 0.07 s     629 lines  scipy 3.46 ms  lattice 3.09 ms  1.12x
-    n=3 stack   lower 0.02 s     362 lines  scipy 1.63 ms  lattice 1.48 ms  1.10x
-    n=4 stack   lower 0.00 s     451 lines  scipy 2.26 ms  lattice 2.06 ms  1.10x
+    n=3 hstack  scipy 1.66 ms | lattice  362 lines 1.37 ms 1.21x | looplets 331 lines 1.16 ms 1.43x
+    n=4 hstack  scipy 2.16 ms | lattice  451 lines 2.09 ms 1.03x | looplets 408 lines 1.79 ms 1.20x
+    n=6 hstack  scipy 3.43 ms | lattice  629 lines 3.12 ms 1.10x | looplets 562 lines 2.83 ms 1.21x
+    n=3 mixed   scipy 1.86 ms | lattice  346 lines 1.23 ms 1.52x | looplets 431 lines 1.07 ms 1.74x
+    n=4 mixed   scipy 2.66 ms | lattice  419 lines 1.59 ms 1.67x | looplets 592 lines 1.43 ms 1.86x
+    n=6 mixed   scipy 4.00 ms | lattice  581 lines 2.50 ms 1.60x | looplets 830 lines 2.23 ms 1.79x
 
-Before the merge (the lattice's 2^n - 1 points), hstack of COO into COO lowered in 1.9 s (n=3, 2,064 lines), 10.9 s
-(n=5, 28,162 lines) and 90 s (n=6, 100,083 lines).
+Before the lattice's merge (its 2^n - 1 points), hstack of COO into COO lowered in 1.9 s (n=3, 2,064 lines), 10.9 s
+(n=5, 28,162 lines) and 90 s (n=6, 100,083 lines). Before the looplets merged the walks of a concatenation's parts
+(merged_walks.walks_of_parts), "mixed" kept the product of its two COO walks' phases: n=3 1,288 lines, 1.13 ms;
+n=4 2,021 lines, 1.51 ms (the merged loop 1.07 and 1.43 ms in the same session).
 """
 
 from __future__ import annotations
@@ -52,13 +56,16 @@ def main(argv=None) -> None:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--n", type=int, nargs="*", default=[3, 4, 6])
     args = ap.parse_args(argv)
-    for kind in ("hstack", "stack"):
+    for kind in ("hstack", "mixed", "stack"):
         for n in args.n:
             parts = [sp.random(args.rows, args.cols, args.density, format="coo", random_state=k) for k in range(n)]
             for p in parts:
                 p.sum_duplicates()
-            arrays = [xp.asarray(Tensor.from_scipy(p, "coo")) for p in parts]
-            if kind == "hstack":
+            # ("mixed": every other part CSR, whose rows are dense: the looplets walk only the COO parts' rows)
+            fmts = ["csr" if kind == "mixed" and k % 2 else "coo" for k in range(n)]
+            parts = [p.tocsr() if f == "csr" else p for p, f in zip(parts, fmts)]
+            arrays = [xp.asarray(Tensor.from_scipy(p, f)) for p, f in zip(parts, fmts)]
+            if kind in ("hstack", "mixed"):
                 expr = xp.concat(arrays, axis=1)
 
                 def scipy_way():
@@ -69,16 +76,19 @@ def main(argv=None) -> None:
 
                 def scipy_way():
                     return sp.hstack(parts, format="csr")
-            t = time.perf_counter()
-            kernel = expr.lower("csr", strategy="lattice")
-            lowering = time.perf_counter() - t
             want = scipy_way()
-            got = kernel().to_scipy()
-            assert (abs(got - want) > 0).nnz == 0 and got.nnz == want.nnz, (kind, n)
-            s, k = best(scipy_way, args.rounds), best(kernel, args.rounds)
-            print(f"n={n} {kind:6}  lower {lowering:.2f} s  {len(kernel.c_source.splitlines()):6} lines  "
-                  f"scipy {s:.2f} ms  lattice {k:.2f} ms  {s / k:.2f}x", flush=True)
-
+            s = best(scipy_way, args.rounds)
+            line = f"n={n} {kind:6}  scipy {s:6.2f} ms"
+            for strategy in ("lattice", "looplets"):
+                t = time.perf_counter()
+                kernel = expr.lower("csr", strategy=strategy)
+                lowering = time.perf_counter() - t
+                got = kernel().to_scipy()
+                assert (abs(got - want) > 0).nnz == 0 and got.nnz == want.nnz, (kind, n, strategy)
+                k = best(kernel, args.rounds)
+                line += (f"  | {strategy} lower {lowering:5.2f} s {len(kernel.c_source.splitlines()):5} lines "
+                         f"{k:6.2f} ms {s / k:5.2f}x")
+            print(line, flush=True)
 
 if __name__ == "__main__":
     main()

@@ -48,7 +48,7 @@ from .looplet_provenance import looplet_origin, looplet_what, too_many_looplets
 from .looplets import (AcceptRun, Case, Fill, Jumper, Lookup, Run, Sequence, Spike, Stepper, Switch, Thunk,
                        resolve, truncate, unshift)
 from .merged_walks import (MOST_REGIONS, MOST_TRIED, fewest_moved_first, merged_walk, mergeable_walks,
-                           present_chunk, running, walks_end)
+                           present_chunk, running, walks_end, walks_of_parts)
 from .phase_order import merge_order
 from .point_steps import required_of, spike_parts
 from .program import Extent, Loop, Value, is_pass, substitute, uses
@@ -286,7 +286,9 @@ class LoopletRules:
         """
         seqs = [l for l in found if isinstance(l, Sequence)]
         walks = mergeable_walks(seqs)
-        if walks is not None and self._regions_above(i, body, seqs, MOST_REGIONS):   # (one loop: merged_walks)
+        if walks is None or not self._regions_above(i, body, seqs, MOST_REGIONS):
+            walks = walks_of_parts(body, i, seqs)
+        if walks is not None:   # (one loop: merged_walks)
             end = Var(self.fresh("walks_end"))
             merged = {id(s): merged_walk(s, end, self.fresh) for s in walks}
             new = replace_looplets(body, i, lambda l: merged.get(id(l), l), only=(Sequence,))

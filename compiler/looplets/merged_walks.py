@@ -57,8 +57,9 @@ from ..imperative.traverse import pure
 from . import extents as X
 from .fibers import SubFiber
 from .absent_fibers import can_be_absent
+from .looplet_access import looplets_of
 from .looplets import Fill, Phase, Sequence, Spike, Stepper, unshift
-from .program import Literal, Value
+from .program import Block, Literal, Value
 
 #: the fewest walks merged into one loop: four (2^4 = 16 combinations of phases; three keep the
 #: product, whose loops a student compares with the papers', as the lattice keeps TACO's seven)
@@ -71,6 +72,12 @@ MOST_TRIED = 128
 #: the fewest walks of fibers above others merged: three (each of the product's combinations is a nest
 #: of loops whose steps are products again: 2^3 at each of three levels of 3-D operands was 17,000 lines)
 MERGE_NESTED_FROM = 3
+
+#: the fewest parts (statements of a loop's body, as a concatenation's, each reading the loop's
+#: index) among which two or more walks, each in a part of its own, merge: three, as the lattice's
+#: merged loop of a concatenation's parts (:mod:`compiler.lattice.seqmerge`). Each part is then
+#: lowered once, not in every combination of the others' phases and every case of their steps
+MERGE_PARTS_FROM = 3
 
 #: the most loops the product of phases lowers beside merged walks: seven, as the lattice keeps TACO's
 #: seven loops (fewer regions are cheaper unmerged: their steps are points where one walk makes others idle)
@@ -113,6 +120,26 @@ def mergeable_walks(seqs) -> list | None:
     walks = [s for s in seqs if walk_then_fill(s)]
     nested = all(_above_fibers(s) for s in walks)
     return walks if len(walks) >= (MERGE_NESTED_FROM if nested else MERGE_FROM) else None
+
+
+def walks_of_parts(body, i, seqs) -> list | None:
+    """The walk-then-fill sequences among ``seqs`` when there are two or more and ``body`` is
+    :data:`MERGE_PARTS_FROM` or more statements reading index ``i`` (parts: a concatenation's, one
+    per operand), else None. The product of the walks' phases repeats every part in each combination
+    (an hstack of COO, CSR and COO lowered the CSR part's row nine times), where merged each part is
+    lowered once.
+
+    >>> from compiler.looplets.program import Access, Block, Index, TensorRef
+    >>> i = Index("i")
+    >>> part = lambda t: Access(TensorRef(t), (i,), source=t)
+    >>> walks_of_parts(Block((part("A"), part("B"), part("C"))), i, []) is None
+    True
+    """
+    if not isinstance(body, Block):
+        return None
+    walks = [s for s in seqs if walk_then_fill(s)]
+    parts = [st for st in body.stmts if looplets_of(st, i)]
+    return walks if len(walks) >= 2 and len(parts) >= MERGE_PARTS_FROM else None
 
 
 def _above_fibers(seq) -> bool:

@@ -127,3 +127,66 @@ def test_walks_of_several_operands_by_every_oracle(drawn, out):
     # (the lattice's merged loops' operands: four or five vectors of drawn formats, fills and values)
     prog, tensors = drawn
     check(prog, out=out, **tensors)
+
+
+# -- a concatenation's parts: two walks or more, each in a part of its own, merge from three parts
+
+def joined(fmts, values, ops, axis=1):
+    """The concatenation of ``ops[k]`` of each of ``values`` (stored as ``fmts``) along ``axis`` by the
+    looplets, checked against numpy by the kernel and the IR interpreter: its kernel."""
+    arrays = [xp.asarray(v if f == "dense" else ss.Tensor.from_numpy(v, f)) for v, f in zip(values, fmts)]
+    with np.errstate(all="ignore"):
+        want = np.concatenate([op(v) for op, v in zip(ops, values)], axis=axis)
+        k = ss.lower(xp.concat([op(a) for op, a in zip(ops, arrays)], axis=axis), strategy="looplets")
+        np.testing.assert_array_equal(np.asarray(k().to_numpy()), want)
+        np.testing.assert_array_equal(np.asarray(k.interpret().to_numpy()), want)
+    return k
+
+
+def fills_of_two(k):
+    return lambda v: v * 2 if k % 2 == 0 else v + 1
+
+
+M = [np.array([[1.0, 0.0, -3.0], [0.5, 0.0, 2.0], [0.0, 0.0, 0.0], [0.0, 4.0, 0.0]]) * (k + 1) for k in range(4)]
+M = [np.roll(m, k, axis=0) for k, m in enumerate(M)]
+
+
+def test_an_hstack_of_coo_csr_and_coo_parts_walks_the_coo_rows_once():
+    # (A * 2, B + 1, C * 2): B's CSR rows are dense, so only A's and C's rows are walks; their product, 4
+    # combinations and a step case per set of them, lowered B's row 9 times: 1,868 lines of C
+    k = joined(["coo", "csr", "coo"], M[:3], [fills_of_two(n) for n in range(3)])
+    assert [n for n in merges(k) if n.startswith("2 walks merged")], merges(k)
+    assert len(k.c_source.splitlines()) < 800, len(k.c_source.splitlines())
+
+
+def test_two_parts_keep_the_product_of_their_phases():
+    # (as the lattice keeps the paper's lattice of two operands, compiler.lattice.seqmerge)
+    k = joined(["coo", "coo"], M[:2], [fills_of_two(n) for n in range(2)])
+    assert not merges(k)
+
+
+def test_a_walk_read_by_two_parts():
+    # A's rows read by the first part and the last: two walks, merged, each part lowered once (1,307 lines of C
+    # for the product without the last part)
+    a, b = (ss.Tensor.from_numpy(m, "coo") for m in M[:2])
+    xa, xb, xd = xp.asarray(a), xp.asarray(b), xp.asarray(M[3])
+    with np.errstate(all="ignore"):
+        want = np.concatenate([M[0] * 2, M[1] + 1, M[3], M[0] - 3], axis=1)
+        k = ss.lower(xp.concat([xa * 2, xb + 1, xd, xa - 3], axis=1), strategy="looplets")
+        np.testing.assert_array_equal(np.asarray(k().to_numpy()), want)
+        np.testing.assert_array_equal(np.asarray(k.interpret().to_numpy()), want)
+    assert [n for n in merges(k) if n.startswith("2 walks merged")], merges(k)
+    assert len(k.c_source.splitlines()) < 800, len(k.c_source.splitlines())
+
+
+@settings(max_examples=15, deadline=None)
+@given(fmts=st.lists(st.sampled_from(["coo", "coo", "csr", "dense"]), min_size=3, max_size=5),
+       rows=st.integers(0, 4), cols=st.integers(1, 3), seed=st.integers(0, 2 ** 16),
+       density=st.sampled_from([0.0, 0.3, 1.0]), ops=st.lists(st.integers(0, 3), min_size=5, max_size=5))
+def test_hstacks_of_parts_against_numpy(fmts, rows, cols, seed, density, ops):
+    # (parts of fills 0 and others, NaN and ±inf among the stored values, empty matrices and all-fill ones)
+    rng = np.random.default_rng(seed)
+    values = [np.where(rng.random((rows, cols)) < density, rng.choice([1.0, -2.0, nan, inf, -inf], (rows, cols)), 0.0)
+              for _ in fmts]
+    funcs = [lambda v: v * 2, lambda v: v + 1, lambda v: v - 3, lambda v: v * 0.5]
+    joined(fmts, values, [funcs[o] for o in ops[:len(fmts)]])
