@@ -544,6 +544,57 @@ def c_cpow_helper(rdt) -> str:
             f"}}")
 
 
+def c_cpowi_helper(rdt) -> str:
+    """The C function ``ss_powi_<dtype>``: a complex value of ``rdt`` to a count ``n >= 0`` by repeated
+    squaring, each product by its parts' formula as numpy's complex product, for any ``n`` (``ss_pow`` takes
+    cpow from 100 on: ``exp(b log a)``, so ``1j ** 100`` would not be 1). A product reduction's fill folded
+    in for the coordinates its loops skipped (:class:`compiler.lattice.seqstmts.Fold`); exact where
+    the products are, as ``(1 + 1j) ** n`` in Gaussian integers; :func:`complex_powi` computes it in Python.
+
+    >>> print(c_cpowi_helper("complex128").splitlines()[0])
+    static inline double _Complex ss_powi_complex128(double _Complex a, int64_t n) {
+    """
+    rdt = np.dtype(rdt)
+    f = "f" if rdt == np.complex64 else ""
+    t, part, make = c_type(rdt), c_type(real_part_dtype(rdt)), f"CMPLX{f.upper()}"
+    return (f"static inline {t} ss_powi_{rdt.name}({t} a, int64_t n) {{\n"
+            f"    {part} rr = 1, ri = 0, pr = creal{f}(a), pi = cimag{f}(a);\n"
+            f"    while (n > 0) {{\n"
+            f"        if (n & 1) {{\n"
+            f"            {part} r = rr * pr - ri * pi;\n"
+            f"            ri = rr * pi + ri * pr;\n"
+            f"            rr = r;\n"
+            f"        }}\n"
+            f"        n >>= 1;\n"
+            f"        if (n == 0)\n"
+            f"            break;\n"
+            f"        {part} p = pr * pr - pi * pi;\n"
+            f"        pi = pr * pi + pi * pr;\n"
+            f"        pr = p;\n"
+            f"    }}\n"
+            f"    return {make}(rr, ri);\n"
+            f"}}")
+
+
+def complex_powi(a, n: int, rdt="complex128"):
+    """:func:`c_cpowi_helper`'s function in Python, product by product in ``rdt``'s parts.
+
+    >>> complex_powi(1j, 100), complex_powi(1 + 1j, 5), complex_powi(2j, 0)
+    ((1+0j), (-4-4j), (1+0j))
+    """
+    real = np.dtype(real_part_dtype(np.dtype(rdt))).type
+    rr, ri, pr, pi = real(1), real(0), real(np.real(a)), real(np.imag(a))
+    with np.errstate(all="ignore"):
+        while n > 0:
+            if n & 1:
+                rr, ri = rr * pr - ri * pi, rr * pi + ri * pr
+            n >>= 1
+            if n == 0:
+                break
+            pr, pi = pr * pr - pi * pi, pr * pi + pi * pr
+    return complex(rr, ri)
+
+
 def c_divmod_helper(name: str, rdt) -> str:
     """The C function ``ss_<name>_<dtype>`` computing numpy's ``floor_divide`` (``name`` is
     ``floordiv``) or ``remainder`` (``mod``) of two values of ``rdt``.

@@ -22,14 +22,14 @@ import math
 import numpy as np
 
 from .. import user_function_check
-from ..algebra import Operator, helper_impl
+from ..algebra import Operator, helper_impl, lookup
 from ..dtypes import typed_scalar, value_dtype
 from ..errors import DTypeError
 from ..imperative.ir import BinOp, BufferArg, Call, Cast, Const, Grow, Load, Prefetch, Select, Store, UnOp, Var
 from ..imperative.cints import constant_shift, converted, isnan_of, wrap
 from ..imperative.traverse import walk as ir_walk
 from ..notation.ast import Access, Call as NCall, IndexValue, Literal, Reduce
-from ..opimpls import BINARY_MATH, COMPLEX_HELPED, ROUNDING, UNARY_MATH, c_math_name
+from ..opimpls import BINARY_MATH, COMPLEX_HELPED, ROUNDING, UNARY_MATH, c_cpowi_helper, c_math_name
 
 
 def const_of(value, dtype) -> Const:
@@ -184,6 +184,22 @@ def to_ir(e, value_of, helpers: dict | None = None):
 
     ir, dt = visit(e)
     return ir, dt, helpers
+
+
+def fold_power(fill: Const, skipped, dtype: str, helpers: dict):
+    """``fill ** skipped`` in ``dtype``: a product's fill folded in for the ``skipped`` coordinates (an
+    int64 expression) its loops did not visit. A complex fill by repeated squaring, exact where its products
+    are (``ss_powi``: C's cpow, ``exp(b log a)``, makes ``1j ** 100`` inexact); else ``pow``'s.
+
+    >>> helpers = {}
+    >>> print(fold_power(Const(1j, "complex128"), Var("n"), "complex128", helpers), sorted(helpers))
+    ss_powi_complex128(1j, n) ['ss_powi_complex128']
+    """
+    if np.dtype(dtype).kind == "c":
+        name = f"ss_powi_{np.dtype(dtype).name}"
+        helpers[name] = (c_cpowi_helper(dtype), None)
+        return Call(name, (fill, skipped))
+    return apply_op(lookup("pow"), [fill, Cast(dtype, skipped)], [dtype, dtype], helpers)[0]
 
 
 def python_helper(op: Operator, hname: str):

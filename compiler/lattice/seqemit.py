@@ -67,11 +67,12 @@ from ..imperative import ir
 from ..imperative.cints import operands, wrap
 from ..imperative.ir import BinOp, Cast, Const, Declare, If, Load, Var, and_, not_, or_
 from ..names import FreshNames
+from ..opimpls import complex_powi
 from . import seqcfir as cf
-from .exprs import apply_op, names_used, python_helper
+from .exprs import apply_op, fold_power, names_used, python_helper
 from ..notation.dtypes import expr_dtype
 from ..notation.node_provenance import computing
-from .seqcfirvalues import value_children
+from .seqcfirvalues import Value, value_children
 from .seqlattice import edges
 from .seqassembly import SeqAssembly, sequence_output
 from .seqhoist import plain_zero
@@ -595,8 +596,7 @@ class SeqEmitter(LeafWalks):
             t = Var(self.temps[s.out])
             fill = Const(s.fill, self.dtype)
             if s.power:
-                skipped = Cast(self.dtype, BinOp("-", _c(s.extent), Var(self.temps[s.count])))
-                fill = apply_op(lookup("pow"), [fill, skipped], [self.dtype, self.dtype], self.helpers)[0]
+                fill = fold_power(fill, BinOp("-", _c(s.extent), Var(self.temps[s.count])), self.dtype, self.helpers)
             folded = apply_op(s.op, [t, fill], [self.dtype, self.dtype], self.helpers)[0]
             return computing([If(BinOp("<", Var(self.temps[s.count]), _c(s.extent)), [ir.Assign(t, folded)])],
                              (), None, fills=self.summed.get(s.out, ()))
@@ -662,7 +662,7 @@ class SeqEmitter(LeafWalks):
 
     def reads(self, s) -> set:
         """The tensors the assignment or sum ``s`` reads."""
-        return {self.names[v.tensor] for v in _values(s) if isinstance(v, cf.Read)}
+        return {self.names[v.tensor] for v in _cin_parts(s)[0] if isinstance(v, cf.Read)}
 
     def scoped(self, fn) -> list:
         """``fn()`` with the cursors and temporaries it declares forgotten after (a C block)."""
@@ -786,26 +786,26 @@ def _always_at(s: Seq) -> bool:
 
 def _cin_names(s) -> tuple[set, set]:
     """The tensors the CIN ``s`` reads (by their sequence names) and its loop indices."""
-    reads, indices = set(), set()
+    values, indices = _cin_parts(s)
+    return {v.tensor for v in values if isinstance(v, cf.Read)}, indices
 
-    def value(e):
-        if isinstance(e, cf.Read):
-            reads.add(e.tensor)
-        for x in value_children(e):
-            value(x)
 
-    def visit(x):
+def _cin_parts(s) -> tuple[list, set]:
+    """Every value node of the CIN ``s``, and its loop indices."""
+    values, indices, stack = [], set(), [s]
+    while stack:
+        x = stack.pop()
         if isinstance(x, cf.Block):
-            for y in x.stmts:
-                visit(y)
+            stack += x.stmts
         elif isinstance(x, cf.Forall):
             indices.add(x.index)
-            visit(x.body)
+            stack.append(x.body)
         elif isinstance(x, (cf.Assign, cf.Reduce)):
-            value(x.value)
-
-    visit(s)
-    return reads, indices
+            stack.append(x.value)
+        elif isinstance(x, Value):
+            values.append(x)
+            stack += value_children(x)
+    return values, indices
 
 
 def emit_function(low, formats: dict, name: str, out_format=None, dtype: str | None = None,
@@ -882,28 +882,16 @@ def kernel_helpers(fn: ir.Function, low) -> tuple:
     """``(name, Python implementation)`` of each helper ``fn`` calls, for the IR interpreter (a
     helper is named ``ss_<operator>_<dtypes>``)."""
     ops = {}
-    for v in _values(low.cin):
+    for v in _cin_parts(low.cin)[0]:
         if isinstance(v, cf.Op):
             ops.setdefault(v.op.name, v.op)
     # (an integer product's fill folded in to the power of the coordinates skipped: no value of the CIN)
     ops.setdefault("pow", lookup("pow"))
+    # (and a complex product's fill to that power: ss_powi, no operator's helper)
+    powers = tuple((h.name, lambda a, n, rdt=np.dtype(h.name[len("ss_powi_"):]): rdt.type(complex_powi(a, int(n), rdt)))
+                   for h in fn.helpers if h.name.startswith("ss_powi_"))
     return tuple((h.name, python_helper(op, h.name)) for h in fn.helpers for op in ops.values()
-                 if h.name.startswith(f"ss_{op.name}_"))
-
-
-def _values(s):
-    """Every value node of the CIN ``s``."""
-    if isinstance(s, cf.Block):
-        for x in s.stmts:
-            yield from _values(x)
-    elif isinstance(s, cf.Forall):
-        yield from _values(s.body)
-    elif isinstance(s, (cf.Assign, cf.Reduce)):
-        stack = [s.value]
-        while stack:
-            v = stack.pop()
-            yield v
-            stack += list(v.args) if isinstance(v, cf.Op) else [getattr(v, f) for f in ("a", "b") if hasattr(v, f)]
+                 if h.name.startswith(f"ss_{op.name}_")) + powers
 
 
 __all__ = ["SeqEmitter", "emit_function", "kernel_helpers"]

@@ -40,8 +40,7 @@ from ..imperative.ir import BinOp, Cast, Const, Declare, For, Grow, If, Load, St
 from ..imperative.sorting import COUNTED_SPAN
 from ..notation.ast import Reduce as SumNode
 from . import seqcfir as cin
-from ..algebra import lookup
-from .exprs import apply_op
+from .exprs import apply_op, fold_power
 from .seqoutput import SeqOutput
 from .seqvalues import expr_fill, real_constant
 
@@ -115,10 +114,9 @@ def hoisted_body(builder, program, order: tuple) -> cin.Stmt:
     # (a max, min or prod into a vector: each term reduced into it, the fill folded in once where a coordinate's
     # loops skipped any, as into a scalar: compiler.lattice.seqderive.other_reduction)
     op = None if not rhs.op.is_user and rhs.op.name == "add" else rhs.op     # (a sum over no index too)
-    # (a product of another real or integer fill, 2 or -inf, folds it to the power of the coordinates skipped, as
-    # into a scalar)
+    # (a product of another fill, 2, -inf or 1j, folds it to the power of the coordinates skipped, as into a scalar)
     power = op is not None and not same_value(op(fill, fill).item(), fill)
-    if power and (op.name != "mul" or np.asarray(fill).dtype.kind not in "fiu"):
+    if power and op.name != "mul":
         raise StrategyError(f"{rhs}: the sequence lowering folds the fill {fill} once where a {op.name} reduction's "
                             f"loops skip coordinates, which is {op.name} of it as many times only where "
                             f"{op.name}(fill, fill) is the fill")
@@ -234,8 +232,7 @@ class AccumulatedOutput(SeqOutput):
             helpers = self.helpers if self.helpers is not None else {}
             fill = Const(s.fill, self.dtype)
             if s.power:
-                skipped = Cast(self.dtype, BinOp("-", Const(s.extent, "int64"), n))
-                fill = apply_op(lookup("pow"), [fill, skipped], [self.dtype, self.dtype], helpers)[0]
+                fill = fold_power(fill, BinOp("-", Const(s.extent, "int64"), n), self.dtype, helpers)
             folded = apply_op(s.op, [Load(self.sums, q), fill], [self.dtype, self.dtype], helpers)[0]
             return [For(q, 0, Const(self.size, "int64"),
                         [If(BinOp("<", n, Const(s.extent, "int64")), [Store(self.sums, q, folded)])])]
