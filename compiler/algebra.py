@@ -62,7 +62,8 @@ from .dtypes import VALUE_DTYPES, c_type, value_dtype
 from .dtypes import result_dtype as _promote
 from .errors import DTypeError, SparsescopeError, UserCodeError
 from .opimpls import (BINARY_MATH, COMPLEX_HELPED, COMPLEX_PARTS, C_EXPRS, DTYPE_RULES, IMPLS, REDUCE_UFUNCS, UNARY_MATH,
-                      c_complex_helper, c_cpow_helper, c_divmod_helper, c_ipow_helper, c_shift_helper)
+                      c_cdiv_helper, c_cmul_helper, c_complex_helper, c_cpow_helper,
+                      c_divmod_helper, c_ipow_helper, c_shift_helper)
 from .opimpls import dtype_error, real_part_dtype, with_real_operand
 from .opimpls import c_literal, ieee_pow  # noqa: F401  (re-exported: public names of compiler.algebra)
 
@@ -552,6 +553,8 @@ class Operator:
                 return c_ipow_helper(rdt)
             if rdt.kind == "c":
                 return c_cpow_helper(rdt)
+        if self.name in ("mul", "div") and self.result_dtype(*dts).kind == "c":
+            return (c_cmul_helper if self.name == "mul" else c_cdiv_helper)(self.result_dtype(*dts))
         if self.name in ("floordiv", "mod"):
             return c_divmod_helper(self.name, self.result_dtype(*dts))
         if self.name in ("lshift", "rshift"):

@@ -24,7 +24,7 @@ from ..imperative.traverse import walk as ir_walk
 from ..imperative.sorting import bit_sort_words, sort_coordinates_ir
 from ..notation.ast import Access
 from .cfir import CAssign, CDenseWorkspace, CForall, CSeq, CWorkspace
-from .exprs import COMPOUND, apply_op, cast, const_of, literal_text
+from .exprs import apply_op, cast, compound_of, const_of, literal_text
 from .iterators import WorkspaceIterator
 
 
@@ -188,8 +188,8 @@ class Workspaces:
             return [*pre, *mark]   # the structure needs only which coordinates are set
         if n.op is None:
             return [*pre, *mark, Store(w, j, cast(v, dt, tdt))]
-        if not n.op.is_user and n.op.name in COMPOUND and n.op.result_dtype(tdt, dt).name == tdt:
-            return [*pre, *mark, Store(w, j, cast(v, dt, tdt), COMPOUND[n.op.name])]
+        if compound_of(n.op, tdt, dt):
+            return [*pre, *mark, Store(w, j, cast(v, dt, tdt), compound_of(n.op, tdt, dt))]
         r, rdt = apply_op(n.op, [Load(w, j), v], [tdt, dt], self.helper_sink())
         return [*pre, *mark, Store(w, j, cast(r, rdt, tdt))]
 

@@ -43,7 +43,7 @@ from ..levels import Pattern
 from ..notation.ast import Access, walk as walk_expr
 from ..notation.node_provenance import computing
 from .cfir import CAlloc, CAssign, CDenseWorkspace, CForall, CSeq, CSkip, CWorkspace
-from .exprs import COMPOUND, apply_op, cast, const_of, names_used, to_ir
+from .exprs import apply_op, cast, compound_of, const_of, names_used, to_ir
 from .plan import Setup
 from .emit_derived import DerivedLoops
 from .emit_locate import Locating
@@ -244,8 +244,8 @@ class Emitter(Loops, DerivedLoops, Locating, Workspaces, OutputAssembly, BlockAs
             t = Var(n.lhs.tensor)
             if n.op is None:
                 return [Assign(t, cast(v, dt, tdt))]
-            if not n.op.is_user and n.op.name in COMPOUND and n.op.result_dtype(tdt, dt).name == tdt:
-                return [CompoundAssign(COMPOUND[n.op.name], t, cast(v, dt, tdt))]
+            if compound_of(n.op, tdt, dt):
+                return [CompoundAssign(compound_of(n.op, tdt, dt), t, cast(v, dt, tdt))]
             r, rdt = apply_op(n.op, [t, v], [tdt, dt], self.helper_sink())
             return [Assign(t, cast(r, rdt, tdt))]
         odt = s.out_dtype
@@ -272,9 +272,9 @@ class Emitter(Loops, DerivedLoops, Locating, Workspaces, OutputAssembly, BlockAs
     def update_store(self, buf: str, pos, op, v, dt: str, odt: str) -> list:
         """``buf[pos] op= v``, atomic on the output with ``races='atomics'``."""
         atomic = buf == self.val and self.setup.races == "atomics"
-        if not op.is_user and op.name in COMPOUND and op.result_dtype(odt, dt).name == odt:
+        if compound_of(op, odt, dt):
             # threads that update one element of the output each do it atomically
-            return [Pragma("omp atomic")] * atomic + [Store(buf, pos, cast(v, dt, odt), COMPOUND[op.name])]
+            return [Pragma("omp atomic")] * atomic + [Store(buf, pos, cast(v, dt, odt), compound_of(op, odt, dt))]
         if atomic:   # (check_parallel lets only atomic updates through: here the dtypes differ)
             out = self.setup.output.tensor
             raise StrategyError(f"parallelize({self.setup.parallel}, races='atomics') does not apply: the update "

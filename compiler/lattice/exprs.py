@@ -29,7 +29,7 @@ from ..imperative.ir import BinOp, BufferArg, Call, Cast, Const, Grow, Load, Pre
 from ..imperative.cints import constant_shift, converted, isnan_of, wrap
 from ..imperative.traverse import walk as ir_walk
 from ..notation.ast import Access, Call as NCall, IndexValue, Literal, Reduce
-from ..opimpls import BINARY_MATH, COMPLEX_HELPED, ROUNDING, UNARY_MATH, c_cpowi_helper, c_math_name
+from ..opimpls import BINARY_MATH, COMPLEX_HELPED, ROUNDING, UNARY_MATH, c_math_name, complex_helped
 
 
 def const_of(value, dtype) -> Const:
@@ -107,6 +107,10 @@ def apply_op(op: Operator, args, dtypes, helpers: dict):
     if name == "imag":
         return const_of(0, rname), rname
     conv = [cast(x, d, rname) for x, d in zip(args, dtypes)]
+    if complex_helped(name, dtypes):   # (numpy's formulas: C's rescue infinities, scale otherwise)
+        hname = f"ss_{name}_{rname}"
+        helpers[hname] = (op.c_helper([rname, rname]), op)
+        return Call(hname, tuple(conv)), rname
     if name in _INFIX:
         return wrap(BinOp(_INFIX[name], conv[0], conv[1]), rname), rname
     if name == "div":
@@ -187,18 +191,12 @@ def to_ir(e, value_of, helpers: dict | None = None):
 
 
 def fold_power(fill: Const, skipped, dtype: str, helpers: dict):
-    """``fill ** skipped`` in ``dtype``: a product's fill folded in for the ``skipped`` coordinates (an
-    int64 expression) its loops did not visit. A complex fill by repeated squaring, exact where its products
-    are (``ss_powi``: C's cpow, ``exp(b log a)``, makes ``1j ** 100`` inexact); else ``pow``'s.
+    """``fill ** skipped`` in ``dtype`` (a real or integer one): a product's fill folded in for the ``skipped``
+    coordinates (an int64 expression) its loops did not visit.
 
-    >>> helpers = {}
-    >>> print(fold_power(Const(1j, "complex128"), Var("n"), "complex128", helpers), sorted(helpers))
-    ss_powi_complex128(1j, n) ['ss_powi_complex128']
+    >>> print(fold_power(Const(2.0, "float64"), Var("n"), "float64", {}))
+    pow(2.0, (float64)n)
     """
-    if np.dtype(dtype).kind == "c":
-        name = f"ss_powi_{np.dtype(dtype).name}"
-        helpers[name] = (c_cpowi_helper(dtype), None)
-        return Call(name, (fill, skipped))
     return apply_op(lookup("pow"), [fill, Cast(dtype, skipped)], [dtype, dtype], helpers)[0]
 
 
@@ -209,6 +207,20 @@ def python_helper(op: Operator, hname: str):
 
 #: the operators C updates in place (``t += v``) when the result keeps the target's dtype
 COMPOUND = {"add": "+", "mul": "*", "bitand": "&", "bitor": "|", "bitxor": "^"}
+
+
+def compound_of(op, tdt: str, dt: str) -> str | None:
+    """The C compound operator of ``t = op(t, v)`` for a target of dtype ``tdt`` and a value of ``dt``,
+    or None where C's has another meaning: a user function, a result of another dtype, a complex product
+    (numpy's formula, ``ss_mul``: C's ``*=`` rescues infinities).
+
+    >>> from compiler.algebra import lookup
+    >>> compound_of(lookup("mul"), "float64", "int32"), compound_of(lookup("mul"), "complex128", "complex128")
+    ('*', None)
+    """
+    if op.is_user or op.name not in COMPOUND or op.result_dtype(tdt, dt).name != tdt:
+        return None
+    return None if complex_helped(op.name, [tdt, dt]) else COMPOUND[op.name]
 
 
 def literal_text(v) -> str:
@@ -235,5 +247,5 @@ def names_used(stmts) -> set:
     return out
 
 
-__all__ = ["COMPOUND", "to_ir", "apply_op", "const_of", "cast", "not_fill", "is_fill", "literal_text", "names_used",
+__all__ = ["COMPOUND", "compound_of", "to_ir", "apply_op", "const_of", "cast", "not_fill", "is_fill", "literal_text", "names_used",
            "python_helper"]

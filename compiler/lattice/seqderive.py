@@ -182,14 +182,16 @@ class CinBuilder:
             # (a summand of another fill than 0 counts the coordinates its loops sum: each one
             # they skip adds that fill, folded in after them; another reduction's, where it is not its identity)
             fill = expr_fill(e.body, self.d.fills, self.d.extents)
-            # (a product of another fill, 2, -inf or 1j, folds it in to the power of the coordinates skipped; an
-            # integer's power wraps as numpy's product does: ss_pow_int64; a complex one by repeated squaring)
+            # (a product of another fill, 2 or -inf, folds it in to the power of the coordinates skipped; an
+            # integer's power wraps as numpy's product does: ss_pow_int64. Not a complex one: a complex product
+            # is not associative where a value is infinite, (inf * 1j) * 1j is nan + nan j and inf * (1j * 1j)
+            # -inf + nan j, and numpy multiplies in order)
             power = op is not None and not values.same_value(op(fill, fill).item(), fill)
-            if power and op.name != "mul":
+            if power and (op.name != "mul" or np.asarray(fill).dtype.kind not in "fiu"):
                 raise StrategyError(f"{e}: the sequence lowering folds the fill {fill} of the coordinates a {e.op.name} "
                                     f"reduction's loops skip once, which is {e.op.name} of it as many times only where "
-                                    f"{e.op.name}(fill, fill) is the fill, or a product's (to the power of the "
-                                    f"coordinates skipped); lower it with strategy='looplets'")
+                                    f"{e.op.name}(fill, fill) is the fill, or a product's of a real or integer fill (to "
+                                    f"the power of the coordinates skipped); lower it with strategy='looplets'")
             counted = not _plain_zero(fill) if op is None else not values.same_value(fill, op.identity)
             n = f"n_{t}" if counted else ""
             body: cin.Stmt = _block(pre + [cin.Reduce(t, (), v, n, op)])

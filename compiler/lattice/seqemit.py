@@ -67,7 +67,6 @@ from ..imperative import ir
 from ..imperative.cints import operands, wrap
 from ..imperative.ir import BinOp, Cast, Const, Declare, If, Load, Var, and_, not_, or_
 from ..names import FreshNames
-from ..opimpls import complex_powi
 from . import seqcfir as cf
 from .exprs import apply_op, fold_power, names_used, python_helper
 from ..notation.dtypes import expr_dtype
@@ -887,11 +886,8 @@ def kernel_helpers(fn: ir.Function, low) -> tuple:
             ops.setdefault(v.op.name, v.op)
     # (an integer product's fill folded in to the power of the coordinates skipped: no value of the CIN)
     ops.setdefault("pow", lookup("pow"))
-    # (and a complex product's fill to that power: ss_powi, no operator's helper)
-    powers = tuple((h.name, lambda a, n, rdt=np.dtype(h.name[len("ss_powi_"):]): rdt.type(complex_powi(a, int(n), rdt)))
-                   for h in fn.helpers if h.name.startswith("ss_powi_"))
     return tuple((h.name, python_helper(op, h.name)) for h in fn.helpers for op in ops.values()
-                 if h.name.startswith(f"ss_{op.name}_")) + powers
+                 if h.name.startswith(f"ss_{op.name}_"))
 
 
 __all__ = ["SeqEmitter", "emit_function", "kernel_helpers"]

@@ -114,9 +114,10 @@ def hoisted_body(builder, program, order: tuple) -> cin.Stmt:
     # (a max, min or prod into a vector: each term reduced into it, the fill folded in once where a coordinate's
     # loops skipped any, as into a scalar: compiler.lattice.seqderive.other_reduction)
     op = None if not rhs.op.is_user and rhs.op.name == "add" else rhs.op     # (a sum over no index too)
-    # (a product of another fill, 2, -inf or 1j, folds it to the power of the coordinates skipped, as into a scalar)
+    # (a product of another real or integer fill, 2 or -inf, folds it to the power of the coordinates skipped, as
+    # into a scalar)
     power = op is not None and not same_value(op(fill, fill).item(), fill)
-    if power and op.name != "mul":
+    if power and (op.name != "mul" or np.asarray(fill).dtype.kind not in "fiu"):
         raise StrategyError(f"{rhs}: the sequence lowering folds the fill {fill} once where a {op.name} reduction's "
                             f"loops skip coordinates, which is {op.name} of it as many times only where "
                             f"{op.name}(fill, fill) is the fill")

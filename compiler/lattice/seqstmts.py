@@ -18,7 +18,6 @@ from typing import Any
 import numpy as np
 
 from .. import serialize
-from ..opimpls import complex_powi
 from .seqcfirvalues import Lit, Value, value_parts, value_text
 from .seqlattice import loop_tag
 from .sequences import Seq
@@ -131,7 +130,7 @@ class Fold(Stmt):
     #: (an idempotent operator's any fill, a product's 0, 1, inf or NaN), so once is as many times
     op: Any = None
     #: a product's fill that is not its fixed point (2, -inf), into a scalar: ``t = t * fill ** (extent - count)``
-    #: (exact for the integer count; NaN and inf as IEEE's pow gives them; a complex fill's by repeated squaring)
+    #: (exact for the integer count; NaN and inf as IEEE's pow gives them)
     power: bool = False
 
     def missed(self, counted: int):
@@ -156,8 +155,6 @@ class Fold(Stmt):
                 wide = np.uint64 if np.asarray(self.fill).dtype.kind == "u" else np.int64
                 with np.errstate(over="ignore"):
                     return int(np.power(wide(self.fill), wide(self.extent - counted)))
-            if isinstance(self.fill, complex):   # (as the C's ss_powi: repeated squaring)
-                return complex_powi(self.fill, self.extent - counted)
             return float(np.power(np.float64(self.fill), self.extent - counted))
         if self.op is not None:
             return self.fill if counted < self.extent else float(self.op.identity)

@@ -16,7 +16,7 @@ from .. import user_function_check
 from ..algebra import Operator
 from ..imperative import cints, ir
 from ..imperative.ir import BinOp, Const, Select, UnOp
-from ..opimpls import BINARY_MATH, COMPLEX_HELPED, COMPLEX_PARTS, ROUNDING, UNARY_MATH, c_math_name
+from ..opimpls import BINARY_MATH, COMPLEX_HELPED, COMPLEX_PARTS, ROUNDING, UNARY_MATH, c_math_name, complex_helped
 from .errors import ProgramError
 from .fibers import SubFiber, leaf_value
 from .looplets import Fill
@@ -40,7 +40,7 @@ def compound_symbol(op, dt, vdt):
     sym = {"add": "+", "mul": "*", "sub": "-", "bitand": "&", "bitor": "|", "bitxor": "^"}.get(op.name)
     if sym is None:
         return None
-    if dt == "bool":
+    if dt == "bool" or complex_helped(op.name, [dt, vdt]):   # (a complex product: ss_mul, numpy's)
         return None
     return sym
 
@@ -130,6 +130,12 @@ class ExpressionLowering:
             dtypes = [common] * len(dtypes)
         infix = {"add": "+", "sub": "-", "mul": "*", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
                  "eq": "==", "ne": "!=", "and": "&&", "or": "||", "bitand": "&", "bitor": "|", "bitxor": "^"}
+        if complex_helped(n, given):
+            # (numpy's formulas: C's * and / rescue infinities, and its / scales otherwise)
+            name = f"ss_{n}_{rdt}"
+            self.helpers.setdefault(name, ir.Helper(name, op.c_helper([rdt, rdt])))
+            self.helper_ops.setdefault(name, op)
+            return ir.Call(name, tuple(a))
         if n in infix:
             return cints.wrap(BinOp(infix[n], a[0], a[1]), rdt)
         if n == "div":
