@@ -432,11 +432,12 @@ class Tensor:
     # --- constructors -------------------------------------------------------------------------
 
     @classmethod
-    def from_numpy(cls, arr, format="csr", fill=None, dtype=None, name: str | None = None) -> "Tensor":
+    def from_numpy(cls, arr, format=None, fill=None, dtype=None, name: str | None = None) -> "Tensor":
         """Store a numpy array (or anything ``np.asarray`` takes) in any format.
 
         ``format`` is a shorthand string ("dense", "csr", "csc", "coo", "dcsr", "csf",
-        "sparse"/"sv"), a level spec or a :class:`Format`. ``fill`` defaults to the
+        "sparse"/"sv"), a level spec or a :class:`Format`; by default CSR for a matrix, a
+        sparse vector for a vector, CSF for more dimensions (:data:`DEFAULT_FORMATS`). ``fill`` defaults to the
         spec's Element fill for specs and to 0 (``False`` for bool) for strings;
         ``dtype`` to the spec's dtype, else the array's. Sparse levels store only
         entries that differ from the fill (a NaN entry under a NaN fill is fill);
@@ -445,11 +446,15 @@ class Tensor:
         >>> t = Tensor.from_numpy([[1, 1], [1, 7]], "dcsr", fill=1)
         >>> t.nnz, t.vals.tolist(), t.fill, t.dtype.name
         (1, [7], 1, 'int64')
+        >>> print(Tensor.from_numpy([0.0, 2.5, 0.0]).format, Tensor.from_numpy(np.eye(2)).format)
+        SparseList(Element(0.0)) Dense(SparseList(Element(0.0)))
         """
         try:
             arr = np.asarray(arr)
         except ValueError as e:   # (nested lists of different lengths)
             raise ShapeError(f"{name or 'tensor'}: not an array of one shape ({e})") from None
+        if format is None:
+            format = DEFAULT_FORMATS.get(arr.ndim, "csf")
         fmt = _target_format(format, arr.ndim, arr.dtype, fill, dtype, name or "tensor")
         if fmt.ndim != arr.ndim:
             raise ShapeError(f"{name or 'tensor'}: format {fmt} stores {fmt.ndim} modes but the array "
@@ -822,6 +827,10 @@ def _matmul(a, b):
     if not MATMUL:
         raise UsageError("A @ B of Tensors is the array language's matmul: import compiler.array first")
     return MATMUL[0](a, b)
+
+
+#: the format :meth:`Tensor.from_numpy` stores an array of each number of dimensions in when given none (CSF from 3)
+DEFAULT_FORMATS = {0: "dense", 1: "sparse", 2: "csr"}
 
 
 def _target_format(format, ndim: int, given, fill, dtype, label: str) -> Format:

@@ -202,6 +202,18 @@ def test_empty_tensors(fmt, shape):
     assert "digraph" in t.fiber_tree_dot()
 
 
+@pytest.mark.parametrize("arr, fmt", [
+    (np.float64(2.5), "Element(0.0)"), (np.array([0.0, 1.5, 0.0]), "SparseList(Element(0.0))"),
+    (np.array([[0, 1], [2, 0]]), "Dense(SparseList(Element(0, dtype='int64')))"),
+    (np.arange(8.0).reshape(2, 2, 2), "SparseList(SparseList(SparseList(Element(0.0))))")])
+def test_from_numpy_picks_a_format_by_the_number_of_dimensions(arr, fmt):
+    # (the default was "csr" for every array: a vector was refused, "format 'csr' is for 2-D tensors, not 1-D",
+    # a format the user never named)
+    t = Tensor.from_numpy(arr)
+    assert str(t.format) == fmt
+    assert_same(t.to_numpy(), arr)
+
+
 @pytest.mark.parametrize("fmt", ["csr", "csc", "coo", "dcsr"])
 def test_all_fill_and_empty_rows(fmt):
     arr = np.full((4, 3), 1.5)
