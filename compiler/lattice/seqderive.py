@@ -74,7 +74,7 @@ from .seqnesting import DiscordantWalk, LoopOrder, check_concordant, check_split
 from .seqwalk import stored_entries
 from .sequences import Level, Seq, SequenceError, Universe
 from .seqparts import part_keys, walked_whole
-from .seqvalues import call_kind, expr_fill, real_constant
+from .seqvalues import call_kind, expr_fill, fill_fold, real_constant
 from .seqrules import AccessLevels, Derivation, Deriver, level_kinds
 
 
@@ -179,26 +179,14 @@ class CinBuilder:
             self.temps += 1
             t = f"t{self.temps}" if self.temps > 1 else "t"
             pre, v = self.value(e.body)
-            # (a summand of another fill than 0 counts the coordinates its loops sum: each one
-            # they skip adds that fill, folded in after them; another reduction's, where it is not its identity)
-            fill = expr_fill(e.body, self.d.fills, self.d.extents)
-            # (a product of another fill, 2 or -inf, folds it in to the power of the coordinates skipped; an
-            # integer's power wraps as numpy's product does: ss_pow_int64. Not a complex one: a complex product
-            # is not associative where a value is infinite, (inf * 1j) * 1j is nan + nan j and inf * (1j * 1j)
-            # -inf + nan j, and numpy multiplies in order)
-            power = op is not None and not values.same_value(op(fill, fill).item(), fill)
-            if power and (op.name != "mul" or np.asarray(fill).dtype.kind not in "fiu"):
-                raise StrategyError(f"{e}: the sequence lowering folds the fill {fill} of the coordinates a {e.op.name} "
-                                    f"reduction's loops skip once, which is {e.op.name} of it as many times only where "
-                                    f"{e.op.name}(fill, fill) is the fill, or a product's of a real or integer fill (to "
-                                    f"the power of the coordinates skipped); lower it with strategy='looplets'")
-            counted = not _plain_zero(fill) if op is None else not values.same_value(fill, op.identity)
+            # (a summand of another fill than 0 counts the coordinates its loops sum: each one they skip adds
+            # that fill, folded in after them; another reduction's, where it is not its identity; a product's of
+            # another fill, 2 or -inf, to the power of the coordinates skipped)
+            counted, power, folded = fill_fold(op, expr_fill(e.body, self.d.fills, self.d.extents), e)
             n = f"n_{t}" if counted else ""
             body: cin.Stmt = _block(pre + [cin.Reduce(t, (), v, n, op)])
             for j in reversed(e.indices):
                 body = self.forall(j, e.body, body)
-            # (a complex fill whose imaginary part is 0 as that real number: seqvalues.real_constant)
-            folded = fill if np.asarray(fill).dtype.kind in "iu" else real_constant(fill, e)
             fold = [cin.Fold(t, n, int(np.prod([self.d.size(j) for j in e.indices])), folded, op=op, power=power)] \
                 if n else []
             return [cin.Alloc(t, n, 0.0 if op is None else op.identity), body] + fold, cin.Temp(t)

@@ -35,14 +35,13 @@ import numpy as np
 
 from ..errors import StrategyError
 from ..imperative import ir
-from ..values import same_value
 from ..imperative.ir import BinOp, Cast, Const, Declare, For, Grow, If, Load, Store, Var
 from ..imperative.sorting import COUNTED_SPAN
 from ..notation.ast import Reduce as SumNode
 from . import seqcfir as cin
 from .exprs import apply_op, fold_power
 from .seqoutput import SeqOutput
-from .seqvalues import expr_fill, real_constant
+from .seqvalues import expr_fill, fill_fold
 
 #: how a sorted sum's bucket is sorted (compiler.lattice.seqsumsort), as the trace says it
 SORTED_BUCKET = f"each bucket counted where its keys' span is at most {COUNTED_SPAN} times its terms, else merged"
@@ -109,19 +108,12 @@ def hoisted_body(builder, program, order: tuple) -> cin.Stmt:
     rhs, lhs = program.rhs, program.lhs
     d = builder.d
     pre, v = builder.value(rhs.body)
-    fill = expr_fill(rhs.body, d.fills, d.extents)
     out, idxs = lhs.tensor, tuple(str(i) for i in lhs.indices)
     # (a max, min or prod into a vector: each term reduced into it, the fill folded in once where a coordinate's
     # loops skipped any, as into a scalar: compiler.lattice.seqderive.other_reduction)
     op = None if not rhs.op.is_user and rhs.op.name == "add" else rhs.op     # (a sum over no index too)
-    # (a product of another real or integer fill, 2 or -inf, folds it to the power of the coordinates skipped, as
-    # into a scalar)
-    power = op is not None and not same_value(op(fill, fill).item(), fill)
-    if power and (op.name != "mul" or np.asarray(fill).dtype.kind not in "fiu"):
-        raise StrategyError(f"{rhs}: the sequence lowering folds the fill {fill} once where a {op.name} reduction's "
-                            f"loops skip coordinates, which is {op.name} of it as many times only where "
-                            f"{op.name}(fill, fill) is the fill")
-    counted = (isinstance(fill, bool) or fill != 0) if op is None else not same_value(fill, op.identity)
+    # (as into a scalar: a product of another fill, 2 or -inf, to the power of the coordinates skipped)
+    counted, power, folded = fill_fold(op, expr_fill(rhs.body, d.fills, d.extents), rhs)
     # (a 0-d output: the sum into a scalar temporary, its loops reordered, then assigned)
     into = out if idxs else "t"
     count = f"n_{into}" if counted else ""
@@ -131,8 +123,6 @@ def hoisted_body(builder, program, order: tuple) -> cin.Stmt:
     for name in reversed(order):
         body = builder.forall(index[name], rhs.body, body)
     summed = math.prod(d.size(i) for i in rhs.indices)
-    # (an integer fill to a power stays one: the power wraps as numpy's product does)
-    folded = int(fill) if power and np.asarray(fill).dtype.kind in "iu" else real_constant(fill, rhs)
     fold = [cin.Fold(into, count, summed, folded, idxs, tuple(d.size(i) for i in lhs.indices), op=op,
                      power=power)] if counted else []
     if not idxs:

@@ -30,6 +30,7 @@ from contextvars import ContextVar
 import numpy as np
 
 from ..errors import StrategyError
+from ..values import same_value
 from ..notation.ast import Access, Call, Literal, Reduce, walk
 from ..notation.shape import Concat
 from .algebra import Empty as AlgEmpty
@@ -353,7 +354,36 @@ def union_terms(e, fills: dict, extents: dict | None = None) -> list:
 NAN_PROPAGATING = frozenset({"add", "sub", "mul", "div"})
 
 __all__ = ["expr_fill", "fills_zero", "call_kind", "nonfinite_factors", "stated_algebra", "algebra_sequence",
-           "call_sequence", "merged", "product_sequence", "union_terms", "NAN_PROPAGATING", "real_constant"]
+           "call_sequence", "merged", "product_sequence", "union_terms", "NAN_PROPAGATING", "fill_fold", "real_constant"]
+
+
+def fill_fold(op, fill, e) -> tuple[bool, bool, object]:
+    """How reduction ``e`` by ``op`` (None: a sum) folds in the fill ``fill`` of the coordinates its loops skip
+    (:class:`~compiler.lattice.seqstmts.Fold`), into a scalar or a vector: whether its loops count them (a sum's
+    fill not 0, another reduction's not its identity), whether the fill is raised to the power of their count (a
+    product's that is not its fixed point: 2, -inf; an integer's wraps as numpy's product does), and the fill as
+    the CFIR's constant (an integer kept; else :func:`real_constant`). A fill no fold computes is a
+    StrategyError naming the looplets: another operator's that is not its fixed point, or a complex product's
+    (a complex product is not associative where a value is infinite, ``(inf * 1j) * 1j`` is ``nan + nan j`` and
+    ``inf * (1j * 1j)`` is ``-inf + nan j``, and numpy multiplies in order).
+
+    >>> from compiler.algebra import lookup
+    >>> fill_fold(None, 0.0, "e"), fill_fold(None, 2, "e"), fill_fold(lookup("mul"), -2.0, "e")
+    ((False, False, 0.0), (True, False, 2), (True, True, -2.0))
+    >>> fill_fold(lookup("max"), -np.inf, "e"), fill_fold(lookup("max"), 1.0, "e")
+    ((False, False, -inf), (True, False, 1.0))
+    """
+    power = op is not None and not same_value(op(fill, fill).item(), fill)
+    if power and (op.name != "mul" or np.asarray(fill).dtype.kind not in "fiu"):
+        raise StrategyError(f"{e}: the sequence lowering folds the fill {fill} of the coordinates a {op.name} "
+                            f"reduction's loops skip once, which is {op.name} of it as many times only where "
+                            f"{op.name}(fill, fill) is the fill, or a product's of a real or integer fill (to "
+                            f"the power of the coordinates skipped); lower it with strategy='looplets'")
+    if op is None:
+        counted = fill is not None and (isinstance(fill, (bool, np.bool_)) or fill != 0)
+    else:
+        counted = not same_value(fill, op.identity)
+    return counted, power, fill if np.asarray(fill).dtype.kind in "iu" else real_constant(fill, e)
 
 
 def real_constant(value, e):
