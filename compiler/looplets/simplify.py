@@ -282,6 +282,8 @@ def _may_hold(e, facts) -> values.Facts:
     say (or, given a function, what it says of that operand)."""
     if _lit(e):
         v = e.value
+        if isinstance(v, complex):   # (a complex fill's NaN part: 0 * (nan - 1j) is NaN, not 0)
+            return values.of_value(v)
         return values.FINITE if v is MISSING or not isinstance(v, float) or math.isfinite(v) else values.of_value(v)
     if isinstance(e, Call) and isinstance(e.op, Operator):
         return values.of_call(e.op, [_may_hold(x, facts) for x in e.args])

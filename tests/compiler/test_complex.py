@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 import compiler as ss
 from compiler import Tensor, evaluate
+from compiler import array as xp
 from compiler.errors import DTypeError
 
 STRATEGIES = ["lattice", "looplets"]
@@ -249,6 +250,49 @@ def test_a_fused_complex_expression_matches_numpy(seed, fmt, fill, strategy):
     got = ss.einsum("y[i] += A[i, j] * conj(B[i, j]) - B[i, j]", A=A, B=B, strategy=strategy).to_numpy()
     with np.errstate(invalid="ignore"):
         same(got, (a * np.conj(b) - b).sum(axis=1))
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_zero_times_a_complex_fill_with_a_nan_part_is_nan(strategy):
+    """``a * (b - 1j)`` with a's fill 0 and b's ``nan + 0j``: where a is 0 and b its fill the product is
+    ``0 * (nan - 1j)``, NaN. The looplets' simplifier took a complex literal for finite (only a float's
+    NaN was looked at) and wrote 0 there."""
+    a = np.array([[0, 0], [2.0, 0]], dtype=complex)
+    b = np.array([[NAN, 3.0], [NAN, NAN]], dtype=complex)
+    A, B = Tensor.from_numpy(a, "coo", fill=0j), Tensor.from_numpy(b, "coo", fill=complex(NAN, 0))
+    with np.errstate(invalid="ignore"):
+        got = np.asarray((xp.asarray(A) * (xp.asarray(B) - 1j)).compute(strategy=strategy))
+        np.testing.assert_array_equal(got, a * (b - 1j))
+
+
+#: the operations drawn: complex products and quotients of two operands, with a complex constant
+CPLX_OPS = [lambda a, b: a * b, lambda a, b: a / b, lambda a, b: a * b + a, lambda a, b: (a + 1j) / (b * (2 + 0.5j)),
+            lambda a, b: a * (b - 1j)]
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 2 ** 32 - 1), st.lists(st.sampled_from(["csr", "coo", "dense"]), min_size=2, max_size=2),
+       st.lists(st.sampled_from([0j, 1j, complex(NAN, 0)]), min_size=2, max_size=2), st.integers(0, 3),
+       st.integers(1, 3), st.integers(0, len(CPLX_OPS) - 1), st.sampled_from(STRATEGIES))
+@example(1, ["coo", "coo"], [0j, complex(NAN, 0)], 2, 3, 4, "looplets")
+def test_products_and_quotients_with_special_parts_and_fills_match_numpy(seed, fmts, fills, rows, cols, op, strategy):
+    """Parts drawn from :data:`PARTS` (infinities, NaN, signed zeros, an overflowing one), fills 0j, 1j or
+    ``nan + 0j``, empty matrices: each kernel against numpy (a complex with a NaN part is NaN, as numpy's
+    isnan and the fills say)."""
+    rng = np.random.default_rng(seed)
+    vals = []
+    for fill in fills:
+        v = np.empty((rows, cols), complex)
+        v.real, v.imag = rng.choice(PARTS, (rows, cols)), rng.choice(PARTS, (rows, cols))
+        v[rng.random((rows, cols)) < 0.4] = fill
+        vals.append(v)
+    arrays = [xp.asarray(v if f == "dense" else Tensor.from_numpy(v, f, fill=fill))
+              for v, f, fill in zip(vals, fmts, fills)]
+    with np.errstate(all="ignore"):
+        want = CPLX_OPS[op](*vals)
+        got = np.asarray(CPLX_OPS[op](*arrays).compute(strategy=strategy))
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+        np.testing.assert_allclose(np.where(np.isnan(want), 0, got), np.where(np.isnan(want), 0, want), rtol=1e-12)
 
 
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
