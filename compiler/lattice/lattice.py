@@ -361,13 +361,18 @@ def _no_fill(acc):
 
 
 def nonfinite_fill(f) -> bool:
-    """Whether the fill ``f`` is a float NaN or infinity (NOVALUE, an unknown fill, is not)."""
-    return f is not NOVALUE and np.asarray(f).dtype.kind == "f" and not np.isfinite(f)
+    """Whether the fill ``f`` is a NaN or an infinity, or a complex with such a part (NOVALUE, an unknown
+    fill, is not).
+
+    >>> nonfinite_fill(float("inf")), nonfinite_fill(complex(float("nan"), 0)), nonfinite_fill(1j), nonfinite_fill(0)
+    (True, True, False, False)
+    """
+    return f is not NOVALUE and np.asarray(f).dtype.kind in "fc" and not np.isfinite(f)
 
 
 def nonfinite_literal(e) -> bool:
-    if isinstance(e, Literal):
-        return isinstance(e.value, float) and not np.isfinite(e.value)
+    if isinstance(e, Literal):   # (a complex literal too: a NaN part makes 0 * x NaN)
+        return isinstance(e.value, (float, complex)) and not np.isfinite(e.value)
     if isinstance(e, Call):
         return any(nonfinite_literal(a) for a in e.args)
     if isinstance(e, Reduce):

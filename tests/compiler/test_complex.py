@@ -265,6 +265,19 @@ def test_zero_times_a_complex_fill_with_a_nan_part_is_nan(strategy):
         np.testing.assert_array_equal(got, a * (b - 1j))
 
 
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_a_temporary_of_a_complex_nan_fill_is_not_annihilated(strategy):
+    """``prod(A, axis=0) * sum(B, axis=0)`` with A's fill ``nan + 0j``: the product's workspace holds NaN
+    where A is its fill, and ``nan * 0`` is NaN. The lattice looked for a float NaN or infinity among the
+    fills (and literals) only, took the workspace for finite and wrote 0 where B's sum is 0."""
+    a = np.array([[NAN, NAN, 0.5j]], dtype=complex)
+    b = np.array([[-2.5, 0, 0]], dtype=complex)
+    A, B = Tensor.from_numpy(a, "coo", fill=complex(NAN, 0)), Tensor.from_numpy(b, "csr", fill=0j)
+    with np.errstate(invalid="ignore"):
+        got = np.asarray((xp.prod(xp.asarray(A), axis=0) * xp.sum(xp.asarray(B), axis=0)).compute(strategy=strategy))
+        np.testing.assert_array_equal(got, a.prod(axis=0) * b.sum(axis=0))
+
+
 #: the operations drawn: complex products and quotients of two operands, with a complex constant
 CPLX_OPS = [lambda a, b: a * b, lambda a, b: a / b, lambda a, b: a * b + a, lambda a, b: (a + 1j) / (b * (2 + 0.5j)),
             lambda a, b: a * (b - 1j)]
