@@ -16,7 +16,8 @@ from .. import user_function_check
 from ..algebra import Operator
 from ..imperative import cints, ir
 from ..imperative.ir import BinOp, Const, Select, UnOp
-from ..opimpls import BINARY_MATH, COMPLEX_HELPED, COMPLEX_PARTS, ROUNDING, UNARY_MATH, c_math_name, complex_helped
+from ..opimpls import (BINARY_MATH, COMPLEX_HELPED, COMPLEX_PARTS, ROUNDING, UNARY_MATH, c_math_name, complex_helped,
+                      real_part_dtype)
 from .errors import ProgramError
 from .fibers import SubFiber, leaf_value
 from .looplets import Fill
@@ -130,6 +131,15 @@ class ExpressionLowering:
             dtypes = [common] * len(dtypes)
         infix = {"add": "+", "sub": "-", "mul": "*", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
                  "eq": "==", "ne": "!=", "and": "&&", "or": "||", "bitand": "&", "bitor": "|", "bitxor": "^"}
+        if n in ("mul", "div") and numpy_dtype(rdt).kind == "c" and not complex_helped(n, given):
+            # (a complex value times or over a real one: each part times or over it, as C99's and the dense
+            # oracle's; cast to complex, (inf + 0j) * 2 would be inf + nan j)
+            part = real_part_dtype(numpy_dtype(rdt)).name
+
+            def operand(x, d):
+                want = rdt if numpy_dtype(d).kind == "c" else part
+                return x if str(d) == want else Const(x.value, want) if isinstance(x, Const) else ir.Cast(want, x)
+            return BinOp("*" if n == "mul" else "/", *[operand(x, d) for x, d in zip(args, given)])
         if complex_helped(n, given):
             # (numpy's formulas: C's * and / rescue infinities, and its / scales otherwise)
             name = f"ss_{n}_{rdt}"
