@@ -166,8 +166,8 @@ def test_two_parts_keep_the_product_of_their_phases():
 
 
 def test_a_walk_read_by_two_parts():
-    # A's rows read by the first part and the last: two walks, merged, each part lowered once (1,307 lines of C
-    # for the product without the last part)
+    # A's rows read by the first part and the last: two walks, merged, each part lowered once (1,866 lines of C as
+    # the product of the two walks' phases)
     a, b = (ss.Tensor.from_numpy(m, "coo") for m in M[:2])
     xa, xb, xd = xp.asarray(a), xp.asarray(b), xp.asarray(M[3])
     with np.errstate(all="ignore"):
