@@ -252,5 +252,5 @@ def names_used(stmts) -> set:
     return out
 
 
-__all__ = ["COMPOUND", "compound_of", "to_ir", "apply_op", "const_of", "cast", "not_fill", "is_fill", "literal_text", "names_used",
-           "python_helper"]
+__all__ = ["COMPOUND", "compound_of", "to_ir", "apply_op", "const_of", "cast", "not_fill", "is_fill", "literal_text",
+           "names_used", "python_helper", "fold_power"]

@@ -354,7 +354,8 @@ def union_terms(e, fills: dict, extents: dict | None = None) -> list:
 NAN_PROPAGATING = frozenset({"add", "sub", "mul", "div"})
 
 __all__ = ["expr_fill", "fills_zero", "call_kind", "nonfinite_factors", "stated_algebra", "algebra_sequence",
-           "call_sequence", "merged", "product_sequence", "union_terms", "NAN_PROPAGATING", "fill_fold", "real_constant"]
+           "call_sequence", "merged", "product_sequence", "union_terms", "NAN_PROPAGATING", "fill_fold",
+           "real_constant"]
 
 
 def fill_fold(op, fill, e) -> tuple[bool, bool, object]:
