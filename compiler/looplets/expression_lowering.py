@@ -86,7 +86,13 @@ class ExpressionLowering:
                 (c, _), (a, da), (b, db) = (self.expr(x, line) for x in e.args)
                 return Select(c, a, b), promote_dtypes(da, db)
             parts = [self.expr(a, line) for a in e.args]
-            parts = cints.weak_constants(parts, [self.fill_owner(a) for a in e.args])
+            owners = [self.fill_owner(a) for a in e.args]
+            # (a signed tensor's fill is one of its values, in its dtype: where B is its fill 2, an int8 A * B
+            # wraps in int8 as numpy's, where an int64 2 made it int64: 89 * 2 was 178, numpy's -78)
+            parts = [(Const(x.value, own.name), own.name) if own is not None and own.kind == "i" and d == "int64"
+                     and isinstance(x, Const) and np.iinfo(own).min <= x.value <= np.iinfo(own).max else (x, d)
+                     for (x, d), own in zip(parts, owners)]
+            parts = cints.weak_constants(parts, owners)
             return self.apply(e.op, [p[0] for p in parts], [p[1] for p in parts], line), \
                 e.op.result_dtype(*[p[1] for p in parts]).name
         if isinstance(e, Index):

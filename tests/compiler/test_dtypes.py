@@ -295,6 +295,21 @@ def test_a_fill_beside_an_unsigned_operand_is_not_a_python_int(xdt, udt):
             np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32"])
+def test_a_signed_tensors_fill_wraps_in_its_dtype(dtype):
+    # (the looplets typed b's fill 2 as an int64 where b is its fill, so a * b summed 89 * 2 = 178 where numpy's
+    # int8 product wraps to -78; found by a random run of integer array kernels)
+    a = np.array([[89, 7], [7, 45], [63, 7]], dtype=dtype) * (np.iinfo(dtype).max // 127)
+    b = np.array([[2, 2], [2, 2], [46, 37]], dtype=dtype)
+    tensors = {"a": ss.Tensor.from_numpy(a, "dense"), "b": ss.Tensor.from_numpy(b, "coo", fill=2)}
+    with np.errstate(over="ignore"):
+        want = np.sum(a * b, axis=0)
+    for strategy in STRATEGIES:
+        kernel = ss.lower("y[j] += a[i, j] * b[i, j]", strategy, **tensors)
+        for got in (kernel(**tensors).to_numpy(), kernel.interpret(**tensors).to_numpy()):
+            np.testing.assert_array_equal(got, want)
+
+
 @pytest.mark.parametrize("program,numpy", [("y[i] = x[i] & u[i]", np.bitwise_and), ("y[i] = x[i] ^ u[i]", np.bitwise_xor)])
 def test_the_lattices_check_of_a_narrow_unsigned_beside_a_uint64(program, numpy):
     # (the lattice's check widened the uint8 to int64 to see whether a case overflowed, and int64 & uint64
