@@ -495,6 +495,18 @@ def c_ipow_helper(rdt) -> str:
             f"}}")
 
 
+def _complex_binary(name: str, rdt) -> tuple:
+    """What a complex helper of two values of ``rdt`` is written with: its head (signature and the
+    operands' parts ``ar``, ``ai``, ``br``, ``bi``), C's suffix for ``rdt``'s functions (``f`` for
+    complex64), its part type and its constructor (``CMPLX``, ``CMPLXF``)."""
+    rdt = np.dtype(rdt)
+    f = "f" if rdt == np.complex64 else ""
+    t, part = c_type(rdt), c_type(real_part_dtype(rdt))
+    head = (f"static inline {t} ss_{name}_{rdt.name}({t} a, {t} b) {{\n"
+            f"    {part} ar = creal{f}(a), ai = cimag{f}(a), br = creal{f}(b), bi = cimag{f}(b);\n")
+    return head, f, part, f"CMPLX{f.upper()}"
+
+
 def c_cpow_helper(rdt) -> str:
     """The C function ``ss_pow_<dtype>``: numpy's power of complex values of ``rdt``, where C's ``cpow``
     (``exp(b log a)`` in glibc) gives NaN for ``0 ** 0``. As numpy's: 1 for an exponent 0; for a base 0,
@@ -504,11 +516,8 @@ def c_cpow_helper(rdt) -> str:
     >>> print(c_cpow_helper("complex64").splitlines()[0])
     static inline float _Complex ss_pow_complex64(float _Complex a, float _Complex b) {
     """
-    rdt = np.dtype(rdt)
-    f = "f" if rdt == np.complex64 else ""
-    t, part, make = c_type(rdt), c_type(real_part_dtype(rdt)), f"CMPLX{f.upper()}"
-    return (f"static inline {t} ss_pow_{rdt.name}({t} a, {t} b) {{\n"
-            f"    {part} ar = creal{f}(a), ai = cimag{f}(a), br = creal{f}(b), bi = cimag{f}(b);\n"
+    head, f, part, make = _complex_binary("pow", rdt)
+    return (head +
             f"    if (br == 0 && bi == 0)\n"
             f"        return {make}(1, 0);\n"
             f"    if (ar == 0 && ai == 0)\n"
@@ -576,11 +585,8 @@ def c_cmul_helper(rdt) -> str:
     #endif
     }
     """
-    rdt = np.dtype(rdt)
-    f = "f" if rdt == np.complex64 else ""
-    t, part, make = c_type(rdt), c_type(real_part_dtype(rdt)), f"CMPLX{f.upper()}"
-    return (f"static inline {t} ss_mul_{rdt.name}({t} a, {t} b) {{\n"
-            f"    {part} ar = creal{f}(a), ai = cimag{f}(a), br = creal{f}(b), bi = cimag{f}(b);\n"
+    head, f, part, make = _complex_binary("mul", rdt)
+    return (head +
             f"#ifdef __FMA__\n"
             f"    return {make}(fma{f}(ar, br, -(ai * bi)), fma{f}(ar, bi, ai * br));\n"
             f"#else\n"
@@ -598,11 +604,8 @@ def c_cdiv_helper(rdt) -> str:
     >>> print(c_cdiv_helper("complex64").splitlines()[0])
     static inline float _Complex ss_div_complex64(float _Complex a, float _Complex b) {
     """
-    rdt = np.dtype(rdt)
-    f = "f" if rdt == np.complex64 else ""
-    t, part, make = c_type(rdt), c_type(real_part_dtype(rdt)), f"CMPLX{f.upper()}"
-    return (f"static inline {t} ss_div_{rdt.name}({t} a, {t} b) {{\n"
-            f"    {part} ar = creal{f}(a), ai = cimag{f}(a), br = creal{f}(b), bi = cimag{f}(b);\n"
+    head, f, part, make = _complex_binary("div", rdt)
+    return (head +
             f"    {part} abs_br = fabs{f}(br), abs_bi = fabs{f}(bi);\n"
             f"    if (abs_br >= abs_bi) {{\n"
             f"        if (abs_br == 0 && abs_bi == 0)\n"
