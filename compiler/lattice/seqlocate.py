@@ -67,26 +67,32 @@ def remove_locators(s: Seq) -> tuple[Seq, tuple]:
     """
     seq, locs = _located(s)
     walked = seq.iters()
-    return seq, tuple((x, at) for x, at in ((unshared(x, walked), at) for x, at in locs) if x is not None)
+    # (a dense level the loop's union also walks is at every coordinate the loop visits; located at another
+    # operand's, its cursor left the coordinate its walk was at: stack([a * b, b * C, C]) of a dense C wrote no
+    # row before b's first)
+    top = frozenset(x for x in (_chain_operands(seq, Union) if isinstance(seq, Union) else (seq,))
+                    if isinstance(x, LEAVES) and x.dense)
+    return seq, tuple((x, at) for x, at in ((unshared(x, walked, top), at) for x, at in locs) if x is not None)
 
 
-def unshared(located: Seq, walked: frozenset) -> Seq | None:
-    """``located`` without the universes of its unions that the loop iterates (``walked``), None if nothing
-    is left: ``(i_B ∪ U) ∩ i_C ∪ U`` of a dense ``i_B`` locates ``i_B`` on ``i_C`` and iterates ``U``,
-    whose cursor, located at ``i_C``'s coordinate too, stood at ``i_C``'s entries only (a dense operand
-    beside them, and a part of another fill, wrote nothing between them). A universe holds no entries, so
-    iterated it is at the coordinate wherever the intersection is; a dense level stays located (its
-    cursor positions the levels below it).
+def unshared(located: Seq, walked: frozenset, top: frozenset = frozenset()) -> Seq | None:
+    """``located`` without the universes of its unions that the loop iterates (``walked``) and the dense
+    levels an operand of the loop's union walks (``top``), None if nothing is left: ``(i_B ∪ U) ∩ i_C ∪ U``
+    of a dense ``i_B`` locates ``i_B`` on ``i_C`` and iterates ``U``, whose cursor, located at ``i_C``'s
+    coordinate too, stood at ``i_C``'s entries only (a dense operand beside them, and a part of another fill,
+    wrote nothing between them). A universe holds no entries, so iterated it is at the coordinate wherever
+    the intersection is; a dense level stays located (its cursor positions the levels below it), unless the
+    union walks it too, where it is at every coordinate.
 
     >>> from compiler.lattice.sequences import Level, Universe
     >>> b, u = Level("b", 0, "dense", 4), Universe(4)
-    >>> str(unshared(Union(b, u), frozenset([u]))), unshared(u, frozenset([u]))
-    ('i_b', None)
+    >>> str(unshared(Union(b, u), frozenset([u]))), unshared(u, frozenset([u])), unshared(b, frozenset(), {b})
+    ('i_b', None, None)
     """
-    if isinstance(located, Universe) and located in walked:
+    if isinstance(located, Universe) and located in walked or located in top:
         return None
     if isinstance(located, Union):
-        a, b = unshared(located.a, walked), unshared(located.b, walked)
+        a, b = unshared(located.a, walked, top), unshared(located.b, walked, top)
         return b if a is None else a if b is None else Union(a, b)
     return located
 
