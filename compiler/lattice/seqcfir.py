@@ -61,7 +61,7 @@ from ..treedot import TreeDot
 from ..values import same_value
 from .seqcfirvalues import Add, Cat, Lit, Mul, Op, Read, Temp, fold, specialize_value, value_children
 from .seqlattice import SeqLattice, SeqPoint, build_seq_lattice, drop_fill_points, live_keys, simplify
-from .seqmerge import everywhere, mergeable, tested_parts, union_operands
+from .seqmerge import everywhere, mergeable, operand_leaves, tested_parts, union_operands
 from .seqstmts import (Alloc, Assign, Bind, Block, Fold, Forall, Reduce, Skip, Stmt, Switch, While, loop_spans,
                        printed_lines, reduces_into, while_clauses, while_tag, written)
 from .seqlocate import at_coordinate, locatable, once_each, remove_locators, replaced
@@ -348,15 +348,17 @@ class Compiler:
             # (a part reading several of them, compiled where only some are there)
             return self.stmt(part, (defs | live_keys(seq) | located) - {x.key for x in levels if x.tensor in absent},
                              known_temps)
+        ops = union_operands(seq)
+        term_of = {leaf.tensor: op for op in ops for leaf in operand_leaves(op) if leaf not in dense}
         body = tested_parts(there, cache(gone), f.index, {x.tensor: x for x in levels if x not in dense},
-                            dense[0] if dense else None, alone)
+                            dense[0] if dense else None, alone, term_of)
         if body is None:
             del self.lattices[lattices:], self.rewrites[rewrites:]
             return None
-        n = len(levels)
+        n = sum(not isinstance(op, Universe) for op in ops)
         # (short: the explorer shows a rewrite on one line)
         why = Rewrite("merged-union", f"forall {f.index} ∈ {seq}", f"one loop until all ran out: each part reads one of "
-                      f"the {n} levels (not the lattice's {2 ** n - 1} points)")
+                      f"the {n} operands (not the lattice's {2 ** n - 1} points)")
         self.lattices.insert(lattices, (f.index, SeqLattice(seq, [SeqPoint(seq, (), (0,))], [why],
                                                             tuple(sorted(map(str, seen))))))
         self.rewrites.append(why)

@@ -84,7 +84,7 @@ from .seqstraddlesort import straddle_sorted
 from .seqentrysort import SortedEntries
 from .seqcolmajor import column_major_output, stored_walk
 from .seqwhiles import inner_sequences, whiles
-from .seqmerge import everywhere, union_operands
+from .seqmerge import everywhere, operand_leaves, union_operands
 from .seqlocated import located_stmts, stand_in_format
 from .seqwalk import LeafCode, LeafWalks
 from .seqsumrows import emit_producers, workspace_codes
@@ -697,9 +697,10 @@ class SeqEmitter(LeafWalks):
             if w.merged:
                 ops = union_operands(w.seq)
                 tested = frozenset(self.maybe_absent)
+                # (an intersection's levels are absent together: where one of them is at x and the other is not)
                 self.maybe_absent = {**self.maybe_absent,
-                                     **{op.key: not_(self.equals(op, x)) for op in ops
-                                        if not everywhere(op, tested)}}
+                                     **{leaf.key: not_(self.equals(op, x)) for op in ops
+                                        if not everywhere(op, tested) for leaf in operand_leaves(op)}}
                 # (a universe or a dense level of no parent, the longest operands, is valid wherever the loop is, and
                 # at its coordinate)
                 self.stepped = self.stepped | {op.key for op in ops if everywhere(op, tested)}
@@ -736,7 +737,8 @@ class SeqEmitter(LeafWalks):
         loop's: each is tested, not the minimum of all of them, which reads past an operand's end)."""
         out = [Declare(x, I64, _c(s.size()))]
         for op in union_operands(s):
-            at = self.eval(op)
+            # (an intersection's levels met: its coordinate is its first level's)
+            at = self.eval(operand_leaves(op)[0])
             out.append(If(and_(self.valid(op), BinOp("<", at, x)), [ir.Assign(x, at)]))
         return out
 

@@ -33,7 +33,7 @@ import numpy as np
 from .. import values
 from .seqcfir import (Add, Alloc, Assign, Bind, Block, Cat, Fold, Lit, Mul, Op, Read, Reduce, SeqCFIR, Skip, Switch,
                       Temp, While)
-from .seqmerge import union_operands
+from .seqmerge import operand_leaves, union_operands
 from .seqiter import Cursors, advance, enter, equals, eval_, init, locate, resume, valid, walked_inside
 from .seqlattice import edges
 from .seqrewind import loop_repeats, rewind
@@ -181,7 +181,8 @@ def interpret(cf, data: Mapping, env: Mapping | None = None) -> Run:
             outside = st.absent
             if ops:
                 # (a fiber under an operand not at x is empty: an inner merged loop's)
-                st.absent = outside | frozenset(op.key for op in ops if not equals(op, st, x))
+                st.absent = outside | frozenset(leaf.key for op in ops if not equals(op, st, x)
+                                                  for leaf in operand_leaves(op))
             run_stmt(w.body)
             st.absent = outside
             for p in repeats:

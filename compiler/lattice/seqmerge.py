@@ -38,7 +38,7 @@ from itertools import combinations
 
 from .seqcfirvalues import Read, value_children
 from .seqstmts import Assign, Block, Reduce, Skip, Stmt, Switch, While
-from .sequences import Level, Seq, Union, Universe
+from .sequences import Intersect, Level, Seq, Union, Universe
 
 #: the fewest levels a union merges at: the lattice of two is the paper's three loops (an hstack's rows), no
 #: longer than the merged loop and without its tests
@@ -46,22 +46,41 @@ MERGE_FROM = 3
 
 
 def union_operands(s: Seq) -> tuple | None:
-    """The operands of ``s``, a union of levels and universes (None: not one).
+    """The operands of ``s``, a union of levels, universes and intersections of levels (None: not one). An
+    intersection is one operand: its iterator meets its levels at each coordinate it visits.
 
-    >>> from compiler.lattice.sequences import Level, Union
-    >>> a, b, c = (Level(t, 0, "compressed", 4) for t in "abc")
+    >>> from compiler.lattice.sequences import Intersect, Level, Union
+    >>> a, b, c, d = (Level(t, 0, "compressed", 4) for t in "abcd")
     >>> [str(x) for x in union_operands(Union(Union(a, b), c))], union_operands(a)
     (['i_a', 'i_b', 'i_c'], None)
+    >>> [str(x) for x in union_operands(Union(Union(Intersect(a, b), c), d))]
+    ['i_a ∩ i_b', 'i_c', 'i_d']
     """
     if not isinstance(s, Union):
         return None
     out = []
     for x in (s.a, s.b):
-        more = (x,) if isinstance(x, (Level, Universe)) else union_operands(x)
+        more = (x,) if isinstance(x, (Level, Universe)) or _met(x) else union_operands(x)
         if more is None:
             return None
         out += more
     return tuple(out)
+
+
+def _met(s: Seq) -> bool:
+    """Whether ``s`` is an intersection of levels (nested ones too)."""
+    return isinstance(s, Intersect) and all(isinstance(x, Level) or _met(x) for x in (s.a, s.b))
+
+
+def operand_leaves(op: Seq) -> tuple:
+    """The leaves of a merged loop's operand (an intersection's levels; a level or universe itself).
+
+    >>> from compiler.lattice.sequences import Intersect, Level
+    >>> a, b = (Level(t, 0, "compressed", 4) for t in "ab")
+    >>> [str(x) for x in operand_leaves(Intersect(a, b))], [str(x) for x in operand_leaves(a)]
+    (['i_a', 'i_b'], ['i_a'])
+    """
+    return operand_leaves(op.a) + operand_leaves(op.b) if isinstance(op, Intersect) else (op,)
 
 
 def everywhere(x: Seq, tested=frozenset()) -> bool:
@@ -74,6 +93,8 @@ def everywhere(x: Seq, tested=frozenset()) -> bool:
     >>> everywhere(Level("a", 0, "dense", 4)), everywhere(j), everywhere(j, {("a", 0)})
     (True, True, False)
     """
+    if isinstance(x, Intersect):
+        return False    # (its levels meet where the loop visits: tested, a switch case of its own)
     return isinstance(x, Universe) or x.kind == "dense" and not any((x.tensor, m) in tested for m in range(x.mode))
 
 
@@ -84,20 +105,22 @@ def mergeable(s: Seq) -> tuple | None:
     ops = union_operands(s)
     if ops is None:
         return None
-    levels = tuple(x for x in ops if isinstance(x, Level))
-    if len(levels) < MERGE_FROM or len({x.tensor for x in levels}) < len(levels):
+    levels = tuple(x for op in ops for x in operand_leaves(op) if isinstance(x, Level))
+    if sum(not isinstance(op, Universe) for op in ops) < MERGE_FROM or len({x.tensor for x in levels}) < len(levels):
         return None
     return levels
 
 
-def tested_parts(s: Stmt, gone, index: str, leaf_of: dict, default: Seq | None = None, alone=None) -> Stmt | None:
+def tested_parts(s: Stmt, gone, index: str, leaf_of: dict, default: Seq | None = None, alone=None,
+                 term_of: dict | None = None) -> Stmt | None:
     """The body of a merged loop over ``index``: ``s`` (compiled with every operand there) with each part that
     reads one operand, ``leaf_of``'s tensors, run where that operand's leaf is at ``index`` (a switch case);
     else what ``gone()`` (the body compiled with none of them there, a :class:`Stmt` or a function making one)
     has in its place, under the ``default`` case (the universe the loop walks), if it has anything. A part that
     reads its operand only in loops over its children is not tested. An assignment reading several of them
     (``a + b`` of vectors stacked) has a case for each set of them there, most first, as their lattice's points:
-    ``alone(s, absent)`` is ``s`` compiled without the tensors ``absent``. None: the body is not made of such
+    ``alone(s, absent)`` is ``s`` compiled without the tensors ``absent``. ``term_of``: each tensor's operand of
+    the union where it is not its leaf (an intersection's, tested as one). None: the body is not made of such
     parts (a statement reads several of them and is not an assignment, or none and differs from ``gone``'s)."""
     read = _tensors_read(s) & leaf_of.keys()
     if read and _under_children(s, leaf_of, frozenset()):
@@ -115,25 +138,29 @@ def tested_parts(s: Stmt, gone, index: str, leaf_of: dict, default: Seq | None =
             gone = gone.body
         elif not isinstance(gone, Skip):
             return None
-        body = tested_parts(s.body, gone, index, leaf_of, default, alone)
+        body = tested_parts(s.body, gone, index, leaf_of, default, alone, term_of)
         return None if body is None else replace(s, body=body)
     # (a part reading all of them is no part: the body is their lattice's, whose loops test less as they run out)
-    if len(read) == 1 or isinstance(s, Assign) and alone is not None and _read_at(s.value, leaf_of) and \
-            len(read) < len(leaf_of):
-        ops = sorted(read)
+    # (an intersection's tensors are one operand, tested as one: its levels are at one coordinate or it is not)
+    term_of = term_of or leaf_of
+    terms = {term_of[t] for t in read}
+    if len(terms) == 1 or isinstance(s, Assign) and alone is not None and _read_at(s.value, leaf_of) and \
+            len(terms) < len(set(term_of.values())):
+        ops = sorted(terms, key=lambda op: sorted(leaf.tensor for leaf in operand_leaves(op)))
         cases = []
         for n in range(len(ops), 0, -1):
             for there in combinations(ops, n):
-                body = s if n == len(ops) else alone(s, frozenset(ops) - frozenset(there))
+                absent = frozenset(leaf.tensor for op in ops if op not in there for leaf in operand_leaves(op))
+                body = s if n == len(ops) else alone(s, absent)
                 if not isinstance(body, Skip):
-                    cases.append((reduce(Union, (leaf_of[t] for t in there)), body))
+                    cases.append((reduce(Union, there), body))
         if isinstance(gone, Skip):
             return Switch(index, tuple(cases)) if cases else Skip()
         if default is None or _tensors_read(gone) & leaf_of.keys():
             return None
         return Switch(index, tuple(cases) + ((default, gone),))
     if isinstance(s, Block):
-        return _tested_block(s, gone, index, leaf_of, default, alone)
+        return _tested_block(s, gone, index, leaf_of, default, alone, term_of)
     return None
 
 
@@ -147,7 +174,7 @@ def _read_at(e, leaf_of: dict) -> bool:
     return all(_read_at(x, leaf_of) for x in value_children(e))
 
 
-def _tested_block(s: Block, gone: Stmt, index: str, leaf_of: dict, default, alone) -> Stmt | None:
+def _tested_block(s: Block, gone: Stmt, index: str, leaf_of: dict, default, alone, term_of) -> Stmt | None:
     """:func:`tested_parts` of a block: each statement beside the one of ``gone`` in its place (a loop with the
     same head; Skip where ``gone`` has none: its compiler drops what writes the fill)."""
     left = list(gone.stmts if isinstance(gone, Block) else () if isinstance(gone, Skip) else (gone,))
@@ -157,7 +184,7 @@ def _tested_block(s: Block, gone: Stmt, index: str, leaf_of: dict, default, alon
                      and replace(y, body=Skip()) == replace(x, body=Skip())), Skip())
         if not isinstance(mine, Skip):
             left.remove(mine)
-        part = tested_parts(x, mine, index, leaf_of, default, alone)
+        part = tested_parts(x, mine, index, leaf_of, default, alone, term_of)
         if part is None:
             return None
         parts.append(part)
@@ -229,4 +256,4 @@ def _tensors_read(s: Stmt) -> set:
     return out
 
 
-__all__ = ["MERGE_FROM", "everywhere", "mergeable", "tested_parts", "union_operands"]
+__all__ = ["MERGE_FROM", "everywhere", "mergeable", "operand_leaves", "tested_parts", "union_operands"]
