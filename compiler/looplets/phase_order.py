@@ -31,13 +31,26 @@ def merge_order(keys: list, body_of, skipped=()) -> list:
     neighbours with the same body: each group a list of keys, run as one region.
 
     ``body_of(key)`` is the key's body, compared with ``==``, or None for one never merged;
-    ``skipped`` are combinations that run nowhere (provably empty), done from the start. With no
-    two neighbours alike, the order is ``keys``' own (the lexicographically least ready key first).
+    ``skipped`` are combinations that run nowhere (provably empty), done as soon as those they cover
+    are: a region runs from where the last one stopped, so a combination after an empty one still
+    waits for the combinations before that one. With no two neighbours alike, the order is ``keys``'
+    own (the lexicographically least ready key first).
+
+    >>> # (two windows one after the other: a's, then b's; both in, (1, 1), and b before a after, (2, 0),
+    >>> # are empty; (2, 1), b's window, still runs after (1, 0), a's, though its body is (0, 1)'s)
+    >>> keys = [(0, 0), (0, 1), (0, 2), (1, 0), (1, 2), (2, 1), (2, 2)]
+    >>> merge_order(keys, lambda k: "b" if k[1] == 1 else None, skipped=[(1, 1), (2, 0)])
+    [[(0, 0)], [(0, 1)], [(0, 2)], [(1, 0)], [(1, 2)], [(2, 1)], [(2, 2)]]
     """
-    done = set(skipped)
+    done: set = set()
+    empty = list(skipped)
     left = list(keys)
     groups: list = []
     while left:
+        while any(all(c in done for c in covered(k)) for k in empty):
+            k = next(k for k in empty if all(c in done for c in covered(k)))
+            done.add(k)
+            empty.remove(k)
         ready = [k for k in left if all(c in done for c in covered(k))]
         take = None
         if groups:

@@ -27,6 +27,26 @@ def or_of_and(y, a, b, c, d):
         y[i] = (a[i] & b[i] & c[i]) | d[i]
 
 
+def test_a_combination_after_an_empty_one_waits_for_those_before_it():
+    # (two parts' windows, a's then b's, of stack([A, B]).reshape(5, 8): both in (1, 1) and b before a after
+    # (2, 0) are provably empty; (2, 1), b's window, still comes after (1, 0), a's. Taken as done from the start,
+    # the empty ones let (2, 1) join (0, 1), of the same body, ahead of a's window, whose entries were lost)
+    keys = [(a, b) for a in range(3) for b in range(3)]
+    empty = [(1, 1), (2, 0)]
+    kept = [k for k in keys if k not in empty]
+    groups = merge_order(kept, lambda k: "b" if k[1] == 1 else None, skipped=empty)
+    order = [k for g in groups for k in g]
+    assert sorted(order) == kept and order.index((1, 0)) < order.index((2, 1))
+    assert all(len(g) == 1 for g in groups), groups
+    # every kept key after every kept key it covers, through the empty ones too
+    def before(k):
+        out = set()
+        for c in covered(k):
+            out |= {c} | before(c)
+        return out
+    assert all(order.index(c) < order.index(k) for k in kept for c in before(k) if c in kept)
+
+
 def test_merge_order_is_topological_and_groups_neighbours_alike():
     keys = [(a, b, c) for a in range(2) for b in range(3) for c in range(2)]
     body = {k: ("x" if k[2] == 0 and k != (0, 0, 0) else None) for k in keys}
