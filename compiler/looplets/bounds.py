@@ -49,6 +49,7 @@ from ..binding import array_name, level_arrays
 from ..imperative.ir import Load, Var, as_expr
 from ..imperative.traverse import walk
 from ..notation import ast as N
+from ..notation.shape import Concat
 
 
 class IntFacts:
@@ -217,6 +218,37 @@ def shape_equal_sizes(assign, infos: dict) -> list:
     return [g for g in groups.values() if len(g) > 1]
 
 
+def concat_part_sizes(assign, infos: dict) -> list:
+    """The size parameters of the parts of each concatenation in ``assign`` read at an index no loop of it
+    walks (an input mode a part's index reads directly): each at least 0, so the windows of the parts, read
+    at a split's ``q + p·|q|``, follow in order, and a combination of two parts' windows is provably empty
+    (:meth:`~compiler.looplets.looplet_rules.LoopletRules.lower_sequence`). A concatenation whose index is a loop
+    splits that loop into one per part instead.
+
+    >>> from compiler.format import csr
+    >>> from compiler.looplets.fibers import TensorInfo
+    >>> from compiler.notation import parse
+    >>> infos = {t: TensorInfo.from_format(t, csr()) for t in "BC"}
+    >>> concat_part_sizes(parse("D[i, p, q] = split(concat((B[i, j], C[i, k]), (j, k) -> l), l -> (p:2, q:3))"),
+    ...                   infos)
+    [Var(name='B1_size'), Var(name='C1_size')]
+    >>> concat_part_sizes(parse("D[i, l] = concat((B[i, j], C[i, k]), (j, k) -> l)"), infos)
+    []
+    """
+    walked = set(assign.lhs.indices) | {i for n in N.walk(assign.rhs) if isinstance(n, N.Reduce) for i in n.indices}
+    parts = {j for n in N.walk(assign.rhs) if isinstance(n, Concat) and n.result not in walked for j in n.indices}
+    out = []
+    for n in N.walk(assign.rhs):
+        info = infos.get(n.tensor) if isinstance(n, N.Access) else None
+        if info is None or info.role != "input":
+            continue
+        order = info.format.mode_order
+        for m, i in enumerate(n.indices):
+            if i in parts and info.size(order.index(m)) not in out:
+                out.append(info.size(order.index(m)))
+    return out
+
+
 _CURRENT: ContextVar = ContextVar("int_facts", default=None)
 
 
@@ -235,4 +267,4 @@ def current() -> IntFacts | None:
     return _CURRENT.get()
 
 
-__all__ = ["IntFacts", "assuming", "current", "input_facts", "shape_equal_sizes"]
+__all__ = ["IntFacts", "assuming", "concat_part_sizes", "current", "input_facts", "shape_equal_sizes"]

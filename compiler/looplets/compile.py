@@ -42,7 +42,7 @@ from ..levels import Element
 from ..stand_in import output_conversion_note
 from ..tensor import Tensor
 from ..trace import Later, Trace
-from .bounds import assuming, input_facts, shape_equal_sizes
+from .bounds import assuming, concat_part_sizes, input_facts, shape_equal_sizes
 from .errors import ProgramError
 from .language import LoopProgram, install_compiler, loop_program
 from .coordinates import mark_computed
@@ -298,6 +298,8 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
     # the output's own sizes are scalar parameters: loops whose extent is the output's size use them
     ctx = UnfurlContext(Namer(reserved_names(infos)), input_facts(
         infos, _equal_sizes(sources, infos) if not shaped else shape_equal_sizes(shaped, infos)))
+    for size in concat_part_sizes(shaped, infos) if shaped is not None else ():
+        ctx.facts.bound(size, 0, None, "an extent of a concatenation's part: its parts' windows follow in order")
     for t in outs:   # (a computed coordinate of an output of fixed extent may be proved inside it)
         for m, size in enumerate(out_sizes[t]):
             if isinstance(size, Const):

@@ -84,11 +84,48 @@ def neg(a):
 
 
 def difference(a, b):
-    """``a - b`` as an int when it is known at compile time, else None."""
+    """``a - b`` as an int when it is known at compile time, else None: their sums of terms times constants
+    (:func:`linear`) differ by a constant.
+
+    >>> from compiler.imperative.ir import Var
+    >>> j, n = Var("j"), Var("n")
+    >>> difference(sub(n, BinOp("*", j, Const(3, "int64"))), neg(sub(BinOp("*", j, Const(3, "int64")), add(n, 2))))
+    -2
+    """
     (ba, ka), (bb, kb) = _split(a), _split(b)
     if ba == bb:
         return ka - kb
-    return None
+    (ta, ka), (tb, kb) = linear(a), linear(b)
+    return ka - kb if ta == tb else None
+
+
+def linear(e) -> tuple[dict, int]:
+    """``e`` as a sum of terms times constants plus a constant: ``({term: factor}, constant)``, a term being any
+    expression that is no sum, difference, negation or product by a constant.
+
+    >>> from compiler.imperative.ir import Var
+    >>> terms, k = linear(sub(Var("n"), BinOp("*", add(Var("j"), 1), Const(3, "int64"))))
+    >>> sorted((str(t), f) for t, f in terms.items()), k
+    ([('j', -3), ('n', 1)], -3)
+    """
+    e = as_expr(e)
+    if _c(e) is not None:
+        return {}, _c(e)
+    if isinstance(e, BinOp) and e.op in ("+", "-"):
+        (ta, ka), (tb, kb) = linear(e.left), linear(e.right)
+        sign = 1 if e.op == "+" else -1
+        terms = dict(ta)
+        for t, f in tb.items():
+            terms[t] = terms.get(t, 0) + sign * f
+        return {t: f for t, f in terms.items() if f}, ka + sign * kb
+    if isinstance(e, UnOp) and e.op == "-":
+        terms, k = linear(e.operand)
+        return {t: -f for t, f in terms.items()}, -k
+    if isinstance(e, BinOp) and e.op == "*" and (_c(e.left) is not None or _c(e.right) is not None):
+        factor, other = (_c(e.right), e.left) if _c(e.right) is not None else (_c(e.left), e.right)
+        terms, k = linear(other)
+        return {t: f * factor for t, f in terms.items() if f * factor}, k * factor
+    return {e: 1}, 0
 
 
 def prove_lt(a, b) -> bool:
@@ -136,6 +173,8 @@ def _prove_le(a, b, depth) -> bool:
     facts = bounds.current()
     if facts is None:
         return False
+    if _signs_le(a, b, facts):
+        return True
     (ba, ka), (bb, kb) = _split(a), _split(b)
     # a stored coordinate is below its size, at least 0; a local is within its bounds, or is its definition
     for known in (facts.definition(ba), facts.high(ba)):
@@ -148,6 +187,24 @@ def _prove_le(a, b, depth) -> bool:
         if known is not None and prove_le(a, add(known, kb), depth):
             return True
     return facts.coordinate_size(bb) is not None and prove_le(a, Const(kb, "int64"), depth)
+
+
+def _signs_le(a, b, facts) -> bool:
+    """Whether ``a - b``, a sum of terms times constants, is at most 0 term by term: a constant at most 0 and
+    each term's factor of the sign opposite to the term's, known at least 0 (a local bounded below by 0, a
+    stored coordinate). A concatenation's part ``p + 1`` starts at most where part ``p`` does:
+    ``s - 3·j <= (s + |A|) - 3·j`` for ``|A| >= 0``."""
+    (ta, ka), (tb, kb) = linear(a), linear(b)
+    terms = dict(ta)
+    for t, f in tb.items():
+        terms[t] = terms.get(t, 0) - f
+    if ka - kb > 0:
+        return False
+
+    def at_least_zero(t) -> bool:
+        low = facts.low(t)
+        return _c(low) is not None and _c(low) >= 0 or facts.coordinate_size(t) is not None
+    return all(f <= 0 and at_least_zero(t) for t, f in terms.items() if f)
 
 
 def prove_eq(a, b) -> bool:

@@ -302,8 +302,11 @@ class LoopletRules:
         pos = Var(self.fresh(i.name))
         out = [Declare(pos, "int64", ext.start)]
         combos = list(itertools.product(*[range(len(s.phases)) for s in seqs]))
+        # (a combination ending before one of the phases before it ends is statically empty)
+        kept = [key for key in combos if key == combos[-1] or not self._empty_combination(seqs, key, ext)]
+        empty = f", {len(combos) - len(kept)} of them provably empty" if len(kept) < len(combos) else ""
         self.record("lower:Sequence", body, None,
-                    note=self._note(f"{len(combos)} phase combination(s)", i, ext))
+                    note=self._note(f"{len(combos)} phase combination(s){empty}", i, ext))
         # the stops of the phases just passed that do nothing (an intersection's phases where one
         # operand is its fill): the position moves past them all at once, before the next phase
         # that does something (none after the last: nothing reads it), in one max whose terms
@@ -325,8 +328,6 @@ class LoopletRules:
         at_pos = {(id(s), k): _at(ext.start, p.body)
                   for s in seqs for k, p in enumerate(s.phases)
                   if isinstance(p.body, Stepper) and _position(p.body) is not None}
-        # (a combination ending before one of the phases before it ends is statically empty)
-        kept = [key for key in combos if key == combos[-1] or not self._empty_combination(seqs, key, ext)]
         bodies = self._combination_bodies(i, body, seqs)
         groups = merge_order(kept, bodies, skipped=set(combos) - set(kept))
         for group in groups:

@@ -49,6 +49,31 @@ def test_the_min_max_rules_do_not_fire_on_unknown_terms():
     assert X.imin(a, b) != a and X.imin(a, n) != n       # nothing folds without facts
 
 
+def test_sums_of_terms_times_constants_are_compared_term_by_term():
+    # (a part's window end s + |A| - 3·j spelled two ways, as a concatenation's offsets make it)
+    j, size = Var("j"), Var("A1_size")
+    three_j = BinOp("*", j, Const(3, "int64"))
+    assert X.difference(X.sub(size, three_j), X.neg(X.sub(three_j, size))) == 0
+    assert X.prove_le(X.sub(size, three_j), X.neg(X.sub(three_j, size)))
+    assert X.difference(X.add(three_j, 1), BinOp("*", X.add(j, 1), Const(3, "int64"))) == -2
+    # (j * 3 and j * 4 differ by j, not a constant)
+    assert X.difference(three_j, BinOp("*", j, Const(4, "int64"))) is None
+
+
+def test_a_term_at_least_zero_bounds_a_difference_by_its_sign():
+    j, s, size = Var("j"), Var("s"), Var("A1_size")
+    start, end = X.sub(s, BinOp("*", j, Const(3, "int64"))), X.add(X.sub(s, BinOp("*", j, Const(3, "int64"))), size)
+    assert not X.prove_le(start, end)          # (no facts: A1_size may be negative)
+    facts = IntFacts()
+    facts.bound(size, 0, None, "an extent of a concatenation's part")
+    with assuming(facts):
+        assert X.prove_le(start, end) and not X.prove_le(end, start)
+        assert X.prove_le(X.sub(start, idx), start) is False    # (A1_idx is no coordinate array here)
+    facts.coordinate_array("A1_idx", size, "A.lvl1 stores coordinates")
+    with assuming(facts):
+        assert X.prove_le(X.sub(start, idx), start)              # (a stored coordinate is at least 0)
+
+
 def test_a_stored_coordinate_is_at_least_zero_and_below_its_size():
     with assuming(csr_facts()):
         assert X.prove_le(0, idx) and X.prove_le(-3, idx)

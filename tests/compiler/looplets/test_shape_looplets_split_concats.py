@@ -126,3 +126,27 @@ def test_a_part_whose_index_another_operator_makes_is_refused_naming_the_lattice
     with pytest.raises(StrategyError, match=re.escape("where each part reads its index j in its accesses "
                                                       "directly") + ".*or lower it with strategy='lattice'"):
         ss.lower(program, "looplets", x=x, y=y)
+
+
+def sequence_notes(kernel) -> list:
+    return [s.note for s in kernel.trace.steps if s.stage == "lower:Sequence" and "combination" in (s.note or "")]
+
+
+@pytest.mark.parametrize("fmts, most", [(("coo", "dcsr", "csr"), 2000), (("dense", "dense", "dense"), 100)])
+def test_windows_of_a_split_concatenation_follow_in_order(fmts, most):
+    """``reshape(concat([A, B, C], axis=1), (3, 3, 3))``: each part's window in ``k`` is ``[s - 3·j, s + |A| -
+    3·j)``, so the parts' windows follow in order (their sizes are at least 0, a fact of the lowering) and a
+    combination of two parts' windows, or of a part's after a later one's before, is provably empty. Before,
+    every one of the 27 combinations was lowered: 6,274 lines of C for COO, DCSR and CSR, 203 all dense."""
+    rng = np.random.default_rng(3)
+    values = [np.where(rng.random((3, 3)) < 0.5, rng.choice([1.0, -2.0, nan, inf], (3, 3)), 0.0) for _ in fmts]
+    arrays = [xp.asarray(ss.Tensor.from_numpy(v, f)) for v, f in zip(values, fmts)]
+    expr, want = xp.reshape(xp.concat(arrays, axis=1), (3, 3, 3)), np.concatenate(values, axis=1).reshape(3, 3, 3)
+    kernel = ss.lower(expr, strategy="looplets")
+    np.testing.assert_array_equal(kernel().to_numpy(), want)
+    np.testing.assert_array_equal(kernel.interpret().to_numpy(), want)
+    np.testing.assert_array_equal(evaluate(kernel.program, **kernel.arguments)[0], want)
+    assert "27 phase combination(s), 22 of them provably empty" in " ".join(sequence_notes(kernel))
+    assert len(kernel.c_source.splitlines()) < most, len(kernel.c_source.splitlines())
+    facts = [r["fact"] for s in kernel.trace.steps if s.stage == "int-facts" for r in s.data["facts"]]
+    assert {"0 <= A1_size", "0 <= B1_size", "0 <= C1_size"} <= set(facts), facts
