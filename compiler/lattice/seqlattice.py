@@ -219,10 +219,38 @@ def _moved_group(s: Project, defs: frozenset):
         rest = without(s.a, gone)
         # (X' was simplified where its loop is, outside the groups that loop binds)
         outside = defs - live_keys(Project(0, after, s.J))
-        if gone and _rows_shifted(simplify(rest)) == _rows_shifted(after) or \
+        # (a π1 inside X' follows the group its own π0 walks, ``π1(a ∪ b, 2 @ a ∪ b ∪ c)`` once c ran out in it:
+        # the same coordinates as the π1 X has there, which names no group)
+        if gone and _ungrouped(_rows_shifted(_per_row(simplify(rest)))) == _ungrouped(_rows_shifted(after)) or \
                 _rows_shifted(simplify(rest, outside)) == _rows_shifted(after):
             return Project(1, after, s.J)
     return None
+
+
+def _per_row(s: Seq) -> Seq:
+    """``s`` with each product over a concatenation taken per row (:func:`~.seqrows.concat_per_row`), as the
+    loops take it, to compare two forms of one sequence."""
+    kids = s.children()
+    if not kids:
+        return s
+    s = rebuild(s, tuple(_per_row(c) for c in kids))
+    rows = concat_per_row(s.a, s.b) if isinstance(s, Product) else None
+    return s if rows is None else simplify(rows)
+
+
+def _ungrouped(s: Seq) -> Seq:
+    """``s`` with no π1 naming the group it follows (to compare two forms of one sequence).
+
+    >>> from compiler.lattice.sequences import Level
+    >>> a, b = (Level(t, 0, "compressed", 4) for t in "ab")
+    >>> print(_ungrouped(Project(1, a, 2, Union(a, b))))
+    π1(i_a, 2)
+    """
+    kids = s.children()
+    if not kids:
+        return s
+    s = rebuild(s, tuple(_ungrouped(c) for c in kids))
+    return replace(s, group=None) if isinstance(s, Project) and s.group is not None else s
 
 
 def _unmatched_group(s: Project, defs: frozenset):
