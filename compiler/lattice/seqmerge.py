@@ -40,8 +40,8 @@ from .seqcfirvalues import Read, value_children
 from .seqstmts import Assign, Block, Reduce, Skip, Stmt, Switch, While
 from .sequences import Intersect, Level, Seq, Union, Universe
 
-#: the fewest levels a union merges at: the lattice of two is the paper's three loops (an hstack's rows), no
-#: longer than the merged loop and without its tests
+#: the fewest operands (levels, intersections of levels) a union merges at: the lattice of two is the paper's
+#: three loops (an hstack's rows), no longer than the merged loop and without its tests
 MERGE_FROM = 3
 
 
@@ -99,9 +99,10 @@ def everywhere(x: Seq, tested=frozenset()) -> bool:
 
 
 def mergeable(s: Seq) -> tuple | None:
-    """The levels of ``s`` if its loop may merge (:data:`MERGE_FROM` or more levels of as many tensors; the
-    universes beside them, the broadcasts of parts whose fill is not the result's, the loop walks as levels, and
-    the first is its default case, or else the first dense level); else None."""
+    """The levels of ``s`` if its loop may merge (:data:`MERGE_FROM` or more operands, levels or intersections of
+    them, of as many tensors as levels; the universes beside them, the broadcasts of parts whose fill is not the
+    result's, the loop walks as levels, and the first is its default case, or else the first dense level); else
+    None."""
     ops = union_operands(s)
     if ops is None:
         return None

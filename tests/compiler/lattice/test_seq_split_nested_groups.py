@@ -55,5 +55,6 @@ def test_three_axes_of_a_concatenation_against_numpy(rows, widths, fmts, seed, s
     rng = np.random.default_rng(seed)
     values = [np.where(rng.random((rows, w)) < 0.6, rng.choice([1.0, -2.0, nan, inf], (rows, w)), 0.0) for w in widths]
     n = rows * sum(widths)
-    shapes = [(a, b, n // a // b) for a in range(1, n + 1) if n % a == 0 for b in range(1, n // a + 1) if n // a % b == 0]
+    shapes = [(a, b, n // a // b) for a in range(1, n + 1) if n % a == 0
+              for b in range(1, n // a + 1) if n // a % b == 0]
     checked(values, fmts, shapes[split % len(shapes)])

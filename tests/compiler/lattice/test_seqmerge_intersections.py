@@ -108,7 +108,8 @@ def test_joins_of_parts_reading_two_operands_against_numpy(n, fmts, two, rows, c
     # is a union of cases, not an intersection)
     rng = np.random.default_rng(seed)
     choices = [1.0, -2.0, 0.5] + ([nan, inf, -inf] if special else [])
-    values = [np.where(rng.random((rows, cols)) < density, rng.choice(choices, (rows, cols)), 0.0) for _ in range(2 * n)]
+    values = [np.where(rng.random((rows, cols)) < density, rng.choice(choices, (rows, cols)), 0.0)
+              for _ in range(2 * n)]
     arrays = [xp.asarray(v if f == "dense" else Tensor.from_numpy(v, f)) for v, f in zip(values, fmts)]
     ops = {"*": lambda a, b: a * b, "+": lambda a, b: a + b,
            "max": lambda a, b: xp.maximum(a, b) if isinstance(a, xp.Array) else np.maximum(a, b)}
