@@ -205,6 +205,14 @@ def shape_equal_sizes(assign, infos: dict) -> list:
     [[Var(name='B1_size'), Var(name='C1_size')]]
     """
     groups: dict = {}
+    for i, size in _direct_sizes(assign, infos):
+        if size not in groups.setdefault(i, []):
+            groups[i].append(size)
+    return [g for g in groups.values() if len(g) > 1]
+
+
+def _direct_sizes(assign, infos: dict):
+    """``(index, size parameter)`` of each input mode an access of ``assign`` reads an index at directly."""
     for n in N.walk(assign.rhs):
         info = infos.get(n.tensor) if isinstance(n, N.Access) else None
         if info is None or info.role != "input":
@@ -212,10 +220,7 @@ def shape_equal_sizes(assign, infos: dict) -> list:
         order = info.format.mode_order
         for m, i in enumerate(n.indices):
             if not isinstance(i, int):
-                size = info.size(order.index(m))
-                if size not in groups.setdefault(i, []):
-                    groups[i].append(size)
-    return [g for g in groups.values() if len(g) > 1]
+                yield i, info.size(order.index(m))
 
 
 def concat_part_sizes(assign, infos: dict) -> list:
@@ -238,14 +243,9 @@ def concat_part_sizes(assign, infos: dict) -> list:
     walked = set(assign.lhs.indices) | {i for n in N.walk(assign.rhs) if isinstance(n, N.Reduce) for i in n.indices}
     parts = {j for n in N.walk(assign.rhs) if isinstance(n, Concat) and n.result not in walked for j in n.indices}
     out = []
-    for n in N.walk(assign.rhs):
-        info = infos.get(n.tensor) if isinstance(n, N.Access) else None
-        if info is None or info.role != "input":
-            continue
-        order = info.format.mode_order
-        for m, i in enumerate(n.indices):
-            if i in parts and info.size(order.index(m)) not in out:
-                out.append(info.size(order.index(m)))
+    for i, size in _direct_sizes(assign, infos):
+        if i in parts and size not in out:
+            out.append(size)
     return out
 
 
