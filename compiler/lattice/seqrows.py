@@ -33,6 +33,31 @@ def parts_of(s: Seq) -> list:
     return parts_of(s.a) + parts_of(s.b) if isinstance(s, Concat) else [s]
 
 
+def _placed_parts(b: Seq) -> list | None:
+    """The parts of the concatenation ``b`` is, or is shifted or padded from, each part's own shift and pad
+    taken out as parts that ran out (∅: ``(p_A ⊔ q_B) + 1`` is what ``(p_A ⊔ q_B) ⊔ r_C`` is once ``r_C``
+    ran out, ``(p_A + 1) ⊔ r_C`` once ``q_B`` did), else None.
+
+    >>> from compiler.lattice.sequences import Level
+    >>> p, r = Level("A", 1, "compressed", 2), Level("C", 1, "compressed", 3)
+    >>> [str(x) for x in _placed_parts(Concat(Pad(p, 1), r))], _placed_parts(Pad(p, 1))
+    (['i_A', '∅', 'i_C'], None)
+    """
+    def flat(x: Seq) -> list:
+        if isinstance(x, Concat):
+            return flat(x.a) + flat(x.b)
+        if isinstance(x, Offset):
+            return [Empty(x.n)] + flat(x.a)
+        if isinstance(x, Pad):
+            return flat(x.a) + [Empty(x.n)]
+        return [x]
+
+    inner = b
+    while isinstance(inner, (Offset, Pad)):
+        inner = inner.a
+    return flat(b) if isinstance(inner, Concat) else None
+
+
 def concat_per_row(a: Seq, b: Seq) -> Seq | None:
     """A product over a concatenation in its right operand, ``(i_A ∪ i_B) × (j_A ⊔ k_B)`` (a collapse
     of an hstack: each row's coordinates are A's row then B's), as a union of one product per part,
@@ -40,7 +65,7 @@ def concat_per_row(a: Seq, b: Seq) -> Seq | None:
     ``i·(|j|+|k|) + j``, B's at ``i·(|j|+|k|) + |j| + k``, so no two parts meet, and the union
     merges them in order. Each part's product keeps only the outer leaves of its own tensors; None
     where an outer leaf is of no part or of two (a broadcast, one tensor in two parts), or a part
-    holds a union of its own.
+    holds a union of its own. A concatenation shifted or padded (a part of it ran out) is taken as one.
 
     >>> from compiler.lattice.sequences import Level
     >>> iA, jA = Level("A", 0, "dense", 2, "i"), Level("A", 1, "compressed", 3, "j")
@@ -48,10 +73,12 @@ def concat_per_row(a: Seq, b: Seq) -> Seq | None:
     >>> from compiler.lattice.seqlattice import simplify
     >>> print(simplify(concat_per_row(Union(iA, iB), Concat(jA, kB))))
     (i_A × (j_A + 4)) ∪ (i_B × (3 + k_B))
+    >>> print(simplify(concat_per_row(Union(iA, iB), Pad(Concat(jA, kB), 2))))
+    (i_A × (j_A + 6)) ∪ (i_B × ((3 + k_B) + 2))
     """
-    if not isinstance(b, Concat):
+    parts = _placed_parts(b)
+    if parts is None:
         return None
-    parts = parts_of(b)
     if any(isinstance(n, (Union, Concat)) for p in parts for n in walk(p)):
         return None
     outer = a.iters()

@@ -46,6 +46,23 @@ def test_four_parts_of_the_random_run():
         checked(values, ["csr", "dense", "coo", "coo"], shape, fill=-inf)
 
 
+@pytest.mark.parametrize("fmts", [("csr", "csr", "dense"), ("coo", "csr", "dense"), ("csr", "coo", "csr")])
+@pytest.mark.parametrize("fill", [0.0, 1.0])
+def test_a_part_that_ran_out_last_or_in_the_middle_of_a_row(fmts, fill):
+    # (B runs out after row 0, A after row 1's first column: in the middle axis's loop what is left is
+    # (p_A + 1) ⊔ r_C or (p_A ⊔ q_B) + 1, a concatenation with a part gone, which its rows were not taken per
+    # row from: the innermost π1 did not follow that loop, A's 2.0 was lost; wrong on main)
+    values = [np.array([[fill], [2.0]]), np.array([[-2.0], [fill]]), np.array([[0.0], [0.0]])]
+    checked(values, fmts, (1, 6, 1), fill=fill)
+
+
+def test_four_parts_with_a_first_part_storing_nothing():
+    # (seed 5 of the random run: the first part all fill, so it stores nothing)
+    values = [np.ones((3, 3)), np.array([[0.0, 0.0, -2.0], [1.0, inf, inf], [inf, 1.0, 1.0]]),
+              np.array([[1.0], [-2.0], [1.0]]), np.array([[1.0], [-2.0], [1.0]])]
+    checked(values, ["dcsr", "dcsr", "coo", "dense"], (2, 6, 2), fill=1.0)
+
+
 @settings(max_examples=8, deadline=None)
 @given(rows=st.integers(1, 2), widths=st.lists(st.integers(1, 3), min_size=3, max_size=3),
        fmts=st.lists(st.sampled_from(["csr", "coo", "dense"]), min_size=3, max_size=3), seed=st.integers(0, 2 ** 16),
