@@ -259,9 +259,21 @@ class Emitter:
         shape = tuple(new[a] for a in kept)
         if math.prod(old) == 0:
             return self.reshape_empty(child, new, kept, idx)
-        groups = reshape_groups(old, shape)
+        # (an extent-1 axis is no part of a group: a result's is broadcast, an operand's read at its one
+        # coordinate, so (6,) -> (1, 6, 1) is no split in three, whose lattice walks two groups of one)
+        # (an operand with shape operators keeps its axes: a ravel of a stack collapses a run of them,
+        # emit_stack_ravel, and a concatenation read at a constant index is not fused)
+        ones, axes = (), tuple(range(len(old)))
+        if math.prod(old) > 1:
+            ones = tuple(a for a in kept if new[a] == 1)
+            if not has_shape_ops(child):
+                axes = tuple(a for a in axes if old[a] != 1)
+        kept = tuple(a for a in kept if a not in ones)
+        shape = tuple(new[a] for a in kept)
+        groups = tuple((tuple(axes[x] for x in olds), news)
+                       for olds, news in reshape_groups(tuple(old[a] for a in axes), shape))
         if groups and self.whole_reshapes:
-            groups = ((tuple(range(len(old))), tuple(range(len(shape)))),)
+            groups = ((axes, tuple(range(len(shape)))),)
         if not groups:
             if not old:        # (a 0-d operand: each result axis is extent 1)
                 expr = self.emit(child, (), top=False)
@@ -270,7 +282,7 @@ class Emitter:
                 return expr
             # (every operand axis is extent 1 and no result axis is kept: entry 0 of each)
             return self.emit_extent_one(child)
-        sub = [None] * len(old)
+        sub = [None if a in axes else 0 for a in range(len(old))]
         wrap = []    # (each group's collapse and split chains, applied to the operand in turn)
         splits = []  # (a refined group's split chains, then its collapse chains)
         raveled = None   # (the group collapsing a stack's new axis with the axes after it)
@@ -315,6 +327,8 @@ class Emitter:
                 expr = split_chain(expr, k, outs, sizes, self.index)
             for ins, k in collapses:
                 expr = collapse_chain(expr, ins, k, self.index)
+        for a in ones:
+            expr = NBroadcast(idx[a], expr, 1)
         return expr
 
     def refined_pieces(self, refined: tuple, ins: list, outs: list) -> tuple:
