@@ -76,11 +76,14 @@ def checked(k, want):
 
 @pytest.mark.parametrize("strategy", [None, "looplets"])
 def test_a_flatten_of_three_modes_into_a_run_list_opens_the_output_once(strategy):
-    """The report's case: on main the runs were [0, 1) of 1.0, then an empty one (right = 1 again)."""
-    k = flattened(np.array([[[1.0]], [[2.0]]]), "sparse", 0.0, "rows", "RunList", 1.0, strategy)
-    src = k.c_source
-    # (the run bookkeeping is declared once, before the loop over the first mode)
-    assert src.count("int64_t qout_start = ") == 1 and src.index("int64_t qout_start") < src.index("for ("), src
+    """The report's case: on main the runs were [0, 1) of 1.0, then an empty one (right = 1 again). A (2, 1, 1)
+    tensor's extent-1 modes are now read at their one coordinate (no flatten of three modes): a (2, 2, 2) one
+    is flattened."""
+    for arr in (np.array([[[1.0]], [[2.0]]]), np.array([[[1.0, 1.0], [1.0, 0.0]], [[2.0, 2.0], [0.0, 2.0]]])):
+        k = flattened(arr, "sparse", 0.0, "rows", "RunList", 1.0, strategy)
+        src = k.c_source
+        # (the run bookkeeping is declared once, before the loop over the first mode)
+        assert src.count("int64_t qout_start = ") == 1 and src.index("int64_t qout_start") < src.index("for ("), src
     notes = [s.note for s in k.trace.steps if s.stage == "carry"]
     assert any(n.startswith("cursors carried across j") and "out on l" in n for n in notes), notes
 
