@@ -237,7 +237,8 @@ def lower(program, strategy: str | None = None, *, checked: bool = False, functi
     (``collapse``, ``concat``, slices, constant indices, ...), the lattice's kernel (BURRITO's
     sequence expressions) has a first step saying so, and an input the lattice walks against its
     storage order (a CSC's ravel) it reads converted where looplets would gather it (locate each
-    coordinate of its extents) or refuse the statement.
+    coordinate of its extents) or refuse the statement; a lattice kernel with shape operators longer than
+    :data:`LONG_LATTICE` lines of C is left to looplets where theirs is at most half as long.
 
     >>> k = lower("y[i] = A[i, j] * x[j]", A="csr", x="dense")          # the lattice's kernel
     >>> k.strategy, k.trace.stages()[0]
@@ -411,6 +412,10 @@ def _lower_default(program, checked, functions, trace, options, tensors, shaped,
                 pass   # (refused converted too: looplets', below)
         if kernel is None:
             return _lower_looplets(program, checked, functions, trace, options, tensors, shaped, facts, fit, e)
+    shorter = _shorter_looplets(kernel, program, checked, functions, trace, options, tensors, facts, fit) \
+        if shaped and all(name in SHARED_OPTIONS for name in options) else None
+    if shorter is not None:
+        return shorter
     if trace is not None:
         trace.steps.extend(attempt.steps)
         kernel.trace = trace
@@ -428,6 +433,35 @@ def _lower_default(program, checked, functions, trace, options, tensors, shaped,
                           wider, auto=_looplets_note(e, shaped), fit=fit)
     kernel.relower = again
     return kernel
+
+
+#: the lines of C of a lattice kernel with shape operators above which, given no strategy, the looplets' kernel is
+#: lowered too, and taken where it is at most half as long: the lattice's loops for a split of a concatenation
+#: straddling its parts are a lattice of the parts left per axis, nested (18,591 lines for a 4-part hstack
+#: reshaped to three axes, where the looplets' phases are 1,170)
+LONG_LATTICE = 4000
+
+
+def _shorter_looplets(kernel, program, checked, functions, trace, options, tensors, facts, fit) -> Kernel | None:
+    """The looplets' kernel of a statement with shape operators whose lattice kernel is longer than
+    :data:`LONG_LATTICE` lines of C, where looplets lower it in at most half as many; else None."""
+    lines = kernel.c_source.count("\n")
+    if lines <= LONG_LATTICE:
+        return None
+    note = (f"shape operators: the lattice strategy's kernel is {lines:,} lines of C (more than {LONG_LATTICE:,}); "
+            f"lowered with looplets (strategy='looplets'), whose kernel is at most half as long "
+            f"(strategy='lattice' gives the lattice's)")
+    try:
+        other = _lower(program, "looplets", checked, functions, None if trace is None else Trace(), options, tensors,
+                       facts, auto=note, fit=fit)
+    except (StrategyError, *_REFUSALS.get("looplets", ())):
+        return None
+    if other.c_source.count("\n") * 2 > lines:
+        return None
+    if trace is not None:
+        trace.steps.extend(other.trace.steps)
+        other.trace = trace
+    return other
 
 
 def _lower_looplets(program, checked, functions, trace, options, tensors, shaped, facts, fit,

@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 
 import compiler as ss
+from compiler import array as xa
 from compiler.format import Format, parse_format
+from compiler.lowering import LONG_LATTICE
 from compiler.reference import evaluate
 
 FILLS = (0.0, np.nan, np.inf)
@@ -99,3 +101,37 @@ def test_a_csr_sliced_with_a_positive_stride_is_walked_so_its_partner_is_left_to
     kernel = check(prog.replace("(0, 9, 2)", "(8, -1, -2)"), a[:, ::-2] + d, A=A, D=D)
     note = kernel.trace.find("strategy")[0].note
     assert kernel.strategy == "lattice" and "looplets would gather A (A[i, t + (8 + k * -2)]" in note, note
+
+
+def four_parts_reshaped(shape):
+    inf = np.inf
+    values = [np.ones((3, 3)), np.array([[0.0, 0.0, -2.0], [1.0, inf, inf], [inf, 1.0, 1.0]]),
+              np.array([[1.0], [-2.0], [1.0]]), np.array([[1.0], [-2.0], [np.nan]])]
+    parts = [xa.asarray(ss.Tensor.from_numpy(v, f, fill=1.0) if f != "dense" else v)
+             for v, f in zip(values, ["dcsr", "dcsr", "coo", "dense"])]
+    return xa.reshape(xa.concat(parts, axis=1), shape), np.concatenate(values, axis=1).reshape(shape)
+
+
+@pytest.mark.parametrize("shape", [(2, 6, 2), (4, 6)])
+def test_a_long_lattice_kernel_is_left_to_the_looplets_where_theirs_is_half_as_long(shape):
+    # (a 4-part hstack split across its parts: the lattice's loops are a lattice of the parts left per axis, nested,
+    # 18,591 and 7,140 lines of C; the looplets' phases 1,170 and 1,157)
+    expr, want = four_parts_reshaped(shape)
+    kernel = ss.lower(expr)
+    lattice = ss.lower(expr, strategy="lattice")
+    assert kernel.strategy == "looplets" and lattice.strategy == "lattice"
+    lines = lattice.c_source.count("\n")
+    assert lines > LONG_LATTICE and kernel.c_source.count("\n") * 2 <= lines
+    (step,) = kernel.trace.find("strategy")
+    note = step.note
+    assert f"the lattice strategy's kernel is {lines:,} lines of C" in note and "strategy='lattice'" in note, note
+    with np.errstate(invalid="ignore"):
+        for k in (kernel, lattice):
+            np.testing.assert_array_equal(k().to_numpy(), want)
+
+
+def test_a_short_lattice_kernel_stays_the_lattices():
+    expr, want = four_parts_reshaped((3, 8))
+    kernel = ss.lower(expr)
+    assert kernel.strategy == "lattice" and kernel.c_source.count("\n") <= LONG_LATTICE
+    np.testing.assert_array_equal(kernel().to_numpy(), want)
