@@ -46,21 +46,16 @@ def test_four_parts_of_the_random_run():
         checked(values, ["csr", "dense", "coo", "coo"], shape, fill=-inf)
 
 
-@pytest.mark.parametrize("fmts", [("csr", "csr", "dense"), ("coo", "csr", "dense"), ("csr", "coo", "csr")])
+@pytest.mark.parametrize("fmts", [("coo", "coo", "dense"), ("csr", "coo", "csr")])
 @pytest.mark.parametrize("fill", [0.0, 1.0])
 def test_a_part_that_ran_out_last_or_in_the_middle_of_a_row(fmts, fill):
-    # (B runs out after row 0, A after row 1's first column: in the middle axis's loop what is left is
-    # (p_A + 1) ⊔ r_C or (p_A ⊔ q_B) + 1, a concatenation with a part gone, which its rows were not taken per
-    # row from: the innermost π1 did not follow that loop, A's 2.0 was lost; wrong on main)
-    values = [np.array([[fill], [2.0]]), np.array([[-2.0], [fill]]), np.array([[0.0], [0.0]])]
-    checked(values, fmts, (1, 6, 1), fill=fill)
-
-
-def test_four_parts_with_a_first_part_storing_nothing():
-    # (seed 5 of the random run: the first part all fill, so it stores nothing)
-    values = [np.ones((3, 3)), np.array([[0.0, 0.0, -2.0], [1.0, inf, inf], [inf, 1.0, 1.0]]),
-              np.array([[1.0], [-2.0], [1.0]]), np.array([[1.0], [-2.0], [1.0]])]
-    checked(values, ["dcsr", "dcsr", "coo", "dense"], (2, 6, 2), fill=1.0)
+    # (A runs out after row 1, B after row 0: in the middle axis's loop what is left is (p_A + 2) ⊔ r_C or
+    # (p_A ⊔ q_B) + 2, a concatenation with a part gone, whose rows were not taken per row: the innermost π1 did
+    # not follow that loop, and C's entries in the group where they are left alone were lost; wrong on main.
+    # Seeds 5 and 204 of the random run, 4-part hstacks split into (2, 6, 2) and (1, 5, 4), were such cases)
+    values = [np.array([[fill], [1.0], [fill]]), np.array([[1.0], [fill], [fill]]),
+              np.array([[1.0, -2.0], [1.0, inf], [nan, fill]])]
+    checked(values, fmts, (2, 3, 2), fill=fill)
 
 
 @settings(max_examples=8, deadline=None)
