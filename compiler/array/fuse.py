@@ -256,7 +256,6 @@ class Emitter:
         old, new = child.shape, node.shape
         # (a result axis broadcast away by the expression around it is extent 1: left out)
         kept = tuple(a for a in range(node.ndim) if idx[a] is not None)
-        shape = tuple(new[a] for a in kept)
         if math.prod(old) == 0:
             return self.reshape_empty(child, new, kept, idx)
         # (an extent-1 axis is no part of a group: a result's is broadcast, an operand's read at its one
