@@ -43,7 +43,7 @@ from typing import Callable
 import numpy as np
 
 from . import user_function_check, values
-from .backend import compile_function
+from .backend import compile_function, emit_c_with_provenance
 from .errors import LATTICE_HINT, DTypeError, FormatError, ShapeError, StrategyError, UsageError, nesting_guard
 from .binding import array_name
 from .dtypes import result_dtype, typed_scalar
@@ -392,9 +392,13 @@ def _lower_default(program, checked, functions, trace, options, tensors, shaped,
     # (with shape operators, without converting an input first: where the lattice would read one
     # converted, looplets may walk it as stored)
     first = {**options, "convert": False} if shaped else options
+    # (a long lattice kernel's C is given to looplets before it is compiled)
+    shorter = functools.partial(_shorter_looplets, program=program, checked=checked, functions=functions, trace=trace,
+                                options=options, tensors=tensors, facts=facts, fit=fit) \
+        if shaped and all(name in SHARED_OPTIONS for name in options) else None
     try:
         kernel = _lower(program, "lattice", checked, functions, attempt, first, tensors,
-                        facts, auto=LATTICE_NOTE if shaped else "", fit=fit, default=True)
+                        facts, auto=LATTICE_NOTE if shaped else "", fit=fit, default=True, instead=shorter)
     except StrategyError as e:
         if any(name not in SHARED_OPTIONS for name in options):
             if trace is not None:   # (the caller's trace shows where the lattice stopped)
@@ -407,15 +411,13 @@ def _lower_default(program, checked, functions, trace, options, tensors, shaped,
             try:
                 attempt = None if trace is None else Trace()
                 kernel = _lower(program, "lattice", checked, functions, attempt, options, tensors, facts,
-                                auto=why, fit=fit, default=True)
+                                auto=why, fit=fit, default=True, instead=shorter)
             except StrategyError:
                 pass   # (refused converted too: looplets', below)
         if kernel is None:
             return _lower_looplets(program, checked, functions, trace, options, tensors, shaped, facts, fit, e)
-    shorter = _shorter_looplets(kernel, program, checked, functions, trace, options, tensors, facts, fit) \
-        if shaped and all(name in SHARED_OPTIONS for name in options) else None
-    if shorter is not None:
-        return shorter
+    if kernel.strategy == "looplets":
+        return kernel   # (the lattice's C was too long: _shorter_looplets)
     if trace is not None:
         trace.steps.extend(attempt.steps)
         kernel.trace = trace
@@ -442,10 +444,10 @@ def _lower_default(program, checked, functions, trace, options, tensors, shaped,
 LONG_LATTICE = 4000
 
 
-def _shorter_looplets(kernel, program, checked, functions, trace, options, tensors, facts, fit) -> Kernel | None:
-    """The looplets' kernel of a statement with shape operators whose lattice kernel is longer than
-    :data:`LONG_LATTICE` lines of C, where looplets lower it in at most half as many; else None."""
-    lines = kernel.c_source.count("\n")
+def _shorter_looplets(lines, program, checked, functions, trace, options, tensors, facts, fit) -> Kernel | None:
+    """The looplets' kernel of a statement with shape operators whose lattice kernel's C, not yet
+    compiled, is ``lines`` long, more than :data:`LONG_LATTICE`, where looplets lower it in at most
+    half as many; else None."""
     if lines <= LONG_LATTICE:
         return None
     note = (f"shape operators: the lattice strategy's kernel is {lines:,} lines of C (more than {LONG_LATTICE:,}); "
@@ -562,13 +564,15 @@ def _format_only(value):
 
 
 def _lower(program, strategy, checked, functions, trace, options, tensors, facts=None, auto="", fit="",
-           default=False) -> Kernel:
+           default=False, instead: Callable[[int], Kernel | None] | None = None) -> Kernel:
     """``lower()`` once its arguments are checked; ``facts`` (default: the values') are what the
     kernel assumes the values hold; ``auto``: why the strategy was chosen (none given), recorded as
     the trace's first step; ``fit``: why the output has the index dtype chosen for it
     (:func:`_fit_output`), recorded as an ``index-dtype`` step; ``default``: lowered for no strategy
     given (:func:`_lower_default`, whose kernel lowers again by looplets where the lattice refuses:
-    not the kernel of ``strategy='lattice'``, which its cache key tells apart)."""
+    not the kernel of ``strategy='lattice'``, which its cache key tells apart); ``instead``: given the
+    line count of the kernel's C before it is compiled, another kernel to return (and cache) in its
+    place, or None."""
     with nesting_guard(program):
         fn_key = tuple(sorted((functions or {}).items()))
         source_key = (program, fn_key) if isinstance(program, str) else program
@@ -623,7 +627,7 @@ def _lower(program, strategy, checked, functions, trace, options, tensors, facts
         # a checked kernel differs from the unchecked one in its C alone: it is built from that
         # kernel's lowering when there is one (a test checks a kernel both ways)
         base = _CACHE.get(key[:3] + (False,) + key[4:]) if checked and key is not None else None
-        if base is not None:
+        if base is not None and base.strategy == strategy:    # (not a kernel given ``instead``)
             trace = Trace(base.trace.steps[:base.trace.stages().index("emit-c")])
             try:
                 compiled = compile_function(base.lowered.function, checked=True, trace=trace)
@@ -656,10 +660,17 @@ def _lower(program, strategy, checked, functions, trace, options, tensors, facts
             # (a user function's C body against its py, before a kernel runs it)
             user_function_check.check_noted(applied, lowered.function.helpers, trace, _may_hold(facts, formats))
             lowered = _checked_counts(lowered, trace)
-            compiled = compile_function(lowered.function, checked=checked, trace=trace)
+            emitted = None if instead is None else emit_c_with_provenance(lowered.function, checked)
+            other = None if emitted is None else instead(emitted[0].count("\n"))
+            if other is None:
+                compiled = compile_function(lowered.function, checked=checked, trace=trace, emitted=emitted)
         except Exception as e:
             e.trace = trace  # the explorer shows where lowering stopped
             raise
+        if other is not None:
+            if key is not None:
+                _CACHE[key] = other
+            return other
         kernel = _kernel(program, parsed, strategy, formats, lowered, compiled, trace, raw_out, shaped,
                          facts, tensors, checked, functions, options, auto, fit, default)
         if key is not None:

@@ -72,7 +72,7 @@ from .default_output import ORDER_WHY, has_shape_ops, keeps_column_order, output
 from .exprtree import expression_artifact
 from .nodes import Broadcast, Leaf, Map, Node, Permute, Reduction, Scalar, ShapeOp, describe
 from .pushed_reshapes import reshapes_pushed
-from .reshapes import refined_group, reshape_groups
+from .reshapes import groups_apart_from_ones, refined_group
 from .shapeops import MATERIALIZE, squeeze_tensor
 
 _INDEX_NAMES = "ijklmnpqrstuvw"
@@ -243,7 +243,7 @@ class Emitter:
     # is computed on the operands' entries by compiler.array.shapeops, as the trace notes.
 
     def emit_reshape(self, node: ShapeOp, idx: tuple):
-        """``reshape`` of any rank, row-major: each group of axes (:func:`reshape_groups`) that is
+        """``reshape`` of any rank, row-major: each group of axes (:func:`groups_apart_from_ones`) that is
         reshaped a ``Collapse`` of its operand axes into one index (a chain, outer pairs first), a
         ``Split`` of that index into the result's axes (a chain, major first), or both; an empty
         array's axes one collapsed index standing for a result axis of extent 0, the others
@@ -262,15 +262,10 @@ class Emitter:
         # coordinate, so (6,) -> (1, 6, 1) is no split in three, whose lattice walks two groups of one)
         # (an operand with shape operators keeps its axes: a ravel of a stack collapses a run of them,
         # emit_stack_ravel, and a concatenation read at a constant index is not fused)
-        ones, axes = (), tuple(range(len(old)))
-        if math.prod(old) > 1:
-            ones = tuple(a for a in kept if new[a] == 1)
-            if not has_shape_ops(child):
-                axes = tuple(a for a in axes if old[a] != 1)
-        kept = tuple(a for a in kept if a not in ones)
+        axes, grouped, groups = groups_apart_from_ones(old, new, has_shape_ops(child), kept)
+        ones, kept = tuple(a for a in kept if a not in grouped), grouped
         shape = tuple(new[a] for a in kept)
-        groups = tuple((tuple(axes[x] for x in olds), news)
-                       for olds, news in reshape_groups(tuple(old[a] for a in axes), shape))
+        groups = tuple((tuple(axes[x] for x in olds), news) for olds, news in groups)
         if groups and self.whole_reshapes:
             groups = ((axes, tuple(range(len(shape)))),)
         if not groups:
@@ -861,10 +856,17 @@ def _leaves(node: Node) -> list:
     return [x for c in node.children() for x in _leaves(c)]
 
 
+def _reshape_groups(node: ShapeOp) -> tuple:
+    """The groups of a reshape as :meth:`Emitter.emit_reshape` fuses it (no extent-1 axis in one), each
+    group's axes numbered as in the operand and the result."""
+    (child,) = node.args
+    olds, news, groups = groups_apart_from_ones(child.shape, node.shape, has_shape_ops(child))
+    return tuple((tuple(olds[x] for x in a), tuple(news[y] for y in b)) for a, b in groups)
+
+
 def _has_grouped_reshape(node: Node) -> bool:
     """Whether ``node`` has a reshape of more than one group of axes (``(6, 4) -> (2, 3, 4)``)."""
-    if isinstance(node, ShapeOp) and node.kind == "reshape" and \
-            len(reshape_groups(node.args[0].shape, node.shape)) > 1:
+    if isinstance(node, ShapeOp) and node.kind == "reshape" and len(_reshape_groups(node)) > 1:
         return True
     return any(_has_grouped_reshape(c) for c in node.children())
 
@@ -875,7 +877,7 @@ def _has_refinable_reshape(node: Node) -> bool:
     if isinstance(node, ShapeOp) and node.kind == "reshape":
         old, new = node.args[0].shape, node.shape
         if any(len(a) > 1 and len(b) > 1 and refined_group(tuple(old[x] for x in a), tuple(new[y] for y in b))
-               for a, b in reshape_groups(old, new)):
+               for a, b in _reshape_groups(node)):
             return True
     return any(_has_refinable_reshape(c) for c in node.children())
 

@@ -58,6 +58,27 @@ def reshape_groups(old: tuple, new: tuple) -> tuple:
     return tuple((tuple(ga), tuple(gb)) for ga, gb in groups)
 
 
+def groups_apart_from_ones(old: tuple, new: tuple, keep_operand_ones: bool = False, result_axes=None) -> tuple:
+    """``(operand axes, result axes, groups)``: :func:`reshape_groups` of the axes whose extent is not 1
+    (where the reshape holds more than one entry), each group's axes numbered by their places in the two
+    tuples of axes. A result's extent-1 axis is a broadcast and an operand's read at its one coordinate,
+    so ``(6,) -> (1, 6, 1)`` is no split in three. ``keep_operand_ones``: the operand's stay, each in the
+    group it borders; ``result_axes``: the result axes to group (default all).
+
+    >>> groups_apart_from_ones((2, 1, 12), (6, 1, 4))     # (2, 12) -> (6, 4), one group
+    ((0, 2), (0, 2), (((0, 1), (0, 1)),))
+    >>> groups_apart_from_ones((2, 1, 3), (2, 3), keep_operand_ones=True)
+    ((0, 1, 2), (0, 1), (((0,), (0,)), ((1, 2), (1,))))
+    """
+    olds = tuple(range(len(old)))
+    news = tuple(range(len(new))) if result_axes is None else tuple(result_axes)
+    if math.prod(old) > 1:
+        news = tuple(b for b in news if new[b] != 1)
+        if not keep_operand_ones:
+            olds = tuple(a for a in olds if old[a] != 1)
+    return olds, news, reshape_groups(tuple(old[a] for a in olds), tuple(new[b] for b in news))
+
+
 def refined_group(old: tuple, new: tuple) -> tuple | None:
     """The common refinement of one group of a reshape (``old`` and ``new``: its axes' extents, as many entries):
     ``(pieces, olds, news)``, the extents of the pieces, major first, and the pieces each old and each new axis
@@ -84,4 +105,4 @@ def refined_group(old: tuple, new: tuple) -> tuple | None:
     return pieces, spans(from_old), spans(from_new)
 
 
-__all__ = ["refined_group", "reshape_groups"]
+__all__ = ["groups_apart_from_ones", "refined_group", "reshape_groups"]

@@ -83,11 +83,13 @@ def _c_artifact(fn: Function, source: str, provenance: dict) -> Artifact:
 
 
 def compile_function(fn: Function, checked: bool = False, trace: Trace | None = None,
-                     flags=None) -> "Kernel":
+                     flags=None, emitted: tuple[str, dict] | None = None) -> "Kernel":
     """The native kernel for ``fn``; see the module docstring for caching.
 
     With ``trace``, records the steps ``emit-c`` (the C source) and ``compile``
-    (how the library was obtained and how long it took).
+    (how the library was obtained and how long it took). ``emitted``: ``fn``'s C and its
+    provenance, as :func:`~compiler.backend.c_emitter.emit_c_with_provenance` gave them
+    for ``checked`` (a caller that looked at the C first does not emit it twice).
     """
     if not isinstance(fn, Function):
         raise TypeError(f"compile_function expects an imperative Function, got {type(fn).__name__}")
@@ -104,8 +106,8 @@ def compile_function(fn: Function, checked: bool = False, trace: Trace | None = 
                              artifacts=[_c_artifact(fn, kernel.c_source, kernel.provenance)])
                 trace.record("compile", note=f"memory cache ({_ms(time.perf_counter() - start)})")
             return kernel
-        source, provenance = emit_c_with_provenance(fn, checked)
-        _stats.emits += 1
+        source, provenance = emitted or emit_c_with_provenance(fn, checked)
+        _stats.emits += emitted is None
         if trace is not None:
             trace.record("emit-c", before=fn, after=source,
                          artifacts=[_c_artifact(fn, source, provenance)],
