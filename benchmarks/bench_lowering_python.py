@@ -45,10 +45,10 @@ class Emitted(Exception):
         self.source, self.trace = source, trace
 
 
-def emit_only(fn, checked=False, trace=None, flags=None):
+def emit_only(fn, checked=False, trace=None, flags=None, emitted=None):
     """``compile_function`` up to its build: the C, its declarations and the ``emit-c`` step."""
     from compiler.backend.c_emitter import c_declarations, emit_c_with_provenance
-    source, provenance = emit_c_with_provenance(fn, checked)
+    source, provenance = emitted or emit_c_with_provenance(fn, checked)
     c_declarations(fn, checked)
     if trace is not None:
         trace.record("emit-c", before=fn, after=source, note=f"{'checked ' if checked else ''}C for kernel {fn.name}")

@@ -4,7 +4,7 @@ Level protocols write code that is right in every context and redundant in many:
 sparse output's update sets a dirty flag and then tests it (``dirty = true; if
 (dirty) {...}``), and a fresh output slot is set to the fill just before its value
 is stored. The C compiler would fold both; the students reading the C should not
-have to. Eight rewrites, each exact:
+have to. Nine rewrites, each exact:
 
 * :func:`fold_flags`: an ``if`` on a boolean local whose value is known there (set by
   a constant in the same block, with nothing in between assigning it) becomes the
@@ -22,6 +22,9 @@ have to. Eight rewrites, each exact:
 * :func:`drop_idle_loops`: a ``while`` loop that only advances locals of its block that
   nothing reads after it (``while (j < n) { j += 1; }``, where no case of the rest of
   ``j``'s universe does anything) is dropped;
+* :func:`drop_empty`: a ``for`` loop or an ``if`` left with nothing in it once the locals it
+  declared were dropped (a phase of rows walked for nothing: ``for (j = 0; j < 3; j++) { int k = 0; }``)
+  goes, and so does an empty ``else``;
 * :func:`drop_unread_scratch`: a scratch array nothing reads (the bitmap of a workspace
   whose producer lists each coordinate once, so nothing tests it) is not allocated, and
   the stores into it go; a ``for`` loop left with nothing to do goes too;
@@ -468,6 +471,46 @@ def _idle(loop, locals_: set) -> bool:
                               and pure(s.value) for s in body)
 
 
+def _nothing(block) -> bool:
+    """Whether ``block`` (None: no block) holds nothing but comments."""
+    return block is None or all(isinstance(c, Comment) for c in untagged(block.body))
+
+
+def _empty(s) -> bool:
+    """Whether ``s`` is a ``for`` loop or an ``if`` with nothing but comments in it (its bounds or
+    condition computed without effects)."""
+    if isinstance(s, For):
+        return _nothing(s.body) and pure(s.start) and pure(s.stop)
+    if isinstance(s, If):
+        return _nothing(s.then) and _nothing(s.otherwise) and pure(s.cond)
+    return False
+
+
+def drop_empty(stmts) -> list:
+    """``stmts`` without the ``for`` loops and the ``if`` statements with nothing but comments in them
+    (their bounds and conditions computed without effects), inner ones first.
+
+    >>> from compiler.imperative.ir import Var, For, If, Comment, Store
+    >>> i, j = Var("i"), Var("j")
+    >>> body = [For(i, 0, Var("n"), [For(j, 0, 3, [Comment("the fill")])]), If(Var("go"), []),
+    ...         If(Var("ok"), [Store("v", 0, 1.0)], [Comment("nothing to do")])]
+    >>> for s in drop_empty(body):
+    ...     print(s)
+    if (ok) {
+        v[0] = 1.0;
+    }
+    """
+    out = []
+    for s in stmts:
+        s = map_bodies(s, drop_empty)
+        if isinstance(s, If) and s.otherwise is not None and _nothing(s.otherwise):
+            s = replace(s, otherwise=None)      # (an ``else { }``)
+        loop = untagged([s])
+        if not (len(loop) == 1 and _empty(loop[0])):
+            out.append(s)
+    return out if len(out) < len(stmts) or any(a is not b for a, b in zip(out, stmts)) else list(stmts)
+
+
 def drop_idle_loops(stmts) -> list:
     """``stmts`` without the ``while`` loops that compute nothing the kernel uses: their
     bodies only advance locals of this block, which nothing after the loop reads. (A
@@ -723,9 +766,13 @@ def reuse_dead_locals(stmts) -> list:
 
 def cleanup(stmts) -> list:
     """:func:`fold_flags`, :func:`drop_unread_scratch`, :func:`drop_idle_loops`,
-    :func:`drop_dead_assignments`, :func:`~compiler.imperative.deadstores.drop_dead_stores`, :func:`drop_unused_locals`, :func:`drop_overwritten_stores`,
-    then :func:`reuse_declared`."""
+    :func:`drop_dead_assignments`, :func:`~compiler.imperative.deadstores.drop_dead_stores`, :func:`drop_unused_locals`,
+    :func:`drop_empty` (the locals then unread dropped too), :func:`drop_overwritten_stores`, then :func:`reuse_declared`."""
     stmts = drop_idle_loops(drop_unread_scratch(fold_flags(stmts)))
     memo: dict = {}   # (the statements the first leaves as they were keep their summaries for the last)
     stmts = drop_dead_stores(_drop_dead_assignments(stmts, memo))
-    return reuse_declared(drop_overwritten_stores(_drop_unused_locals(stmts, memo)))
+    stmts = _drop_unused_locals(stmts, memo)
+    emptied = drop_empty(stmts)
+    if emptied != stmts:   # (the bounds of a dropped loop may be all that read a local)
+        stmts = _drop_unused_locals(emptied, memo)
+    return reuse_declared(drop_overwritten_stores(stmts))
