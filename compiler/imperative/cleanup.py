@@ -508,7 +508,7 @@ def drop_empty(stmts) -> list:
         loop = untagged([s])
         if not (len(loop) == 1 and _empty(loop[0])):
             out.append(s)
-    return out if len(out) < len(stmts) or any(a is not b for a, b in zip(out, stmts)) else list(stmts)
+    return out
 
 
 def drop_idle_loops(stmts) -> list:
