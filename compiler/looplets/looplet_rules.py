@@ -156,10 +156,16 @@ class LoopletRules:
         if length == 1:
             return self.lower(substitute(body, {i: Value(ext.start, "int64")}))
         v = Var(self.fresh(i.name))
+        self._loop_index(v, ext)
         inner = self.lower(substitute(body, {i: Value(v, "int64")}))
         if inner:
             inner = self._short_circuit(i, Extent(v, ext.stop), body, line) + inner
         return [ir.For(v, ext.start, ext.stop, inner)] if inner else []
+
+    def _loop_index(self, v, ext):
+        # (a phase inside may prove its skip empty: ``min(-(3 * j), 3)`` is at most 0, where a part of a
+        # concatenation split across its loops starts for every j)
+        self.ctx.facts.bound(v, ext.start, X.sub(ext.stop, 1), "a for loop's index, from its start to before its stop")
 
     def _short_circuit(self, i, rest, body, line):
         """The ShortCircuitScalar case split starting each iteration of a loop over ``i``
@@ -172,6 +178,8 @@ class LoopletRules:
         """All looplets are Lookups: a for loop reading ``body(i)`` (no loop for length one)."""
         length = X.difference(ext.stop, ext.start)
         v = Var(self.fresh(i.name)) if length != 1 else ext.start
+        if length != 1:
+            self._loop_index(v, ext)
         new = replace_looplets(body, i, lambda l: l.body(v) if isinstance(l, Lookup) else l)
         new = substitute(new, {i: Value(v, "int64")})
         self.record("lower:Lookup", body, new, note=self._note("for loop" if length != 1 else "length one", i, ext))
