@@ -444,21 +444,27 @@ def _lower_default(program, checked, functions, trace, options, tensors, shaped,
 LONG_LATTICE = 4000
 
 
+class _NotShorter(Exception):
+    """The looplets' kernel, emitted, is not at most half as long as the lattice's (:func:`_shorter_looplets`)."""
+
+
 def _shorter_looplets(lines, program, checked, functions, trace, options, tensors, facts, fit) -> Kernel | None:
     """The looplets' kernel of a statement with shape operators whose lattice kernel's C, not yet
     compiled, is ``lines`` long, more than :data:`LONG_LATTICE`, where looplets lower it in at most
-    half as many; else None."""
+    half as many (their C too compared before it is compiled); else None."""
     if lines <= LONG_LATTICE:
         return None
     note = (f"shape operators: the lattice strategy's kernel is {lines:,} lines of C (more than {LONG_LATTICE:,}); "
             f"lowered with looplets (strategy='looplets'), whose kernel is at most half as long "
             f"(strategy='lattice' gives the lattice's)")
+
+    def not_shorter(theirs):
+        if theirs * 2 > lines:
+            raise _NotShorter   # (before GCC builds it: a kernel left unused)
     try:
         other = _lower(program, "looplets", checked, functions, None if trace is None else Trace(), options, tensors,
-                       facts, auto=note, fit=fit)
-    except (StrategyError, *_REFUSALS.get("looplets", ())):
-        return None
-    if other.c_source.count("\n") * 2 > lines:
+                       facts, auto=note, fit=fit, instead=not_shorter)
+    except (StrategyError, _NotShorter, *_REFUSALS.get("looplets", ())):
         return None
     if trace is not None:
         trace.steps.extend(other.trace.steps)
