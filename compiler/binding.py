@@ -36,7 +36,7 @@ import numpy as np
 from . import recheck, sealing
 from .format import Format, with_index_dtype
 from .imperative.ir import Buffer, Scalar
-from .interop import is_foreign, to_tensor
+from .interop import holding, is_foreign, still_holds, to_tensor
 from .levels import Dense, Element, flatten
 from .levels.level import IndexedLevel, fill_key
 from .tensor import Tensor
@@ -205,12 +205,8 @@ class InputPlan:
         if kept is None:
             return None
         ref, held, sized, shape, t, check, _ = kept
-        if ref() is not value or value.shape != shape:
+        if ref() is not value or not still_holds(value, held, shape):
             return None
-        now = value.__dict__
-        for k, obj in held:
-            if now.get(k) is not obj:
-                return None
         facts = check() if check is not None else None
         if facts is None:
             t.validate()   # (raises naming the level and array at fault)
@@ -305,10 +301,8 @@ class KeptForeign(NamedTuple):
 
     @classmethod
     def of(cls, value, tensor: Tensor) -> "KeptForeign":
-        shape = value.shape
-        # (tuples too, compared by identity: a resize in place may change the shape alone, as scipy's
-        # csr resized to more columns does, and a scipy COO keeps its row and col in a tuple)
-        held = tuple((k, v) for k, v in vars(value).items() if isinstance(v, (np.ndarray, tuple)))
+        # (tuples too, compared by identity: a scipy COO keeps its row and col in a tuple)
+        held, shape = holding(value)
         sized = any(v is shape for _, v in held)
         check = recheck.checker(tensor)
         return cls(weakref.ref(value), held, sized, shape, tensor, check, None if check is None else check.ops)

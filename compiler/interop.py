@@ -17,12 +17,15 @@ True
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from .dtypes import value_dtype
 from .errors import DTypeError, FormatError, ShapeError, UsageError
 from .levels import Dense, Element, SparseCOO, SparseList
 from .levels.level import check_pos, check_range, normalize_fill
+from .recheck import check_again
 from .tensor import Tensor
 
 
@@ -41,17 +44,40 @@ def is_foreign(obj) -> bool:
     return is_scipy_sparse(obj) or is_pydata_sparse(obj)
 
 
-def to_tensor(obj, name: str | None = None) -> Tensor:
+def to_tensor(obj, name: str | None = None, checked: bool = True) -> Tensor:
     """``obj`` (a Tensor, numpy array or scalar, scipy.sparse or pydata/sparse array) as a Tensor,
-    sharing its buffers where the layout allows; a Tensor is returned as it is."""
+    sharing its buffers where the layout allows; a Tensor is returned as it is.
+
+    A scipy or pydata array given again, holding the same arrays and shape, is the same Tensor (:func:`kept`: its
+    format, its pointers bound by a kernel, lower()'s first look, are found again), its arrays checked again, as
+    their owner may have written them in place (one pass in C, :func:`compiler.recheck.check_again`; not
+    ``checked``: the caller checks them before a kernel reads them).
+
+    >>> import scipy.sparse as sp
+    >>> m = sp.csr_matrix(np.array([[0, 2.0], [3.0, 0]]))
+    >>> to_tensor(m, "A") is to_tensor(m, "A"), to_tensor(m, "A") is to_tensor(m.copy(), "A")
+    (True, False)
+    >>> m.indices[0] = 5
+    >>> to_tensor(m, "A")
+    Traceback (most recent call last):
+    ...
+    compiler.errors.FormatError: A: level 1 (SparseList): idx[0]=5 is out of range [0, 2)
+    """
     if isinstance(obj, Tensor):
         return obj
     if is_scipy_sparse(obj) or is_pydata_sparse(obj):
+        tensor = kept(obj, name)
+        if tensor is not None:
+            if checked:
+                check_again(tensor, name)
+            return tensor
         try:
-            return _from_scipy(obj, name) if is_scipy_sparse(obj) else _from_pydata(obj, name)
+            tensor = _from_scipy(obj, name) if is_scipy_sparse(obj) else _from_pydata(obj, name)
         except DTypeError as e:   # (the library's array says no name: the message gives the tensor's)
             raise DTypeError(f"{name or 'array'} ({type(obj).__name__} of shape {obj.shape}): {e}; "
                              f"convert it with .astype(...)") from None
+        _keep(obj, name, tensor)
+        return tensor
     if isinstance(obj, (list, tuple)) or np.isscalar(obj) or isinstance(obj, (np.ndarray, np.generic)) \
             or hasattr(obj, "__array__"):
         try:
@@ -85,6 +111,64 @@ def dense_view(arr: np.ndarray, name: str | None = None) -> Tensor:
     for m in reversed(order):
         root = Dense(root, arr.shape[m])
     return Tensor(root, shape=arr.shape, mode_order=order, name=name, check=False)
+
+
+def holding(value) -> tuple:
+    """``(held, shape)``: the array and tuple attributes of a scipy or pydata array (a COO's ``coords`` may be a
+    tuple), and its shape, compared later by identity and value (:func:`still_holds`): the same arrays, whose
+    contents alone its owner may have changed since.
+
+    >>> import scipy.sparse as sp
+    >>> m = sp.csr_matrix(np.eye(2))
+    >>> held, shape = holding(m)
+    >>> sorted(k for k, _ in held), still_holds(m, held, shape)
+    (['_shape', 'data', 'indices', 'indptr'], True)
+    >>> m.indices = m.indices.copy()
+    >>> still_holds(m, held, shape)
+    False
+    """
+    return tuple((k, v) for k, v in vars(value).items() if isinstance(v, (np.ndarray, tuple))), value.shape
+
+
+def still_holds(value, held: tuple, shape) -> bool:
+    """Whether ``value`` holds the attributes ``held`` (the same objects) and has ``shape`` (:func:`holding`): a
+    resize in place may change the shape alone, as scipy's csr resized to more columns does."""
+    if value.shape != shape:
+        return False
+    now = value.__dict__
+    for k, obj in held:
+        if now.get(k) is not obj:
+            return False
+    return True
+
+
+#: ``(id, name) -> (weak reference, held, shape, tensor)``: the Tensor made over a scipy or pydata array's own
+#: buffers while the array lives (:func:`to_tensor`); a tensor of arrays converted is not kept, as writes to
+#: the array would not reach it
+_KEPT: dict = {}
+
+
+def kept(obj, name: str | None):
+    """The Tensor :func:`to_tensor` made over ``obj``'s own buffers (named ``name``) if ``obj`` still holds
+    them, else None."""
+    entry = _KEPT.get((id(obj), name))
+    if entry is None or entry[0]() is not obj or not still_holds(obj, entry[1], entry[2]):
+        return None
+    return entry[3]
+
+
+def _keep(obj, name, tensor: Tensor) -> None:
+    held, shape = holding(obj)
+    own = [a for _, v in held for a in (v if isinstance(v, tuple) else (v,)) if isinstance(a, np.ndarray)]
+    arrays = [a for level in tensor.level_arrays() for a in level.values() if isinstance(a, np.ndarray)]
+    if not arrays or not all(any(np.may_share_memory(a, b) for b in own) for a in arrays):
+        return
+    key = (id(obj), name)
+    try:
+        ref = weakref.ref(obj, lambda _, key=key: _KEPT.pop(key, None))
+    except TypeError:   # (an array type that takes no weak reference: made anew at each call)
+        return
+    _KEPT[key] = (ref, held, shape, tensor)
 
 
 def _from_scipy(m, name) -> Tensor:
@@ -168,4 +252,5 @@ def tensors_of(tensors: dict) -> dict:
     return tensors
 
 
-__all__ = ["to_tensor", "dense_view", "tensors_of", "is_foreign", "is_scipy_sparse", "is_pydata_sparse"]
+__all__ = ["to_tensor", "dense_view", "tensors_of", "is_foreign", "is_scipy_sparse", "is_pydata_sparse", "kept", "holding",
+           "still_holds"]

@@ -60,6 +60,7 @@ from .notation import Assign, accesses, parse
 from .notation.dtypes import expr_dtype, type_literals
 from .notation.infer import infer_given
 from .output_extents import check_walked_together
+from .recheck import checked_now
 from .notation.node_provenance import name_nodes
 from .notation.shape import ShapeOp, has_shape_operators
 from .notation.shapedata import shape_artifact, shape_data
@@ -781,12 +782,15 @@ def einsum(expr, *operands, strategy: str | None = None, checked: bool = False, 
     >>> einsum("y[i] = A[i, j] * x[j]", "looplets", A=A, x=np.array([1.0, 10.0])).to_numpy()
     array([20.,  3.])
     """
+    foreign: set = set()   # (numpy's operands made Tensors from scipy or pydata arrays)
     if isinstance(expr, str) and is_subscripts(expr):
         if not operands:
             raise UsageError(f"einsum {expr!r}: numpy's subscripts take their operands in order, as "
                              f"einsum('ij,j->i', A, x); index notation names them, as "
                              f"einsum('y[i] = A[i, j] * x[j]', A=A, x=x)")
-        named = tensors_of(dict(zip(operand_names(len(operands)), operands)))
+        ordered = dict(zip(operand_names(len(operands)), operands))
+        named = tensors_of(ordered)
+        foreign = {k for k, t in named.items() if t is not ordered[k]}
         dtypes = {k: _operand_dtype(x) for k, x in named.items()}
         known = None not in dtypes.values()
         expr = from_subscripts(expr, tuple(np.ndim(x) if not hasattr(x, "ndim") else x.ndim for x in operands),
@@ -802,12 +806,18 @@ def einsum(expr, *operands, strategy: str | None = None, checked: bool = False, 
             raise UsageError("einsum: index notation names its tensors (einsum('y[i] = A[i, j] * x[j]', A=A, x=x)); "
                              "numpy's subscripts take them in order (einsum('ij,j->i', A, x))")
         strategy = operands[0]
+    given = tensors
     tensors = tensors_of(tensors)
+    # (a scipy or pydata array made a Tensor over its arrays just now was checked as it was made: the call does not
+    # read them again; one pass over a SpMV's matrix of a million entries less, half a millisecond)
+    made = [t for k, t in tensors.items() if t is not given[k] and isinstance(t, Tensor)] + \
+        [t for k, t in tensors.items() if t is given[k] and isinstance(t, Tensor) and k in foreign]
     kernel = lower(expr, strategy, checked=checked, functions=functions, **tensors)
-    for v in tensors.values():
-        if isinstance(v, (str, Format, Level)):   # (formats choose the kernel; the call takes the values)
-            return kernel(**{k: v for k, v in tensors.items() if not isinstance(v, (str, Format, Level))})
-    return kernel(**tensors)
+    with checked_now(made):
+        for v in tensors.values():
+            if isinstance(v, (str, Format, Level)):   # (formats choose the kernel; the call takes the values)
+                return kernel(**{k: v for k, v in tensors.items() if not isinstance(v, (str, Format, Level))})
+        return kernel(**tensors)
 
 
 def _operand_dtype(x):

@@ -173,10 +173,7 @@ class Kernel:
             raise UsageError(f"pass the kernel's tensors by name: kernel({', '.join(f'{t}=...' for t in self.formats)})")
         if not tensors:
             tensors = dict(self.arguments)
-        fast = self.__dict__.get("_fast", self)
-        if fast is self:
-            fast = self._fast = fast_call(self)
-            self._first = _first_of(None, fast)
+        fast = self._planned_fast()
         routed = self.__dict__.get("_routed_fast")
         if routed is not None:
             # the fast path of the kernel for a foreign array's layout that a call took: it answers
@@ -437,6 +434,30 @@ class Kernel:
     def output_names(self) -> tuple:
         """The kernel's outputs, in the program's order (one but for a loop program writing several)."""
         return self.__dict__.get("_siblings") or tuple(o.output for o in self.lowered.outputs or (self.lowered,))
+
+    def _planned_fast(self):
+        """This kernel's fast path (:func:`compiler.fastcall.fast_call`, None where it has none), planned at its
+        first call and kept."""
+        fast = self.__dict__.get("_fast", self)
+        if fast is self:
+            fast = self._fast = fast_call(self)
+            self._first = _first_of(None, fast)
+        return fast
+
+    def retraced(self, trace: Trace, arguments: dict) -> "Kernel":
+        """This kernel with another ``trace`` and ``arguments`` (an array expression's, whose statement lower()
+        cached), sharing its planned call: the fast path is planned once, on this kernel, not on each copy.
+
+        >>> import compiler as ss
+        >>> k = ss.lower("y[i] = x[i] * 2", x=np.ones(3))
+        >>> c = k.retraced(Trace(), {"x": np.arange(3.0)})
+        >>> c is not k, c.trace is not k.trace, c().to_numpy()
+        (True, True, array([0., 2., 4.]))
+        """
+        self._planned_fast()
+        out = copy.copy(self)
+        out.trace, out.arguments = trace, arguments
+        return out
 
     def output_views(self) -> list:
         """For a kernel with several outputs, a kernel per output in the program's order (sharing

@@ -164,17 +164,21 @@ def node_tags(root: Node, em, statement) -> dict[str, list[str]]:
 
 def expression_artifact(root: Node, em, statement=None) -> Artifact:
     """The ``array-expression`` artifact of ``root`` as the emitter ``em`` lowered it into the
-    assignment ``statement`` (its nodes linked to the code of theirs; without it, to none)."""
-    nodes = expression_nodes(root, em)
-    data = {"nodes": nodes}
-    if statement is not None:
-        data["node_tags"] = node_tags(root, em, statement)
-        # the statement's own tree (what each node is, and its tag), in preorder: the explorer
-        # tags the statement's printed accesses and reductions with their nodes' tags by it
-        tree = [n for n, _ in statement_nodes(statement)]
-        data["tree"] = {n.ident: n.about for n in tree}
-        data["tree_tags"] = {n.ident: [node_tag(n.ident)] for n in tree}
-    return Artifact("array-expression", "array expression", _text(nodes), _dot(nodes), data=data)
+    assignment ``statement`` (its nodes linked to the code of theirs; without it, to none), made when
+    first read: an array expression computed in a loop records it at each compute, and most traces are
+    never looked at (it was a quarter of the front end's time per compute)."""
+    def make():
+        nodes = expression_nodes(root, em)
+        data = {"nodes": nodes}
+        if statement is not None:
+            data["node_tags"] = node_tags(root, em, statement)
+            # the statement's own tree (what each node is, and its tag), in preorder: the explorer
+            # tags the statement's printed accesses and reductions with their nodes' tags by it
+            tree = [n for n, _ in statement_nodes(statement)]
+            data["tree"] = {n.ident: n.about for n in tree}
+            data["tree_tags"] = {n.ident: [node_tag(n.ident)] for n in tree}
+        return _text(nodes), _dot(nodes), data
+    return Artifact.deferred("array-expression", "array expression", make)
 
 
 __all__ = ["expression_artifact", "expression_nodes", "node_label", "node_tags"]

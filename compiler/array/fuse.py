@@ -52,7 +52,6 @@ out[] = sum[i](sum[j](A[i, j] * x[j]) + x[i])
 
 from __future__ import annotations
 
-import copy
 import math
 
 import numpy as np
@@ -772,9 +771,8 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
                 what += f" into {order.upper()} ({ORDER_WHY[order]})"
             refused.append((what, by, str(e), assign))
             continue
-        kernel = copy.copy(kernel)   # (the cached kernel keeps its own trace and tensors)
-        kernel.trace = Trace(trace.steps + kernel.trace.steps)
-        kernel.arguments = tensors
+        # (the cached kernel keeps its own trace and tensors)
+        kernel = kernel.retraced(Trace(trace.steps + kernel.trace.steps), tensors)
         if fuse == "refined" and held is not None:
             return held if _converts_input(kernel) else (kernel, tensors)
         if held is None and fuse is True and attempts[n + 1:n + 2] == [(split, default_sparse, "refined", order)] \

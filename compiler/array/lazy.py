@@ -288,7 +288,9 @@ def asarray(obj, format=None, name: str | None = None, *, copy: bool | None = No
     if format is not None and not isinstance(obj, Tensor) and isinstance(obj, (np.ndarray, list, tuple)):
         tensor = Tensor.from_numpy(np.asarray(obj), format, name=name)
     else:
-        made = to_tensor(obj, name)
+        # (a scipy or pydata array taken before, unconverted, is checked again where the expression is computed:
+        # Leaf.recheck below; one pass over its arrays, not two)
+        made = to_tensor(obj, name, checked=format is not None)
         tensor = made if format is None else made.asformat(format)
         if tensor is made and is_foreign(obj):
             # (it shares the owner's buffers, which the owner may write before the expression is computed)

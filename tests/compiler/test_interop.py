@@ -109,3 +109,78 @@ def test_a_pydata_gcxs_written_malformed_is_refused_naming_it(axes, shape, array
     getattr(g, array)[at] = bad
     with pytest.raises(FormatError, match=rf"^A \(GCXS of shape \({', '.join(map(str, shape))},?\)\): "):
         (xp.asarray(g, name="A") * 2).compute()
+
+
+@pytest.mark.parametrize("make", [lambda a: sp.csr_matrix(a), lambda a: sp.csc_array(a),
+                                  lambda a: sparse.GCXS.from_numpy(a, compressed_axes=[0])])
+def test_an_array_taken_again_is_the_same_tensor_its_arrays_checked_again(make):
+    # (einsum in a solver's loop: one tensor over the matrix, its format and bound pointers found again; each
+    # time its arrays are checked once more, as their owner may have written them in place)
+    a = np.array([[0.0, 2.0, 0.0], [3.0, 0.0, 4.0]])
+    m = make(a)
+    t = to_tensor(m, "A")
+    assert to_tensor(m, "A") is t and to_tensor(m, "B") is not t and to_tensor(make(a), "A") is not t
+    x = np.array([1.0, 10.0, 100.0])
+    for _ in range(2):
+        np.testing.assert_array_equal(ss.einsum("ij,j->i", m, x).to_numpy(), a @ x)
+    m.data[0] = np.nan          # (values written in place: the kernel for NaN, not the one that skips 0 * x)
+    a = np.asarray(m.todense())
+    assert np.isnan(a).any()
+    np.testing.assert_array_equal(ss.einsum("ij,j->i", m, x).to_numpy(), a @ x)
+    indices = m.indices
+    indices[0] = 7              # (an index written out of range in place: refused, not read past x)
+    with pytest.raises(FormatError, match="out of range"):
+        ss.einsum("ij,j->i", m, x)
+    with pytest.raises(FormatError, match="out of range"):
+        xp.asarray(m).compute()
+
+
+def test_a_converted_array_is_not_kept_and_a_kept_one_dies_with_its_array():
+    import gc
+    import weakref
+    # (a COO with repeated entries is summed into a copy: a write to the matrix would not reach a kept copy)
+    m = sp.coo_matrix((np.array([1.0, 2.0]), (np.array([0, 0]), np.array([1, 1]))), shape=(2, 2))
+    assert to_tensor(m, "A") is not to_tensor(m, "A")
+    m.data[0] = 5.0
+    np.testing.assert_array_equal(ss.einsum("ij,j->i", m, np.ones(2)).to_numpy(), [7.0, 0.0])
+    # (the tensor over a matrix's own arrays goes when the matrix does)
+    m = sp.csr_matrix(np.eye(3))
+    kept = weakref.ref(to_tensor(m, "A"))
+    assert kept() is to_tensor(m, "A")
+    del m
+    gc.collect()
+    assert kept() is None
+    # (an attribute replaced, a resize: a new tensor over what it holds now)
+    m = sp.csr_matrix(np.eye(3))
+    t = to_tensor(m, "A")
+    m.indices = m.indices.copy()
+    assert to_tensor(m, "A") is not t
+    t = to_tensor(m, "A")
+    m.resize((3, 4))
+    assert to_tensor(m, "A") is not t and to_tensor(m, "A").shape == (3, 4)
+
+
+def test_einsum_reads_a_scipy_matrix_s_arrays_once_per_call():
+    # (its arrays are checked as the tensor over them is taken again; the kernel's call does not read them again)
+    import compiler.recheck as recheck
+    m = sp.csr_matrix(np.array([[0.0, 2.0], [3.0, 0.0]]))
+    ss.einsum("ij,j->i", m, np.ones(2))
+    t = to_tensor(m, "T1")     # (numpy's subscripts name their operands T1, T2, ...)
+    assert to_tensor(m, "T1") is t
+    runs, check = [], recheck.kept_checker(t)
+
+    def counted():
+        runs.append(1)
+        return check()
+    counted.ops = check.ops
+    t.__dict__["_checker"] = counted
+    # (the kernel's fast path, were it to check the arrays again, runs a check that fails, and the call goes the
+    # general way, which checks them a second time: counted)
+    broken = sp.csr_matrix(np.eye(2))
+    broken_check = recheck.checker(to_tensor(broken, "X"))
+    broken.indices[0] = 9
+    plan, pointers, count, chain, _ = t._fast_pointers
+    t._fast_pointers = (plan, pointers, count, chain, broken_check.ops)
+    for n in range(1, 4):
+        np.testing.assert_array_equal(ss.einsum("ij,j->i", m, np.ones(2)).to_numpy(), [2.0, 3.0])
+        assert len(runs) == n, runs

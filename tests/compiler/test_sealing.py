@@ -218,30 +218,29 @@ def test_arrays_a_user_passed_to_the_levels_are_checked_again_at_each_call():
     assert k(A=A, x=x).to_numpy().tolist() == [10.0, 302.0]
 
 
-def test_compute_checks_a_shared_tensor_once_however_many_operands_read_it(monkeypatch):
+def test_compute_checks_a_shared_tensor_once_however_many_operands_read_it():
     import compiler.recheck as recheck
     m = sp.csr_matrix(np.arange(1.0, 13.0).reshape(3, 4))
     a = xp.asarray(m)
     ((a * 2.0) + a).compute()   # (lowered and planned)
-    runs = []
-    made = recheck.checker
+    t = a.node.tensor
+    check, runs = recheck.kept_checker(t), []
 
-    def counting(tensor):
-        check = made(tensor)
-        if check is None:
-            return None
-
-        def counted():
-            runs.append(tensor)
-            return check()
-        counted.ops = check.ops
-        return counted
-    monkeypatch.setattr(recheck, "checker", counting)
+    def counted():
+        runs.append(t)
+        return check()
+    counted.ops = check.ops
+    t.__dict__["_checker"] = counted
     b = xp.asarray(m)
-    runs.clear()   # (asarray checked the matrix as it took it)
+    # (the matrix taken again is the same tensor, not checked until the expression is computed)
+    assert b.node.tensor is t and not runs
     got = ((b * 2.0) + b).compute().to_numpy()
     np.testing.assert_array_equal(got, 3 * m.toarray())
     assert len(runs) == 1   # (the Leaf's check; the call's own check would be a second)
+    m.indices[0] = 9        # (written in place between asarray and compute: compute's check says so)
+    c = xp.asarray(m)
+    with pytest.raises(FormatError, match="level 1 .*out of range"):
+        (c * 2.0).compute()
 
 
 @settings(max_examples=30, deadline=None)
