@@ -286,7 +286,8 @@ def check_again(tensor, name: str | None = None) -> None:
     FormatError naming ``name``'s level and array at fault: the C :func:`checker` (built once, kept
     on the tensor) where the levels say what to check, else :meth:`~compiler.tensor.Tensor.validate`.
     Values that now hold NaN or infinities the tensor's facts did not say are taken again
-    (validate), so a kernel lowered after it assumes what they hold now. A tensor this thread
+    (validate), so a kernel lowered after it assumes what they hold now; values that hold fewer, the
+    facts the C check found. A tensor this thread
     checked already for the call under way (:func:`checked_now`) is not read again.
 
     >>> from compiler import Tensor, Dense, SparseList, Element
@@ -305,6 +306,10 @@ def check_again(tensor, name: str | None = None) -> None:
     held = check() if check is not None else None
     if held is None or not held <= tensor.value_facts:
         tensor.validate(as_name=name)
+    elif held is not tensor.__dict__.get("_value_facts"):
+        # (the facts of exactly its stored values, narrower than before: a NaN written over since, which a kernel
+        # lowered after this need not take the exact path for)
+        tensor.__dict__["_value_facts"] = held
 
 
 def kept_checker(tensor):

@@ -127,6 +127,10 @@ def test_an_array_taken_again_is_the_same_tensor_its_arrays_checked_again(make):
     a = np.asarray(m.todense())
     assert np.isnan(a).any()
     np.testing.assert_array_equal(ss.einsum("ij,j->i", m, x).to_numpy(), a @ x)
+    assert to_tensor(m, "A").value_facts.nan
+    m.data[0] = 5.0             # (and written over: its facts are what it holds again)
+    assert to_tensor(m, "A").value_facts.finite
+    np.testing.assert_array_equal(ss.einsum("ij,j->i", m, x).to_numpy(), np.asarray(m.todense()) @ x)
     indices = m.indices
     indices[0] = 7              # (an index written out of range in place: refused, not read past x)
     with pytest.raises(FormatError, match="out of range"):
