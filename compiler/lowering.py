@@ -458,6 +458,16 @@ def _shorter_looplets(lines, program, checked, functions, trace, options, tensor
     note = (f"shape operators: the lattice strategy's kernel is {lines:,} lines of C (more than {LONG_LATTICE:,}); "
             f"lowered with looplets (strategy='looplets'), whose kernel is at most half as long "
             f"(strategy='lattice' gives the lattice's)")
+    try:
+        gathered = _looplets_gather(program, functions, tensors) if "looplets" in _GATHERS else {}
+    except StrategyError:
+        return None   # (looplets refuse it)
+    if gathered:
+        # (a short compile for a kernel whose time grows with the extents: said, so a user with large inputs
+        # takes the lattice's)
+        name, why = next(iter(gathered.items()))
+        note += (f"; but looplets gather {name} ({why}: each coordinate of its extents located, where the "
+                 f"lattice's loops walk the stored entries): for large inputs, strategy='lattice'")
 
     def not_shorter(theirs):
         if theirs * 2 > lines:
@@ -491,6 +501,16 @@ def _lower_looplets(program, checked, functions, trace, options, tensors, shaped
         raise err from None
 
 
+def _looplets_gather(program, functions, tensors: dict) -> dict:
+    """``{operand: why}`` of the operands the looplets' plan of ``program`` would gather (locate at each coordinate
+    of its extents), asked of :data:`_GATHERS` without lowering; a StrategyError where looplets refuse it."""
+    parsed = _parsed(program)[0] if isinstance(program, str) and not functions else \
+        parse(program, functions) if isinstance(program, str) else program
+    ndims = _ndims(parsed)
+    formats = {name: _as_format(name, value, ndims.get(name)) for name, value in tensors.items() if name in ndims}
+    return _GATHERS["looplets"](parsed, formats)
+
+
 def _converting(program, functions, tensors: dict, refusal: StrategyError) -> str:
     """Why the lattice strategy reading an input converted is the kernel to lower, where it refused
     to walk that input as stored (``refusal``): the looplets' kernel would gather an operand (its
@@ -500,15 +520,10 @@ def _converting(program, functions, tensors: dict, refusal: StrategyError) -> st
     that ``searches`` each group of a split (a CSC output of a split vector) is the lattice's kernel
     only where looplets refuse the statement."""
     converts, searches = getattr(refusal, "converts", None), getattr(refusal, "searches", None)
-    gathers = _GATHERS.get("looplets")
-    if converts is None and searches is None or gathers is None:
+    if converts is None and searches is None or "looplets" not in _GATHERS:
         return ""
-    parsed = _parsed(program)[0] if isinstance(program, str) and not functions else \
-        parse(program, functions) if isinstance(program, str) else program
-    ndims = _ndims(parsed)
-    formats = {name: _as_format(name, value, ndims.get(name)) for name, value in tensors.items() if name in ndims}
     try:
-        gathered = gathers(parsed, formats)
+        gathered = _looplets_gather(program, functions, tensors)
     except StrategyError as e:
         refused = str(e).removesuffix(LATTICE_HINT)
         if searches is not None:

@@ -132,6 +132,9 @@ def test_a_long_lattice_kernel_is_left_to_the_looplets_where_theirs_is_half_as_l
     (step,) = kernel.trace.find("strategy")
     lines = int(re.search(r"the lattice strategy's kernel is ([\d,]+) lines of C", step.note)[1].replace(",", ""))
     assert lines > LONG_LATTICE and kernel.c_source.count("\n") * 2 <= lines and "strategy='lattice'" in step.note
+    # (their kernel locates each coordinate: the note says what the short compile costs, and what to take instead)
+    assert kernel.trace.find("gather") and "but looplets gather" in step.note and \
+        step.note.endswith("for large inputs, strategy='lattice'"), step.note
     with np.errstate(invalid="ignore"):
         np.testing.assert_array_equal(kernel().to_numpy(), want)
         if shape == (4, 6):      # (GCC takes 750 MB for the 18,591 lines of the other)
