@@ -460,7 +460,7 @@ def _shorter_looplets(lines, program, checked, functions, trace, options, tensor
             f"(strategy='lattice' gives the lattice's)")
     try:
         gathered = _looplets_gather(program, functions, tensors) if "looplets" in _GATHERS else {}
-    except StrategyError:
+    except (StrategyError, *_REFUSALS.get("looplets", ())):
         return None   # (looplets refuse it)
     if gathered:
         # (a short compile for a kernel whose time grows with the extents: said, so a user with large inputs
