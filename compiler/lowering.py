@@ -825,8 +825,7 @@ def einsum(expr, *operands, strategy: str | None = None, checked: bool = False, 
     tensors = tensors_of(tensors)
     # (a scipy or pydata array made a Tensor over its arrays just now was checked as it was made: the call does not
     # read them again; one pass over a SpMV's matrix of a million entries less, half a millisecond)
-    made = [t for k, t in tensors.items() if t is not given[k] and isinstance(t, Tensor)] + \
-        [t for k, t in tensors.items() if t is given[k] and isinstance(t, Tensor) and k in foreign]
+    made = [t for k, t in tensors.items() if isinstance(t, Tensor) and (t is not given[k] or k in foreign)]
     kernel = lower(expr, strategy, checked=checked, functions=functions, **tensors)
     with checked_now(made):
         for v in tensors.values():
