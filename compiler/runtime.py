@@ -32,7 +32,7 @@ from .levels import Element
 from .levels.level import is_fill
 from .notation.infer import infer_shapes
 from .output_extents import check_output_writes, check_walked_together, extent_value
-from .recheck import check_again
+from .recheck import check_again, checked_now
 from .reuse_plans import reuse_refused
 from .reused_outputs import Reused, mark_cleared_off_entries
 from .sealing import index_writers, sealed
@@ -192,8 +192,9 @@ class Kernel:
             self._routed_fast = own.__dict__.get("_fast")   # (made by that call)
             self._first = _first_of(self._routed_fast, fast)
             return out
-        kernel = self.for_values(tensors)
-        return kernel._run(kernel.compiled, tensors)
+        with checked_now(self._shared_checked(tensors)):
+            kernel = self.for_values(tensors)
+            return kernel._run(kernel.compiled, tensors)
 
     def interpret(self, **tensors) -> Tensor:
         """Run the kernel's IR in the Python interpreter instead (a test oracle)."""
@@ -201,9 +202,25 @@ class Kernel:
         own = self.for_layouts(tensors)
         if own is not self:
             return own.interpret(**tensors)
-        kernel = self.for_values(tensors)
-        helpers = dict(kernel.lowered.helpers)
-        return kernel._run(lambda **args: interpret(kernel.function, helpers=helpers, **args), tensors)
+        with checked_now(self._shared_checked(tensors)):
+            kernel = self.for_values(tensors)
+            helpers = dict(kernel.lowered.helpers)
+            return kernel._run(lambda **args: interpret(kernel.function, helpers=helpers, **args), tensors)
+
+    def _shared_checked(self, tensors: dict) -> list:
+        """The Tensors among ``tensors`` whose index arrays an owner may have written (not sealed: a
+        scipy matrix's under ``Tensor.from_scipy``), checked again now, which takes their values' facts
+        anew (:func:`~compiler.recheck.check_again`): :meth:`for_values` chooses the kernel for what
+        their values hold now, not for what they held when last looked at, and the call does not
+        check them again (:class:`~compiler.recheck.checked_now`)."""
+        if self.compiled.checked:
+            return []   # (for_values validates each)
+        outs = self._plan().output_names
+        shared = [(name, value) for name, value in tensors.items() if value.__class__ is Tensor
+                  and name in self.formats and name not in outs and not sealed(index_writers(value))]
+        for name, value in shared:
+            check_again(value, name)
+        return [value for _, value in shared]
 
     def for_values(self, tensors: dict) -> "Kernel":
         """This kernel, or the one lowered for what ``tensors``' values hold when this one assumed

@@ -218,6 +218,25 @@ def test_arrays_a_user_passed_to_the_levels_are_checked_again_at_each_call():
     assert k(A=A, x=x).to_numpy().tolist() == [10.0, 302.0]
 
 
+@pytest.mark.parametrize("strategy", ["lattice", "looplets"])
+def test_a_nan_its_owner_wrote_into_a_shared_tensor_is_computed_by_the_next_call(strategy):
+    """main: the call whose check found the NaN went to the general path, which chose the kernel for
+    the facts the tensor held before (finite: A's entry skipped where B holds its fill 0) and only
+    then checked the tensor again: 0 where numpy gives NaN."""
+    m = sp.csr_matrix(np.array([[1.0, 0, 2.0], [0, 3.0, 0]]))
+    A = ss.Tensor.from_scipy(m, name="A")
+    B = ss.Tensor.from_numpy(np.array([[0, 5.0, 1.0], [0, 0, 0]]), "csr")
+    k = ss.lower("C[i, j] = A[i, j] * B[i, j]", strategy=strategy, A=A, B=B)
+    np.testing.assert_array_equal(k(A=A, B=B).to_numpy(), [[0, 0, 2.0], [0, 0, 0]])
+    m.data[0] = np.nan
+    with np.errstate(invalid="ignore"):
+        want = m.toarray() * B.to_numpy()
+    np.testing.assert_array_equal(k(A=A, B=B).to_numpy(), want)
+    np.testing.assert_array_equal(k.interpret(A=A, B=B).to_numpy(), want)
+    m.data[0] = 1.0   # (and back: the kernel for finite values serves it again)
+    np.testing.assert_array_equal(k(A=A, B=B).to_numpy(), [[0, 0, 2.0], [0, 0, 0]])
+
+
 def test_compute_checks_a_shared_tensor_once_however_many_operands_read_it():
     import compiler.recheck as recheck
     m = sp.csr_matrix(np.arange(1.0, 13.0).reshape(3, 4))
