@@ -29,7 +29,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import weakref
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 import numpy as np
 
@@ -123,6 +123,12 @@ def check_at_most_one(name: str, t: Tensor) -> None:
         count = lvl.count(count)
 
 
+#: the stored values from which a call that checks a tensor's arrays again asks whether the kernel
+#: needs their facts (:meth:`InputPlan.checks_values`): a look at 2**18 doubles takes about 75 µs,
+#: asking (lowering once more, for the kernel's life) 5-10 ms
+VALUES_ASKED_FROM = 1 << 18
+
+
 class InputPlan:
     """Parameter names of one input tensor's arrays, worked out once per kernel.
 
@@ -157,6 +163,26 @@ class InputPlan:
         self._sized: tuple = (None, None)
         #: scipy/pydata arrays bound in place: id -> :class:`KeptForeign`
         self.foreign: dict = {}
+        #: a function of no argument, whether the kernel's C depends on what this input's values hold
+        #: (:meth:`compiler.runtime.Kernel.depends_on_values`, set by the kernel's plan); None: taken to
+        self.values_matter: Callable[[], bool] | None = None
+
+    def checks_values(self, tensor: Tensor) -> bool:
+        """Whether a call that checks ``tensor``'s arrays again (an owner may have written them) looks
+        at its values too, for NaN and infinities: a pass as long as the check of its index arrays,
+        made where the kernel's C depends on them, and wherever they are fewer than
+        :data:`VALUES_ASKED_FROM`, below which the look costs less than asking.
+
+        >>> import scipy.sparse as sp, compiler as ss
+        >>> k = ss.lower("y[i] = A[i, j] * x[j]", A="csr", x="dense")
+        >>> plan, n = k._plan().inputs["A"], VALUES_ASKED_FROM
+        >>> [plan.checks_values(Tensor.from_scipy(sp.identity(m, format="csr"))) for m in (n - 1, n)]
+        [True, False]
+        """
+        if self.values_matter is None:
+            return True
+        vals = tensor.leaf.arrays().get("vals")
+        return vals is None or len(vals) < VALUES_ASKED_FROM or self.values_matter()
 
     def tensor(self, name: str, value) -> Tensor:
         """``value`` (a numpy array, an array-like, a scipy.sparse or pydata/sparse array) as a
@@ -175,7 +201,7 @@ class InputPlan:
                 if len(self.foreign) >= 8:
                     for old in list(self.foreign)[:1]:
                         self.foreign.pop(old, None)   # (a call on another thread may have taken it)
-                self.foreign[id(value)] = KeptForeign.of(value, t)
+                self.foreign[id(value)] = KeptForeign.of(value, t, self.checks_values(t))
             return t
         arr = np.asarray(value)
         fmt = self.format
@@ -300,11 +326,13 @@ class KeptForeign(NamedTuple):
     ops: tuple | None
 
     @classmethod
-    def of(cls, value, tensor: Tensor) -> "KeptForeign":
+    def of(cls, value, tensor: Tensor, facts: bool = True) -> "KeptForeign":
+        """What to check of ``value`` (``tensor`` over its arrays) at a later call: with ``facts``, its values
+        too (:meth:`InputPlan.checks_values`)."""
         # (tuples too, compared by identity: a scipy COO keeps its row and col in a tuple)
         held, shape = holding(value)
         sized = any(v is shape for _, v in held)
-        check = recheck.checker(tensor)
+        check = recheck.checker(tensor, facts)
         return cls(weakref.ref(value), held, sized, shape, tensor, check, None if check is None else check.ops)
 
 

@@ -13,6 +13,7 @@ output (:class:`OutputCall`). :class:`compiler.runtime.Kernel` and :mod:`compile
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 from typing import Any, NamedTuple
 
@@ -63,6 +64,9 @@ class CallPlan:
                        for name, fmt in kernel.formats.items()}
         self.inputs.update((copy, binding.InputPlan(copy, self.converted[copy], self.params))
                            for copy, _ in low.copies)
+        for name in kernel.facts:
+            if name in self.inputs and name != out_name:
+                self.inputs[name].values_matter = functools.partial(kernel.depends_on_values, name)
         self.output = binding.OutputPlan(out_name, low.output_format)
         outs = low.outputs or (low,)
         self.output_names = frozenset(kernel.output_names)

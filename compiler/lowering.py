@@ -53,7 +53,7 @@ from .imperative.narrow import check_counts
 from .imperative.traverse import forget_memos
 from .index_fit import fitted_format, open_output
 from .imperative.ir_dot import ir_artifact
-from .interop import tensors_of
+from .interop import is_foreign, kept, tensors_of
 from .levels.level import Level
 from .reference_fill import expression_fill
 from .notation import Assign, accesses, parse
@@ -428,12 +428,12 @@ def _lower_default(program, checked, functions, trace, options, tensors, shaped,
     relower = kernel.relower
     given = {name: _format_only(value) for name, value in tensors.items()}
 
-    def again(wider, formats=None):
+    def again(wider, formats=None, emit=False):
         try:
-            return relower(wider, formats)
+            return relower(wider, formats, emit)
         except StrategyError as e:
             return _lower(program, "looplets", checked, functions, None, options, {**given, **(formats or {})},
-                          wider, auto=_looplets_note(e, shaped), fit=fit)
+                          wider, auto=_looplets_note(e, shaped), fit=fit, emit=emit)
     kernel.relower = again
     return kernel
 
@@ -586,7 +586,7 @@ def _format_only(value):
 
 
 def _lower(program, strategy, checked, functions, trace, options, tensors, facts=None, auto="", fit="",
-           default=False, instead: Callable[[int], Kernel | None] | None = None) -> Kernel:
+           default=False, instead: Callable[[int], Kernel | None] | None = None, emit=False) -> Kernel | str:
     """``lower()`` once its arguments are checked; ``facts`` (default: the values') are what the
     kernel assumes the values hold; ``auto``: why the strategy was chosen (none given), recorded as
     the trace's first step; ``fit``: why the output has the index dtype chosen for it
@@ -594,7 +594,7 @@ def _lower(program, strategy, checked, functions, trace, options, tensors, facts
     given (:func:`_lower_default`, whose kernel lowers again by looplets where the lattice refuses:
     not the kernel of ``strategy='lattice'``, which its cache key tells apart); ``instead``: given the
     line count of the kernel's C before it is compiled, another kernel to return (and cache) in its
-    place, or None."""
+    place, or None; ``emit``: the kernel's C alone, not compiled nor cached (a cached kernel's)."""
     with nesting_guard(program):
         fn_key = tuple(sorted((functions or {}).items()))
         source_key = (program, fn_key) if isinstance(program, str) else program
@@ -645,11 +645,11 @@ def _lower(program, strategy, checked, functions, trace, options, tensors, facts
         key = None if trace is not None else _cache_key((source_key, raw_out, facts_key, auto, bool(fit), default),
                                                          strategy, formats, checked, options)
         if key is not None and key in _CACHE:
-            return _CACHE[key]
+            return _CACHE[key].compiled.c_source if emit else _CACHE[key]
         # a checked kernel differs from the unchecked one in its C alone: it is built from that
         # kernel's lowering when there is one (a test checks a kernel both ways)
         base = _CACHE.get(key[:3] + (False,) + key[4:]) if checked and key is not None else None
-        if base is not None and base.strategy == strategy:    # (not a kernel given ``instead``)
+        if base is not None and base.strategy == strategy and not emit:    # (not a kernel given ``instead``)
             trace = Trace(base.trace.steps[:base.trace.stages().index("emit-c")])
             try:
                 compiled = compile_function(base.lowered.function, checked=True, trace=trace)
@@ -682,6 +682,8 @@ def _lower(program, strategy, checked, functions, trace, options, tensors, facts
             # (a user function's C body against its py, before a kernel runs it)
             user_function_check.check_noted(applied, lowered.function.helpers, trace, _may_hold(facts, formats))
             lowered = _checked_counts(lowered, trace)
+            if emit:
+                return emit_c_with_provenance(lowered.function, checked)[0]
             emitted = None if instead is None else emit_c_with_provenance(lowered.function, checked)
             other = None if emitted is None else instead(emitted[0].count("\n"))
             if other is None:
@@ -712,8 +714,9 @@ def _kernel(program, parsed, strategy, formats, lowered, compiled, trace, raw_ou
     kernel.facts = facts
     given = {name: _format_only(value) for name, value in tensors.items()}
     # (and for other formats of some inputs: a scipy matrix's own index dtypes, see Kernel.__call__)
-    kernel.relower = lambda wider, formats=None: _lower(program, strategy, checked, functions, None, options,
-                                                        {**given, **(formats or {})}, wider, auto, fit, default)
+    kernel.relower = lambda wider, formats=None, emit=False: _lower(
+        program, strategy, checked, functions, None, options, {**given, **(formats or {})}, wider, auto, fit, default,
+        emit=emit)
     return kernel
 
 
@@ -797,15 +800,14 @@ def einsum(expr, *operands, strategy: str | None = None, checked: bool = False, 
     >>> einsum("y[i] = A[i, j] * x[j]", "looplets", A=A, x=np.array([1.0, 10.0])).to_numpy()
     array([20.,  3.])
     """
-    foreign: set = set()   # (numpy's operands made Tensors from scipy or pydata arrays)
+    made: list = []   # (Tensors made now over scipy or pydata arrays: checked as they were made)
     if isinstance(expr, str) and is_subscripts(expr):
         if not operands:
             raise UsageError(f"einsum {expr!r}: numpy's subscripts take their operands in order, as "
                              f"einsum('ij,j->i', A, x); index notation names them, as "
                              f"einsum('y[i] = A[i, j] * x[j]', A=A, x=x)")
         ordered = dict(zip(operand_names(len(operands)), operands))
-        named = tensors_of(ordered)
-        foreign = {k for k, t in named.items() if t is not ordered[k]}
+        named, made = _taken(ordered)
         dtypes = {k: _operand_dtype(x) for k, x in named.items()}
         known = None not in dtypes.values()
         expr = from_subscripts(expr, tuple(np.ndim(x) if not hasattr(x, "ndim") else x.ndim for x in operands),
@@ -821,17 +823,27 @@ def einsum(expr, *operands, strategy: str | None = None, checked: bool = False, 
             raise UsageError("einsum: index notation names its tensors (einsum('y[i] = A[i, j] * x[j]', A=A, x=x)); "
                              "numpy's subscripts take them in order (einsum('ij,j->i', A, x))")
         strategy = operands[0]
-    given = tensors
-    tensors = tensors_of(tensors)
+    tensors, more = _taken(tensors)
     # (a scipy or pydata array made a Tensor over its arrays just now was checked as it was made: the call does not
     # read them again; one pass over a SpMV's matrix of a million entries less, half a millisecond)
-    made = [t for k, t in tensors.items() if isinstance(t, Tensor) and (t is not given[k] or k in foreign)]
+    made += more
     kernel = lower(expr, strategy, checked=checked, functions=functions, **tensors)
     with checked_now(made):
         for v in tensors.values():
             if isinstance(v, (str, Format, Level)):   # (formats choose the kernel; the call takes the values)
                 return kernel(**{k: v for k, v in tensors.items() if not isinstance(v, (str, Format, Level))})
         return kernel(**tensors)
+
+
+def _taken(tensors: dict) -> tuple[dict, list]:
+    """``tensors`` with each scipy or pydata array a Tensor (:func:`~compiler.interop.tensors_of`), and the
+    Tensors made now, which were checked as they were made. One taken before is not checked here: the
+    kernel's call checks its arrays again, and its values only where the kernel's C depends on them
+    (:meth:`~compiler.runtime.Kernel.depends_on_values`); the kernel lowered for the facts its values held
+    when last looked at is one the call serves or hands over to the kernel for what they hold now."""
+    anew = [k for k, v in tensors.items() if v.__class__ is not Tensor and is_foreign(v) and kept(v, k) is None]
+    taken = tensors_of(tensors, checked=False)
+    return taken, [taken[k] for k in anew if isinstance(taken[k], Tensor)]
 
 
 def _operand_dtype(x):

@@ -204,10 +204,12 @@ def c_check():
 FACTS = _FACTS
 
 
-def checker(tensor):
+def checker(tensor, facts: bool = True):
     """A function of no argument that checks ``tensor``'s arrays again (as it finds them now) and
     gives the facts of its values, or None when a level is malformed; ``None`` instead of a
-    function when some level does not say what to check (:meth:`Level.structure`).
+    function when some level does not say what to check (:meth:`Level.structure`). With
+    ``facts=False`` it checks the index arrays alone and says the values are finite (for a kernel
+    whose C is the same whatever they hold: :meth:`compiler.runtime.Kernel.depends_on_values`).
 
     The function holds the arrays' addresses: it is for a tensor whose arrays are shared with an
     owner that may change their contents, never their identity (the caller checks that first)."""
@@ -239,7 +241,9 @@ def checker(tensor):
     vals = leaf.arrays().get("vals")
     if vals is not None and len(vals) < count:
         return None   # (fewer values than entries: validate says so, where the C function would read past them)
-    if vals is not None and vals.dtype.kind == "f" and vals.dtype.itemsize in (4, 8):
+    if not facts:
+        pass   # (the values are not read)
+    elif vals is not None and vals.dtype.kind == "f" and vals.dtype.itemsize in (4, 8):
         if count:   # (no values to read: no facts)
             ops += [2, vals.dtype.itemsize, _address(vals), count]
             keep.append(vals)
@@ -248,11 +252,11 @@ def checker(tensor):
     ffi, lib = _lib()
     program = np.array(ops, dtype=np.int64)
     pointer = ffi.cast("const int64_t *", program.ctypes.data)
-    run, size, facts = lib.sparsescope_recheck, len(ops), _FACTS
+    run, size, known = lib.sparsescope_recheck, len(ops), _FACTS
 
     def check():
         held = run(pointer, size)
-        return None if held < 0 else facts[held]
+        return None if held < 0 else known[held]
     check.arrays = (program, keep)   # (kept alive with the function: the addresses are theirs)
     # (for a caller that runs it in its own lines: FACTS[run(*check.ops)], a malformed level below 0)
     check.ops = (pointer, size)
@@ -312,12 +316,12 @@ def check_again(tensor, name: str | None = None) -> None:
         tensor.__dict__["_value_facts"] = held
 
 
-def kept_checker(tensor):
+def kept_checker(tensor, facts: bool = True):
     """:func:`checker` of ``tensor``, made once and kept on it (its levels hold the same arrays for good)."""
-    d = tensor.__dict__
-    check = d.get("_checker", False)
+    d, key = tensor.__dict__, "_checker" if facts else "_index_checker"
+    check = d.get(key, False)
     if check is False:
-        check = d["_checker"] = checker(tensor)
+        check = d[key] = checker(tensor, facts)
     return check
 
 

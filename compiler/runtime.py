@@ -250,6 +250,30 @@ class Kernel:
             wider[name] = assumed | held
         return self if wider is None else self.relower(wider)
 
+    def depends_on_values(self, name: str) -> bool:
+        """Whether this kernel's C depends on what ``name``'s stored values hold (NaN, +inf, -inf):
+        the C lowered again with them taken to hold anything, compared (once per name, kept; nothing is
+        compiled). A kernel that does not, a SpMV's matrix, is right whatever they hold, and a call does
+        not look at them (a scipy matrix's, rechecked at every call: :mod:`compiler.recheck`).
+
+        >>> import compiler as ss
+        >>> k = ss.lower("y[i] = A[i, j] * x[j]", A="csr", x="dense")
+        >>> k.depends_on_values("A"), k.depends_on_values("x")      # (0 * x[j] skipped: x finite)
+        (False, True)
+        """
+        known = self.__dict__.setdefault("_depends_on_values", {})
+        depends = known.get(name)
+        if depends is None:
+            assumed = self.facts.get(name)
+            if self.relower is None or assumed is None or self.compiled.checked:
+                depends = True    # (a kernel lowered for no facts, or checking each value anyway)
+            else:
+                wider = assumed | values.ANY
+                depends = wider != assumed and self.relower({**self.facts, name: wider}, emit=True) != \
+                    self.compiled.c_source
+            known[name] = depends
+        return depends
+
     def for_layouts(self, tensors: dict) -> "Kernel":
         """This kernel, or the one lowered for the index dtypes of the scipy or pydata arrays among
         ``tensors`` where they are all that differ from this kernel's formats: a kernel lowered for

@@ -4,6 +4,8 @@ lowered for "csr", int64) is read in place by a kernel lowered once for its layo
 call takes that kernel's fast path; an array of another layout is converted at each call, and the
 kernel's trace says which, once."""
 
+from unittest import mock
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -11,7 +13,7 @@ import sparse
 from hypothesis import example, given, settings, strategies as st
 
 import compiler as ss
-from compiler import lowering
+from compiler import binding, lowering
 from compiler.fastcall import fast_call
 from compiler.looplets import loop_program
 
@@ -348,3 +350,80 @@ def test_a_matrix_with_duplicates_is_summed_at_each_call_until_summed_in_place(s
     assert _shares(own, "A", a) and fast_call(own)({"A": a, "x": x}) is not None
     a.data[0] = 5.0
     np.testing.assert_array_equal(k(A=a, x=x).to_numpy(), a @ x)
+
+
+# programs over a CSR matrix A, the other operands' formats, and whether the kernel's C depends on
+# what A's stored values hold (NaN, infinities): a product with a dense vector does not (each entry
+# is multiplied, NaN or not), a product with another sparse operand does (0 * NaN is NaN where it holds 0)
+_VALUES_CASES = [
+    (SPMV, {"x": "dense"}, False),
+    ("C[i, j] = A[i, j] * B[i, j]", {"B": "csr"}, True),
+    ("C[i, j] = A[i, j] + B[i, j]", {"B": "csr"}, False),
+    ("y[i] = A[i, j] * x[j]", {"x": "sparse_vector"}, True),
+    ("y[i] = A[i, j]", {}, False),
+]
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("program, others, depends", _VALUES_CASES)
+def test_a_kernel_says_whether_its_c_depends_on_a_matrix_values(strategy, program, others, depends):
+    k = ss.lower(program, strategy=strategy, A="csr", **others)
+    assert k.depends_on_values("A") is depends
+    steps = len(k.trace.steps)
+    assert k.depends_on_values("A") is depends and len(k.trace.steps) == steps   # (asked once, kept; no step)
+
+
+def _operand(fmt, shape, rng):
+    a = np.where(rng.random(shape) < 0.5, rng.integers(1, 10, shape).astype(float), 0.0)
+    return a if fmt == "dense" else ss.Tensor.from_numpy(a, fmt)
+
+
+@settings(max_examples=16, deadline=None)
+@given(case=st.sampled_from(range(len(_VALUES_CASES))), strategy=st.sampled_from(STRATEGIES),
+       m=st.integers(0, 5), n=st.integers(1, 5), seed=st.integers(0, 3),
+       written=st.lists(st.sampled_from([np.nan, np.inf, -np.inf, 2.0]), min_size=1, max_size=3),
+       shared=st.booleans())
+@example(case=0, strategy="lattice", m=3, n=3, seed=0, written=[np.nan], shared=False)
+@example(case=1, strategy="looplets", m=3, n=3, seed=1, written=[np.nan, -np.inf], shared=True)
+def test_values_written_in_place_are_computed_right_whether_or_not_a_call_looks_at_them(case, strategy, m, n, seed,
+                                                                                      written, shared):
+    """A scipy matrix (or a Tensor over its arrays, ``shared``) whose owner writes NaN or infinities into its
+    values between two calls of a kernel lowered while they were finite: where the kernel's C does not
+    depend on them, the call does not look at them (every matrix taken so, as if large:
+    ``VALUES_ASKED_FROM`` is 0) and the kernel computes them right; where it does, the call sees them
+    and runs the kernel lowered for them."""
+    program, others, _ = _VALUES_CASES[case]
+    rng = np.random.default_rng(seed)
+    a = _matrix(m, n, 0.6, seed)
+    given = {name: _operand(fmt, (m, n) if fmt == "csr" else (n,), rng) for name, fmt in others.items()}
+    with mock.patch.object(binding, "VALUES_ASKED_FROM", 0):
+        A = ss.Tensor.from_scipy(a) if shared else a   # (int32 indices: lowered for them)
+        k = ss.lower(program, strategy=strategy, A=A.format if shared else "csr", **others)
+        dense = {name: v.to_numpy() if isinstance(v, ss.Tensor) else v for name, v in given.items()}
+        np.testing.assert_array_equal(k(A=A, **given).to_numpy(), ss.evaluate(program, A=a.toarray(), **dense)[0])
+        a.data[:len(written)] = written[:a.nnz]   # (in place, as the matrix's owner may)
+        with np.errstate(invalid="ignore"):
+            want = ss.evaluate(program, A=a.toarray(), **dense)[0]
+            for _ in range(2):   # (the second by the fast path)
+                np.testing.assert_array_equal(k(A=A, **given).to_numpy(), want)
+
+
+def test_a_large_matrix_values_are_not_looked_at_by_a_call_whose_kernel_does_not_depend_on_them():
+    """A SpMV over a matrix of VALUES_ASKED_FROM entries: its recheck at each call reads the index arrays
+    alone (half the pass: ``check`` gives no facts of the values), the NaN its owner writes still computed."""
+    n = 1024
+    a = sp.random(n, n, binding.VALUES_ASKED_FROM / n ** 2, format="csr", random_state=np.random.default_rng(0))
+    assert a.nnz == binding.VALUES_ASKED_FROM
+    x = np.ones(n)
+    k = ss.lower(SPMV, A=a, x=x)
+    k(A=a, x=x)
+    kept = k._plan().inputs["A"].foreign[id(a)]
+    assert kept.ops[1] == 8   # (one compressed level: (1, dtype, parents, pos, stored, nkeys, idx, extent))
+    a.data[7] = np.nan
+    assert str(kept.check()) == "finite"
+    row = np.searchsorted(a.indptr, 7, side="right") - 1
+    got = k(A=a, x=x).to_numpy()
+    assert np.isnan(got[row]) and np.isnan(got).sum() == 1
+    a.indices[7] = n    # (its index arrays are still checked)
+    with pytest.raises(ss.FormatError, match="A: level 1"):
+        k(A=a, x=x)
