@@ -110,7 +110,18 @@ def dense_view(arr: np.ndarray, name: str | None = None) -> Tensor:
     root = Element(normalize_fill(0, dt), flat, dt)
     for m in reversed(order):
         root = Dense(root, arr.shape[m])
-    return Tensor(root, shape=arr.shape, mode_order=order, name=name, check=False)
+    t = Tensor(root, shape=arr.shape, mode_order=order, name=name, check=False)
+    # (the format of every dense view of one dtype and order is one: made once, not per array, which an
+    # array expression computed in a loop takes anew at each compute)
+    fmt = _DENSE_FORMATS.get((dt, order))
+    if fmt is None:
+        fmt = _DENSE_FORMATS[dt, order] = t.format
+    t._format = fmt
+    return t
+
+
+#: (dtype, mode order) -> the format of :func:`dense_view`'s tensors
+_DENSE_FORMATS: dict = {}
 
 
 def holding(value) -> tuple:

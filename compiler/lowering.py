@@ -874,7 +874,20 @@ def _numpy_einsum_output(program: Assign, operands: dict, dtypes: dict):
 
 def clear_cache() -> None:
     """Forget lowered kernels (compiled libraries stay in the backend's caches), and the IR the cleanup
-    passes' memos keep alive (:func:`compiler.imperative.traverse.forget_memos`)."""
+    passes' memos keep alive (:func:`compiler.imperative.traverse.forget_memos`), and what other
+    modules keep of lowered kernels (:func:`forget_with_cache`)."""
     _CACHE.clear()
     _PROBE.clear()
     forget_memos()
+    for forget in _FORGETTERS:
+        forget()
+
+
+#: what :func:`clear_cache` calls too
+_FORGETTERS: list = []
+
+
+def forget_with_cache(forget: Callable[[], None]) -> None:
+    """Have :func:`clear_cache` call ``forget`` too: for a module that keeps kernels lower() made (the array
+    front end's choices, :mod:`compiler.array.attempts`), which would outlive the cache otherwise."""
+    _FORGETTERS.append(forget)

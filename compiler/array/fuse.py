@@ -67,6 +67,8 @@ from ..notation import (Access, Assign, Call, Collapse, Concat, Index, Literal, 
 from ..tensor import Tensor
 from ..values import same_value
 from ..trace import Trace
+from .attempts import (FILL_ROWS_WHY, PUSHED_WHY, REFINED_WHY, RESHAPES_AS, Chosen, attempt_text, chosen,
+                       chosen_key, keep_chosen)
 from .default_output import ORDER_WHY, has_shape_ops, keeps_column_order, output_format, stacks_as_coo
 from .exprtree import expression_artifact
 from .nodes import Broadcast, Leaf, Map, Node, Permute, Reduction, Scalar, ShapeOp, describe
@@ -669,20 +671,6 @@ def _times(rhs, factor, op):
     return Call(op, (rhs, factor))
 
 
-#: what the ``array`` step adds where the reshapes were refined because the statement read an input converted
-REFINED_WHY = ("; each reshape of several axes to several as each axis split into the pieces both sides' axes "
-               "divide, then collapsed (compiler.array.reshapes.refined_group): a split after a collapse read an "
-               "input converted before each call")
-#: why instead where the split after a collapse walked a part of another fill as a union of products
-FILL_ROWS_WHY = "walked a part of another fill as a union of products (the trace's fill-rows step)"
-# (the forms of lower_node's attempts that fuse shape operators other than as written, each as the trace says it)
-RESHAPES_AS = {"whole": "each reshape a split of its whole ravel",
-               "refined": "each reshape's axes split before they are collapsed",
-               "pushed": "each reshape of an elementwise operator on its operands"}
-PUSHED_WHY = ("; each reshape of an elementwise operator as the operator of its operands reshaped "
-              "(compiler.array.pushed_reshapes): the reshape of the operator was refused")
-
-
 def lower_node(node: Node, format=None, strategy=None, checked: bool = False, materialized=None):
     """Lower ``node`` as one kernel: ``(kernel, tensors)``; ``kernel(**tensors)`` computes it. If the
     strategy refuses the fused statement, reductions under operators are computed apart (and a
@@ -716,32 +704,26 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
             # writing CSC; where that is refused, CSR as for any other operand)
             attempts.insert(0, (False, True, True, "csc"))
     held = None   # (a kernel into the operands' order that gathers: kept if the next form does no better)
+    key = None    # (of the choice made for the first form's statement, where it is kept: compiler.array.attempts)
     for n, (split, default_sparse, fuse, order) in enumerate(attempts):
         if held is not None and not fuse:
             return held
         em = Emitter(strategy, checked, split_reductions=split, materialized=materialized, fuse_shapes=fuse)
         assign, tensors, em = notation(pushed if fuse == "pushed" else node, em)
+        if n == 0 and not materialized and not em.notes:
+            key = chosen_key(node, assign, tensors, format, strategy, checked)
+            kept = chosen(key)
+            if kept is not None:
+                return _chosen_again(node, format, strategy, checked, attempts, kept, assign, tensors, em)
         out = output_format(node, order or format, tensors) if (format is not None or default_sparse) else None
         if out is None and _computes_wider(assign, tensors, node.dtype):
             # (numpy's einsum or matmul of int32 is int32, its sum wrapping in 32 bits; the statement's
             # sum counts in int64, so the result is written into int32: the same value, wrapped)
             out = parse_format("dense", ndim=node.ndim, fill=node.fill, dtype=node.dtype.name)
-        trace = Trace()
-        for (what, by, why, statement), instead in zip(refused, attempts[1:]):
-            # (a refused form is no materialization: the next form may still be one kernel; the
-            # first line says what was tried instead, the explorer's step header shows it)
-            instead = attempt_text(node, format, *instead)
-            trace.record("retry", before=statement, note=f"{what}: refused by {by}; tried instead: {instead}\n{why}",
-                         data={"refused": what, "by": by, "why": why, "instead": instead})
-        for what, why, kernel in em.notes:
-            trace.record("materialize", after=kernel.program if kernel is not None else None,
-                         note=f"{what} materialized: {why}")
         refined = PUSHED_WHY if fuse == "pushed" else "" if fuse != "refined" or held is None else \
             REFINED_WHY if _converts_input(held[0]) else REFINED_WHY.replace("read an input converted before each call",
                                                                             FILL_ROWS_WHY)
-        trace.record("array", before=show(node, em), after=assign,
-                     note=f"the array expression {show(node, em)} as one statement{refined}",
-                     artifacts=[expression_artifact(node, em, assign)])
+        trace = _attempt_trace(node, format, attempts, refused, em, assign, refined)
         extra = {} if out is None else {"out": out}
         try:
             # (lower()'s cache: the same statement for the same formats is lowered once)
@@ -771,6 +753,9 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
                 what += f" into {order.upper()} ({ORDER_WHY[order]})"
             refused.append((what, by, str(e), assign))
             continue
+        if key is not None and not em.notes and not materialized:
+            # (the choice, kept where no form tried materialized anything: each form before it was refused)
+            keep_chosen(key, Chosen(n, tuple(refused), kernel))
         # (the cached kernel keeps its own trace and tensors)
         kernel = kernel.retraced(Trace(trace.steps + kernel.trace.steps), tensors)
         if fuse == "refined" and held is not None:
@@ -799,6 +784,41 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
     raise AssertionError("unreachable")
 
 
+def _attempt_trace(node: Node, format, attempts: list, refused: list, em: Emitter, assign: Assign,
+                   refined: str = "") -> Trace:
+    """The trace of the form of ``node`` that ``em`` emitted as ``assign``, before its kernel's steps: a
+    ``retry`` step per form ``refused`` before it, a ``materialize`` step per node computed apart, and the
+    ``array`` step (``refined``: what it adds of the reshapes)."""
+    trace = Trace()
+    for (what, by, why, statement), instead in zip(refused, attempts[1:]):
+        # (a refused form is no materialization: the next form may still be one kernel; the
+        # first line says what was tried instead, the explorer's step header shows it)
+        instead = attempt_text(node, format, *instead)
+        trace.record("retry", before=statement, note=f"{what}: refused by {by}; tried instead: {instead}\n{why}",
+                     data={"refused": what, "by": by, "why": why, "instead": instead})
+    for what, why, kernel in em.notes:
+        trace.record("materialize", after=kernel.program if kernel is not None else None,
+                     note=f"{what} materialized: {why}")
+    trace.record("array", before=show(node, em), after=assign,
+                 note=f"the array expression {show(node, em)} as one statement{refined}",
+                 artifacts=[expression_artifact(node, em, assign)])
+    return trace
+
+
+def _chosen_again(node: Node, format, strategy, checked: bool, attempts: list, chosen: Chosen, assign: Assign,
+                  tensors: dict, em: Emitter) -> tuple:
+    """``(kernel, tensors)`` of :func:`lower_node` where the first form of ``node``, emitted as ``assign`` over
+    ``tensors`` by ``em``, is a statement whose choice was kept (``chosen``): that attempt's form emitted
+    again where it was not the first, and its kernel with the trace it had then (its refusals, the array step)."""
+    if chosen.attempt:
+        split, _, fuse, _ = attempts[chosen.attempt]
+        em = Emitter(strategy, checked, split_reductions=split, fuse_shapes=fuse)
+        assign, tensors, em = notation(node, em)
+    trace = _attempt_trace(node, format, attempts, list(chosen.refused), em, assign)
+    kernel = chosen.kernel
+    return kernel.retraced(Trace(trace.steps + kernel.trace.steps), tensors), tensors
+
+
 def _computes_wider(assign: Assign, tensors: dict, dtype) -> bool:
     """Whether ``assign``'s right side is of another dtype than the array expression's ``dtype``
     (a sum of int32 terms counts in int64, numpy's einsum of int32 arrays is int32)."""
@@ -816,42 +836,6 @@ def _converts_input(kernel) -> bool:
     False
     """
     return any(name != kernel.lowered.output for name, _ in kernel.lowered.conversions)
-
-
-def attempt_text(node: Node, format, split: bool, default_sparse: bool, fuse, order) -> str:
-    """What one attempt of :func:`lower_node` lowers (``format``: the one asked for), for the
-    trace's ``retry`` steps.
-
-    >>> from compiler.interop import to_tensor
-    >>> from compiler.array import build
-    >>> A = Leaf(to_tensor(np.eye(2), "A").asformat("csr"))
-    >>> attempt_text(build.reshape(A, (4,)), None, False, True, "whole", None)
-    'the statement with its shape operators, each reshape a split of its whole ravel, into the default sparse vector'
-    >>> attempt_text(build.reshape(A, (4,)), None, True, False, False, None).split(", ")
-    ['its shape operators computed on their stored entries', 'reductions under an operator by their own kernels', 'into a dense result']
-    """
-    if fuse:
-        text = "the statement with its shape operators"
-        if fuse in RESHAPES_AS:
-            text += f", {RESHAPES_AS[fuse]}"
-    else:
-        text = ("its shape operators computed on their stored entries" if has_shape_ops(node)
-                else "the fused statement")
-    if split:
-        text += ", reductions under an operator by their own kernels"
-    if order is not None:
-        text += f", into {order.upper()} ({ORDER_WHY[order]})"
-    elif format is None and not default_sparse:
-        text += ", into a dense result"
-    elif format is None and node.ndim and not all(n.tensor.format.is_dense for n in _leaves(node)):
-        text += f", into the default {({1: 'sparse vector', 2: 'CSR'}).get(node.ndim, 'COO')}"
-    return text
-
-
-def _leaves(node: Node) -> list:
-    if isinstance(node, Leaf):
-        return [node]
-    return [x for c in node.children() for x in _leaves(c)]
 
 
 def _reshape_groups(node: ShapeOp) -> tuple:

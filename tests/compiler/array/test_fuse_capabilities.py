@@ -9,15 +9,17 @@ import numpy as np
 import pytest
 
 import compiler as ss
-from compiler import array as xp
+from compiler import array as xp, lowering
 from compiler.array import fuse
 from compiler.capabilities import capabilities
 
 
 def said(monkeypatch, **changed):
-    """Make the front end read the lattice's capabilities with ``changed`` (the strategy itself unchanged)."""
+    """Make the front end read the lattice's capabilities with ``changed`` (the strategy itself unchanged); the
+    choices it made under what the strategy said before are forgotten (compiler.array.attempts keeps them)."""
     monkeypatch.setattr(fuse, "capabilities", lambda s: replace(capabilities(s), **changed) if s == "lattice"
                         else capabilities(s))
+    lowering.clear_cache()
 
 
 def summed_csf():

@@ -1,0 +1,144 @@
+"""An array expression computed again takes the kernel chosen for its statement before
+(compiler.array.attempts): the same statement over tensors of the same formats, shapes, value facts
+and stored counts is not lowered again, and the result is the new operands'."""
+
+from unittest import mock
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import example, given, settings, strategies as st
+
+import compiler as ss
+from compiler import array as xp, lowering
+from compiler.array import attempts
+from compiler.capabilities import _CAPABILITIES, capabilities, register_capabilities
+from compiler.errors import StrategyError
+from compiler.lattice import lower_lattice
+from array_cases import make
+
+
+@pytest.fixture(autouse=True)
+def _fresh():
+    lowering.clear_cache()
+    yield
+    lowering.clear_cache()
+
+
+def _lowerings():
+    """A stand-in for lower() that counts its calls (the array front end imports it when it lowers)."""
+    calls = []
+    real = lowering.lower
+
+    def counted(*args, **kwargs):
+        calls.append(args[0])
+        return real(*args, **kwargs)
+    return calls, mock.patch.object(lowering, "lower", counted)
+
+
+A = np.array([[0, 1.0, 0, 2.0], [3.0, 0, 0, 0], [0, 0, 4.0, 5.0]])
+
+
+def test_an_expression_computed_again_is_not_lowered_again_and_computes_its_new_operands():
+    a = xp.asarray(sp.csr_matrix(A))
+    first = (a @ xp.asarray(np.arange(4.0)) + 1.0).compute()
+    calls, patched = _lowerings()
+    with patched:
+        for x in (np.ones(4), np.array([2.0, -1.0, 0.5, 3.0])):
+            got = (a @ xp.asarray(x) + 1.0).compute()
+            np.testing.assert_array_equal(got.to_numpy(), A @ x + 1.0)
+    assert calls == [] and first.to_numpy().tolist() == (A @ np.arange(4.0) + 1.0).tolist()
+    k1, k2 = (a @ xp.asarray(np.ones(4))).lower(), (a @ xp.asarray(np.ones(4))).lower()
+    # (the same kernel, each with its own trace and tensors: the array step says its own expression)
+    assert k1.compiled is k2.compiled and k1.trace is not k2.trace and k1.trace.stages() == k2.trace.stages()
+    assert str(k2.trace.find("array")[0].after) == str(k2.program)
+
+
+@pytest.mark.parametrize("change", ["nan in x", "-inf in x", "stored count", "shape", "format", "asked format", "dtype"])
+def test_what_the_lowering_reads_of_the_operands_chooses_again(change):
+    """Whatever the kernel was chosen for is in the key: values whose facts it did not assume (a NaN
+    where x meets A's fill), another stored count (which chooses the output's index dtype), shape,
+    format, the format asked, the dtype: each is lowered, and computed right."""
+    a, x = sp.csr_matrix(A), np.arange(4.0)
+    (xp.asarray(a) * xp.asarray(x)).compute()
+    fmt = None
+    if change == "nan in x":
+        x = np.array([np.nan, 1.0, 2.0, 3.0])
+    elif change == "-inf in x":
+        x = np.array([1.0, -np.inf, 2.0, 3.0])
+    elif change == "stored count":
+        a = sp.csr_matrix(A * (A > 1))
+    elif change == "shape":
+        a, x = sp.csr_matrix(A[:2]), x
+    elif change == "format":
+        a = sp.csc_matrix(A)
+    elif change == "asked format":
+        fmt = "coo"
+    else:
+        a, x = sp.csr_matrix(A.astype(np.float32)), x.astype(np.float32)
+    calls, patched = _lowerings()
+    with patched, np.errstate(invalid="ignore"):
+        got = (xp.asarray(a) * xp.asarray(x)).compute(fmt)
+        want = a.toarray() * x
+    assert len(calls) == 1
+    np.testing.assert_array_equal(got.to_numpy(), want)
+
+
+def test_clear_cache_forgets_the_choices():
+    x = xp.asarray(np.arange(3.0))
+    (x * 2.0).compute()
+    assert attempts.CHOSEN
+    lowering.clear_cache()
+    assert not attempts.CHOSEN
+
+
+def _sparse_refused(program, formats, trace, **options):
+    """The lattice's kernels, refusing a sparse output (so the front end retries the statement into a dense result)."""
+    out = formats.get(program.lhs.tensor)   # (none given: the strategy's default, dense)
+    if out is not None and not out.is_dense:
+        raise StrategyError("this strategy writes dense outputs only")
+    return lower_lattice(program, formats, trace, **options)
+
+
+@pytest.fixture
+def dense_outputs():
+    lowering.register_strategy("dense_outputs", _sparse_refused)
+    register_capabilities("dense_outputs", lambda: capabilities("lattice"))
+    yield "dense_outputs"
+    lowering._STRATEGIES.pop("dense_outputs", None)   # (as test_lowering's strategies are)
+    _CAPABILITIES.pop("dense_outputs", None)
+
+
+def test_the_forms_refused_before_the_choice_are_said_again_and_not_tried_again(dense_outputs):
+    a = xp.asarray(make(A, "csr"))
+    first = (a * 2.0).lower(strategy=dense_outputs)
+    retries = [s.note for s in first.trace.find("retry")]
+    assert len(retries) == 2 and "into a dense result" in retries[-1], retries
+    calls, patched = _lowerings()
+    with patched:
+        b = xp.asarray(make(A * 3.0, "csr"))   # (as many entries: the same output index dtype)
+        again = (b * 2.0).lower(strategy=dense_outputs)
+    assert calls == [] and [s.note for s in again.trace.find("retry")] == retries
+    np.testing.assert_array_equal(again().to_numpy(), A * 3.0 * 2.0)
+    assert again.compiled is first.compiled
+
+
+_VALUES = st.sampled_from([0.0, 1.0, -2.5, 3.0, np.nan, np.inf, -np.inf])
+
+
+@settings(max_examples=20, deadline=None)
+@given(fmt=st.sampled_from(["csr", "coo", "dense"]), fill=st.sampled_from([0.0, 1.0, np.nan]),
+       first=st.lists(_VALUES, min_size=6, max_size=6), second=st.lists(_VALUES, min_size=6, max_size=6),
+       strategy=st.sampled_from([None, "lattice", "looplets"]))
+@example(fmt="csr", fill=0.0, first=[1.0] * 6, second=[np.nan, 0.0, 1.0, 1.0, 1.0, 1.0], strategy=None)
+def test_the_same_expression_over_other_values_agrees_with_numpy(fmt, fill, first, second, strategy):
+    """One expression's structure computed over two draws of values, NaN and infinities among them (the
+    second takes the first's choice where its operands' facts and counts are the same)."""
+    for vals in (first, second):
+        m = np.array(vals).reshape(2, 3)
+        v = np.array(vals[:3])
+        a, x = xp.asarray(make(m, fmt, fill)), xp.asarray(v)
+        with np.errstate(all="ignore"):
+            want = np.maximum(m * v + 2.0, v) - m.sum(axis=0)
+            got = (xp.maximum(a * x + 2.0, x) - a.sum(axis=0)).compute(strategy=strategy).to_numpy()
+        np.testing.assert_array_equal(got, want)
