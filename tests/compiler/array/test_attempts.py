@@ -9,7 +9,6 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import example, given, settings, strategies as st
 
-import compiler as ss
 from compiler import array as xp, lowering
 from compiler.array import attempts
 from compiler.capabilities import _CAPABILITIES, capabilities, register_capabilities
