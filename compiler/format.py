@@ -28,6 +28,7 @@ from . import serialize
 from .dtypes import is_integer
 from .errors import FormatError, ShapeError
 from .levels import Dense, Element, Level, SparseCOO, SparseList, flatten, level_class
+from .levels.level import fill_key
 from .levels.shorthand import shorthand
 
 
@@ -263,26 +264,48 @@ def parse_format(fmt, *, ndim: int | None = None, fill=0.0, dtype="float64",
     if isinstance(fmt, Level):
         return Format(fmt)
     if isinstance(fmt, str):
-        key = fmt.strip().lower()
-        if "(" in key:
-            return _format_from_spec_text(fmt)
-        if key not in _SHORTHANDS:
-            raise FormatError(f"unknown format {fmt!r}; use one of {', '.join(_SHORTHANDS)}, "
-                              f"a level spec such as Dense(SparseList(Element(0.0))), or a Format")
-        build, fixed = _SHORTHANDS[key]
-        if ndim is not None and (not is_integer(ndim) or ndim < 0):
-            raise ShapeError(f"format {fmt!r}: ndim must be the number of modes, an integer >= 0; got {ndim!r}")
-        if fixed is not None:
-            if ndim is not None and ndim != fixed:
-                raise ShapeError(f"format {fmt!r} is for {fixed}-D tensors, not {ndim}-D")
-            if build is dense:
-                return build(fixed, fill=fill, dtype=dtype)
-            return build(fill=fill, dtype=dtype, index_dtype=index_dtype)
-        if build is dense:
-            return dense(2 if ndim is None else ndim, fill=fill, dtype=dtype)
-        default = 3 if build is csf else 2
-        return build(default if ndim is None else ndim, fill=fill, dtype=dtype, index_dtype=index_dtype)
+        # (formats are immutable: a shorthand's is built once per set of arguments; the array front end asks for a
+        # default result's format at each compute, and building one takes 40 us)
+        key = (fmt, ndim, fill.__class__, fill_key(fill), dtype, index_dtype)
+        try:
+            made = _SHORTHAND_MADE.get(key)
+        except TypeError:   # (an argument that is no key: built, and refused where it is wrong)
+            key = made = None
+        if made is None:
+            made = _parse_text(fmt, ndim, fill, dtype, index_dtype)
+            if key is not None:
+                if len(_SHORTHAND_MADE) >= 512:
+                    _SHORTHAND_MADE.clear()
+                _SHORTHAND_MADE[key] = made
+        return made
     raise FormatError(f"cannot use {type(fmt).__name__} {fmt!r} as a format")
+
+
+#: (text, ndim, fill's class, fill_key(fill), dtype, index_dtype) -> the Format parse_format made of them
+_SHORTHAND_MADE: dict = {}
+
+
+def _parse_text(fmt: str, ndim, fill, dtype, index_dtype) -> Format:
+    """:func:`parse_format` of a string: a shorthand name or a level spec's text."""
+    key = fmt.strip().lower()
+    if "(" in key:
+        return _format_from_spec_text(fmt)
+    if key not in _SHORTHANDS:
+        raise FormatError(f"unknown format {fmt!r}; use one of {', '.join(_SHORTHANDS)}, "
+                          f"a level spec such as Dense(SparseList(Element(0.0))), or a Format")
+    build, fixed = _SHORTHANDS[key]
+    if ndim is not None and (not is_integer(ndim) or ndim < 0):
+        raise ShapeError(f"format {fmt!r}: ndim must be the number of modes, an integer >= 0; got {ndim!r}")
+    if fixed is not None:
+        if ndim is not None and ndim != fixed:
+            raise ShapeError(f"format {fmt!r} is for {fixed}-D tensors, not {ndim}-D")
+        if build is dense:
+            return build(fixed, fill=fill, dtype=dtype)
+        return build(fill=fill, dtype=dtype, index_dtype=index_dtype)
+    if build is dense:
+        return dense(2 if ndim is None else ndim, fill=fill, dtype=dtype)
+    default = 3 if build is csf else 2
+    return build(default if ndim is None else ndim, fill=fill, dtype=dtype, index_dtype=index_dtype)
 
 
 # names a spec's text may use besides the level classes: the way floats and bools print

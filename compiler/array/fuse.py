@@ -728,8 +728,9 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
         try:
             # (lower()'s cache: the same statement for the same formats is lowered once)
             kernel = lower(assign, strategy, checked=checked, **tensors, **extra)
-            if capabilities(kernel.strategy).lowers_for_shapes and _converts_input(kernel) \
-                    and not kernel.shape_operators:
+            # (the strategy asked last: its capabilities are made afresh at each question)
+            if _converts_input(kernel) and not kernel.shape_operators \
+                    and capabilities(kernel.strategy).lowers_for_shapes:
                 # (lowered again for the tensors' shapes, where the strategy says that may read no input
                 # converted: the lattice's sum's terms bucketed in one kernel, compiler.lattice.bucketed_sums;
                 # kept where it converts none)
@@ -799,8 +800,8 @@ def _attempt_trace(node: Node, format, attempts: list, refused: list, em: Emitte
     for what, why, kernel in em.notes:
         trace.record("materialize", after=kernel.program if kernel is not None else None,
                      note=f"{what} materialized: {why}")
-    trace.record("array", before=show(node, em), after=assign,
-                 note=f"the array expression {show(node, em)} as one statement{refined}",
+    shown = show(node, em)
+    trace.record("array", before=shown, after=assign, note=f"the array expression {shown} as one statement{refined}",
                  artifacts=[expression_artifact(node, em, assign)])
     return trace
 

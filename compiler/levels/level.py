@@ -430,35 +430,39 @@ def normalize_fill(fill, dtype):
         raise DTypeError(f"fill value {fill!r} must be a number or a bool, not {type(fill).__name__}")
     if dtype is None:
         return fill
-    bad = DTypeError(f"fill value {fill!r} cannot be represented in {dtype.name}")
     if dtype.kind == "c":
         with np.errstate(over="ignore"):
             out = complex(dtype.type(fill))
         parts = (fill.real, fill.imag) if isinstance(fill, complex) else (float(fill), 0.0)
         if any(math.isinf(o) and math.isfinite(p) for o, p in zip((out.real, out.imag), parts)):
-            raise bad   # (1e300 as complex64)
+            raise _unrepresentable(fill, dtype)   # (1e300 as complex64)
         return out
     if isinstance(fill, complex):   # (a real dtype keeps no imaginary part: numpy would drop it silently)
         raise DTypeError(f"fill value {fill!r} is complex; {dtype.name} values are real (use complex128)")
     if dtype.kind == "b":
         if isinstance(fill, float) and math.isnan(fill) or fill not in (0, 1):
-            raise bad
+            raise _unrepresentable(fill, dtype)
         return bool(fill)
     if dtype.kind in "iu":
         if isinstance(fill, float) and not (math.isfinite(fill) and fill.is_integer()):
-            raise bad
+            raise _unrepresentable(fill, dtype)
         info = np.iinfo(dtype)
         if not info.min <= fill <= info.max:
-            raise bad
+            raise _unrepresentable(fill, dtype)
         return int(fill)
     try:
         with np.errstate(over="ignore"):
             out = float(dtype.type(fill))
     except (TypeError, ValueError, OverflowError):
-        raise bad from None
+        raise _unrepresentable(fill, dtype) from None
     if math.isinf(out) and math.isfinite(float(fill)):   # (1e300 as float32)
-        raise bad
+        raise _unrepresentable(fill, dtype)
     return out
+
+
+def _unrepresentable(fill, dtype) -> DTypeError:
+    # (made only where raised: a dtype's name costs half of normalize_fill, run for every level built)
+    return DTypeError(f"fill value {fill!r} cannot be represented in {dtype.name}")
 
 
 def fill_key(fill):
