@@ -22,7 +22,7 @@ import numpy as np
 
 from . import binding, memory, outputs, values
 from .call_plan import SCALARS, CallPlan, OutputCall
-from .errors import FormatError, ShapeError, StrategyError, UsageError
+from .errors import FormatError, ShapeError, SparsescopeError, StrategyError, UsageError
 from .fastcall import fast_call
 from .format import Format
 from .imperative import interpret
@@ -269,8 +269,11 @@ class Kernel:
                 depends = True    # (a kernel lowered for no facts, or checking each value anyway)
             else:
                 wider = assumed | values.ANY
-                depends = wider != assumed and self.relower({**self.facts, name: wider}, emit=True) != \
-                    self.compiled.c_source
+                try:
+                    depends = wider != assumed and self.relower({**self.facts, name: wider}, emit=True) != \
+                        self.compiled.c_source
+                except SparsescopeError:   # (a strategy that lowers no kernel for any values: this one needs them)
+                    depends = True
             known[name] = depends
         return depends
 

@@ -6,7 +6,6 @@ kernel chosen then is taken again, with the refusals it met, without lowering th
 again (most of the front end's time per compute on small arrays).
 
 >>> import numpy as np
->>> from compiler.interop import to_tensor
 >>> from compiler.array import asarray
 >>> x = asarray(np.arange(3.0))
 >>> ((x + 1) * 2).compute() is not None and len(CHOSEN) > 0
@@ -40,8 +39,6 @@ RESHAPES_AS = {"whole": "each reshape a split of its whole ravel",
                "pushed": "each reshape of an elementwise operator on its operands"}
 PUSHED_WHY = ("; each reshape of an elementwise operator as the operator of its operands reshaped "
               "(compiler.array.pushed_reshapes): the reshape of the operator was refused")
-
-
 
 
 def attempt_text(node: Node, format, split: bool, default_sparse: bool, fuse, order) -> str:

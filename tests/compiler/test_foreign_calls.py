@@ -427,3 +427,14 @@ def test_a_large_matrix_values_are_not_looked_at_by_a_call_whose_kernel_does_not
     a.indices[7] = n    # (its index arrays are still checked)
     with pytest.raises(ss.FormatError, match="A: level 1"):
         k(A=a, x=x)
+
+
+def test_a_kernel_whose_strategy_lowers_nothing_for_any_values_depends_on_them():
+    """Where lowering again for values that hold anything is refused, the kernel is taken to depend on them (the
+    call looks at them), and the question does not fail the call that asked it."""
+    k = ss.lower(SPMV, A="csr", x="dense")
+
+    def refused(wider, formats=None, emit=False):
+        raise ss.StrategyError("no kernel for these values")
+    k.relower = refused
+    assert k.depends_on_values("A") is True
