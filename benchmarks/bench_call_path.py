@@ -90,16 +90,17 @@ the tree before (12fe844b), ms, on a machine where scipy's ``A @ x`` took 0.82 -
 
 Then the array front end: an expression computed again takes the kernel chosen for its statement before
 (``compiler.array.attempts``), shorthand formats are made once per set of arguments, the strategy's capabilities
-asked only where a kernel converts an input. Two runs alternating with the tree before (12fe844b), us per call,
-on a 50 x 50 CSR ``a`` and a numpy ``x`` (einsum's call over the same: 57 - 61 in both trees):
+asked only where a kernel converts an input, and a node's fill is worked out once per operator, dtypes and fills
+(``compiler.array.nodes``). Two runs alternating with the tree before (12fe844b), us per call, on a 50 x 50 CSR
+``a`` (scipy's ``m``) and a numpy ``x`` (einsum's call over the same: 55 - 63 in both trees):
 
     ======================================  ===========  ===========
     row                                     before       after
     ======================================  ===========  ===========
-    e.compute(), e = a @ asarray(x) built   433 - 451    152 - 162
-    (a @ asarray(x)).compute()              741 - 765    357 - 391
-    (asarray(m) @ x).compute(), m scipy     768 - 788    368 - 405
-    maximum(a * 2 + 1, a).compute()         705 - 782    339 - 369
+    e.compute(), e = a @ asarray(x) built   444 - 455    151 - 160
+    (a @ asarray(x)).compute()              773 - 853    344 - 347
+    (asarray(m) @ x).compute()              775 - 808    335 - 357
+    maximum(a * 2 + 1, a).compute()         707 - 763    282 - 295
     ======================================  ===========  ===========
 """
 

@@ -20,15 +20,40 @@ from typing import Any
 import numpy as np
 
 from ..algebra import Operator, lookup   # (lookup: for the doctests)
+from ..levels.level import fill_key
 from ..tensor import Tensor
 
 
 def fill_of(op: Operator, args) -> tuple[np.dtype, Any]:
-    """The dtype and value of ``op`` applied to the fills of ``args`` (numpy's promotion)."""
+    """The dtype and value of ``op`` applied to the fills of ``args`` (numpy's promotion).
+
+    >>> from compiler.interop import to_tensor
+    >>> x = Leaf(to_tensor(np.ones(2, dtype=np.int32), "x"))
+    >>> fill_of(lookup("add"), (x, Scalar(0.5, np.dtype("float64"))))
+    (dtype('float64'), 0.5)
+    """
+    # (kept per operator and the arguments' dtypes and fills: an expression built in a loop asks it again for
+    # each node, and numpy's scalars cost 10 us; the operator is kept to tell an id another took apart)
+    try:
+        key = (id(op), tuple((a.dtype, a.fill.__class__, fill_key(a.fill)) for a in args))
+        found = _FILLS.get(key)
+    except TypeError:   # (a fill no key holds)
+        key = found = None
+    if found is not None and found[0] is op:
+        return found[1], found[2]
     values = [np.asarray(a.fill, dtype=a.dtype) for a in args]
     with np.errstate(all="ignore"):
         out = np.asarray(op(*values))
-    return out.dtype, out[()].item()
+    dtype, fill = out.dtype, out[()].item()
+    if key is not None:
+        if len(_FILLS) >= 1024:
+            _FILLS.clear()
+        _FILLS[key] = (op, dtype, fill)
+    return dtype, fill
+
+
+#: (id(op), (dtype, fill's class, fill_key(fill)) per argument) -> (op, dtype, fill): :func:`fill_of`'s answers
+_FILLS: dict = {}
 
 
 @dataclass(frozen=True, eq=False)
@@ -105,6 +130,34 @@ class Map(Node):
 _REPEATED = {"add": lambda f, n: f * n, "mul": lambda f, n: f ** n}
 
 
+def _reduced_fill(op: Operator, child_dtype, child_fill, dtype, count: int):
+    """The reduction by ``op`` of ``count`` copies of ``child_fill`` (of ``child_dtype``), cast to ``dtype``
+    first (kept, as :func:`fill_of`'s answers are)."""
+    try:
+        key = (id(op), child_dtype, child_fill.__class__, fill_key(child_fill), dtype, count)
+        found = _REDUCED.get(key)
+    except TypeError:
+        key = found = None
+    if found is not None and found[0] is op:
+        return found[1]
+    f = np.asarray(child_fill, dtype=child_dtype).astype(dtype)[()]
+    if count == 0:
+        f = np.asarray(op.identity, dtype=dtype)[()]
+    elif op.name in _REPEATED:
+        with np.errstate(all="ignore"):
+            f = np.asarray(_REPEATED[op.name](f, dtype.type(count) if dtype.kind != "b" else count)).astype(dtype)[()]
+    fill = f.item()
+    if key is not None:
+        if len(_REDUCED) >= 1024:
+            _REDUCED.clear()
+        _REDUCED[key] = (op, fill)
+    return fill
+
+
+#: (id(op), child's dtype, child's fill's class and fill_key, dtype, count) -> (op, fill): :func:`_reduced_fill`'s
+_REDUCED: dict = {}
+
+
 @dataclass(frozen=True, eq=False)
 class Reduction(Node):
     """``op`` over the axes ``axes`` of ``child`` (kept as extent 1 with ``keepdims``), first cast
@@ -124,14 +177,7 @@ class Reduction(Node):
             shape = tuple(n for k, n in enumerate(self.child.shape) if k not in self.axes)
         object.__setattr__(self, "shape", shape)
         count = int(np.prod([self.child.shape[k] for k in self.axes], dtype=np.int64))
-        f = np.asarray(self.child.fill, dtype=self.child.dtype).astype(self.dtype)[()]
-        if count == 0:
-            f = np.asarray(self.op.identity, dtype=self.dtype)[()]
-        elif self.op.name in _REPEATED:
-            with np.errstate(all="ignore"):
-                f = np.asarray(_REPEATED[self.op.name](f, self.dtype.type(count) if self.dtype.kind != "b"
-                                                       else count)).astype(self.dtype)[()]
-        object.__setattr__(self, "fill", f.item())
+        object.__setattr__(self, "fill", _reduced_fill(self.op, self.child.dtype, self.child.fill, self.dtype, count))
 
     def children(self):
         return (self.child,)
