@@ -28,7 +28,7 @@ from . import serialize
 from .dtypes import is_integer
 from .errors import FormatError, ShapeError
 from .levels import Dense, Element, Level, SparseCOO, SparseList, flatten, level_class
-from .levels.level import fill_key
+from .levels.level import exact_key
 from .levels.shorthand import shorthand
 
 
@@ -266,7 +266,7 @@ def parse_format(fmt, *, ndim: int | None = None, fill=0.0, dtype="float64",
     if isinstance(fmt, str):
         # (formats are immutable: a shorthand's is built once per set of arguments; the array front end asks for a
         # default result's format at each compute, and building one takes 40 us)
-        key = (fmt, ndim, fill.__class__, fill_key(fill), dtype, index_dtype)
+        key = (fmt, ndim, exact_key(fill), dtype, index_dtype)
         try:
             made = _SHORTHAND_MADE.get(key)
         except TypeError:   # (an argument that is no key: built, and refused where it is wrong)
@@ -281,7 +281,7 @@ def parse_format(fmt, *, ndim: int | None = None, fill=0.0, dtype="float64",
     raise FormatError(f"cannot use {type(fmt).__name__} {fmt!r} as a format")
 
 
-#: (text, ndim, fill's class, fill_key(fill), dtype, index_dtype) -> the Format parse_format made of them
+#: (text, ndim, exact_key(fill), dtype, index_dtype) -> the Format parse_format made of them
 _SHORTHAND_MADE: dict = {}
 
 

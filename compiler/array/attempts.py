@@ -18,7 +18,7 @@ from collections import OrderedDict
 from typing import NamedTuple
 
 from ..format import Format
-from ..levels.level import fill_key
+from ..levels.level import exact_key
 from ..lowering import forget_with_cache
 from ..tensor import Tensor
 from .default_output import ORDER_WHY, has_shape_ops
@@ -115,7 +115,7 @@ def chosen_key(node: Node, assign, tensors: dict, format, strategy, checked: boo
     """
     if has_shape_ops(node) or not (format is None or isinstance(format, (str, Format))):
         return None
-    parts = [assign, format, strategy, checked, node.dtype, fill_key(node.fill)]
+    parts = [assign, format, strategy, checked, node.dtype, exact_key(node.fill)]
     for name, t in tensors.items():
         if t.__class__ is not Tensor:
             return None

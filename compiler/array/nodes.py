@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..algebra import Operator, lookup   # (lookup: for the doctests)
-from ..levels.level import fill_key
+from ..levels.level import exact_key
 from ..tensor import Tensor
 
 
@@ -35,7 +35,7 @@ def fill_of(op: Operator, args) -> tuple[np.dtype, Any]:
     # (kept per operator and the arguments' dtypes and fills: an expression built in a loop asks it again for
     # each node, and numpy's scalars cost 10 us; the operator is kept to tell an id another took apart)
     try:
-        key = (id(op), tuple((a.dtype, a.fill.__class__, fill_key(a.fill)) for a in args))
+        key = (id(op), tuple((a.dtype, exact_key(a.fill)) for a in args))
         found = _FILLS.get(key)
     except TypeError:   # (a fill no key holds)
         key = found = None
@@ -52,7 +52,7 @@ def fill_of(op: Operator, args) -> tuple[np.dtype, Any]:
     return dtype, fill
 
 
-#: (id(op), (dtype, fill's class, fill_key(fill)) per argument) -> (op, dtype, fill): :func:`fill_of`'s answers
+#: (id(op), (dtype, exact_key(fill)) per argument) -> (op, dtype, fill): :func:`fill_of`'s answers
 _FILLS: dict = {}
 
 
@@ -134,7 +134,7 @@ def _reduced_fill(op: Operator, child_dtype, child_fill, dtype, count: int):
     """The reduction by ``op`` of ``count`` copies of ``child_fill`` (of ``child_dtype``), cast to ``dtype``
     first (kept, as :func:`fill_of`'s answers are)."""
     try:
-        key = (id(op), child_dtype, child_fill.__class__, fill_key(child_fill), dtype, count)
+        key = (id(op), child_dtype, exact_key(child_fill), dtype, count)
         found = _REDUCED.get(key)
     except TypeError:
         key = found = None
@@ -154,7 +154,7 @@ def _reduced_fill(op: Operator, child_dtype, child_fill, dtype, count: int):
     return fill
 
 
-#: (id(op), child's dtype, child's fill's class and fill_key, dtype, count) -> (op, fill): :func:`_reduced_fill`'s
+#: (id(op), child's dtype, exact_key(child's fill), dtype, count) -> (op, fill): :func:`_reduced_fill`'s
 _REDUCED: dict = {}
 
 

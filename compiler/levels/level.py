@@ -485,6 +485,19 @@ def fill_key(fill):
     return fill
 
 
+def exact_key(value) -> tuple:
+    """A hashable key that tells apart any two scalars a fill may be, except NaNs of other payloads: -0.0 apart
+    from 0.0, 1 from 1.0 and True, and each part of a complex apart (:func:`fill_key` makes a complex's NaNs one),
+    for the caches of what is worked out from a fill.
+
+    >>> exact_key(complex("nan-infj")) == exact_key(complex("nan+nanj")), exact_key(-0.0) == exact_key(0.0)
+    (False, False)
+    >>> exact_key(float("nan")) == exact_key(float("nan")), exact_key(1) == exact_key(True)
+    (True, False)
+    """
+    return value.__class__, repr(value)
+
+
 def is_fill(values: np.ndarray, fill) -> np.ndarray:
     """A boolean mask of the entries of ``values`` equal to ``fill`` (NaN matches NaN)."""
     if isinstance(fill, (float, complex)) and fill != fill:   # (NaN, or a complex with a NaN part)

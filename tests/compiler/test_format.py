@@ -121,3 +121,15 @@ def test_any_format_reads_back_from_its_printed_text(data):
     order = data.draw(st.permutations(range(ndim)))
     f = Format(node, tuple(order))
     assert parse_format(str(f)) == f, str(f)
+
+
+def test_a_shorthand_made_again_keeps_the_fill_it_is_given_to_its_last_bit():
+    """parse_format keeps the Format it made for each set of arguments: one for each fill, complex NaNs of other
+    parts, -0.0 and 0.0, 1 and True apart (a key that made a complex's NaNs one gave the fill NaN+NaNj to a tensor
+    of fill NaN-infj)."""
+    fills = [complex(math.nan, math.nan), complex(math.nan, -math.inf), complex(math.inf, math.nan), 0.0, -0.0]
+    for fill in fills * 2:
+        got = parse_format("sparse", fill=fill, dtype="complex128").fill
+        assert repr(got) == repr(complex(fill)), (got, fill)
+    assert parse_format("dense", ndim=1, fill=1, dtype="int64") is parse_format("dense", ndim=1, fill=1, dtype="int64")
+    assert parse_format("dense", ndim=1, fill=True, dtype="bool").fill is True
