@@ -254,13 +254,12 @@ def check_compressed_arrays(x, what: str) -> None:
     check_range(indices, cols, "indices", what)
 
 
-def tensors_of(tensors: dict, checked: bool = True) -> dict:
-    """``tensors`` with each scipy.sparse or pydata/sparse value made a Tensor (sharing buffers; one
-    taken before not checked again unless ``checked``: :func:`to_tensor`); formats, numpy arrays,
-    scalars and Tensors stay as they are."""
+def tensors_of(tensors: dict) -> dict:
+    """``tensors`` with each scipy.sparse or pydata/sparse value made a Tensor (sharing buffers);
+    formats, numpy arrays, scalars and Tensors stay as they are."""
     for v in tensors.values():   # (most calls give none: asked on every einsum, return them as given)
         if v.__class__ is not Tensor and v.__class__ is not np.ndarray and v.__class__ is not str and is_foreign(v):
-            return {k: (to_tensor(v, k, checked) if is_foreign(v) else v) for k, v in tensors.items()}
+            return {k: (to_tensor(v, k) if is_foreign(v) else v) for k, v in tensors.items()}
     return tensors
 
 

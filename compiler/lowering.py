@@ -53,7 +53,7 @@ from .imperative.narrow import check_counts
 from .imperative.traverse import forget_memos
 from .index_fit import fitted_format, open_output
 from .imperative.ir_dot import ir_artifact
-from .interop import is_foreign, kept, tensors_of
+from .interop import is_foreign, kept, tensors_of, to_tensor
 from .levels.level import Level
 from .reference_fill import expression_fill
 from .notation import Assign, accesses, parse
@@ -836,14 +836,20 @@ def einsum(expr, *operands, strategy: str | None = None, checked: bool = False, 
 
 
 def _taken(tensors: dict) -> tuple[dict, list]:
-    """``tensors`` with each scipy or pydata array a Tensor (:func:`~compiler.interop.tensors_of`), and the
+    """``tensors`` with each scipy or pydata array a Tensor (:func:`~compiler.interop.to_tensor`), and the
     Tensors made now, which were checked as they were made. One taken before is not checked here: the
     kernel's call checks its arrays again, and its values only where the kernel's C depends on them
     (:meth:`~compiler.runtime.Kernel.depends_on_values`); the kernel lowered for the facts its values held
     when last looked at is one the call serves or hands over to the kernel for what they hold now."""
-    anew = [k for k, v in tensors.items() if v.__class__ is not Tensor and is_foreign(v) and kept(v, k) is None]
-    taken = tensors_of(tensors, checked=False)
-    return taken, [taken[k] for k in anew if isinstance(taken[k], Tensor)]
+    taken, anew = dict(tensors), []
+    for k, v in tensors.items():
+        if v.__class__ is not Tensor and v.__class__ is not np.ndarray and v.__class__ is not str and is_foreign(v):
+            t = kept(v, k)
+            if t is None:
+                t = to_tensor(v, k)
+                anew.append(t)
+            taken[k] = t
+    return taken, anew
 
 
 def _operand_dtype(x):

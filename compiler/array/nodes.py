@@ -33,26 +33,32 @@ def fill_of(op: Operator, args) -> tuple[np.dtype, Any]:
     (dtype('float64'), 0.5)
     """
     # (kept per operator and the arguments' dtypes and fills: an expression built in a loop asks it again for
-    # each node, and numpy's scalars cost 10 us; the operator is kept to tell an id another took apart)
+    # each node, and numpy's scalars cost 10 us)
+    def make():
+        values = [np.asarray(a.fill, dtype=a.dtype) for a in args]
+        with np.errstate(all="ignore"):
+            out = np.asarray(op(*values))
+        return out.dtype, out[()].item()
+    return _kept(op, ("map", *((a.dtype, exact_key(a.fill)) for a in args)), make)
+
+
+def _kept(op: Operator, key: tuple, make):
+    """``make()``, a pure function of ``op`` and what ``key`` holds, kept (the operator with it: an id another
+    operator took later is told apart); made afresh where ``key`` holds something no key can."""
     try:
-        key = (id(op), tuple((a.dtype, exact_key(a.fill)) for a in args))
-        found = _FILLS.get(key)
+        found = _FILLS.get((id(op), key))
     except TypeError:   # (a fill no key holds)
-        key = found = None
+        return make()
     if found is not None and found[0] is op:
-        return found[1], found[2]
-    values = [np.asarray(a.fill, dtype=a.dtype) for a in args]
-    with np.errstate(all="ignore"):
-        out = np.asarray(op(*values))
-    dtype, fill = out.dtype, out[()].item()
-    if key is not None:
-        if len(_FILLS) >= 1024:
-            _FILLS.clear()
-        _FILLS[key] = (op, dtype, fill)
-    return dtype, fill
+        return found[1]
+    made = make()
+    if len(_FILLS) >= 2048:
+        _FILLS.clear()
+    _FILLS[id(op), key] = (op, made)
+    return made
 
 
-#: (id(op), (dtype, exact_key(fill)) per argument) -> (op, dtype, fill): :func:`fill_of`'s answers
+#: (id(op), what else the answer depends on) -> (op, answer): :func:`fill_of`'s and a reduction's fill (:func:`_kept`)
 _FILLS: dict = {}
 
 
@@ -133,29 +139,15 @@ _REPEATED = {"add": lambda f, n: f * n, "mul": lambda f, n: f ** n}
 def _reduced_fill(op: Operator, child_dtype, child_fill, dtype, count: int):
     """The reduction by ``op`` of ``count`` copies of ``child_fill`` (of ``child_dtype``), cast to ``dtype``
     first (kept, as :func:`fill_of`'s answers are)."""
-    try:
-        key = (id(op), child_dtype, exact_key(child_fill), dtype, count)
-        found = _REDUCED.get(key)
-    except TypeError:
-        key = found = None
-    if found is not None and found[0] is op:
-        return found[1]
-    f = np.asarray(child_fill, dtype=child_dtype).astype(dtype)[()]
-    if count == 0:
-        f = np.asarray(op.identity, dtype=dtype)[()]
-    elif op.name in _REPEATED:
-        with np.errstate(all="ignore"):
-            f = np.asarray(_REPEATED[op.name](f, dtype.type(count) if dtype.kind != "b" else count)).astype(dtype)[()]
-    fill = f.item()
-    if key is not None:
-        if len(_REDUCED) >= 1024:
-            _REDUCED.clear()
-        _REDUCED[key] = (op, fill)
-    return fill
-
-
-#: (id(op), child's dtype, exact_key(child's fill), dtype, count) -> (op, fill): :func:`_reduced_fill`'s
-_REDUCED: dict = {}
+    def make():
+        f = np.asarray(child_fill, dtype=child_dtype).astype(dtype)[()]
+        if count == 0:
+            f = np.asarray(op.identity, dtype=dtype)[()]
+        elif op.name in _REPEATED:
+            with np.errstate(all="ignore"):
+                f = np.asarray(_REPEATED[op.name](f, dtype.type(count) if dtype.kind != "b" else count)).astype(dtype)[()]
+        return f.item()
+    return _kept(op, ("reduce", child_dtype, exact_key(child_fill), dtype, count), make)
 
 
 @dataclass(frozen=True, eq=False)
