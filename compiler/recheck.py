@@ -276,13 +276,13 @@ def revalidator(tensor, name: str | None = None):
         ...
     compiler.errors.FormatError: A: level 1 (SparseList): idx[1]=7 is out of range [0, 2)
     """
-    def again():
-        check_again(tensor, name)
+    def again(facts: bool = True):
+        check_again(tensor, name, facts)
     again.tensor = tensor   # (what a caller that checked it already, checked_now, compares)
     return again
 
 
-def check_again(tensor, name: str | None = None) -> None:
+def check_again(tensor, name: str | None = None, facts: bool = True) -> None:
     """Check ``tensor``'s arrays again as they are now (arrays it shares with an owner who may have
     written them since, or a user made writeable again: :mod:`compiler.sealing`), and raise a
     FormatError naming ``name``'s level and array at fault: the C :func:`checker` (built once, kept
@@ -304,11 +304,11 @@ def check_again(tensor, name: str | None = None) -> None:
     """
     if id(tensor) in CHECKED.ids:
         return
-    check = kept_checker(tensor)
+    check = kept_checker(tensor, facts)
     held = check() if check is not None else None
-    if held is None or not held <= tensor.value_facts:
+    if held is None or (facts and not held <= tensor.value_facts):
         tensor.validate(as_name=name)
-    elif held is not tensor.__dict__.get("_value_facts"):
+    elif facts and held is not tensor.__dict__.get("_value_facts"):
         # (the facts of exactly its stored values, narrower than before: a NaN written over since, which a kernel
         # lowered after this need not take the exact path for)
         tensor.__dict__["_value_facts"] = held

@@ -499,6 +499,7 @@ class Kernel:
         (True, True, array([0., 2., 4.]))
         """
         self._planned_fast()
+        self.__dict__.setdefault("_depends_on_values", {})   # (shared too: each copy asks once per kernel)
         out = copy.copy(self)
         out.trace, out.arguments = trace, arguments
         return out

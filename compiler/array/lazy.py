@@ -17,6 +17,7 @@ from __future__ import annotations
 import builtins
 import numpy as np
 
+from .. import binding
 from ..errors import UsageError
 from ..format import parse_format
 from ..interop import is_foreign, to_tensor
@@ -91,8 +92,11 @@ class Array:
         node = self._node
         if isinstance(node, Leaf) and node.origin is not None:
             return _in_format(node.tensor, format)
-        shared = _check_shared(node)
+        unread = {}
+        shared = _check_shared(node, unread)
         kernel, tensors = lower_node(node, format, strategy, checked)
+        if unread and _values_widened(kernel, tensors, unread):
+            kernel, tensors = lower_node(node, format, strategy, checked)   # (for what they hold now)
         with checked_now(shared):   # (checked once per compute(): the call does not read them again)
             return kernel(**tensors)
 
@@ -328,11 +332,13 @@ def _shares(made: Array, obj) -> bool:
     return source.size == 0 or np.shares_memory(made.node.tensor.vals, source)
 
 
-def _check_shared(root: Node) -> list:
+def _check_shared(root: Node, unread: dict | None = None) -> list:
     """Check again the arrays of each operand over a scipy or pydata array's buffers (Leaf.recheck),
     and of each tensor whose index arrays are not sealed (:mod:`compiler.sealing`): a FormatError
     where their owner wrote them out of range since, not a kernel reading past them. Each tensor
-    once, however many operands read it; returns the tensors checked."""
+    once, however many operands read it; returns the tensors checked. Given ``unread`` (a dict), a
+    tensor of :data:`~compiler.binding.VALUES_ASKED_FROM` stored values or more has its index arrays
+    checked alone, its values left for :func:`_values_widened`, and is put in it (by id)."""
     seen, todo, checked = set(), [root], {}
     while todo:
         node = todo.pop()
@@ -340,14 +346,33 @@ def _check_shared(root: Node) -> list:
             continue
         seen.add(id(node))
         if isinstance(node, Leaf) and id(node.tensor) not in checked:
-            if node.recheck is not None:
-                node.recheck()
-                checked[id(node.tensor)] = node.tensor
-            elif node.origin is None and not sealed(index_writers(node.tensor)):
-                check_again(node.tensor)
-                checked[id(node.tensor)] = node.tensor
+            t = node.tensor
+            if node.recheck is not None or (node.origin is None and not sealed(index_writers(t))):
+                vals = t.leaf.arrays().get("vals") if unread is not None else None
+                look = vals is None or len(vals) < binding.VALUES_ASKED_FROM
+                if node.recheck is not None:
+                    node.recheck(look)
+                else:
+                    check_again(t, facts=look)
+                checked[id(t)] = t
+                if not look:
+                    unread[id(t)] = t
         todo.extend(node.children())
     return list(checked.values())
+
+
+def _values_widened(kernel, tensors: dict, unread: dict) -> bool:
+    """Look at the values of each tensor of ``unread`` (:func:`_check_shared`) among ``kernel``'s
+    ``tensors`` where its C depends on them (:meth:`~compiler.runtime.Kernel.depends_on_values`: a
+    SpMV's matrix's never do), taking their facts anew; whether some hold more than the kernel was
+    lowered for (a NaN their owner wrote since), which it must be lowered again for."""
+    widened = False
+    for name, t in tensors.items():
+        if id(t) in unread and kernel.depends_on_values(name):
+            before = t.value_facts
+            check_again(t, name)
+            widened |= not t.value_facts <= before
+    return widened
 
 
 def compute(*arrays, format=None, strategy: str | None = None):

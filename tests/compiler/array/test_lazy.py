@@ -1,5 +1,7 @@
 """asarray over every kind of input (no copy), the Array's attributes and conversions (issue 30)."""
 
+from unittest import mock
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -7,6 +9,8 @@ import sparse
 
 import compiler as ss
 from compiler import array as xp
+from compiler import binding
+from compiler.array import lazy
 from array_cases import check
 
 M = np.array([[0, 2.0, 0], [1.0, 0, 0]])
@@ -99,3 +103,50 @@ def test_values_written_after_a_compute_are_taken_again():
     with np.errstate(invalid="ignore"):
         want = m.toarray() * np.zeros(2)
     np.testing.assert_array_equal(e.todense(), want)
+
+
+# expressions over a matrix its owner writes NaN and infinities into between two compute() calls: a
+# product with a dense vector's C is the same whatever the matrix's values hold, as a sum's with a sparse
+# matrix; an elementwise product's with a sparse matrix is not (A * 0 skipped for finite A, NaN for A = inf)
+_WRITTEN_CASES = {
+    "matmul dense": lambda a, b, x: a @ x,
+    "times sparse": lambda a, b, x: a * b,
+    "plus sparse": lambda a, b, x: a + b,
+}
+
+
+@pytest.mark.parametrize("shared", ["scipy", "Tensor"])
+@pytest.mark.parametrize("case", list(_WRITTEN_CASES))
+def test_a_large_matrix_values_are_looked_at_by_compute_only_where_its_kernel_depends_on_them(shared, case):
+    """compute() over a matrix of VALUES_ASKED_FROM stored values or more (every matrix here: it is patched
+    to 0) checks the matrix's index arrays alone before lowering, and looks at its values only where the
+    kernel's C depends on them, lowering again for what they hold now; the results are numpy's throughout."""
+    m = sp.random(6, 5, density=0.5, format="csr", random_state=4)
+    bm = sp.random(6, 5, density=0.5, format="csr", random_state=5)
+    x = np.arange(1.0, 6.0)
+    form = _WRITTEN_CASES[case]
+    looked, check_again = [], ss.recheck.check_again
+
+    def spied(tensor, name=None, facts=True):
+        looked.append(facts)
+        return check_again(tensor, name, facts)
+    with mock.patch.object(binding, "VALUES_ASKED_FROM", 0), mock.patch.object(lazy, "check_again", spied), \
+            mock.patch.object(ss.recheck, "check_again", spied):
+        a = xp.asarray(m if shared == "scipy" else ss.Tensor.from_scipy(m))
+        e = form(a, xp.asarray(bm), xp.asarray(x))
+
+        def expect():
+            with np.errstate(invalid="ignore"):
+                want = form(m.toarray(), bm.toarray(), x)
+            for _ in range(2):   # (the second with the choice kept: compiler.array.attempts)
+                np.testing.assert_array_equal(e.todense(), want)
+        expect()
+        stored = m.data[[0, 3]].copy()
+        m.data[[0, 3]] = [np.nan, -np.inf]   # (in place, as the matrix's owner may)
+        expect()
+        m.data[[0, 3]] = stored
+        expect()
+        m.indices[1] = 10 ** 6
+        with pytest.raises(ss.FormatError, match=r"level 1 \(SparseList\): idx\[1\]="):
+            e.compute()
+    assert False in looked and (True in looked) is (case == "times sparse")
