@@ -214,7 +214,7 @@ class InputPlan:
         node = leaf.assembled({"vals": np.ascontiguousarray(arr.transpose(fmt.mode_order)).ravel()}, None)
         for lvl in reversed(levels):
             node = lvl.assembled({}, node)
-        return Tensor._assembled(node, arr.shape, fmt.mode_order, name, fmt)
+        return Tensor.assembled(node, arr.shape, fmt.mode_order, name, fmt)
 
     def kept_foreign(self, value) -> Tensor | None:
         """The tensor this plan made over ``value`` (a scipy or pydata array) before, if it still

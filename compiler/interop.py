@@ -110,13 +110,11 @@ def dense_view(arr: np.ndarray, name: str | None = None) -> Tensor:
     root = Element(normalize_fill(0, dt), flat, dt)
     for m in reversed(order):
         root = Dense(root, arr.shape[m])
-    t = Tensor(root, shape=arr.shape, mode_order=order, name=name, check=False)
     # (the format of every dense view of one dtype and order is one: made once, not per array, which an
     # array expression computed in a loop takes anew at each compute)
-    fmt = _DENSE_FORMATS.get((dt, order))
-    if fmt is None:
-        fmt = _DENSE_FORMATS[dt, order] = t.format
-    t._format = fmt
+    t = Tensor.assembled(root, arr.shape, order, name, _DENSE_FORMATS.get((dt, order)))
+    if (dt, order) not in _DENSE_FORMATS:
+        _DENSE_FORMATS[dt, order] = t.format
     return t
 
 

@@ -308,10 +308,10 @@ def check_again(tensor, name: str | None = None, facts: bool = True) -> None:
     held = check() if check is not None else None
     if held is None or (facts and not held <= tensor.value_facts):
         tensor.validate(as_name=name)
-    elif facts and held is not tensor.__dict__.get("_value_facts"):
+    elif facts and held is not tensor.value_facts:
         # (the facts of exactly its stored values, narrower than before: a NaN written over since, which a kernel
         # lowered after this need not take the exact path for)
-        tensor.__dict__["_value_facts"] = held
+        tensor.value_facts = held
 
 
 def kept_checker(tensor, facts: bool = True):

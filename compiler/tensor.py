@@ -154,13 +154,18 @@ class Tensor:
     # --- attributes ---------------------------------------------------------------------
 
     @classmethod
-    def _assembled(cls, root: Level, shape: tuple, mode_order: tuple, name: str | None,
-                   fmt: Format | None = None, flat: tuple | None = None) -> "Tensor":
-        """A tensor over a sized ``root`` a kernel just filled, without re-deriving sizes.
+    def assembled(cls, root: Level, shape: tuple, mode_order: tuple, name: str | None = None,
+                  format: Format | None = None, flat: tuple | None = None) -> "Tensor":
+        """A tensor over a sized ``root`` whose arrays its maker filled and knows well formed, built
+        with no check and no sizes derived again: a kernel's output (:class:`compiler.binding.OutputPlan`),
+        a dense view of a numpy array (:func:`compiler.interop.dense_view`). ``root`` has every size
+        set and ``shape``/``mode_order`` agree with it; ``format``, when given, is its format (one
+        shared by many tensors, made once); ``flat``, when given, is ``flatten(root)``.
 
-        For the kernel runtime only (see :class:`compiler.binding.OutputPlan`): ``root``
-        has every size set and ``shape``/``mode_order`` agree with it; ``flat``, when
-        given, is ``flatten(root)``.
+        >>> from compiler import Dense, Element
+        >>> t = Tensor.assembled(Dense(Element(0.0, np.arange(3.0)), 3), (3,), (0,))
+        >>> t.to_numpy(), t.format.shorthand
+        (array([0., 1., 2.]), 'dense')
         """
         self = cls.__new__(cls)
         self.name = name
@@ -168,7 +173,7 @@ class Tensor:
         self._shape = shape
         self._root = root
         self._levels, self._leaf = flatten(root) if flat is None else flat
-        self._format = fmt
+        self._format = format
         self._nnz = None
         return self
 
@@ -283,6 +288,12 @@ class Tensor:
             vals = self.vals
             self._value_facts = values.of_array(vals[:self.nnz] if vals.ndim == 1 and len(vals) > self.nnz else vals)
         return self._value_facts
+
+    @value_facts.setter
+    def value_facts(self, facts) -> None:
+        # (what a check of the stored values found them to hold: compiler.recheck's C check, which may find
+        # them narrower than before, a NaN written over since)
+        self._value_facts = facts
 
     def level_arrays(self) -> list[dict[str, np.ndarray]]:
         """The arrays of each storage level and then of the leaf."""
