@@ -317,8 +317,9 @@ class Compiler:
 
     def merged(self, f: Forall, seq: Seq, kept, defs, seen, known_temps, rewind) -> While | None:
         """The loop of ``f`` over ``seq`` as one merged loop (:mod:`compiler.lattice.seqmerge`), where ``seq`` is a
-        union of :data:`~compiler.lattice.seqmerge.MERGE_FROM` or more levels (or intersections of them) of as many
-        tensors, each read only in parts of the body that read no other (None: not so); ``kept``: its locators,
+        union of :data:`~compiler.lattice.seqmerge.MERGE_FROM` or more levels (intersections of them, a tensor's levels
+        walked row by row) of as many tensors, each read only in parts of the body that read no other (None: not so);
+        ``kept``: its locators,
         dense levels located at each coordinate it visits."""
         levels = mergeable(seq)
         # (what it locates is at every coordinate it visits: a dense level's, or a universe, the rows where a part of

@@ -84,7 +84,7 @@ from .seqstraddlesort import straddle_sorted
 from .seqentrysort import SortedEntries
 from .seqcolmajor import column_major_output, stored_walk
 from .seqwhiles import inner_sequences, whiles
-from .seqmerge import everywhere, operand_leaves, union_operands
+from .seqmerge import everywhere, operand_at, operand_leaves, row_walk, union_operands
 from .seqlocated import located_stmts, stand_in_format
 from .seqwalk import LeafCode, LeafWalks
 from .seqsumrows import emit_producers, workspace_codes
@@ -207,6 +207,9 @@ class SeqEmitter(LeafWalks):
             return Const(False, "bool")
         if isinstance(s, (Union, Intersect)):
             return and_(self.equals(s.a, x), self.equals(s.b, x))
+        if isinstance(s, Product) and row_walk(s):
+            # (one tensor's row walk: its coordinate compared whole, a multiply and an add, not x split by a divide)
+            return and_(self.valid(s), self.eval(s).eq(x))
         if isinstance(s, Product):
             n = _c(s.b.size())
             return and_(self.equals(s.a, BinOp("/", x, n)), self.equals(s.b, BinOp("%", x, n)))
@@ -738,7 +741,7 @@ class SeqEmitter(LeafWalks):
         out = [Declare(x, I64, _c(s.size()))]
         for op in union_operands(s):
             # (an intersection's levels met: its coordinate is its first level's)
-            at = self.eval(operand_leaves(op)[0])
+            at = self.eval(operand_at(op))
             out.append(If(and_(self.valid(op), BinOp("<", at, x)), [ir.Assign(x, at)]))
         return out
 

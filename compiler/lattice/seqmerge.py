@@ -11,7 +11,10 @@ fibers are empty (the emitter's and the interpreter's ``absent``), so it compute
 fill, as where the operand is absent. Any other part is tested on its own operand there, a switch case (a part
 reading several, ``a + b``, a case for each set of them there, as their own lattice's points), and
 where that operand is not runs what the body compiled with no operand there has in its place (nothing, mostly:
-a matrix of fill 0 stacked), under the universe the loop walks beside the levels.
+a matrix of fill 0 stacked), under the universe the loop walks beside the levels. An operand may also be one
+tensor's levels walked row by row (:func:`row_walk`: a part of an hstack's ravel, ``j_B × ((1 + m_B) + 1)``); an
+assignment reading every operand is then a case for each where no two are ever at one coordinate (the parts of
+a concatenation), not their lattice's ``2^n - 1`` points.
 
 >>> from compiler.lattice.seqcfirvalues import Read
 >>> from compiler.lattice.seqstmts import Assign, Block, Skip
@@ -38,7 +41,7 @@ from itertools import combinations
 
 from .seqcfirvalues import Read, value_children
 from .seqstmts import Assign, Block, Reduce, Skip, Stmt, Switch, While
-from .sequences import Intersect, Level, Seq, Union, Universe
+from .sequences import Intersect, Level, Offset, Pad, Product, Seq, Union, Universe, can_meet
 
 #: the fewest operands (levels, intersections of levels) a union merges at: the lattice of two is the paper's
 #: three loops (an hstack's rows), no longer than the merged loop and without its tests
@@ -60,11 +63,35 @@ def union_operands(s: Seq) -> tuple | None:
         return None
     out = []
     for x in (s.a, s.b):
-        more = (x,) if isinstance(x, (Level, Universe)) or _met(x) else union_operands(x)
+        more = (x,) if isinstance(x, (Level, Universe)) or _met(x) or row_walk(x) else union_operands(x)
         if more is None:
             return None
         out += more
     return tuple(out)
+
+
+def row_walk(s: Seq) -> bool:
+    """Whether ``s`` is one tensor's levels walked as one sequence, row by row: a product of its levels, each
+    maybe shifted (``j_B × ((1 + m_B) + 1)``: the part B of a concatenation's ravel), whose iterator steps
+    through its coordinates in increasing order as a level's does (a merged loop's operand).
+
+    >>> from compiler.lattice.sequences import Level, Offset, Product
+    >>> j, l = Level("a", 0, "compressed", 3), Level("a", 1, "compressed", 2, "j")
+    >>> row_walk(Product(j, Offset(2, l))), row_walk(Product(j, Level("b", 0, "compressed", 2)))
+    (True, False)
+    """
+    if not isinstance(s, Product):
+        return False
+    leaves = []
+
+    def shifted(x) -> bool:
+        while isinstance(x, (Offset, Pad)):
+            x = x.a
+        if isinstance(x, Product):
+            return shifted(x.a) and shifted(x.b)
+        leaves.append(x)
+        return isinstance(x, Level)
+    return shifted(s) and len({x.tensor for x in leaves}) == 1 and len({x.mode for x in leaves}) == len(leaves)
 
 
 def _met(s: Seq) -> bool:
@@ -80,7 +107,17 @@ def operand_leaves(op: Seq) -> tuple:
     >>> [str(x) for x in operand_leaves(Intersect(a, b))], [str(x) for x in operand_leaves(a)]
     (['i_a', 'i_b'], ['i_a'])
     """
-    return operand_leaves(op.a) + operand_leaves(op.b) if isinstance(op, Intersect) else (op,)
+    if isinstance(op, Intersect):
+        return operand_leaves(op.a) + operand_leaves(op.b)
+    if row_walk(op):   # (outermost first)
+        return tuple(sorted((x for x in op.iters() if isinstance(x, Level)), key=lambda x: x.mode))
+    return (op,)
+
+
+def operand_at(op: Seq) -> Seq:
+    """The sequence whose coordinate is the merged loop's operand ``op``'s: an intersection's first level (its
+    levels met), else ``op`` itself."""
+    return operand_leaves(op)[0] if isinstance(op, Intersect) else op
 
 
 def everywhere(x: Seq, tested=frozenset()) -> bool:
@@ -93,8 +130,8 @@ def everywhere(x: Seq, tested=frozenset()) -> bool:
     >>> everywhere(Level("a", 0, "dense", 4)), everywhere(j), everywhere(j, {("a", 0)})
     (True, True, False)
     """
-    if isinstance(x, Intersect):
-        return False    # (its levels meet where the loop visits: tested, a switch case of its own)
+    if isinstance(x, (Intersect, Product)):
+        return False    # (its levels meet where the loop visits, a row walk's step through rows: tested, a case)
     return isinstance(x, Universe) or x.kind == "dense" and not any((x.tensor, m) in tested for m in range(x.mode))
 
 
@@ -107,7 +144,11 @@ def mergeable(s: Seq) -> tuple | None:
     if ops is None:
         return None
     levels = tuple(x for op in ops for x in operand_leaves(op) if isinstance(x, Level))
-    if sum(not isinstance(op, Universe) for op in ops) < MERGE_FROM or len({x.tensor for x in levels}) < len(levels):
+    # (each tensor one operand's, once in an intersection; a row walk's levels are all one tensor's)
+    tensors = [{x.tensor for x in operand_leaves(op)} for op in ops if not isinstance(op, Universe)]
+    if len(tensors) < MERGE_FROM or sum(map(len, tensors)) > len(set().union(*tensors)) or \
+            any(isinstance(op, Intersect) and len(operand_leaves(op)) > len(t) for op, t in
+                zip((op for op in ops if not isinstance(op, Universe)), tensors)):
         return None
     return levels
 
@@ -145,12 +186,17 @@ def tested_parts(s: Stmt, gone, index: str, leaf_of: dict, default: Seq | None =
     # (an intersection's tensors are one operand, tested as one: its levels are at one coordinate or it is not)
     term_of = term_of or leaf_of
     terms = {term_of[t] for t in read}
+    # (a part reading them all where no two are ever at one coordinate, the parts of a concatenation's ravel, is a
+    # case for each: not their lattice's)
+    apart = all(not can_meet(a, b) for a, b in combinations(terms, 2))
     if len(terms) == 1 or isinstance(s, Assign) and alone is not None and _read_at(s.value, leaf_of) and \
-            len(terms) < len(set(term_of.values())):
+            (len(terms) < len(set(term_of.values())) or apart):
         ops = sorted(terms, key=lambda op: sorted(leaf.tensor for leaf in operand_leaves(op)))
         cases = []
         for n in range(len(ops), 0, -1):
             for there in combinations(ops, n):
+                if n > 1 and any(not can_meet(a, b) for a, b in combinations(there, 2)):
+                    continue   # (never at one coordinate: no case)
                 absent = frozenset(leaf.tensor for op in ops if op not in there for leaf in operand_leaves(op))
                 body = s if n == len(ops) else alone(s, absent)
                 if not isinstance(body, Skip):
@@ -257,4 +303,5 @@ def _tensors_read(s: Stmt) -> set:
     return out
 
 
-__all__ = ["MERGE_FROM", "everywhere", "mergeable", "operand_leaves", "tested_parts", "union_operands"]
+__all__ = ["MERGE_FROM", "everywhere", "mergeable", "operand_at", "operand_leaves", "row_walk", "tested_parts",
+           "union_operands"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from browser_measure import REWRITES_JS, assert_readable, assert_rewrites_read, measure
 
 # Each node of the drawing of ``kind`` in the section: its text lines, and whether its shape's box
@@ -15,7 +16,9 @@ NODE_LINES_JS = r"""
 ([root, kind]) => [...root.querySelectorAll(`.artifact[data-kind="${kind}"] svg g.node`)].map(g => {
   const shape = [...g.querySelectorAll('polygon, path, ellipse, rect')].find(s => s.getAttribute('stroke') !== 'transparent');
   const s = shape.getBBox(), texts = [...g.querySelectorAll('text')].filter(t => t.textContent.trim());
+  const link = g.querySelector('a');
   return {lines: texts.map(t => t.textContent.trim()),
+          tip: link ? (link.getAttribute('xlink:title') || link.getAttribute('title')) : null,
           inside: texts.every(t => { const b = t.getBBox();
             return b.x >= s.x - 0.5 && b.y >= s.y - 0.5 && b.x + b.width <= s.x + s.width + 0.5
                    && b.y + b.height <= s.y + s.height + 0.5; })};
@@ -32,8 +35,10 @@ LEGEND_TERMS_JS = r"""
 """
 
 
-def test_a_merged_loop_says_it_runs_until_all_ran_out(browser, tmp_path, artifacts):
-    """``hstack`` of three COO matrices lowered by the lattices is one loop over the rows, merged:
+@pytest.mark.parametrize("form", ["hstack", "ravel"])
+def test_a_merged_loop_says_it_runs_until_all_ran_out(browser, tmp_path, artifacts, form):
+    """``hstack`` of three COO matrices lowered by the lattices is one loop over the rows, merged (and the ravel
+    of that hstack, one loop over its parts' row walks, whose long sequence the boxes wrap):
     the lattice step draws one point, labelled with its sequence and "until all ran out" on a line
     of its own inside its box (the loop's box in the CFIR cut its one line at 40 characters, to
     "until all …"), the CFIR's loop box the same, each legend explains the words, and the
@@ -47,8 +52,12 @@ def test_a_merged_loop_says_it_runs_until_all_ran_out(browser, tmp_path, artifac
     from explorer import export_html
 
     mats = [sp.random(5, 3, density=0.4, format="coo", random_state=k) for k in range(3)]
-    kernel = ss.lower(xp.concat([ss.asarray(m, name=n) * 2 for m, n in zip(mats, "ABC")], axis=1), strategy="lattice")
-    np.testing.assert_array_equal(kernel().to_numpy(), np.hstack([m.toarray() * 2 for m in mats]))
+    stacked = xp.concat([ss.asarray(m, name=n) * 2 for m, n in zip(mats, "ABC")], axis=1)
+    want = np.hstack([m.toarray() * 2 for m in mats])
+    if form == "ravel":
+        stacked, want = xp.reshape(stacked, (-1,)), want.reshape(-1)
+    kernel = ss.lower(stacked, strategy="lattice")
+    np.testing.assert_array_equal(kernel().to_numpy(), want)
     trace = kernel.trace
     merged = [k for k, s in enumerate(trace.steps) if any(r.rule == "merged-union" for r in s.rewrites)]
     lattice = next(k for k in merged if trace.steps[k].stage == "lattice")
@@ -58,23 +67,43 @@ def test_a_merged_loop_says_it_runs_until_all_ran_out(browser, tmp_path, artifac
     for scheme in ("light", "dark"):
         page = browser.new_page(viewport={"width": 1100, "height": 800}, color_scheme=scheme)
         page.goto(path.as_uri())
-        for at, kind, want in ((lattice, "seq-lattice", ["0: (i_A ∪ i_B) ∪ i_C", "until all ran out"]),
-                               (cfir, "seq-cfir", ["while i <- (i_A ∪ i_B) ∪ i_C", "until all ran out"])):
+        seq = _merged_sequence(trace.steps[cfir])
+        for at, kind, want in ((lattice, "seq-lattice", [f"0: {seq}", "until all ran out"]),
+                               (cfir, "seq-cfir", [f"while i <- {seq}", "until all ran out"])):
             page.locator(f'nav.steps a[href="#step-{at}"]').click()
             section = page.locator(f"section#step-{at}")
             section.wait_for(state="visible")
             where = f"the merged loop's {kind} step ({scheme})"
-            page.screenshot(path=str(artifacts / f"merged-{kind}-{scheme}.png"), full_page=True)
+            page.screenshot(path=str(artifacts / f"merged-{form}-{kind}-{scheme}.png"), full_page=True)
             assert_readable(measure(section), where)
             assert_rewrites_read(section.evaluate(REWRITES_JS), where)
             nodes = page.evaluate(NODE_LINES_JS, [section.element_handle(), kind])
             assert nodes and all(n["inside"] for n in nodes), (where, nodes)
-            boxes = [n["lines"] for n in nodes if n["lines"][:1] == want[:1]]
-            assert boxes == [want], (where, [n["lines"] for n in nodes])
+            boxes = [n for n in nodes if n["lines"][-1:] == want[1:] and n["lines"][0].startswith(want[0].split()[0])]
+            assert len(boxes) == 1, (where, want, [n["lines"] for n in nodes])
+            box = boxes[0]
+            # (a long sequence wrapped over lines of its box, read as one; or, in the CFIR's tree, cut where its
+            # box would be wider than the page, ending in "…", whole in its tooltip, as the legend says)
+            shown = _unwrapped(box["lines"][:-1])
+            assert shown == _unwrapped([want[0]]) or shown.endswith("…") and len(box["lines"]) == 2 and \
+                _unwrapped([want[0]]).startswith(shown[:-1]) and want[0] in box["tip"], (where, want, box)
             if kind == "seq-lattice":   # (one point: no lattice point per set of operands present)
                 assert len(nodes) == 1, (where, nodes)
-            assert not [line for n in nodes for line in n["lines"] if line.endswith("…")], (where, nodes)
+            assert not [line for n in nodes if n is not box for line in n["lines"] if line.endswith("…")], (where, nodes)
+            if form == "hstack" or kind == "seq-lattice":
+                assert not box["lines"][0].endswith("…"), (where, box)
             terms = section.evaluate(LEGEND_TERMS_JS)
             assert {"term": "until all ran out", "inside": True} in terms, (where, terms)
             assert section.locator("pre.code").filter(has_text=re.compile("until all ran out")).count(), where
         page.close()
+
+
+def _merged_sequence(step) -> str:
+    """The sequence of the merged loop of a ``cfir`` step, as its text prints it."""
+    head = next(line for line in step.after_text.splitlines() if "until all ran out" in line)
+    return head.split(" <- ", 1)[1].split(" until all ran out")[0].split(" [")[0].strip()
+
+
+def _unwrapped(lines) -> str:
+    """Text lines of a box, read as one: the spaces a wrap put or took at line ends do not count."""
+    return re.sub(r"\s+", "", "".join(lines))
