@@ -37,6 +37,7 @@ is rounded). So ``s[] += b[i]`` lowered for a float32 ``b`` answers float32 when
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import replace
 from typing import Callable
 
@@ -55,6 +56,7 @@ from .index_fit import fitted_format, open_output
 from .imperative.ir_dot import ir_artifact
 from .interop import is_foreign, kept, tensors_of, to_tensor
 from .levels.level import Level
+from .lowering_budget import LoweredInstead, checked_cfir
 from .reference_fill import expression_fill
 from .notation import Assign, accesses, parse
 from .notation.dtypes import expr_dtype, type_literals
@@ -395,7 +397,7 @@ def _lower_default(program, checked, functions, trace, options, tensors, shaped,
     first = {**options, "convert": False} if shaped else options
     # (a long lattice kernel's C is given to looplets before it is compiled)
     shorter = functools.partial(_shorter_looplets, program=program, checked=checked, functions=functions, trace=trace,
-                                options=options, tensors=tensors, facts=facts, fit=fit) \
+                                options=options, tensors=tensors, facts=facts, fit=fit, tried={}) \
         if shaped and all(name in SHARED_OPTIONS for name in options) else None
     try:
         kernel = _lower(program, "lattice", checked, functions, attempt, first, tensors,
@@ -443,24 +445,36 @@ def _lower_default(program, checked, functions, trace, options, tensors, shaped,
 #: straddling its parts are a lattice of the parts left per axis, nested (18,591 lines for a 4-part hstack
 #: reshaped to three axes, where the looplets' phases are 1,170)
 LONG_LATTICE = 4000
+#: the lines of a lattice kernel's sequence CFIR (each making a line of C or more: 11 to 33 in the kernels
+#: measured) above which the looplets' kernel is lowered before the lattice's C is emitted, and taken where it is
+#: at most half as long as the CFIR (so as the C): emitting and cleaning up the C is most of a long lattice
+#: kernel's lowering (linalg.cross of a CSR matrix: CFIR 4,089 lines, C 47,345, 9 s; looplets' 173 lines)
+LONG_CFIR = 1000
 
 
 class _NotShorter(Exception):
     """The looplets' kernel, emitted, is not at most half as long as the lattice's (:func:`_shorter_looplets`)."""
 
 
-def _shorter_looplets(lines, program, checked, functions, trace, options, tensors, facts, fit) -> Kernel | None:
+def _shorter_looplets(lines, program, checked, functions, trace, options, tensors, facts, fit, tried: dict,
+                      cfir: bool = False) -> Kernel | None:
     """The looplets' kernel of a statement with shape operators whose lattice kernel's C, not yet
     compiled, is ``lines`` long, more than :data:`LONG_LATTICE`, where looplets lower it in at most
-    half as many (their C too compared before it is compiled); else None."""
-    if lines <= LONG_LATTICE:
+    half as many (their C too compared before it is compiled); else None. ``cfir``: ``lines`` are those of the
+    lattice's sequence CFIR that each make a line of C or more, more than :data:`LONG_CFIR` (its C not yet
+    emitted). ``tried``: the looplets' lines once lowered (not lowered again where not shorter)."""
+    if lines <= (LONG_CFIR if cfir else LONG_LATTICE) or tried.get("lines", 0) * 2 > lines:
         return None
-    note = (f"shape operators: the lattice strategy's kernel is {lines:,} lines of C (more than {LONG_LATTICE:,}); "
+    what = (f"the lattice strategy's sequence CFIR is {lines:,} lines, each making a line of C or more (more than "
+            f"{LONG_CFIR:,}: its C not emitted)" if cfir else
+            f"the lattice strategy's kernel is {lines:,} lines of C (more than {LONG_LATTICE:,})")
+    note = (f"shape operators: {what}; "
             f"lowered with looplets (strategy='looplets'), whose kernel is at most half as long "
             f"(strategy='lattice' gives the lattice's)")
     try:
         gathered = _looplets_gather(program, functions, tensors) if "looplets" in _GATHERS else {}
     except (StrategyError, *_REFUSALS.get("looplets", ())):
+        tried["lines"] = math.inf
         return None   # (looplets refuse it)
     if gathered:
         # (a short compile for a kernel whose time grows with the extents: said, so a user with large inputs
@@ -470,12 +484,16 @@ def _shorter_looplets(lines, program, checked, functions, trace, options, tensor
                  f"lattice's loops walk the stored entries): for large inputs, strategy='lattice'")
 
     def not_shorter(theirs):
+        tried["lines"] = theirs
         if theirs * 2 > lines:
             raise _NotShorter   # (before GCC builds it: a kernel left unused)
     try:
         other = _lower(program, "looplets", checked, functions, None if trace is None else Trace(), options, tensors,
                        facts, auto=note, fit=fit, instead=not_shorter)
-    except (StrategyError, _NotShorter, *_REFUSALS.get("looplets", ())):
+    except _NotShorter:
+        return None
+    except (StrategyError, *_REFUSALS.get("looplets", ())):
+        tried["lines"] = math.inf
         return None
     if trace is not None:
         trace.steps.extend(other.trace.steps)
@@ -673,8 +691,10 @@ def _lower(program, strategy, checked, functions, trace, options, tensors, facts
             data = shape_data(parsed, shape_info)
             trace.record("shapes", before=parsed, after=parsed, note=f"extents: {shape_info.text()}",
                          artifacts=[shape_artifact(data)], data=data)
+        # (a long lattice CFIR may have a kernel in its place before its C is emitted: lowering_budget)
+        early = None if instead is None or strategy != "lattice" else functools.partial(instead, cfir=True)
         try:
-            with values.assuming(facts) as assumed, user_function_check.noting() as applied:
+            with values.assuming(facts) as assumed, user_function_check.noting() as applied, checked_cfir(early):
                 lowered = _STRATEGIES[strategy](parsed, dict(formats), trace, **options)
             # (each statement computing the expression: tagged by the nodes of the parse step's tree it computes)
             lowered = replace(lowered, function=name_nodes(lowered.function, parsed))
@@ -688,6 +708,8 @@ def _lower(program, strategy, checked, functions, trace, options, tensors, facts
             other = None if emitted is None else instead(emitted[0].count("\n"))
             if other is None:
                 compiled = compile_function(lowered.function, checked=checked, trace=trace, emitted=emitted)
+        except LoweredInstead as e:
+            other = e.kernel
         except Exception as e:
             e.trace = trace  # the explorer shows where lowering stopped
             raise

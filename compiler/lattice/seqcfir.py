@@ -57,6 +57,7 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 from .. import serialize
 from ..trace import Artifact, Later, Rewrite, Trace
+from ..lowering_budget import ask
 from ..treedot import TreeDot
 from ..values import same_value
 from .seqcfirvalues import Add, Cat, Lit, Mul, Op, Read, Temp, fold, specialize_value, value_children
@@ -538,6 +539,8 @@ def sequence_trace(program: Stmt, defs=(), trace: Trace | None = None, fill=0.0,
              artifacts=[Artifact.deferred("seq-cfir", "cfir", lambda: _cfir_artifact(cf, text))],
              rewrites=cf.rewrites,
              data={"loops": loops})
+    # (the caller may have a kernel in its place, before this CFIR's C is emitted: compiler.lowering_budget)
+    ask(text)
     return cf, t
 
 

@@ -168,3 +168,50 @@ def test_a_looplets_kernel_not_half_as_long_is_left_before_it_is_compiled(monkey
     looplets = ss.lower(expr, strategy="looplets")
     assert looplets.c_source.count("\n") * 2 > kernel.c_source.count("\n")   # (the premise)
     np.testing.assert_array_equal(kernel().to_numpy(), want)
+
+
+def emitted_by(monkeypatch) -> list:
+    """The kernels whose C the lowering emits (a spy on lowering.emit_c_with_provenance): their names."""
+    from compiler import lowering
+    names, emit = [], lowering.emit_c_with_provenance
+
+    def spy(fn, *args, **kwargs):
+        names.append(fn.name)
+        return emit(fn, *args, **kwargs)
+    monkeypatch.setattr(lowering, "emit_c_with_provenance", spy)
+    return names
+
+
+@pytest.mark.parametrize("y", [[1.0, -2.0, 0.5], [0.0, 3.0, -1.0]])
+def test_a_long_lattice_cfir_is_left_to_the_looplets_before_its_c_is_emitted(monkeypatch, y):
+    # (linalg.cross of a CSR matrix of finite values stacks three differences of its column slices: the lattice walks
+    # six copies of its rows, a lattice of 63 points, whose CFIR was 4,089 lines and its C 47,345, 9 s to lower;
+    # looplets' 173. With NaN among its values, each column is one copy: 7 points, 2,095 lines, the lattice's)
+    from compiler.lowering import LONG_CFIR
+    x = np.arange(6.0).reshape(2, 3) - 2.0
+    y = np.array(y)
+    expr = xa.linalg.cross(ss.asarray(x, format="csr"), y)
+    clear_cache()
+    emitted = emitted_by(monkeypatch)
+    kernel = ss.lower(expr)
+    assert kernel.strategy == "looplets" and len(emitted) == 1, emitted   # (the looplets' C alone)
+    (step,) = kernel.trace.find("strategy")
+    lines = int(re.search(r"the lattice strategy's sequence CFIR is ([\d,]+) lines", step.note)[1].replace(",", ""))
+    assert lines > LONG_CFIR and kernel.c_source.count("\n") * 2 <= lines and "strategy='lattice'" in step.note
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_array_equal(kernel().to_numpy(), np.cross(x, y))
+
+
+def test_a_looplets_kernel_not_half_as_long_as_the_cfir_is_lowered_once(monkeypatch):
+    # (the limits lowered so that a short hstack's lattice CFIR and C are both long: the looplets' kernel, lowered
+    # for the CFIR, is not half as long; the lattice's C is then emitted, and the looplets' not lowered again)
+    from compiler import lowering
+    monkeypatch.setattr(lowering, "LONG_CFIR", 5)
+    monkeypatch.setattr(lowering, "LONG_LATTICE", 10)
+    expr, want = four_parts_reshaped((3, 8))
+    clear_cache()
+    emitted = emitted_by(monkeypatch)
+    kernel = ss.lower(expr)
+    assert kernel.strategy == "lattice"
+    assert len(emitted) == 2, emitted   # (the looplets' once, the lattice's once)
+    np.testing.assert_array_equal(kernel().to_numpy(), want)
