@@ -7,16 +7,16 @@ CFIR, measured on stacks, splits and cross products), and emitting and cleaning 
 lowering's time: ``linalg.cross`` of a 2 x 3 CSR matrix had a CFIR of 4,089 lines and 47,345 lines of C, 9 s
 to lower, for looplets' 173. So the caller may ask, once the CFIR is built, whether it has a kernel in its
 place (:func:`checked_cfir`; the lattice strategy asks in :func:`~compiler.lattice.seqcfir.sequence_trace`):
-given the CFIR's lines that each make a line of C or more (a lower bound of the C's lines), it returns one or
-None; one ends the lowering with :class:`LoweredInstead`.
+given how many lines of C the CFIR makes at the least (:func:`compiler.lattice.seqstmts.c_lines_at_least`), it
+returns one or None; one ends the lowering with :class:`LoweredInstead`.
 
 >>> seen = []
 >>> with checked_cfir(lambda lines: seen.append(lines)):
-...     ask("while i <- i_A\\n  switch i\\n  case i_A:\\n    out(i) = A(i_A)\\n  skip")
+...     ask(3)
 >>> seen
 [3]
 >>> with checked_cfir(lambda lines: "a kernel"):
-...     ask("while i <- i_A\\n  out(i) = A(i_A)")
+...     ask(2)
 Traceback (most recent call last):
 ...
 compiler.lowering_budget.LoweredInstead: the lowering's CFIR (2 lines) was replaced by another kernel
@@ -49,24 +49,16 @@ def checked_cfir(hook: Callable[[int], Any] | None):
         _HOOK.reset(token)
 
 
-def c_lines_at_least(text: str) -> int:
-    """The lines of the printed CFIR ``text`` that each make a line of C or more: all but a switch's head
-    (its cases are the C's ``if``s) and ``skip``."""
-    return sum(1 for line in text.splitlines() if line.strip() and line.strip() != "skip"
-               and not line.lstrip().startswith("switch "))
-
-
-def ask(text: str) -> None:
-    """Ask the hook in force (if any) for a kernel in place of the CFIR printed ``text``; raise
-    :class:`LoweredInstead` with the one it gives. The hook runs with none in force (it may lower)."""
+def ask(lines: int) -> None:
+    """Ask the hook in force (if any) for a kernel in place of a CFIR making at least ``lines`` lines of C;
+    raise :class:`LoweredInstead` with the one it gives. The hook runs with none in force (it may lower)."""
     hook = _HOOK.get()
     if hook is None:
         return
-    lines = c_lines_at_least(text)
     with checked_cfir(None):
         other = hook(lines)
     if other is not None:
         raise LoweredInstead(other, lines)
 
 
-__all__ = ["LoweredInstead", "ask", "c_lines_at_least", "checked_cfir"]
+__all__ = ["LoweredInstead", "ask", "checked_cfir"]

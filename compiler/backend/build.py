@@ -32,7 +32,7 @@ import threading
 from pathlib import Path
 
 from ..errors import CompileError, CompilerNotFoundError, UserCodeError
-from .quick_build import PRELUDE, quick_applies, quick_build, quick_compiler, quick_identity
+from .quick_build import PRELUDE, quick_applies, quick_build, quick_compiler, quick_identity, quick_takes
 from .sanitize import check_runtime, compiler_environ, sanitize_flags
 
 # -fwrapv: signed overflow wraps, as numpy integers do, instead of being undefined.
@@ -319,7 +319,7 @@ def build_library(source: str, name: str = "kernel", flags=None) -> tuple[Path, 
                                f"the parallelize schedule")
         flags = (*flags, OPENMP_FLAG)
     # (a library the quick compiler may build is named for it too: each compiler's libraries apart)
-    quick = quick_compiler() if quick_applies(flags) else None
+    quick = quick_compiler() if quick_applies(flags) and quick_takes(source) else None
     key = library_key(source, flags, cc if quick is None else [*cc, "quick:", *quick, quick_identity(quick), PRELUDE])
     directory = cache_dir()
     path = directory / f"{name}-{key[:40]}{_suffix()}"
@@ -344,7 +344,7 @@ def build_library(source: str, name: str = "kernel", flags=None) -> tuple[Path, 
 
     try:
         r = None
-        if quick is not None and quick_build(quick, tmp_c, tmp_lib, directory) and _loads(tmp_lib):
+        if quick is not None and quick_build(quick, tmp_c, tmp_lib, directory, _loads):
             r = subprocess.CompletedProcess(quick, 0)
             _built_by[str(path)] = quick
         elif _light_link_applies(cc, flags):

@@ -63,8 +63,8 @@ from ..values import same_value
 from .seqcfirvalues import Add, Cat, Lit, Mul, Op, Read, Temp, fold, specialize_value, value_children
 from .seqlattice import SeqLattice, SeqPoint, build_seq_lattice, drop_fill_points, live_keys, simplify
 from .seqmerge import everywhere, mergeable, operand_leaves, tested_parts, union_operands
-from .seqstmts import (Alloc, Assign, Bind, Block, Fold, Forall, Reduce, Skip, Stmt, Switch, While, loop_spans,
-                       printed_lines, reduces_into, while_clauses, while_tag, written)
+from .seqstmts import (Alloc, Assign, Bind, Block, Fold, Forall, Reduce, Skip, Stmt, Switch, While, c_lines_at_least,
+                       loop_count, loop_spans, printed_lines, reduces_into, while_clauses, while_tag, written)
 from .seqlocate import at_coordinate, locatable, once_each, remove_locators, replaced
 from .seqproductnest import factored, index_names, nest_names, nests, over_parts, writes_at
 from .seqrewind import rewound, walked_below
@@ -534,13 +534,13 @@ def sequence_trace(program: Stmt, defs=(), trace: Trace | None = None, fill=0.0,
                  rewrites=L.rewrites, note=f"forall {index}: {len(L.points)} point(s)",
                  data=Later(lambda L=L, index=index: _lattice_data(L, index)))
     text = cf.text()
-    loops = sum(1 for line in text.splitlines() if line.lstrip().startswith("while "))
+    loops = loop_count(cf.cfir)
     t.record("cfir", before=program, after=cf.cfir,
              artifacts=[Artifact.deferred("seq-cfir", "cfir", lambda: _cfir_artifact(cf, text))],
              rewrites=cf.rewrites,
              data={"loops": loops})
     # (the caller may have a kernel in its place, before this CFIR's C is emitted: compiler.lowering_budget)
-    ask(text)
+    ask(c_lines_at_least(cf.cfir))
     return cf, t
 
 

@@ -326,6 +326,39 @@ def _spanned_lines(s, depth: int, scope: tuple = ()) -> list[tuple[str, tuple, l
     raise TypeError(f"not a statement: {s!r}")
 
 
+def c_lines_at_least(s: Stmt) -> int:
+    """How many lines of C ``s`` makes at the least: one per statement, loop head and case (each case an
+    ``if``; a reduction that counts what it summed, two), none for a switch's head or a ``skip`` (a lower
+    bound for :mod:`compiler.lowering_budget`: the emitter makes several lines of most).
+
+    >>> from compiler.lattice.sequences import Level
+    >>> from compiler.lattice.seqcfirvalues import Read
+    >>> a = Level("a", 0, "compressed", 4)
+    >>> c_lines_at_least(While("i", a, (), Switch("i", ((a, Assign("c", ("i",), Read("a", (a,)))), (a, Skip())))))
+    4
+    """
+    if isinstance(s, Skip):
+        return 0
+    if isinstance(s, Block):
+        return sum(c_lines_at_least(x) for x in s.stmts)
+    if isinstance(s, Switch):
+        return sum(1 + c_lines_at_least(body) for _, body in s.cases)
+    if isinstance(s, (Forall, While, Bind)):
+        return 1 + c_lines_at_least(s.body)
+    return 2 if isinstance(s, Reduce) and s.count else 1
+
+
+def loop_count(s: Stmt) -> int:
+    """The ``while`` loops in ``s``.
+
+    >>> from compiler.lattice.sequences import Level
+    >>> a = Level("a", 0, "compressed", 4)
+    >>> loop_count(Block((While("i", a, (), Skip()), While("j", a, (), While("k", a, (), Skip())))))
+    3
+    """
+    return (isinstance(s, While)) + sum(loop_count(x) for x in s.children())
+
+
 def reduces_into(s: Stmt, name: str) -> bool:
     """Whether ``s`` sums into the scalar temporary ``name``."""
     if isinstance(s, Reduce):

@@ -29,6 +29,13 @@ SAMPLE = textwrap.dedent("""
         log("pinned_outside", x)
 
     @given(st.integers(10, 99))
+    @example(4)
+    @example(5)
+    @example(6)
+    def test_three_pinned(x):
+        log("three", x)
+
+    @given(st.integers(10, 99))
     def test_drawn(x):
         log("drawn", x)
 
@@ -56,7 +63,7 @@ def runs(tmp_path, *options) -> dict[str, list[int]]:
 
 def test_capped_runs_the_pinned_cases_and_the_first_drawn_examples_of_property_tests_only(tmp_path):
     got = runs(tmp_path, "--capped-examples", "2", "--property-tests-only")
-    assert set(got) == {"pinned", "pinned_outside", "drawn"}      # not the plain test
+    assert set(got) == {"pinned", "pinned_outside", "three", "drawn"}      # not the plain test
     assert sorted(got["pinned"])[:2] == [1, 2] and 3 <= len(got["pinned"]) <= 4
     assert got["pinned_outside"][0] == 3 and 2 <= len(got["pinned_outside"]) <= 3
     assert 1 <= len(got["drawn"]) <= 2 and all(10 <= x <= 99 for x in got["drawn"])
@@ -69,3 +76,12 @@ def test_pinned_first_runs_a_test_s_pinned_cases_alone_or_its_first_drawn_exampl
     assert 1 <= len(got["drawn"]) <= 2 and all(10 <= x <= 99 for x in got["drawn"])
     # the same draws on every run (derandomized)
     assert runs(tmp_path, "--capped-examples", "2", "--pinned-examples-first")["drawn"] == got["drawn"]
+
+
+def test_a_cap_on_pinned_cases_keeps_each_tests_first_cases_as_written(tmp_path):
+    got = runs(tmp_path, "--capped-examples", "2", "--pinned-examples-first", "--pinned-examples-cap", "2",
+               "--property-tests-only")
+    assert got["three"] == [4, 5]          # (6, the third as written, is the suite's own run's)
+    assert sorted(got["pinned"]) == [1, 2] and got["pinned_outside"] == [3]
+    assert runs(tmp_path, "--capped-examples", "2", "--pinned-examples-first",
+                "--property-tests-only")["three"] == [4, 5, 6]

@@ -81,3 +81,57 @@ def test_the_quick_compiler_is_not_asked_for(flags):
     assert quick_applies(UNOPTIMIZED, {"SPARSESCOPE_QUICK_CC": "tcc"})
     assert quick_applies(UNOPTIMIZED + ("-fopenmp-simd",), {"SPARSESCOPE_QUICK_CC": "tcc"})
     assert not quick_applies(UNOPTIMIZED, {})
+
+
+CONVERTS = """#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+uint64_t whole(double x) { return (uint64_t)x; }
+double root(double x) { double *cell = realloc(NULL, sizeof(double)); *cell = sqrt(x); double r = *cell; free(cell); return r; }
+"""
+
+
+@needs_tcc
+def test_the_quick_compiler_links_lightly_and_its_kernels_bind_the_c_librarys_symbols(fresh, monkeypatch):
+    # (the light link leaves libc's and libm's symbols to the process; a conversion TCC calls its runtime for,
+    # double to uint64, is linked from libtcc1.a)
+    commands = []
+    run = build.subprocess.run
+
+    def spy(cmd, *args, **kwargs):
+        commands.append(list(cmd))
+        return run(cmd, *args, **kwargs)
+
+    monkeypatch.setattr("compiler.backend.quick_build.subprocess.run", spy)
+    path, _ = build.build_library(CONVERTS, "converts", UNOPTIMIZED)
+    assert build.built_by(path) == ["tcc"]
+    builds = [c for c in commands if "-shared" in c]
+    assert len(builds) == 1 and "-nostdlib" in builds[0] and builds[0][-1].endswith("libtcc1.a"), builds
+    _, lib = build.load_functions(path, {"whole": "uint64_t (*)(double)", "root": "double (*)(double)"})
+    assert lib.whole(2.0 ** 63 + 2048.0) == 2 ** 63 + 2048 and lib.root(2.25) == 1.5
+
+
+@needs_tcc
+def test_a_lightly_linked_library_that_does_not_load_is_linked_in_full(fresh, tmp_path, monkeypatch):
+    from compiler.backend import quick_build
+    c = tmp_path / "k.c"
+    c.write_text(CONVERTS)
+    asked = []
+
+    def loads(path):       # (the light one "lacks a symbol"; the full one loads)
+        asked.append(path)
+        return len(asked) > 1
+
+    assert quick_build.quick_build(["tcc"], str(c), str(tmp_path / "k.so"), tmp_path, loads)
+    assert len(asked) == 2
+    assert not quick_build.quick_build(["tcc"], str(c), str(tmp_path / "k.so"), tmp_path, lambda path: False)
+
+
+def test_complex_c_goes_to_the_default_compiler_without_asking_the_quick_one(fresh, monkeypatch):
+    asked = []
+    monkeypatch.setattr("compiler.backend.build.quick_build", lambda *a, **k: asked.append(a) or False)
+    source = "#include <complex.h>\ndouble size(double re, double im) { return cabs(re + im * I); }\n"
+    path, _ = build.build_library(source, "size", UNOPTIMIZED)
+    assert not asked and build.built_by(path) is None
+    _, lib = build.load_functions(path, {"size": "double (*)(double, double)"})
+    assert lib.size(3.0, 4.0) == 5.0
