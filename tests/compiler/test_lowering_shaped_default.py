@@ -182,11 +182,12 @@ def emitted_by(monkeypatch) -> list:
     return names
 
 
-@pytest.mark.parametrize("y", [[1.0, -2.0, 0.5], [0.0, 3.0, -1.0]])
+@pytest.mark.parametrize("y", [[[1.0, -2.0, 0.5], [0.0, 3.0, -1.0]], [[0.0, 3.0, -1.0], [2.0, 0.0, 0.0]]])
 def test_a_long_lattice_cfir_is_left_to_the_looplets_before_its_c_is_emitted(monkeypatch, y):
-    # (linalg.cross of a CSR matrix of finite values stacks three differences of its column slices: the lattice walks
-    # six copies of its rows, a lattice of 63 points, whose CFIR was 4,089 lines and its C 47,345, 9 s to lower;
-    # looplets' 173. With NaN among its values, each column is one copy: 7 points, 2,095 lines, the lattice's)
+    # (linalg.cross of a CSR matrix of finite values with a dense one stacks three differences of products of their
+    # column slices: each of A's column reads is a product with a walked read of the other, so the lattice walks six
+    # copies of A's rows, a lattice of 63 points, whose CFIR is 3,592 lines; with a vector, 4,089 lines and 47,345 of
+    # C took 9 s to lower; looplets' 198)
     from compiler.lowering import LONG_CFIR
     x = np.arange(6.0).reshape(2, 3) - 2.0
     y = np.array(y)
@@ -198,6 +199,21 @@ def test_a_long_lattice_cfir_is_left_to_the_looplets_before_its_c_is_emitted(mon
     (step,) = kernel.trace.find("strategy")
     lines = int(re.search(r"the lattice strategy's sequence CFIR is ([\d,]+) lines", step.note)[1].replace(",", ""))
     assert lines > LONG_CFIR and kernel.c_source.count("\n") * 2 <= lines and "strategy='lattice'" in step.note
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_array_equal(kernel().to_numpy(), np.cross(x, y))
+
+
+@pytest.mark.parametrize("fill", [0.0, np.nan])
+def test_a_cross_product_with_a_vector_walks_each_column_of_the_matrix_once(fill):
+    # (b[c] is at a constant coordinate, found before the loops: a product with it moves no cursor of A, and A[i, 1],
+    # read in two parts of the stack, binds no index of either; each of A's columns was read through its own copy,
+    # six walks of its rows, 63 points, 4,089 lines of CFIR; with NaN among its values, three, as now)
+    x = np.array([[1.0, 0.0, -2.0], [0.0, 3.0, 4.0], [0.0, 0.0, 0.0]])
+    x[0, 1] = fill
+    y = np.array([1.0, -2.0, 0.5])
+    kernel = ss.lower(xa.linalg.cross(ss.asarray(x, format="csr"), y), strategy="lattice")
+    points = [s.note for s in kernel.trace.find("lattice") if s.note.startswith("forall i:")]
+    assert points == ["forall i: 7 point(s)"], points
     with np.errstate(invalid="ignore"):
         np.testing.assert_array_equal(kernel().to_numpy(), np.cross(x, y))
 
