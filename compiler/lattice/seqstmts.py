@@ -356,7 +356,7 @@ def loop_count(s: Stmt) -> int:
     >>> loop_count(Block((While("i", a, (), Skip()), While("j", a, (), While("k", a, (), Skip())))))
     3
     """
-    return (isinstance(s, While)) + sum(loop_count(x) for x in s.children())
+    return int(isinstance(s, While)) + sum(loop_count(x) for x in s.children())
 
 
 def reduces_into(s: Stmt, name: str) -> bool:
