@@ -42,11 +42,7 @@ def children_of() -> dict[int, list[int]]:
     return tree
 
 
-def descendants(root: int) -> list[int]:
-    return [pid for pid, _ in descendants_with_parents(root)]
-
-
-def descendants_with_parents(root: int) -> list[tuple[int, int | None]]:
+def descendants(root: int) -> list[tuple[int, int | None]]:
     """``root`` and every process under it, each with its parent (None for ``root``)."""
     tree, found, todo = children_of(), [], [(root, None)]
     while todo:
@@ -79,7 +75,7 @@ def same_memory(a: int, b: int) -> bool:
 
 def sizes_of(root: int) -> list[tuple[int, int]]:
     """``(PSS in kB, pid)`` of ``root`` and its descendants, a child in its parent's address space left out."""
-    return [(pss_kb(pid), pid) for pid, parent in descendants_with_parents(root)
+    return [(pss_kb(pid), pid) for pid, parent in descendants(root)
             if parent is None or not same_memory(parent, pid)]
 
 

@@ -47,7 +47,7 @@ static inline int quick_ctzll(unsigned long long word)
 """
 
 _lock = threading.Lock()
-_identities: dict[tuple[str, ...], str | None] = {}
+_answers: dict[tuple[tuple[str, ...], str], str | None] = {}
 _prelude_paths: dict[str, Path] = {}
 
 
@@ -63,15 +63,20 @@ def quick_compiler(environ=None) -> list[str] | None:
 
 def quick_identity(cc: list[str]) -> str | None:
     """The quick compiler's ``-v`` output (asked once per process), None where it does not run."""
-    key = tuple(cc)
+    return _asked(cc, "-v")
+
+
+def _asked(cc: list[str], option: str) -> str | None:
+    """What ``cc option`` prints (stdout and stderr), asked once per process; None where it fails."""
+    key = (tuple(cc), option)
     with _lock:
-        if key not in _identities:
+        if key not in _answers:
             try:
-                r = subprocess.run([*cc, "-v"], capture_output=True, text=True, timeout=60)
-                _identities[key] = (r.stdout + r.stderr).strip() if r.returncode == 0 else None
+                r = subprocess.run([*cc, option], capture_output=True, text=True, timeout=60)
+                _answers[key] = (r.stdout + r.stderr).strip() if r.returncode == 0 else None
             except (OSError, subprocess.SubprocessError):
-                _identities[key] = None
-        return _identities[key]
+                _answers[key] = None
+        return _answers[key]
 
 
 def quick_applies(flags: tuple[str, ...], environ=None) -> bool:
@@ -119,26 +124,16 @@ def quick_build(cc: list[str], c_path: str, lib_path: str, directory: Path, load
     return False
 
 
-_runtimes: dict[tuple[str, ...], str | None] = {}
-
-
 def _runtime(cc: list[str]) -> str | None:
     """TCC's runtime library (``libtcc1.a``, which its code may call for a conversion), from
-    ``-print-search-dirs`` (asked once per process); None where it says none."""
-    key = tuple(cc)
-    with _lock:
-        if key not in _runtimes:
-            found = None
-            try:
-                r = subprocess.run([*cc, "-print-search-dirs"], capture_output=True, text=True, timeout=60)
-                lines = r.stdout.splitlines() if r.returncode == 0 else []
-                for k, line in enumerate(lines[:-1]):
-                    if line.strip() == "libtcc1:" and os.path.isfile(lines[k + 1].strip()):
-                        found = lines[k + 1].strip()
-            except (OSError, subprocess.SubprocessError):
-                pass
-            _runtimes[key] = found
-        return _runtimes[key]
+    ``-print-search-dirs``; None where it names none.
+
+    >>> _runtime(["/nonexistent/sparsescope-tcc"]) is None
+    True
+    """
+    lines = (_asked(cc, "-print-search-dirs") or "").splitlines()
+    found = [lines[k + 1].strip() for k, line in enumerate(lines[:-1]) if line.strip() == "libtcc1:"]
+    return found[0] if found and os.path.isfile(found[0]) else None
 
 
 def _prelude(directory: Path) -> Path:

@@ -533,21 +533,19 @@ def sequence_trace(program: Stmt, defs=(), trace: Trace | None = None, fill=0.0,
                                               lambda L=L, index=index: _lattice_artifact(L, index))],
                  rewrites=L.rewrites, note=f"forall {index}: {len(L.points)} point(s)",
                  data=Later(lambda L=L, index=index: _lattice_data(L, index)))
-    text = cf.text()
-    loops = loop_count(cf.cfir)
     t.record("cfir", before=program, after=cf.cfir,
-             artifacts=[Artifact.deferred("seq-cfir", "cfir", lambda: _cfir_artifact(cf, text))],
+             artifacts=[Artifact.deferred("seq-cfir", "cfir", lambda: _cfir_artifact(cf))],
              rewrites=cf.rewrites,
-             data={"loops": loops})
+             data={"loops": loop_count(cf.cfir)})
     # (the caller may have a kernel in its place, before this CFIR's C is emitted: compiler.lowering_budget)
     ask(c_lines_at_least(cf.cfir))
     return cf, t
 
 
-def _cfir_artifact(cf: SeqCFIR, text: str) -> tuple[str, str, dict]:
-    """The text, drawing and data of the trace's artifact of the CFIR ``cf`` (printed ``text``)."""
+def _cfir_artifact(cf: SeqCFIR) -> tuple[str, str, dict]:
+    """The text, drawing and data of the trace's artifact of the CFIR ``cf``."""
     tree = cf.tree()
-    return text, tree.source(), {"line_spans": loop_spans(cf.cfir), "node_tags": tree.node_tags}
+    return cf.text(), tree.source(), {"line_spans": loop_spans(cf.cfir), "node_tags": tree.node_tags}
 
 
 def _lattice_artifact(L, index) -> tuple[str, str, dict]:

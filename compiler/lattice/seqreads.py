@@ -71,14 +71,12 @@ def separate_reads(e, intersects=lambda call: True):
     >>> type(separate_reads(parse(cross.format("c[i]")).rhs, lambda call: True).operands[1].operand.args[0]).__name__
     'RepeatedRead'
     """
-    reads: dict = {}      # (each access: the shape operators around each of its reads)
-    bound: dict = {}      # (each access: the indices the shape operators around its reads bind)
+    reads: dict = {}      # (each access: the shape operators around each of its reads, with what each binds)
     under: list = []      # (per intersecting call, the reads below it, each with its shape operators)
 
-    def survey(x, around: tuple, binds: frozenset, calls: tuple):
+    def survey(x, around: tuple, calls: tuple):
         if isinstance(x, Access):
             reads.setdefault(x, []).append(around)
-            bound[x] = bound.get(x, frozenset()) | binds
             for c in calls:
                 under[c].append((x, around))
         elif isinstance(x, Call):
@@ -86,20 +84,24 @@ def separate_reads(e, intersects=lambda call: True):
                 under.append([])
                 calls = calls + (len(under) - 1,)
             for a in x.args:
-                survey(a, around, binds, calls)
+                survey(a, around, calls)
         elif isinstance(x, Reduce):
-            survey(x.body, around, binds, calls)
+            survey(x.body, around, calls)
         elif isinstance(x, ShapeOp):
             for k, c in enumerate(x.children()):
-                survey(c, around + ((id(x), k),), binds | set(x.consumed(k)), calls)
+                survey(c, around + ((id(x), k, frozenset(x.consumed(k))),), calls)
 
-    survey(e, (), frozenset(), ())
+    def binds(x) -> set:
+        """The indices the shape operators around the reads of ``x`` bind."""
+        return {i for around in reads[x] for _, _, consumed in around for i in consumed}
+
+    survey(e, (), ())
     crossed = {x for keys in under for x, _ in keys}
     # (the one cursor of reads under one set of shape operators is moved by no other access's coordinate;
     # nor of reads under different ones, none binding an index of the access: the cross product's
     # A[i, 1] in two parts of a stack, each part's cursor of row i found at its column 1)
     alone = {x for x in crossed if not x.loop_indices or (
-             (len(set(reads[x])) == 1 or not set(x.loop_indices) & bound[x]) and
+             (len(set(reads[x])) == 1 or not set(x.loop_indices) & binds(x)) and
              all(all(y == x or not y.loop_indices for y, _ in keys) or sum(y == x for y, _ in keys) == len(reads[x])
                  for keys in under if any(y == x for y, _ in keys)))}
     separate = {x for x in crossed - alone if len(reads[x]) > 1}

@@ -33,7 +33,7 @@ def test_a_forked_child_is_counted_and_a_process_shares_its_own_memory():
 
 def test_a_child_in_its_parents_address_space_is_left_out(monkeypatch):
     # (a vfork child lives microseconds; the tree and the kernel's answer stand in for one)
-    monkeypatch.setattr(suite_memory, "descendants_with_parents", lambda root: [(root, None), (4242, root)])
+    monkeypatch.setattr(suite_memory, "descendants", lambda root: [(root, None), (4242, root)])
     monkeypatch.setattr(suite_memory, "pss_kb", lambda pid: 900 << 10)
     monkeypatch.setattr(suite_memory, "same_memory", lambda a, b: (a, b) == (1, 4242))
     assert suite_memory.sizes_of(1) == [(900 << 10, 1)]
