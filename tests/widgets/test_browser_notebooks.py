@@ -319,15 +319,13 @@ def test_tour_shows_its_widgets_before_any_cell_runs(browser, lab, artifacts):
         assert_readable(measure(notebook), "the saved tour (dark)", panes=SAVED_TOUR_PANES)
         compare.scroll_into_view_if_needed()
         screenshot(page, artifacts / "tour-saved-compare-dark.png")
-        # notebooks 01 and 10 as saved, on the same page: in the dark theme the tour left, then light
-        for theme in ("dark", "light"):
-            if theme == "light":
-                set_theme(page, "JupyterLab Light")
-            saved_notebook_reads(page, url, token, "explorer-saved.ipynb", theme, artifacts, timings=1)
-            saved_notebook_reads(page, url, token, "shapes-saved.ipynb", theme, artifacts, timings=2)
-            if theme == "dark":   # (the theme their stale timings could not be read in)
-                for name, views, plots in SAVED_COURSE:
-                    saved_course_notebook_reads(page, url, token, name, views, plots, artifacts)
+        # notebooks 01 and 10 as saved, on the same page, each opened once and read in both themes (from
+        # the dark the tour left); then the course notebooks, in the theme their stale timings could not be read in
+        themes = ("dark", "light")
+        saved_notebook_reads(page, url, token, "explorer-saved.ipynb", themes, artifacts, timings=1)
+        saved_notebook_reads(page, url, token, "shapes-saved.ipynb", themes[::-1], artifacts, timings=2)
+        for name, views, plots in SAVED_COURSE:
+            saved_course_notebook_reads(page, url, token, name, views, plots, artifacts)
     except Exception:
         page.screenshot(path=str(artifacts / "tour-saved-failure.png"))
         raise
@@ -366,16 +364,16 @@ def saved_course_notebook_reads(page, url: str, token: str, name: str, views: in
     assert_readable(measure(notebook), f"{name} as saved (dark)", panes=2 * views)   # (program, C or drawing)
 
 
-def saved_notebook_reads(page, url: str, token: str, name: str, theme: str, artifacts, timings: int) -> None:
-    """Notebook ``name`` as saved (01 or 10), opened before any cell runs: its two Explorers are
-    drawn from their stored state (each said "Error displaying widget: model not found": the
-    notebooks stored none), each linked step shows a drawing and the C its parts link to (01's
-    showed a hand-recorded trace's step with no C, 10's a materialize step with neither: step 0
+def saved_notebook_reads(page, url: str, token: str, name: str, themes: tuple, artifacts, timings: int) -> None:
+    """Notebook ``name`` as saved (01 or 10), opened before any cell runs (in ``themes[0]``, the page's theme), then
+    read in each of ``themes``: its two Explorers are drawn from their stored state (each said "Error displaying
+    widget: model not found": the notebooks stored none), each linked step shows a drawing and the C its parts
+    link to (01's showed a hand-recorded trace's step with no C, 10's a materialize step with neither: step 0
     of a trace whose first step changed), clicking 01's ``*`` outlines its C lines, 10's lattice
-    strategy's Explorer opens at its CFIR with each loop's box linked to the C beside it, and the
+    strategy's Explorer opens at its CFIR with each loop's box linked to the C beside it, and, in each theme, the
     timings read: no character drawn as a box, no row name cut at the plot's left edge (10's "unfused (stack, then SpMV)"
     read "ed (stack, then SpMV)"), every text of contrast >= 4.5 (the checks' green was 3.7 on the
-    dark theme)."""
+    dark theme). (Opened once: each opening reloads JupyterLab and starts a kernel, about 8 CPU s of the suite's.)"""
     notebook = open_saved(page, url, token, name, views=2)
     page.locator(f"{SHOWN_NOTEBOOK} .ss-saved-note").nth(1).wait_for(state="attached", timeout=patient(60_000))
     assert "Error displaying widget" not in notebook.inner_text(), f"{name}: a widget is not drawn"
@@ -388,9 +386,8 @@ def saved_notebook_reads(page, url: str, token: str, name: str, theme: str, arti
     step = steps.first
     assert step.locator(".artifact svg g.node").count() >= 3, f"{name}: the linked step draws nothing"
     assert step.locator(".c-section span.ln[data-tags]").count() >= 3, f"{name}: the linked step has no linked C"
-    step.scroll_into_view_if_needed()
-    screenshot(page, artifacts / f"saved-{name[:-6]}-linked-{theme}.png")
     if name.startswith("explorer"):   # (the parse of SpMV: its *, computed by the line adding into the sum)
+        step.scroll_into_view_if_needed()
         star = step.locator('svg g.node[data-tags]', has_text="*").first
         star.scroll_into_view_if_needed()
         page.mouse.move(0, 0)
@@ -400,25 +397,31 @@ def saved_notebook_reads(page, url: str, token: str, name: str, theme: str, arti
         outlined = step.evaluate(OUTLINED_C_JS)
         assert outlined and all("A_val[" in x["code"] for x in outlined), (name, outlined)
         step.locator(".step-header").first.click()
+    lattice = page.locator(SHOWN).nth(1)
     if name.startswith("shapes"):
-        saved_array_step_colours_name_its_boxes(page, name, theme)
         # the lattice strategy's Explorer opens at its CFIR, each loop's box linked with the C beside
         # it (it showed a trace of the sequence stages alone: no C, nothing linked)
-        lattice = page.locator(SHOWN).nth(1)
-        lattice.scroll_into_view_if_needed()
         assert re.search(r"\bcfir\b", lattice.locator(".ss-header").first.inner_text()), name
         boxes = lattice.locator('.ss-drawing .artifact[data-kind="seq-cfir"] svg g.node[data-tags]')
         firsts = set(boxes.evaluate_all("gs => gs.map(g => g.getAttribute('data-tags').split(' ')[0])"))
         lines = lattice.locator(".ss-c span.ln[data-tags]").evaluate_all(
             "ls => ls.flatMap(l => l.getAttribute('data-tags').split(' '))")
         assert len(firsts) >= 3 and firsts <= set(lines), (name, firsts, sorted(set(lines)))
-        screenshot(page, artifacts / f"saved-{name[:-6]}-lattice-cfir-{theme}.png")
-    for k in range(timings):
-        table = notebook.locator("table.timing").nth(k)
-        table.scroll_into_view_if_needed()
-        screenshot(page, artifacts / f"saved-{name[:-6]}-timing-{k}-{theme}.png")
-    assert_timings_read(page.evaluate(TIMING_JS, notebook.element_handle()), f"{name} ({theme})", plots=timings)
-    assert_readable(measure(notebook), f"{name} as saved ({theme})", panes=6)
+    for k, theme in enumerate(themes):
+        if k:
+            set_theme(page, f"JupyterLab {theme.title()}")
+        step.scroll_into_view_if_needed()
+        screenshot(page, artifacts / f"saved-{name[:-6]}-linked-{theme}.png")
+        if name.startswith("shapes"):
+            saved_array_step_colours_name_its_boxes(page, name, theme)
+            lattice.scroll_into_view_if_needed()
+            screenshot(page, artifacts / f"saved-{name[:-6]}-lattice-cfir-{theme}.png")
+        for t in range(timings):
+            table = notebook.locator("table.timing").nth(t)
+            table.scroll_into_view_if_needed()
+            screenshot(page, artifacts / f"saved-{name[:-6]}-timing-{t}-{theme}.png")
+        assert_timings_read(page.evaluate(TIMING_JS, notebook.element_handle()), f"{name} ({theme})", plots=timings)
+        assert_readable(measure(notebook), f"{name} as saved ({theme})", panes=6)
 
 
 # Each tagged part under ``root`` (drawing nodes, program parts, C lines) that is coloured: all its

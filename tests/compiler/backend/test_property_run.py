@@ -50,7 +50,8 @@ def runs(tmp_path, *options) -> dict[str, list[int]]:
     log = tmp_path / "runs.log"
     log.unlink(missing_ok=True)
     env = dict(os.environ, RUNS_LOG=str(log), PYTHONPATH=str(ROOT))
-    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
+    # (nbval not loaded: its import was 2 s of each run's 2.7)
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:nbval", "-o", "addopts=",
                         "-p", "tests.compiler.backend.property_run", *options, str(tmp_path / "test_sample.py")],
                        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
