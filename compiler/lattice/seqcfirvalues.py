@@ -221,6 +221,29 @@ def fold(op: Operator, args: tuple) -> Value:
     return Op(op, args)
 
 
+def cat_sides(e: "Cat", defs) -> tuple[bool, bool]:
+    """Whether the loops at ``defs`` are at the left side of concatenation ``e``, and at its right: where a live
+    leaf is that side's. Where none is, a live π0 group whose operand's leaves are all one side's places the loop
+    in that side (a loop over a part ``π0(U, 1)`` is in that part, though no coordinate of ``U`` is live there:
+    the part's constants are written, its reads are absent); a π0 over both sides tells neither.
+
+    >>> from compiler.lattice.sequences import Concat, Project, Universe
+    >>> u, w = Universe(2, "u"), Universe(2, "w")
+    >>> cat = Cat(Lit(1.0), Lit(2.0), frozenset([side_key(u.key)]), frozenset([side_key(w.key)]))
+    >>> cat_sides(cat, {Project(0, w, 2).group_key}), cat_sides(cat, {Project(0, Concat(u, w), 2).group_key})
+    ((False, True), (False, False))
+    """
+    live = frozenset(map(side_key, defs))
+    a, b = bool(e.left & live), bool(e.right & live)
+    if a or b:
+        return a, b
+    for key in defs:
+        if isinstance(key, tuple) and len(key) == 3 and key[0] == "π0":
+            leaves = frozenset(side_key(leaf.key) for leaf in key[1].iters())
+            a, b = a or bool(leaves) and leaves <= e.left, b or bool(leaves) and leaves <= e.right
+    return a, b
+
+
 def specialize_value(e: Value, defs, known_temps=None) -> Value:
     """``e`` with reads not live under ``defs`` replaced by their fill, the temporaries of
     ``known_temps`` by their value (a sum whose loops vanished) and literals folded (0
@@ -241,8 +264,7 @@ def specialize_value(e: Value, defs, known_temps=None) -> Value:
     if isinstance(e, Op):
         return fold(e.op, tuple(specialize_value(x, defs, known_temps) for x in e.args))
     if isinstance(e, Cat) and (e.left or e.right):
-        live = frozenset(map(side_key, defs))
-        a, b = bool(e.left & live), bool(e.right & live)
+        a, b = cat_sides(e, defs)
         if a != b:
             # (the side whose leaves the loops are at: the other one's reads, constants and fill are not there)
             return specialize_value(e.a if a else e.b, defs, known_temps)

@@ -16,7 +16,7 @@ def bench():
 def test_every_column_is_timed_and_compared_with_numpy(bench, capsys, n, density):
     ms = bench.main(["--n", str(n), "--density", str(density), "--rounds", "1", "--clock", "cpu"])
     out = capsys.readouterr().out
-    assert set(ms) == {"numpy", "numpy+toarray", "scipy", "pydata", "lattice", "looplets", "compute"}
+    assert set(ms) == {"numpy", "numpy+toarray", "scipy", "pydata", "lattice", "looplets", "compute", "bound"}
     assert f"A {n} x 3 CSR" in out and "numpy/lattice" in out and "pydata/looplets" in out, out
 
 

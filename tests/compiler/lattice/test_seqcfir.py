@@ -15,7 +15,7 @@ from compiler.lattice.seqinterp import interpret
 from compiler.lattice.seqlattice import unsupported
 from compiler.lattice.seqcheck import random_data
 from compiler.lattice.sequences import (ABSENT, Concat, SequenceError, Intersect, Level, Offset, Pad, Product, Project,
-                                        Slice, Union, Universe, bind, coordinates)
+                                        Slice, Union, Universe, bind, coordinates, side_key)
 
 from seqgen import seqs
 
@@ -286,8 +286,10 @@ def body_of(s):
             return None
         if len(kids) == 1:
             return kids[0]
-        op = {Union: Add, Concat: Cat}.get(type(x), Mul)
-        return op(*kids)
+        if isinstance(x, Concat):
+            # (each side told by its leaves, as the derivation tells them: compiler.lattice.seqderive)
+            return Cat(*kids, *(frozenset(side_key(leaf.key) for leaf in side.iters()) for side in (x.a, x.b)))
+        return (Add if isinstance(x, Union) else Mul)(*kids)
     return go(s)
 
 
@@ -297,6 +299,14 @@ def oracle(e, data, env):
         return 0.0 if any(k is ABSENT for k in keys) else data[e.tensor].get(tuple(keys), 0.0)
     if isinstance(e, Lit):
         return e.value
+    if isinstance(e, Cat) and (e.left or e.right):
+        # the side whose leaves the coordinate is at, or whose leaves alone a π0's group it is at is over, else
+        # the result's fill
+        at = {side_key(key) for key, c in env.items() if c is not ABSENT}
+        groups = [frozenset(side_key(leaf.key) for leaf in key[1].iters()) for key in at if key[0] == "π0"]
+        sides = [bool(side & at) or not (e.left | e.right) & at and any(g and g <= side for g in groups)
+                 for side in (e.left, e.right)]
+        return oracle(e.a, data, env) if sides[0] else oracle(e.b, data, env) if sides[1] else e.fill
     a, b = oracle(e.a, data, env), oracle(e.b, data, env)
     return a * b if isinstance(e, Mul) else a + b
 
@@ -320,6 +330,9 @@ T2, T4 = lv("t2", 1, "dense"), lv("t4", 1)
 @example(Intersect(lv("t1", 2, "dense"), Union(Universe(2, "u2"), Concat(U3, T4))), 0)
 @example(Intersect(U1, Union(U2, Product(Intersect(Universe(1, "u4"), lv("T3", 1)),
                                          lv("T3", 1, "dense", mode=1, index="j")))), 0)
+# a loop over a concatenation's part π0(U, 1) is in that part: its constant was dropped as at neither side
+@example(Concat(Project(0, U1, 1), U2), 0)
+@example(Concat(U1, Project(0, U2, 1)), 0)
 def test_interpreter_writes_the_set_semantics_once_with_its_values(s, seed):
     assume(unsupported(s) is None)
     body = body_of(s)
