@@ -87,7 +87,7 @@ def bound(A, y):
                                   "const double *val, const double *y, int32_t *out_pos, int32_t *out_idx, "
                                   "double *out_val);")
     n = A.shape[0]
-    pos, idx, val = (np.ascontiguousarray(x) for x in (A.indptr.astype(np.int32), A.indices.astype(np.int32), A.data))
+    pos, idx, val = A.indptr.astype(np.int32), A.indices.astype(np.int32), np.ascontiguousarray(A.data)
 
     def run():
         out_pos, out_idx, out_val = np.empty(n + 1, np.int32), np.empty(3 * n, np.int32), np.empty(3 * n)
