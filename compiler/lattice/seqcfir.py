@@ -21,7 +21,9 @@ case whose operands never meet (an hstack's columns, :func:`~compiler.lattice.se
 is not tested, and nested foralls get their own lattice under the live iterators (which is how
 a concatenation's loops read ``A``'s rows in the first and ``B``'s in the second). A union of three or more
 levels whose operands feed parts of the body that read no other is one merged loop, not a lattice of
-``2^n - 1`` points (:mod:`compiler.lattice.seqmerge`: a stack of COO matrices along axis 1). A
+``2^n - 1`` points (:mod:`compiler.lattice.seqmerge`: a stack of COO matrices along axis 1); so are the loops
+over the π0 and π1 of a split of such a union (a reshape of an hstack of three or more parts, whose nested
+lattices grew as ``4^n``: :meth:`Compiler.merged_split`). A
 :class:`Switch` tests the sub-points, most specific first, when there are several or the
 sequence intersects iterated operands.
 
@@ -62,7 +64,8 @@ from ..treedot import TreeDot
 from ..values import same_value
 from .seqcfirvalues import Add, Cat, Lit, Mul, Op, Read, Temp, fold, specialize_value, value_children
 from .seqlattice import SeqLattice, SeqPoint, build_seq_lattice, drop_fill_points, live_keys, simplify
-from .seqmerge import everywhere, mergeable, operand_leaves, tested_parts, union_operands
+from .seqmerge import (everywhere, in_group_cases, merged_split, mergeable, operand_leaves, read_in_group_loops,
+                       tested_parts, union_operands)
 from .seqstmts import (Alloc, Assign, Bind, Block, Fold, Forall, Reduce, Skip, Stmt, Switch, While, c_lines_at_least,
                        loop_count, loop_spans, printed_lines, reduces_into, while_clauses, while_tag, written)
 from .seqlocate import at_coordinate, locatable, once_each, remove_locators, replaced
@@ -322,6 +325,8 @@ class Compiler:
         walked row by row) of as many tensors, each read only in parts of the body that read no other (None: not so);
         ``kept``: its locators,
         dense levels located at each coordinate it visits."""
+        if merged_split(seq) is not None:
+            return self.merged_split(f, seq, kept, defs, seen, known_temps, rewind)
         levels = mergeable(seq)
         # (what it locates is at every coordinate it visits: a dense level's, or a universe, the rows where a part of
         # another fill writes it, located on a dense level of that part)
@@ -366,6 +371,48 @@ class Compiler:
         self.rewrites.append(why)
         return While(f.index, seq, tuple((a, seq) for a, _ in kept), body, (seq,) + tuple(a for a, _ in kept), rewind,
                      merged=True)
+
+    def merged_split(self, f: Forall, seq: Project, kept, defs, seen, known_temps, rewind) -> While | None:
+        """The loop of ``f`` over ``seq``, a π0 or π1 of a union that merges (:func:`~.seqmerge.merged_split`: the
+        reshape of an hstack of three or more parts), as one merged loop: over the π0, at the group of the least
+        coordinate of the operands left, until all ran out, its body reading them only in merged loops over
+        the π1 (which walk each to the group's end); over the π1, at the least coordinate in the group of those
+        left, each part tested on its operand there (None: not so). Nested lattices would have ``2^n - 1``
+        points, each with a lattice of ``2^n - 1`` loops inside."""
+        union = seq.a
+        levels = mergeable(union)
+        ops = union_operands(union)
+        if kept:
+            return None
+        lattices, rewrites = len(self.lattices), len(self.rewrites)
+        here = defs | live_keys(seq)
+        self.enclosing.append((f.index, f.seq, seq, ()))
+        try:
+            there = self.stmt(f.body, here, known_temps)
+            if seq.k == 0:
+                body = there if read_in_group_loops(there, frozenset(x.tensor for x in levels), seq.group_key) \
+                    else None
+            else:
+                def alone(part, absent):
+                    # (a part reading several of them, compiled where only some are in the group)
+                    return self.stmt(part, here - {x.key for x in levels if x.tensor in absent}, known_temps)
+                body = tested_parts(there, lambda: self.stmt(f.body, defs, known_temps), f.index,
+                                    {x.tensor: x for x in levels}, None, alone,
+                                    {leaf.tensor: op for op in ops for leaf in operand_leaves(op)})
+                body = None if body is None else in_group_cases(body, f.index, seq)
+        finally:
+            self.enclosing.pop()
+        if body is None:
+            del self.lattices[lattices:], self.rewrites[rewrites:]
+            return None
+        n = len(ops)
+        why = Rewrite("merged-split", f"forall {f.index} ∈ {seq}", f"one loop until all ran out: "
+                      f"{'its groups' if seq.k == 0 else 'each part reads one'} of the {n} operands (not the "
+                      f"lattice's {2 ** n - 1} points)")
+        self.lattices.insert(lattices, (f.index, SeqLattice(seq, [SeqPoint(seq, (), (0,))], [why],
+                                                            tuple(sorted(map(str, seen))))))
+        self.rewrites.append(why)
+        return While(f.index, seq, (), body, (seq,), rewind, merged=True)
 
 
 def _other_part_reads(s: Stmt, defs) -> frozenset:

@@ -84,7 +84,8 @@ from .seqstraddlesort import straddle_sorted
 from .seqentrysort import SortedEntries
 from .seqcolmajor import column_major_output, stored_walk
 from .seqwhiles import inner_sequences, whiles
-from .seqmerge import everywhere, operand_at, operand_leaves, row_walk, union_operands
+from .seqmerge import everywhere, merged_split, operand_at, operand_leaves, row_walk, union_operands
+from .seqsplitmerge import split_loop
 from .seqlocated import located_stmts, stand_in_format
 from .seqwalk import LeafCode, LeafWalks
 from .seqsumrows import emit_producers, workspace_codes
@@ -689,6 +690,11 @@ class SeqEmitter(LeafWalks):
             # its group is set on entering the loop, as the first loop's)
             out += self.declare([n for n in walk(w.seq) if isinstance(n, Project) and n.k == 0])
         x = Var(w.index)
+
+        # (a merged loop over a π0 or π1 of a union: seqcfir.Compiler.merged_split)
+        split = merged_split(w.seq) if w.merged else None
+        if split is not None:
+            return out + split_loop(self, w, split)
 
         def body():
             outside = self.known

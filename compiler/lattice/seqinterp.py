@@ -33,11 +33,11 @@ import numpy as np
 from .. import values
 from .seqcfir import (Add, Alloc, Assign, Bind, Block, Cat, Fold, Lit, Mul, Op, Read, Reduce, SeqCFIR, Skip, Switch,
                       Temp, While)
-from .seqmerge import operand_leaves, union_operands
-from .seqiter import Cursors, advance, enter, equals, eval_, init, locate, resume, valid, walked_inside
+from .seqmerge import merged_split, operand_leaves, union_operands, walks_group
+from .seqiter import Cursors, advance, drain, enter, equals, eval_, init, locate, resume, valid, walked_inside
 from .seqlattice import edges
-from .seqrewind import loop_repeats, rewind
-from .sequences import SequenceError, at_index
+from .seqrewind import loop_repeats, rewind, save_start
+from .sequences import Project, SequenceError, at_index
 from .seqwhiles import inner_sequences
 
 
@@ -157,37 +157,57 @@ def interpret(cf, data: Mapping, env: Mapping | None = None) -> Run:
             rewind(p, st)
         for s in w.init:
             init(s, st)
-        ops = union_operands(w.seq) if w.merged else None
+        # (a merged loop over a π0 or π1 of a union: its operands are the union's, its coordinate their least's group
+        # or place in the group)
+        split = merged_split(w.seq) if w.merged else None
+        ops = union_operands(w.seq if split is None else split) if w.merged else None
         if ops is None and not all(valid(e, st) for e in edges(w.seq)):
             return      # an edge of this loop ran out before: not the state the loops reached
         resume(w.seq, st)
         # (a group the loop repeats, walked by a π1 loop inside: back to its start after each coordinate)
         repeats = loop_repeats(w.seq, inner_sequences(w))
+
+        def left(op) -> bool:
+            # (an operand not yet run out; in a π1's loop, still in the group)
+            return valid(op, st) and (split is None or w.seq.k == 0 or
+                                      eval_(op, st) // w.seq.J == st.group[w.seq.group_key])
         # (a merged loop runs until all its operands ran out, at the least of those left)
-        while any(valid(op, st) for op in ops) if ops else valid(w.seq, st):
+        while any(left(op) for op in ops) if ops else valid(w.seq, st):
             budget[0] -= 1
             if budget[0] < 0:
                 raise SequenceError(f"the loop over {w.seq} does not terminate")
-            x = min(eval_(op, st) for op in ops if valid(op, st)) if ops else eval_(w.seq, st)
+            x = min(eval_(op, st) for op in ops if left(op)) if ops else eval_(w.seq, st)
+            if split is not None:
+                x = x // w.seq.J if w.seq.k == 0 else x - st.group[w.seq.group_key] * w.seq.J
             idx[w.index] = x
             # (a split's major index walked inside this loop searches its groups at x: sequences.Stride)
             st.env[at_index(w.index)] = x
-            enter(w.seq, st)
+            if split is not None and w.seq.k == 0:
+                st.group[w.seq.group_key] = x    # (the group of the least operand left, whichever it is)
+                save_start(w.seq, st)
+            else:
+                enter(w.seq, st)
             for located, iterated in w.locs:
                 if ops:     # (a merged loop's located at its coordinate)
                     locate(located, st, x)
                 elif valid(iterated, st):
                     locate(located, st, eval_(iterated, st))
             outside = st.absent
-            if ops:
+            if ops and (split is None or w.seq.k == 1):
                 # (a fiber under an operand not at x is empty: an inner merged loop's)
-                st.absent = outside | frozenset(leaf.key for op in ops if not equals(op, st, x)
+                at = ops if split is None else [Project(1, op, w.seq.J, w.seq.group or split) for op in ops]
+                st.absent = outside | frozenset(leaf.key for op, q in zip(ops, at) if not equals(q, st, x)
                                                   for leaf in operand_leaves(op))
             run_stmt(w.body)
             st.absent = outside
             for p in repeats:
                 rewind(p, st)
-            advance(w.seq, st, x, walked_inside(w.body))
+            if split is None:
+                advance(w.seq, st, x, walked_inside(w.body))
+            elif w.seq.k == 1:
+                advance(split, st, st.group[w.seq.group_key] * w.seq.J + x)
+            elif not walks_group(w.body, ops, w.seq.group_key):
+                drain(w.seq, st, lambda g, x=x: g == x)
 
     run_stmt(stmt)
     return run

@@ -180,30 +180,31 @@ def _meet(s: Intersect, st: Cursors) -> None:
         advance(s.a if x < y else s.b, st, min(x, y))
 
 
-def _drain(s: Seq, st: Cursors, in_group) -> None:
+def drain(s: Seq, st: Cursors, in_group) -> None:
+    """Step each operand of ``s`` past the coordinates ``in_group`` holds for (the rest of a group)."""
     # each operand of a union or intersection (or of a projection of one) separately: one
     # running out must not leave the other in the group (the loop after this one iterates it)
     if isinstance(s, (Union, Intersect)):
-        _drain(s.a, st, in_group)
-        _drain(s.b, st, in_group)
+        drain(s.a, st, in_group)
+        drain(s.b, st, in_group)
         if isinstance(s, Intersect):
             _meet(s, st)
         return
     if isinstance(s, Project) and s.k == 0:
-        _drain(s.a, st, lambda x: in_group(x // s.J))
+        drain(s.a, st, lambda x: in_group(x // s.J))
         return
     if isinstance(s, Offset):
-        _drain(s.a, st, lambda x: in_group(x + s.n))
+        drain(s.a, st, lambda x: in_group(x + s.n))
         return
     if isinstance(s, (Pad, Concat)):
-        _drain(s.a, st, in_group)
+        drain(s.a, st, in_group)
         return
     if isinstance(s, Slice):
-        _drain(s.a, st, lambda x: x < s.stop and in_group((x - s.start) // s.step))
+        drain(s.a, st, lambda x: x < s.stop and in_group((x - s.start) // s.step))
         _align(s.a, s, st)
         return
     if isinstance(s, Stride):
-        _drain(s.a, st, lambda x: in_group(x // s.J))
+        drain(s.a, st, lambda x: in_group(x // s.J))
         _stride(s.a, s, st)
         return
     while valid(s, st) and in_group(eval_(s, st)):
@@ -358,7 +359,7 @@ def next_(s: Seq, st: Cursors) -> None:
         if s.k == 0:
             # drain the rest of the group, or the inner π1 loop's leftovers repeat the row
             g = eval_(s, st)
-            _drain(s.a, st, lambda x: x // s.J == g)
+            drain(s.a, st, lambda x: x // s.J == g)
         else:
             next_(s.a, st)
     elif isinstance(s, Slice):
@@ -507,5 +508,5 @@ class SeqIterator:
         locate(self.seq, self.state, x)
 
 
-__all__ = ["Cursors", "SeqIterator", "init", "reset", "valid", "eval_", "equals", "next_", "advance",
+__all__ = ["Cursors", "SeqIterator", "init", "reset", "valid", "eval_", "equals", "next_", "advance", "drain",
            "shifts_branches", "walked_inside", "locate", "enter", "resume", "at_leaves"]

@@ -439,9 +439,10 @@ class SeqLattice:
 
     @property
     def merged(self) -> bool:
-        """Whether its one point is a merged union's loop, run until all its operands ran out
-        (:meth:`compiler.lattice.seqcfir.Compiler.merged`, which records the rewrite)."""
-        return any(getattr(r, "rule", None) == "merged-union" for r in self.rewrites)
+        """Whether its one point is a merged union's loop, or a merged loop over a π0 or π1 of one, run until all
+        its operands ran out (:meth:`compiler.lattice.seqcfir.Compiler.merged` and
+        :meth:`~compiler.lattice.seqcfir.Compiler.merged_split`, which record the rewrite)."""
+        return any(getattr(r, "rule", None) in ("merged-union", "merged-split") for r in self.rewrites)
 
     def text(self, ascii: bool = False) -> str:
         lines = [f"lattice of {self.seq.text(ascii)}"]

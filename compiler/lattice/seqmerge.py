@@ -14,7 +14,9 @@ where that operand is not runs what the body compiled with no operand there has 
 a matrix of fill 0 stacked), under the universe the loop walks beside the levels. An operand may also be one
 tensor's levels walked row by row (:func:`row_walk`: a part of an hstack's ravel, ``j_B × ((1 + m_B) + 1)``); an
 assignment reading every operand is then a case for each where no two are ever at one coordinate (the parts of
-a concatenation), not their lattice's ``2^n - 1`` points.
+a concatenation), not their lattice's ``2^n - 1`` points. A split of such a union (the reshape of an hstack's ravel)
+merges both its loops (:func:`merged_split`): the π0's at the group of the least coordinate left, the π1's at the
+least one in that group, each part tested there (:func:`in_group_cases`).
 
 >>> from compiler.lattice.seqcfirvalues import Read
 >>> from compiler.lattice.seqstmts import Assign, Block, Skip
@@ -40,8 +42,8 @@ from functools import reduce
 from itertools import combinations
 
 from .seqcfirvalues import Read, value_children
-from .seqstmts import Assign, Block, Reduce, Skip, Stmt, Switch, While
-from .sequences import Intersect, Level, Offset, Pad, Product, Seq, Union, Universe, can_meet
+from .seqstmts import Assign, Bind, Block, Reduce, Skip, Stmt, Switch, While
+from .sequences import Intersect, Level, Offset, Pad, Product, Project, Seq, Union, Universe, can_meet
 
 #: the fewest operands (levels, intersections of levels) a union merges at: the lattice of two is the paper's
 #: three loops (an hstack's rows), no longer than the merged loop and without its tests
@@ -153,6 +155,61 @@ def mergeable(s: Seq) -> tuple | None:
     return levels
 
 
+def merged_split(s: Seq) -> Seq | None:
+    """The union under ``s`` where ``s`` is a projection (π0 or π1) of a union that merges (:func:`mergeable`) none
+    of whose operands is at every coordinate: a split of the ravel of an hstack of three or more parts, whose loops
+    over ``π0(U, J)`` and ``π1(U, J)`` each merge (the least coordinate of the operands left, divided into ``J``'s
+    groups), not a lattice of ``2^n - 1`` points each, nested; else None.
+
+    >>> from compiler.lattice.sequences import Level, Project, Universe
+    >>> a, b, c = (Level(t, 0, "compressed", 6) for t in "abc")
+    >>> print(merged_split(Project(0, Union(Union(a, b), c), 3)))
+    (i_a ∪ i_b) ∪ i_c
+    >>> merged_split(Project(1, Union(Union(a, b), Universe(6)), 3)) is None
+    True
+    """
+    if not isinstance(s, Project) or mergeable(s.a) is None:
+        return None
+    return None if any(everywhere(op) for op in union_operands(s.a)) else s.a
+
+
+def in_group_cases(s: Stmt, index: str, p: Project) -> Stmt:
+    """``s``, the body of a merged loop over ``p`` (a π1 of a union, :func:`merged_split`), with each case of its
+    switches over ``index``, an operand of the union, tested in the group: ``π1(op, J @ union)``."""
+    group = p.group if p.group is not None else p.a
+    if isinstance(s, Switch) and s.index == index:
+        return replace(s, cases=tuple((Project(1, q, p.J, group), in_group_cases(b, index, p)) for q, b in s.cases))
+    if isinstance(s, Switch):
+        return replace(s, cases=tuple((q, in_group_cases(b, index, p)) for q, b in s.cases))
+    if isinstance(s, Block):
+        return Block(tuple(in_group_cases(x, index, p) for x in s.stmts))
+    if isinstance(s, While):
+        return replace(s, body=in_group_cases(s.body, index, p))
+    return s
+
+
+def read_in_group_loops(s: Stmt, tensors: frozenset, key) -> bool:
+    """Whether ``s`` reads or walks ``tensors`` only inside merged loops over a π1 of the group ``key``: the body of
+    a merged loop over that group's π0, whose operands the π1 loops inside walk to the group's end."""
+    if isinstance(s, While) and s.merged and isinstance(s.seq, Project) and s.seq.k == 1 and s.seq.group_key == key:
+        return True
+    if isinstance(s, Block):
+        return all(read_in_group_loops(x, tensors, key) for x in s.stmts)
+    # (a loop's head, a switch's cases: what it walks or tests itself)
+    head = replace(s, body=Skip()) if isinstance(s, (While, Bind)) else \
+        replace(s, cases=tuple((q, Skip()) for q, _ in s.cases)) if isinstance(s, Switch) else s
+    return not _tensors_read(head) & tensors and all(read_in_group_loops(x, tensors, key) for x in s.children())
+
+
+def walks_group(s: Stmt, ops: tuple, key) -> bool:
+    """Whether ``s`` runs, unconditionally, a merged loop over a π1 of the group ``key`` walking every operand of
+    ``ops``: after it, none of them is left in the group."""
+    if isinstance(s, Block):
+        return any(walks_group(x, ops, key) for x in s.stmts)
+    return isinstance(s, While) and s.merged and isinstance(s.seq, Project) and s.seq.k == 1 and \
+        s.seq.group_key == key and set(ops) <= set(union_operands(s.seq.a))
+
+
 def tested_parts(s: Stmt, gone, index: str, leaf_of: dict, default: Seq | None = None, alone=None,
                  term_of: dict | None = None) -> Stmt | None:
     """The body of a merged loop over ``index``: ``s`` (compiled with every operand there) with each part that
@@ -189,7 +246,7 @@ def tested_parts(s: Stmt, gone, index: str, leaf_of: dict, default: Seq | None =
     # (a part reading them all where no two are ever at one coordinate, the parts of a concatenation's ravel, is a
     # case for each: not their lattice's)
     apart = all(not can_meet(a, b) for a, b in combinations(terms, 2))
-    if len(terms) == 1 or isinstance(s, Assign) and alone is not None and _read_at(s.value, leaf_of) and \
+    if len(terms) == 1 or isinstance(s, (Assign, Reduce)) and alone is not None and _read_at(s.value, leaf_of) and \
             (len(terms) < len(set(term_of.values())) or apart):
         ops = sorted(terms, key=lambda op: sorted(leaf.tensor for leaf in operand_leaves(op)))
         cases = []

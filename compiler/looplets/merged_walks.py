@@ -58,8 +58,9 @@ from . import extents as X
 from .fibers import SubFiber
 from .absent_fibers import can_be_absent
 from .looplet_access import looplets_of
-from .looplets import Fill, Phase, Sequence, Spike, Stepper, unshift
+from .looplets import Fill, Phase, Run, Sequence, Spike, Stepper, unshift
 from .program import Block, Literal, Value
+from .wrappers import FillFiber
 
 #: the fewest walks merged into one loop: four (2^4 = 16 combinations of phases; three keep the
 #: product, whose loops a student compares with the papers', as the lattice keeps TACO's seven)
@@ -101,9 +102,21 @@ def walk_then_fill(seq) -> bool:
     if not isinstance(s, Stepper) or s.from_end or s.merged is not None or entries_of(s) is None:
         return False
     declared = {st.var for st in s.preamble if isinstance(st, Declare)}
-    return (tail.stop is None and isinstance(unshift(tail.body), Fill) and walk.stop is not None
+    return (tail.stop is None and fill_region(unshift(tail.body)) and walk.stop is not None
             and X.prove_eq(walk.stop, entries_of(s).last)
             and all((isinstance(st, Declare) and pure(st.init)) or _moves_only(st, declared) for st in s.preamble))
+
+
+def fill_region(l) -> bool:
+    """Whether the looplet ``l`` is a region of its tensor's fill: a :class:`~.looplets.Fill`, or a run of a
+    fiber of the fill under a wrapper (:class:`~.wrappers.FillFiber`: a fill row of a part an offset or a
+    window pads), whose every mode unfurls to the fill.
+
+    >>> from compiler.looplets.program import Literal
+    >>> fill_region(Fill(Literal(0.0))), fill_region(Run(Literal(0.0)))
+    (True, False)
+    """
+    return isinstance(l, Fill) or isinstance(l, Run) and isinstance(l.body, FillFiber)
 
 
 def _moves_only(st, declared) -> bool:
@@ -228,13 +241,13 @@ def present_chunk(s: Stepper, ends):
     a value its fill), so a step of k merged walks is one case, not 2^k; None where the tail cannot
     be absent (a level that says it cannot, :func:`~.absent_fibers.can_be_absent`)."""
     chunk = s.chunk
-    if not (s.merged is not None and isinstance(chunk, Spike) and isinstance(chunk.body, Fill)):
+    if not (s.merged is not None and isinstance(chunk, Spike) and fill_region(chunk.body)):
         return None
     tail = chunk.tail
     if isinstance(tail, SubFiber) and can_be_absent(tail):
         present = ends if tail.present is None else ir.and_(tail.present, ends)
         return Spike(chunk.body, replace(tail, present=present))
-    if isinstance(tail, Value) and isinstance(chunk.body.value, Literal):
+    if isinstance(tail, Value) and isinstance(chunk.body, Fill) and isinstance(chunk.body.value, Literal):
         fill = Const(chunk.body.value.value, tail.dtype)
         return Spike(chunk.body, Value(Select(ends, tail.expr, fill), tail.dtype))
     return None

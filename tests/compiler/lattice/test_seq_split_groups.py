@@ -48,11 +48,11 @@ def checked_kernel(statement, **tensors):
     return k
 
 
-def array_kernel(expr, want):
-    """``expr`` lowered by the lattice as one checked kernel, right against numpy's ``want``, the IR interpreter
-    and the sequence CFIR's interpreter of its statement."""
+def array_kernel(expr, want, format=None):
+    """``expr`` lowered by the lattice as one checked kernel (into ``format``, or the lattice's choice), right
+    against numpy's ``want``, the IR interpreter and the sequence CFIR's interpreter of its statement."""
     with np.errstate(invalid="ignore"):
-        k = expr.lower(strategy="lattice", checked=True)
+        k = expr.lower(strategy="lattice", checked=True, **({} if format is None else {"format": format}))
         assert not any(s.stage in APART for s in k.trace.steps), [s.note for s in k.trace.steps if s.stage in APART]
         got = k()
         got.validate()
