@@ -38,7 +38,7 @@ from dataclasses import fields, replace
 from .ir import Allocate, Block, Declare, Expr, For, If, Stmt, Tagged, Var, While
 from .traverse import assigned_in, map_bodies, pragma_names, var_names
 
-__all__ = ["copies", "drop_copies"]
+__all__ = ["copies", "drop_copies", "renamed"]
 
 
 def copies(stmts) -> dict[str, str]:
@@ -102,13 +102,13 @@ class _Copies:
                     out.append(map_bodies(s, rebuild))
                     continue
                 if isinstance(s, Allocate):
-                    out.append(map_bodies(_renamed(s, mapping, deep=False), rebuild))
+                    out.append(map_bodies(renamed(s, mapping, deep=False), rebuild))
                     continue
                 k = next(position)
                 if k in sources:
                     mapping[sources[k][0]] = sources[k][1]
                     continue
-                s = _renamed(s, mapping) if mapping else s
+                s = renamed(s, mapping) if mapping else s
                 if k in envs:
                     inner = envs[k]
                     if isinstance(s, For):   # (a loop's variable stays: it is not a local declared once)
@@ -135,7 +135,7 @@ def _has_body(s) -> bool:
     return isinstance(s, (For, While, If))
 
 
-def _renamed(node, mapping: dict, deep: bool = True):
+def renamed(node, mapping: dict, deep: bool = True):
     """``node`` with each read of a copy a read of the local it stands for (``deep``: in the
     statements inside it too; else only in its own expressions)."""
     if isinstance(node, Var):
@@ -152,9 +152,9 @@ def _renamed(node, mapping: dict, deep: bool = True):
         if isinstance(v, Block) and not deep:
             continue
         if isinstance(v, (Expr, Stmt)):
-            new = _renamed(v, mapping)
+            new = renamed(v, mapping)
         elif isinstance(v, tuple) and any(isinstance(x, (Expr, Stmt)) for x in v):
-            new = tuple(_renamed(x, mapping) for x in v)
+            new = tuple(renamed(x, mapping) for x in v)
         else:
             continue
         if new is not v:

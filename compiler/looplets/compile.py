@@ -32,6 +32,8 @@ from ..imperative.blockcopy import block_copy
 from ..imperative.rowspans import row_spans
 from ..imperative.cleanup import cleanup
 from ..imperative.copies import drop_copies
+from ..imperative.samevalues import same_values
+from ..imperative.branchfree import branch_free_appends
 from ..imperative.deadstores import drop_dead_stores
 from ..imperative.ir_dot import ir_artifact
 from ..imperative.ir import BinOp, Buffer, Const, Growable, Scalar, Select, Var
@@ -365,11 +367,15 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
             ("block-copy", lambda b: block_copy(b, buffer_dtypes, ctx.fresh, low.merged_walks),
              "appends of a run of entries copied as a block when the filter drops none of them (not a tail "
              "left by a merge)"),
+            ("same-values", same_values, "a local declared with what an earlier one still holds (a second search "
+             "of a row for one column, its bounds loaded again) declared a copy of it"),
             ("copies", drop_copies, "locals that only copy another (neither changing while the copy lives) "
              "replaced by it: a walk's end that no search narrows, a phase's stop that is one fiber's last, a COO "
              "row's end"),
             ("dead-stores", drop_dead_stores, "assignments to locals that nothing reads after them dropped: a "
              "block copy's position past the run it copied"),
+            ("branch-free", branch_free_appends, "an append whose test chose whether to store its coordinate and "
+             "count it stores it always and counts the test's 0 or 1 (no branch to mispredict)"),
             # (the schedule's privatize: each a step of its own, with what it did)
             *(("privatize", lambda b, step=step: privatize_one(b, step, infos, outs, out_sizes, ctx.fresh),
                step) for step in privatized),

@@ -109,7 +109,9 @@ def test_a_union_steps_without_a_cut_and_moves_its_lists_in_its_arms():
     step = step_loop(k.c_source)
     assert "int64_t step_stop = jA + 1 < jB + 1 ? jA + 1 : jB + 1;" in step and "phase_stop" not in step, step
     # (as scipy's merge, and the lattice's union: a branch on which lists are at the coordinate)
-    assert "} else if (jA + 1 == step_stop) {" in step and "(int64_t)(" not in step
+    # (the cursors move in the arms; only the append counts its test's 0 or 1: the branch-free step)
+    assert "} else if (jA + 1 == step_stop) {" in step and "qA += (int64_t)(" not in step
+    assert "qB += (int64_t)(" not in step
     np.testing.assert_array_equal(k(A=A, B=B).to_numpy(), A.to_numpy() + B.to_numpy())
 
 
