@@ -441,9 +441,9 @@ def _lower_default(program, checked, functions, trace, options, tensors, shaped,
 
 
 #: the lines of C of a lattice kernel with shape operators above which, given no strategy, the looplets' kernel is
-#: lowered too, and taken where it is at most half as long: the lattice's loops for a split of a concatenation
-#: straddling its parts are a lattice of the parts left per axis, nested (18,591 lines for a 4-part hstack
-#: reshaped to three axes, where the looplets' phases are 1,170)
+#: lowered too, and taken where it is at most half as long: a lattice of many points whose cases each hold loops
+#: (linalg.cross of a CSR matrix and a vector, 2,095 lines, looplets' 175; a 4-part hstack reshaped to three axes was
+#: 18,591 lines, a lattice of the parts left per axis nested, before its loops merged: 501)
 LONG_LATTICE = 4000
 #: the lines of a lattice kernel's sequence CFIR (each making a line of C or more: 11 to 33 in the kernels
 #: measured) above which the looplets' kernel is lowered before the lattice's C is emitted, and taken where it is

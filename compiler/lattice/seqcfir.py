@@ -373,13 +373,13 @@ class Compiler:
                      merged=True)
 
     def merged_split(self, f: Forall, seq: Project, kept, defs, seen, known_temps, rewind) -> While | None:
-        """The loop of ``f`` over ``seq``, a π0 or π1 of a union that merges (:func:`~.seqmerge.merged_split`: the
-        reshape of an hstack of three or more parts), as one merged loop: over the π0, at the group of the least
-        coordinate of the operands left, until all ran out, its body reading them only in merged loops over
-        the π1 (which walk each to the group's end); over the π1, at the least coordinate in the group of those
-        left, each part tested on its operand there (None: not so). Nested lattices would have ``2^n - 1``
-        points, each with a lattice of ``2^n - 1`` loops inside."""
-        union = seq.a
+        """The loop of ``f`` over ``seq``, a π0 or π1 of a union that merges, or of π1s of one
+        (:func:`~.seqmerge.merged_split`: the reshape of an hstack of three or more parts into two axes or more), as
+        one merged loop: over a π0, at the group of the least coordinate of the operands left, until all ran out,
+        its body reading them only in merged loops over that group (which walk each to the group's end); over a
+        π1, at the least coordinate in the group of those left, each part tested on its operand there (None: not
+        so). Nested lattices would have ``2^n - 1`` points, each with a lattice of ``2^n - 1`` loops inside."""
+        union = merged_split(seq)
         levels = mergeable(union)
         ops = union_operands(union)
         if kept:

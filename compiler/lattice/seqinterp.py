@@ -33,11 +33,11 @@ import numpy as np
 from .. import values
 from .seqcfir import (Add, Alloc, Assign, Bind, Block, Cat, Fold, Lit, Mul, Op, Read, Reduce, SeqCFIR, Skip, Switch,
                       Temp, While)
-from .seqmerge import merged_split, operand_leaves, union_operands, walks_group
-from .seqiter import Cursors, advance, drain, enter, equals, eval_, init, locate, resume, valid, walked_inside
+from .seqmerge import chained, merged_split, operand_leaves, union_operands, walks_group
+from .seqiter import Cursors, advance, enter, equals, eval_, init, locate, next_, resume, valid, walked_inside
 from .seqlattice import edges
 from .seqrewind import loop_repeats, rewind, save_start
-from .sequences import Project, SequenceError, at_index
+from .sequences import SequenceError, at_index
 from .seqwhiles import inner_sequences
 
 
@@ -161,24 +161,21 @@ def interpret(cf, data: Mapping, env: Mapping | None = None) -> Run:
         # or place in the group)
         split = merged_split(w.seq) if w.merged else None
         ops = union_operands(w.seq if split is None else split) if w.merged else None
+        # (each operand's coordinate in a merged split's terms, valid where it is in the groups of the loops around)
+        at = None if split is None else [chained(w.seq, op) for op in ops]
         if ops is None and not all(valid(e, st) for e in edges(w.seq)):
             return      # an edge of this loop ran out before: not the state the loops reached
         resume(w.seq, st)
         # (a group the loop repeats, walked by a π1 loop inside: back to its start after each coordinate)
         repeats = loop_repeats(w.seq, inner_sequences(w))
 
-        def left(op) -> bool:
-            # (an operand not yet run out; in a π1's loop, still in the group)
-            return valid(op, st) and (split is None or w.seq.k == 0 or
-                                      eval_(op, st) // w.seq.J == st.group[w.seq.group_key])
+        terms = at if split is not None else ops
         # (a merged loop runs until all its operands ran out, at the least of those left)
-        while any(left(op) for op in ops) if ops else valid(w.seq, st):
+        while any(valid(q, st) for q in terms) if ops else valid(w.seq, st):
             budget[0] -= 1
             if budget[0] < 0:
                 raise SequenceError(f"the loop over {w.seq} does not terminate")
-            x = min(eval_(op, st) for op in ops if left(op)) if ops else eval_(w.seq, st)
-            if split is not None:
-                x = x // w.seq.J if w.seq.k == 0 else x - st.group[w.seq.group_key] * w.seq.J
+            x = min(eval_(q, st) for q in terms if valid(q, st)) if ops else eval_(w.seq, st)
             idx[w.index] = x
             # (a split's major index walked inside this loop searches its groups at x: sequences.Stride)
             st.env[at_index(w.index)] = x
@@ -195,8 +192,7 @@ def interpret(cf, data: Mapping, env: Mapping | None = None) -> Run:
             outside = st.absent
             if ops and (split is None or w.seq.k == 1):
                 # (a fiber under an operand not at x is empty: an inner merged loop's)
-                at = ops if split is None else [Project(1, op, w.seq.J, w.seq.group or split) for op in ops]
-                st.absent = outside | frozenset(leaf.key for op, q in zip(ops, at) if not equals(q, st, x)
+                st.absent = outside | frozenset(leaf.key for op, q in zip(ops, terms) if not equals(q, st, x)
                                                   for leaf in operand_leaves(op))
             run_stmt(w.body)
             st.absent = outside
@@ -205,9 +201,13 @@ def interpret(cf, data: Mapping, env: Mapping | None = None) -> Run:
             if split is None:
                 advance(w.seq, st, x, walked_inside(w.body))
             elif w.seq.k == 1:
-                advance(split, st, st.group[w.seq.group_key] * w.seq.J + x)
+                for op, q in zip(ops, at):
+                    if equals(q, st, x):
+                        next_(op, st)
             elif not walks_group(w.body, ops, w.seq.group_key):
-                drain(w.seq, st, lambda g, x=x: g == x)
+                for op, q in zip(ops, at):   # (what the loops inside left in the group)
+                    while equals(q, st, x):
+                        next_(op, st)
 
     run_stmt(stmt)
     return run

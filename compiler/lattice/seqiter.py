@@ -180,31 +180,30 @@ def _meet(s: Intersect, st: Cursors) -> None:
         advance(s.a if x < y else s.b, st, min(x, y))
 
 
-def drain(s: Seq, st: Cursors, in_group) -> None:
-    """Step each operand of ``s`` past the coordinates ``in_group`` holds for (the rest of a group)."""
+def _drain(s: Seq, st: Cursors, in_group) -> None:
     # each operand of a union or intersection (or of a projection of one) separately: one
     # running out must not leave the other in the group (the loop after this one iterates it)
     if isinstance(s, (Union, Intersect)):
-        drain(s.a, st, in_group)
-        drain(s.b, st, in_group)
+        _drain(s.a, st, in_group)
+        _drain(s.b, st, in_group)
         if isinstance(s, Intersect):
             _meet(s, st)
         return
     if isinstance(s, Project) and s.k == 0:
-        drain(s.a, st, lambda x: in_group(x // s.J))
+        _drain(s.a, st, lambda x: in_group(x // s.J))
         return
     if isinstance(s, Offset):
-        drain(s.a, st, lambda x: in_group(x + s.n))
+        _drain(s.a, st, lambda x: in_group(x + s.n))
         return
     if isinstance(s, (Pad, Concat)):
-        drain(s.a, st, in_group)
+        _drain(s.a, st, in_group)
         return
     if isinstance(s, Slice):
-        drain(s.a, st, lambda x: x < s.stop and in_group((x - s.start) // s.step))
+        _drain(s.a, st, lambda x: x < s.stop and in_group((x - s.start) // s.step))
         _align(s.a, s, st)
         return
     if isinstance(s, Stride):
-        drain(s.a, st, lambda x: in_group(x // s.J))
+        _drain(s.a, st, lambda x: in_group(x // s.J))
         _stride(s.a, s, st)
         return
     while valid(s, st) and in_group(eval_(s, st)):
@@ -359,7 +358,7 @@ def next_(s: Seq, st: Cursors) -> None:
         if s.k == 0:
             # drain the rest of the group, or the inner π1 loop's leftovers repeat the row
             g = eval_(s, st)
-            drain(s.a, st, lambda x: x // s.J == g)
+            _drain(s.a, st, lambda x: x // s.J == g)
         else:
             next_(s.a, st)
     elif isinstance(s, Slice):
@@ -508,5 +507,5 @@ class SeqIterator:
         locate(self.seq, self.state, x)
 
 
-__all__ = ["Cursors", "SeqIterator", "init", "reset", "valid", "eval_", "equals", "next_", "advance", "drain",
+__all__ = ["Cursors", "SeqIterator", "init", "reset", "valid", "eval_", "equals", "next_", "advance",
            "shifts_branches", "walked_inside", "locate", "enter", "resume", "at_leaves"]

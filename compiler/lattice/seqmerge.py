@@ -43,7 +43,7 @@ from itertools import combinations
 
 from .seqcfirvalues import Read, value_children
 from .seqstmts import Assign, Bind, Block, Reduce, Skip, Stmt, Switch, While
-from .sequences import Intersect, Level, Offset, Pad, Product, Project, Seq, Union, Universe, can_meet
+from .sequences import Intersect, Level, Offset, Pad, Product, Project, Seq, Union, Universe, can_meet, walk
 
 #: the fewest operands (levels, intersections of levels) a union merges at: the lattice of two is the paper's
 #: three loops (an hstack's rows), no longer than the merged loop and without its tests
@@ -157,28 +157,54 @@ def mergeable(s: Seq) -> tuple | None:
 
 def merged_split(s: Seq) -> Seq | None:
     """The union under ``s`` where ``s`` is a projection (π0 or π1) of a union that merges (:func:`mergeable`) none
-    of whose operands is at every coordinate: a split of the ravel of an hstack of three or more parts, whose loops
-    over ``π0(U, J)`` and ``π1(U, J)`` each merge (the least coordinate of the operands left, divided into ``J``'s
-    groups), not a lattice of ``2^n - 1`` points each, nested; else None.
+    of whose operands is at every coordinate, or of π1s of one (a split of a split's minor index): a split of the
+    ravel of an hstack of three or more parts, into two axes or more, whose loops each merge (the least coordinate
+    of the operands left, divided into the split's groups), not a lattice of ``2^n - 1`` points each, nested; else
+    None.
 
     >>> from compiler.lattice.sequences import Level, Project, Universe
-    >>> a, b, c = (Level(t, 0, "compressed", 6) for t in "abc")
-    >>> print(merged_split(Project(0, Union(Union(a, b), c), 3)))
-    (i_a ∪ i_b) ∪ i_c
-    >>> merged_split(Project(1, Union(Union(a, b), Universe(6)), 3)) is None
+    >>> a, b, c = (Level(t, 0, "compressed", 12) for t in "abc")
+    >>> u = Union(Union(a, b), c)
+    >>> print(merged_split(Project(0, u, 3)), "/", merged_split(Project(0, Project(1, u, 6), 3)))
+    (i_a ∪ i_b) ∪ i_c / (i_a ∪ i_b) ∪ i_c
+    >>> merged_split(Project(1, Union(Union(a, b), Universe(12)), 3)) is None
     True
     """
-    if not isinstance(s, Project) or mergeable(s.a) is None:
+    if not isinstance(s, Project):
         return None
-    return None if any(everywhere(op) for op in union_operands(s.a)) else s.a
+    base = s.a
+    while isinstance(base, Project):
+        if base.k != 1:
+            return None
+        base = base.a
+    if mergeable(base) is None:
+        return None
+    return None if any(everywhere(op) for op in union_operands(base)) else base
+
+
+def chained(s: Seq, op: Seq) -> Seq:
+    """``s``, a projection of a union or of π1s of one (:func:`merged_split`), with the union replaced by its
+    operand ``op``, each π1 in the group of the union's: the coordinate ``op`` is at in ``s``'s loop.
+
+    >>> from compiler.lattice.sequences import Level, Project
+    >>> a, b = (Level(t, 0, "compressed", 12) for t in "ab")
+    >>> print(chained(Project(0, Project(1, Union(a, b), 6), 3), a))
+    π0(π1(i_a, 6 @ i_a ∪ i_b), 3)
+    """
+    if not isinstance(s, Project):
+        return op
+    inner = chained(s.a, op)
+    if s.k == 0:
+        return Project(0, inner, s.J)
+    return Project(1, inner, s.J, s.group if s.group is not None else s.a)
 
 
 def in_group_cases(s: Stmt, index: str, p: Project) -> Stmt:
     """``s``, the body of a merged loop over ``p`` (a π1 of a union, :func:`merged_split`), with each case of its
-    switches over ``index``, an operand of the union, tested in the group: ``π1(op, J @ union)``."""
-    group = p.group if p.group is not None else p.a
+    switches over ``index``, an operand of the union, tested in the group: ``π1(op, J @ union)``
+    (:func:`chained`)."""
     if isinstance(s, Switch) and s.index == index:
-        return replace(s, cases=tuple((Project(1, q, p.J, group), in_group_cases(b, index, p)) for q, b in s.cases))
+        return replace(s, cases=tuple((chained(p, q), in_group_cases(b, index, p)) for q, b in s.cases))
     if isinstance(s, Switch):
         return replace(s, cases=tuple((q, in_group_cases(b, index, p)) for q, b in s.cases))
     if isinstance(s, Block):
@@ -191,7 +217,7 @@ def in_group_cases(s: Stmt, index: str, p: Project) -> Stmt:
 def read_in_group_loops(s: Stmt, tensors: frozenset, key) -> bool:
     """Whether ``s`` reads or walks ``tensors`` only inside merged loops over a π1 of the group ``key``: the body of
     a merged loop over that group's π0, whose operands the π1 loops inside walk to the group's end."""
-    if isinstance(s, While) and s.merged and isinstance(s.seq, Project) and s.seq.k == 1 and s.seq.group_key == key:
+    if _group_loop(s, key):
         return True
     if isinstance(s, Block):
         return all(read_in_group_loops(x, tensors, key) for x in s.stmts)
@@ -202,12 +228,18 @@ def read_in_group_loops(s: Stmt, tensors: frozenset, key) -> bool:
 
 
 def walks_group(s: Stmt, ops: tuple, key) -> bool:
-    """Whether ``s`` runs, unconditionally, a merged loop over a π1 of the group ``key`` walking every operand of
-    ``ops``: after it, none of them is left in the group."""
+    """Whether ``s`` runs, unconditionally, a merged loop over a π1 of the group ``key`` (or over a projection of
+    one: a split of the group) walking every operand of ``ops``: after it, none of them is left in the group."""
     if isinstance(s, Block):
         return any(walks_group(x, ops, key) for x in s.stmts)
-    return isinstance(s, While) and s.merged and isinstance(s.seq, Project) and s.seq.k == 1 and \
-        s.seq.group_key == key and set(ops) <= set(union_operands(s.seq.a))
+    return _group_loop(s, key) and set(ops) <= set(union_operands(merged_split(s.seq)))
+
+
+def _group_loop(s: Stmt, key) -> bool:
+    """Whether ``s`` is a merged loop over a π1 of the group ``key``, or a projection of one: it runs until none of
+    its operands is left in that group."""
+    return isinstance(s, While) and s.merged and merged_split(s.seq) is not None and \
+        any(isinstance(n, Project) and n.k == 1 and n.group_key == key for n in walk(s.seq))
 
 
 def tested_parts(s: Stmt, gone, index: str, leaf_of: dict, default: Seq | None = None, alone=None,
