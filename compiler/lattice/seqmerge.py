@@ -14,9 +14,10 @@ where that operand is not runs what the body compiled with no operand there has 
 a matrix of fill 0 stacked), under the universe the loop walks beside the levels. An operand may also be one
 tensor's levels walked row by row (:func:`row_walk`: a part of an hstack's ravel, ``j_B × ((1 + m_B) + 1)``); an
 assignment reading every operand is then a case for each where no two are ever at one coordinate (the parts of
-a concatenation), not their lattice's ``2^n - 1`` points. A split of such a union (the reshape of an hstack's ravel)
-merges both its loops (:func:`merged_split`): the π0's at the group of the least coordinate left, the π1's at the
-least one in that group, each part tested there (:func:`in_group_cases`).
+a concatenation), not their lattice's ``2^n - 1`` points. A split of such a union (the reshape of an hstack's ravel,
+into two axes or more) merges each of its loops (:func:`merged_split`): a π0's at the group of the least coordinate
+left, a π1's at the least one in that group, each part tested there (:func:`in_group_cases`), each operand's
+coordinate read through the loop's projections (:func:`chained`).
 
 >>> from compiler.lattice.seqcfirvalues import Read
 >>> from compiler.lattice.seqstmts import Assign, Block, Skip
