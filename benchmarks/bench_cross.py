@@ -28,11 +28,19 @@ machine at load 0.2-1; ms, then numpy's, scipy's and pydata's time over each col
 
 Both kernels are 11-13x faster than pydata/sparse's way and level with scipy's; numpy on a dense array it already
 holds is about 2x faster than them. The bound is 2x faster than that numpy: the kernels are 3.7x (looplets) and 4.5x
-(lattice) from it. What they spend it on (read in the looplets' C): each output entry looks its two operands up in
+(lattice) from it. What they spent it on (read in the looplets' C): each output entry looked its two operands up in
 A's row with a binary search and a test each (six per row, where the bound scatters the row's at most 3 entries
-into a 3-vector once), tests each entry's value to store it (the bound stores always and advances by the test's
-0 or 1), and checks the output's room before each entry (the bound reserves 3 a row, which the kernel's output
+into a 3-vector once), tested each entry's value to store it (the bound stores always and advances by the test's
+0 or 1), and checked the output's room before each entry (the bound reserves 3 a row, which the kernel's output
 extents also bound). At density 0.5 those tests go either way at random, which a processor cannot predict.
+
+Since (stop 78): the looplets' kernel searches each row three times, once a column (the ``same-values`` step), and
+appends with no branch (``branch-free``). A run the same day, same machine: looplets 88.94 ms, bound 25.16 (3.5x;
+scipy/looplets 1.21, pydata/looplets 14.40). The pre-change kernel, timed alternately with it in separate
+processes (median of 15 calls, CPU time), took 106-130 ms to its 102-105: within the machine's noise. All of the
+call's time is in the C (a profile of the call: 457 of 481 ms over 5 calls); what is left is the searches'
+branches and the output's growth by doubling from 16 entries (no room reserved: a product with a constant read of
+``y`` is not among what :mod:`compiler.looplets.reserve` bounds).
 """
 
 from __future__ import annotations
