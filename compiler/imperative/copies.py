@@ -33,10 +33,8 @@ while (q < q_stop) {
 
 from __future__ import annotations
 
-from dataclasses import fields, replace
-
 from .ir import Allocate, Block, Declare, Expr, For, If, Stmt, Tagged, Var, While
-from .traverse import assigned_in, map_bodies, pragma_names, var_names
+from .traverse import assigned_in, map_bodies, map_children, pragma_names, var_names
 
 __all__ = ["copies", "drop_copies", "renamed"]
 
@@ -146,17 +144,4 @@ def renamed(node, mapping: dict, deep: bool = True):
     # of a kernel's statements and expressions read none of a scope's copies)
     if var_names(node).isdisjoint(mapping):
         return node
-    changes = {}
-    for f in fields(node):
-        v = getattr(node, f.name)
-        if isinstance(v, Block) and not deep:
-            continue
-        if isinstance(v, (Expr, Stmt)):
-            new = renamed(v, mapping)
-        elif isinstance(v, tuple) and any(isinstance(x, (Expr, Stmt)) for x in v):
-            new = tuple(renamed(x, mapping) for x in v)
-        else:
-            continue
-        if new is not v:
-            changes[f.name] = new
-    return replace(node, **changes) if changes else node
+    return map_children(node, lambda x: x if isinstance(x, Block) and not deep else renamed(x, mapping))

@@ -9,7 +9,7 @@ declaration of ``lower_bound(A1_idx, qA_start, qA_stop, 1)`` is the first's valu
 
 Exact: a declaration's value is an earlier local's when its expression is the same (read through the copies this
 pass made), calls only helpers that compute a value (:func:`~.traverse.pure`), and loads only from buffers the
-function never stores to, grows, assigns or hands to a helper that may write it; and when nothing since the earlier
+kernel only reads (its parameters of intent ``"in"``: C's ``const``); and when nothing since the earlier
 declaration assigned the earlier local or any local the expression reads. A loop's body starts from what holds
 before the loop and is not assigned anywhere in it (its next iteration sees what the body changed); each branch of
 an ``if`` from what holds before it; after a loop or branch, what it assigned no longer holds. Scopes follow C's:
@@ -31,35 +31,41 @@ int64 r = q;
 from __future__ import annotations
 
 from .copies import renamed
-from .ir import Allocate, Block, BufferArg, Call, Const, Declare, For, If, Load, Tagged, Var, While
-from .traverse import assigned_in, buffers_stored, map_bodies, pure, var_names, walk
+from .ir import Allocate, Block, Buffer, BufferArg, Call, Const, Declare, For, If, Load, Tagged, Var, While
+from .traverse import assigned_in, buffers_stored, map_bodies, names_read, pure, var_names, walk
 
-__all__ = ["same_values"]
+__all__ = ["read_only", "same_values"]
 
 
-def same_values(stmts) -> list:
-    """``stmts`` with each declaration of a value an earlier local holds a copy of that local (module docstring)."""
+def same_values(stmts, inputs=None) -> list:
+    """``stmts`` with each declaration of a value an earlier local holds a copy of that local (module docstring).
+    ``inputs``: the buffers the kernel only reads (its parameters of intent ``"in"``), the only ones whose loads it
+    reuses; None: those ``stmts`` never change, found by walking them (a kernel's parameters say it at no cost)."""
     stmts = list(stmts)
-    return _Values(_written(stmts)).scope(stmts, {}, {})
+    return _Values(frozenset(inputs) if inputs is not None else None, _written(stmts) if inputs is None else None
+                   ).scope(stmts, {}, {})
+
+
+def read_only(params) -> frozenset:
+    """The buffers among a kernel's ``params`` that it only reads (intent ``"in"``): :func:`same_values`' inputs."""
+    return frozenset(p.name for p in params if isinstance(p, Buffer) and p.intent == "in")
 
 
 def _written(stmts) -> frozenset:
-    """The buffers ``stmts`` may change: stored to, handed to a helper that may write them, allocated as scratch, or
-    assigned (an output grown: its pointer moves)."""
+    """The buffers ``stmts`` may change: stored to, assigned (an output grown: its pointer moves), or handed to a
+    helper that may write them."""
     block = Block(tuple(stmts))
-    loaded = {n.buffer for n in walk(block) if isinstance(n, (Load, BufferArg))}
-    out = set(buffers_stored(block)) | (set(assigned_in(block)) & loaded)
-    for n in walk(block):
-        if isinstance(n, Call) and not pure(n):
-            out |= {a.name if isinstance(a, Var) else a.buffer for a in n.args if isinstance(a, (Var, BufferArg))}
-        if isinstance(n, Allocate):
-            out.add(n.buffer)
+    out = set(buffers_stored(block)) | (set(assigned_in(block)) & set(names_read(block)))
+    if not pure(block):
+        for n in walk(block):
+            if isinstance(n, Call) and not pure(n):
+                out |= {a.name if isinstance(a, Var) else a.buffer for a in n.args if isinstance(a, (Var, BufferArg))}
     return frozenset(out)
 
 
 class _Values:
-    def __init__(self, written: frozenset):
-        self.written = written
+    def __init__(self, inputs: frozenset | None, written: frozenset | None):
+        self.inputs, self.written = inputs, written
 
     def key(self, s: Declare, alias: dict):
         """What ``s`` computes, read through ``alias`` (None: not a value this pass reuses)."""
@@ -67,9 +73,8 @@ class _Values:
         if e is None or isinstance(e, (Var, Const)) or not pure(e):
             return None
         nodes = list(walk(e))
-        read = {n.buffer for n in nodes if isinstance(n, (Load, BufferArg))} | \
-            {a.name for n in nodes if isinstance(n, Call) for a in n.args if isinstance(a, Var)}
-        if read & self.written or not any(isinstance(n, (Load, Call)) for n in nodes):
+        read = {n.buffer for n in nodes if isinstance(n, (Load, BufferArg))}
+        if not read or (not read <= self.inputs if self.inputs is not None else read & self.written):
             return None
         return (s.dtype, renamed(e, alias) if alias else e)
 

@@ -41,14 +41,14 @@ for (int64 p = 0; p < 4; p++) {
 from __future__ import annotations
 
 import re
-from dataclasses import fields, replace
+from dataclasses import replace
 
 import numpy as np
 
 from ..errors import StrategyError
-from .ir import (Allocate, Assign, BinOp, Block, Break, Comment, CompoundAssign, Const, Declare, Expr, For, If, Load,
-                 Stmt, Store, Tagged, Var, While, as_expr)
-from .traverse import assigned_names, map_bodies, untagged, walk
+from .ir import (Allocate, Assign, BinOp, Block, Break, Comment, CompoundAssign, Const, Declare, For, If, Load, Store,
+                 Tagged, Var, While, as_expr)
+from .traverse import assigned_names, map_bodies, map_children, untagged, walk
 
 #: the updates several tables can take, by operator, with the identity the tables start from
 #: (associative and commutative: the lanes' order of updates does not change the result, but for
@@ -269,20 +269,7 @@ def _lane_stmt(node, names: dict, buffer: str, tables: str, offset):
         return names.get(node.name, node)
     if isinstance(node, Store) and node.buffer == buffer and node.op is not None and offset is not None:
         node = Store(tables, _plus(node.index, offset), node.value, node.op)
-    if not isinstance(node, (Expr, Stmt)):
-        return node
-    changes = {}
-    for f in fields(node):
-        v = getattr(node, f.name)
-        if isinstance(v, (Expr, Stmt)):
-            new = _lane_stmt(v, names, buffer, tables, offset)
-        elif isinstance(v, tuple) and any(isinstance(x, (Expr, Stmt)) for x in v):
-            new = tuple(_lane_stmt(x, names, buffer, tables, offset) for x in v)
-        else:
-            continue
-        if new is not v:
-            changes[f.name] = new
-    return replace(node, **changes) if changes else node
+    return map_children(node, lambda x: _lane_stmt(x, names, buffer, tables, offset))
 
 
 __all__ = ["privatize_tables", "NotPrivatizable", "IDENTITIES", "STACK_LIMIT"]

@@ -304,6 +304,30 @@ def map_bodies(s: Stmt, f) -> Stmt:
     return s
 
 
+def map_children(node, f):
+    """``node`` with ``f`` applied to each expression and statement directly inside it (one level: ``f`` recurses
+    where it means to), rebuilt only where one changed; anything else as it is.
+
+    >>> from compiler.imperative.ir import BinOp, Var
+    >>> print(map_children(BinOp("+", Var("a"), Var("b")), lambda e: Var("c") if e == Var("a") else e))
+    c + b
+    """
+    if not isinstance(node, (Expr, Stmt)):
+        return node
+    changes = {}
+    for fl in fields(node):
+        v = getattr(node, fl.name)
+        if isinstance(v, (Expr, Stmt)):
+            new = f(v)
+        elif isinstance(v, tuple) and any(isinstance(x, (Expr, Stmt)) for x in v):
+            new = tuple(f(x) for x in v)
+        else:
+            continue
+        if new is not v:
+            changes[fl.name] = new
+    return replace(node, **changes) if changes else node
+
+
 def same_block(block: Block, stmts) -> Block:
     """``block`` itself where ``stmts`` are its statements, the same objects (a pass that changed
     nothing leaves the tree shared, and the identity memos of later passes find it), else a new one.

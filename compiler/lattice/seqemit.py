@@ -65,6 +65,7 @@ from ..errors import StrategyError
 from ..algebra import lookup
 from ..imperative import ir
 from ..imperative.cints import operands, wrap
+from ..imperative.identities import arith
 from ..imperative.ir import BinOp, Cast, Const, Declare, If, Load, Var, and_, not_, or_
 from ..names import FreshNames
 from . import seqcfir as cf
@@ -187,18 +188,18 @@ class SeqEmitter(LeafWalks):
             a, b = self.eval(s.a), self.eval(s.b)
             return ir.Select(BinOp("<", a, b), a, b)
         if isinstance(s, Product):
-            return BinOp("+", BinOp("*", self.eval(s.a), _c(s.b.size())), self.eval(s.b))
+            return arith("+", arith("*", self.eval(s.a), _c(s.b.size())), self.eval(s.b))
         if isinstance(s, Project):
             if s.k == 1:   # (read in its group, whose first coordinate is grp * J: no modulo per entry)
-                return BinOp("-", self.eval(s.a), BinOp("*", self.group(s), _c(s.J)))
-            return BinOp("/", self.eval(s.a), _c(s.J))
+                return arith("-", self.eval(s.a), arith("*", self.group(s), _c(s.J)))
+            return arith("/", self.eval(s.a), _c(s.J))
         if isinstance(s, Slice):
-            d = BinOp("-", self.eval(s.a), _c(s.start)) if s.start else self.eval(s.a)
-            return d if s.step == 1 else BinOp("/", d, _c(s.step))
+            d = arith("-", self.eval(s.a), _c(s.start)) if s.start else self.eval(s.a)
+            return d if s.step == 1 else arith("/", d, _c(s.step))
         if isinstance(s, Stride):
-            return BinOp("/", self.eval(s.a), _c(s.J))
+            return arith("/", self.eval(s.a), _c(s.J))
         if isinstance(s, Offset):
-            return BinOp("+", _c(s.n), self.eval(s.a))
+            return arith("+", _c(s.n), self.eval(s.a))
         if isinstance(s, (Pad, Concat)):
             return self.eval(s.a)
         raise StrategyError(f"{s} has no current coordinate")
@@ -213,13 +214,13 @@ class SeqEmitter(LeafWalks):
             return and_(self.valid(s), self.eval(s).eq(x))
         if isinstance(s, Product):
             n = _c(s.b.size())
-            return and_(self.equals(s.a, BinOp("/", x, n)), self.equals(s.b, BinOp("%", x, n)))
+            return and_(self.equals(s.a, arith("/", x, n)), self.equals(s.b, arith("%", x, n)))
         if isinstance(s, Slice):
-            return self.equals(s.a, BinOp("+", BinOp("*", x, _c(s.step)), _c(s.start)))
+            return self.equals(s.a, arith("+", arith("*", x, _c(s.step)), _c(s.start)))
         if isinstance(s, Stride):
             return self.equals(s.a, unstride(self, s, x))
         if isinstance(s, Offset):
-            return and_(BinOp(">=", x, _c(s.n)), self.equals(s.a, BinOp("-", x, _c(s.n))))
+            return and_(BinOp(">=", x, _c(s.n)), self.equals(s.a, arith("-", x, _c(s.n))))
         if isinstance(s, Pad):
             return self.equals(s.a, x)
         if isinstance(s, Concat):
@@ -229,7 +230,7 @@ class SeqEmitter(LeafWalks):
             # (each operand of the union at x of the group: the union evaluates to their minimum; so
             # does an intersection left of one, π1(k_a ∩ k_c @ (k_a ∪ k_b) ∩ k_c), a case of the loop
             # over the group where its operands need not be at one coordinate)
-            return self.equals(s.a, BinOp("+", BinOp("*", self.group(s), _c(s.J)), x))
+            return self.equals(s.a, arith("+", arith("*", self.group(s), _c(s.J)), x))
         return and_(self.valid(s), self.eval(s).eq(x))
 
     @staticmethod
@@ -243,7 +244,7 @@ class SeqEmitter(LeafWalks):
         >>> print(pretty(SeqEmitter.in_group(Var("x"), Var("grp"), 200)))
         x < grp * 200 + 200
         """
-        return BinOp("<", x, BinOp("+", BinOp("*", group, _c(J)), _c(J)))
+        return BinOp("<", x, arith("+", arith("*", group, _c(J)), _c(J)))
 
     def bound(self, value, base: str = "x") -> tuple[list, Var]:
         """``value`` held in a fresh local (it is read after the cursors it comes from move)."""
@@ -320,8 +321,8 @@ class SeqEmitter(LeafWalks):
             return {k: or_(a[k], b[k]) if k in a and k in b else a.get(k, b.get(k)) for k in {**a, **b}}
         if isinstance(s, (Intersect, Product)):
             n = _c(s.b.size()) if isinstance(s, Product) else None
-            a = self.at(s.a, BinOp("/", x, n) if n is not None else x)
-            b = self.at(s.b, BinOp("%", x, n) if n is not None else x)
+            a = self.at(s.a, arith("/", x, n) if n is not None else x)
+            b = self.at(s.b, arith("%", x, n) if n is not None else x)
             if not a or not b:
                 return {}
             any_a, any_b = or_(*a.values()), or_(*b.values())
@@ -330,13 +331,13 @@ class SeqEmitter(LeafWalks):
             if s.k == 0:
                 eq = self.equals(s, x)
                 return {leaf.key: eq for leaf in s.a.iters()}
-            return self.at(s.a, BinOp("+", BinOp("*", self.group(s), _c(s.J)), x))
+            return self.at(s.a, arith("+", arith("*", self.group(s), _c(s.J)), x))
         if isinstance(s, Slice):
-            return self.at(s.a, BinOp("+", BinOp("*", x, _c(s.step)), _c(s.start)))
+            return self.at(s.a, arith("+", arith("*", x, _c(s.step)), _c(s.start)))
         if isinstance(s, Stride):
             return self.at(s.a, unstride(self, s, x))
         if isinstance(s, Offset):
-            return {k: and_(BinOp(">=", x, _c(s.n)), v) for k, v in self.at(s.a, BinOp("-", x, _c(s.n))).items()}
+            return {k: and_(BinOp(">=", x, _c(s.n)), v) for k, v in self.at(s.a, arith("-", x, _c(s.n))).items()}
         if isinstance(s, (Pad, Concat)):
             return {k: and_(BinOp("<", x, _c(s.a.size())), v) for k, v in self.at(s.a, x).items()}
         return {}
@@ -359,18 +360,18 @@ class SeqEmitter(LeafWalks):
             out = self.drain(s.a, in_group, absent) + self.drain(s.b, in_group, absent)
             return out + (self.meet(s, absent) if isinstance(s, Intersect) else [])
         if isinstance(s, Project) and s.k == 0:
-            return self.drain(s.a, lambda e: in_group(BinOp("/", e, _c(s.J))), absent)
+            return self.drain(s.a, lambda e: in_group(arith("/", e, _c(s.J))), absent)
         if isinstance(s, Offset):
-            return self.drain(s.a, lambda e: in_group(BinOp("+", e, _c(s.n))), absent)
+            return self.drain(s.a, lambda e: in_group(arith("+", e, _c(s.n))), absent)
         if isinstance(s, (Pad, Concat)):
             return self.drain(s.a, in_group, absent)
         if isinstance(s, Slice):
             def keep(e):
-                d = BinOp("-", e, _c(s.start)) if s.start else e
-                return and_(BinOp("<", e, _c(s.stop)), in_group(d if s.step == 1 else BinOp("/", d, _c(s.step))))
+                d = arith("-", e, _c(s.start)) if s.start else e
+                return and_(BinOp("<", e, _c(s.stop)), in_group(d if s.step == 1 else arith("/", d, _c(s.step))))
             return self.drain(s.a, keep, absent) + self.align(s.a, s, absent)
         if isinstance(s, Stride):
-            return self.drain(s.a, lambda e: in_group(BinOp("/", e, _c(s.J))), absent) + seek(self, s.a, s, absent)
+            return self.drain(s.a, lambda e: in_group(arith("/", e, _c(s.J))), absent) + seek(self, s.a, s, absent)
         return [ir.While(and_(self.valid(s), in_group(self.eval(s))), self.next(s, absent))]
 
     def align(self, a: Seq, s: Slice, absent: dict, seek: bool = False) -> list:
@@ -386,7 +387,7 @@ class SeqEmitter(LeafWalks):
                           self.leaf_locate(a, _c(s.start)) if found is None else found))
         off = [BinOp("<", x, _c(s.start))] if s.start else []
         if s.step != 1:
-            off.append(BinOp("%", BinOp("-", x, _c(s.start)) if s.start else x, _c(s.step)).ne(_c(0)))
+            off.append(arith("%", arith("-", x, _c(s.start)) if s.start else x, _c(s.step)).ne(_c(0)))
         if off:
             out.append(ir.While(and_(self.valid(a), BinOp("<", x, _c(s.stop)), or_(*off)), self.to_kept(a, s, absent)))
         return out
@@ -403,8 +404,8 @@ class SeqEmitter(LeafWalks):
             return self.leaf_seek(a, _c(s.start))
         # (the start, or the next multiple of the step past it)
         skipped, target = Var(self.fresh("skipped")), Var(self.fresh("kept"))
-        past = BinOp("-", skipped, _c(s.start)) if s.start else skipped
-        kept = BinOp("+", skipped, BinOp("-", _c(s.step), BinOp("%", past, _c(s.step))))
+        past = arith("-", skipped, _c(s.start)) if s.start else skipped
+        kept = arith("+", skipped, arith("-", _c(s.step), arith("%", past, _c(s.step))))
         at = ir.Select(BinOp("<", skipped, _c(s.start)), _c(s.start), kept) if s.start else kept
         return [Declare(skipped, "int64", x), Declare(target, "int64", at)] + self.leaf_seek(a, target)
 
@@ -475,12 +476,12 @@ class SeqEmitter(LeafWalks):
         if shifts_branches(s, moved):
             # (each operand at x on its own: the body may have moved one away, seqiter.advance)
             if isinstance(s, Project):
-                return self.advance(s.a, BinOp("+", BinOp("*", self.group(s), _c(s.J)), x), absent, moved)
+                return self.advance(s.a, arith("+", arith("*", self.group(s), _c(s.J)), x), absent, moved)
             if isinstance(s, Slice):
-                at = x if s.step == 1 else BinOp("*", x, _c(s.step))
-                at = BinOp("+", at, _c(s.start)) if s.start else at
+                at = x if s.step == 1 else arith("*", x, _c(s.step))
+                at = arith("+", at, _c(s.start)) if s.start else at
                 return self.advance(s.a, at, absent, moved) + self.align(s.a, s, absent)
-            return self.advance(s.a, BinOp("-", x, _c(s.n)) if isinstance(s, Offset) else x, absent, moved)
+            return self.advance(s.a, arith("-", x, _c(s.n)) if isinstance(s, Offset) else x, absent, moved)
         return [If(and_(self.valid(s), self.eval(s).eq(x)), self.next(s, absent))]
 
     def locate(self, s: Seq, x, absent: dict) -> list:
@@ -490,24 +491,24 @@ class SeqEmitter(LeafWalks):
             return self.locate(s.a, x, absent) + self.locate(s.b, x, absent)
         if isinstance(s, Product):
             n = _c(s.b.size())
-            return (self.locate(s.a, BinOp("/", x, n), absent) + self.restart(s, absent)
-                    + self.locate(s.b, BinOp("%", x, n), absent))
+            return (self.locate(s.a, arith("/", x, n), absent) + self.restart(s, absent)
+                    + self.locate(s.b, arith("%", x, n), absent))
         if isinstance(s, Project):
             if s.k == 0:
                 g = self.group(s)
-                return self.locate(s.a, BinOp("*", x, _c(s.J)), absent) + [ir.Assign(g, x)] + save_stmts(self, s)
-            return self.locate(s.a, BinOp("+", BinOp("*", self.group(s), _c(s.J)), x), absent)
+                return self.locate(s.a, arith("*", x, _c(s.J)), absent) + [ir.Assign(g, x)] + save_stmts(self, s)
+            return self.locate(s.a, arith("+", arith("*", self.group(s), _c(s.J)), x), absent)
         if isinstance(s, Slice):
-            return self.locate(s.a, BinOp("+", BinOp("*", x, _c(s.step)), _c(s.start)), absent)
+            return self.locate(s.a, arith("+", arith("*", x, _c(s.step)), _c(s.start)), absent)
         if isinstance(s, Stride):
             return self.locate(s.a, unstride(self, s, x), absent)
         if isinstance(s, Offset):
-            return self.locate(s.a, BinOp("-", x, _c(s.n)), absent)
+            return self.locate(s.a, arith("-", x, _c(s.n)), absent)
         if isinstance(s, Pad):
             return self.locate(s.a, x, absent)
         if isinstance(s, Concat):
             n = _c(s.a.size())
-            return [If(BinOp("<", x, n), self.locate(s.a, x, absent), self.locate(s.b, BinOp("-", x, n), absent))]
+            return [If(BinOp("<", x, n), self.locate(s.a, x, absent), self.locate(s.b, arith("-", x, n), absent))]
         return []
 
     # -- statements -----------------------------------------------------------------------------
@@ -538,7 +539,7 @@ class SeqEmitter(LeafWalks):
         if isinstance(e, cf.Temp):
             return Var(self.temps[e.name]), self.dtype
         if isinstance(e, cf.Cat):
-            return BinOp("+", self.value(e.a), self.value(e.b)), self.dtype
+            return arith("+", self.value(e.a), self.value(e.b)), self.dtype
         if isinstance(e, (cf.Add, cf.Mul)):
             return self.arithmetic(e)
         if isinstance(e, cf.Op):
@@ -599,17 +600,17 @@ class SeqEmitter(LeafWalks):
             t = Var(self.temps[s.out])
             fill = Const(s.fill, self.dtype)
             if s.power:
-                fill = fold_power(fill, BinOp("-", _c(s.extent), Var(self.temps[s.count])), self.dtype, self.helpers)
+                fill = fold_power(fill, arith("-", _c(s.extent), Var(self.temps[s.count])), self.dtype, self.helpers)
             folded = apply_op(s.op, [t, fill], [self.dtype, self.dtype], self.helpers)[0]
             return computing([If(BinOp("<", Var(self.temps[s.count]), _c(s.extent)), [ir.Assign(t, folded)])],
                              (), None, fills=self.summed.get(s.out, ()))
         if isinstance(s, cf.Fold):
             # (the summand's fill once for each coordinate the loops skipped, where they skipped any)
             n, extent = Var(self.temps[s.count]), _c(s.extent)
-            missed = BinOp("-", extent, n)
+            missed = arith("-", extent, n)
             missed = missed if self.dtype == I64 else Cast(self.dtype, missed)
             if s.fill != 1:
-                missed = BinOp("*", missed, Const(s.fill, self.dtype))
+                missed = arith("*", missed, Const(s.fill, self.dtype))
             # (it computes the summand with its tensors' fills: tagged as the summand's nodes)
             return computing([If(BinOp("<", n, extent), [ir.CompoundAssign("+", Var(self.temps[s.out]), missed)])],
                              (), None, fills=self.summed.get(s.out, ()))
@@ -633,7 +634,7 @@ class SeqEmitter(LeafWalks):
             return self.loop(s)
         if isinstance(s, cf.Bind):
             # (a product's coordinate, its operands' loops nested: compiler.lattice.seqproductnest)
-            at = BinOp("+", BinOp("*", Var(s.outer), _c(s.size)), Var(s.inner))
+            at = arith("+", arith("*", Var(s.outer), _c(s.size)), Var(s.inner))
             return [Declare(Var(s.index), I64, at)] + self.body_of(s.index, s.body)
         raise TypeError(f"cannot emit {s!r}")
 

@@ -65,8 +65,7 @@ from ..imperative.blockcopy import block_copy
 from ..imperative.rowspans import row_spans
 from ..imperative.cleanup import cleanup
 from ..imperative.copies import drop_copies
-from ..imperative.samevalues import same_values
-from ..imperative.identities import fold_identities
+from ..imperative.samevalues import read_only, same_values
 from ..imperative.deadstores import drop_dead_stores
 from ..imperative.ir_dot import ir_artifact
 from ..imperative.ir import Block, Buffer, Growable, Scalar
@@ -325,9 +324,7 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
                      note="appends of a run of entries copied as a block when the filter drops none of them")
         fn = after
     for stage, run, note in (
-            ("identities", fold_identities, "arithmetic with extents of 1 folded: x * 1, x / 1 and x - 0 are x, "
-             "x % 1 is 0, and arithmetic of integer constants its value"),
-            ("same-values", same_values, "a local declared with what an earlier one still holds (a second search "
+            ("same-values", lambda b: same_values(b, read_only(fn.params)), "a local declared with what an earlier one still holds (a second search "
              "of a row for one column, its bounds loaded again) declared a copy of it"),
             ("copies", drop_copies, "locals that only copy another (neither changing while the copy lives) "
              "replaced by it"),

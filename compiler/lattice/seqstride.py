@@ -36,7 +36,8 @@ from __future__ import annotations
 from dataclasses import fields, is_dataclass
 
 from ..imperative import ir
-from ..imperative.ir import BinOp, Const, Declare, Var, and_
+from ..imperative.identities import arith
+from ..imperative.ir import Const, Declare, Var, and_
 from .seqcfir import Forall, Stmt
 from .sequences import Level, Seq, Stride, Union, Universe, walk
 
@@ -53,7 +54,7 @@ def residue(em, s: Stride) -> ir.Expr:
 
 def unstride(em, s: Stride, x) -> ir.Expr:
     """The coordinate of ``s``'s operand at ``s``'s coordinate ``x``: ``x * J + k``."""
-    return BinOp("+", BinOp("*", x, _c(s.J)), residue(em, s))
+    return arith("+", arith("*", x, _c(s.J)), residue(em, s))
 
 
 def seek(em, a: Seq, s: Stride, absent: dict) -> list:
@@ -64,7 +65,7 @@ def seek(em, a: Seq, s: Stride, absent: dict) -> list:
         return seek(em, a.a, s, absent) + seek(em, a.b, s, absent)
     x, k, J = em.eval(a), residue(em, s), _c(s.J)
     # (where the product's left operand ran out there is no residue to seek)
-    off = and_(*([] if s.over is None else [em.valid(s.over)]), BinOp("%", x, J).ne(k))
+    off = and_(*([] if s.over is None else [em.valid(s.over)]), arith("%", x, J).ne(k))
     if not (isinstance(a, Level) and em.code(a).kind != "dense" and not em.code(a).reverse
             and em.leaf_seek(a, x) is not None):
         return [ir.While(and_(em.valid(a), off), em.next(a, absent))]
@@ -72,7 +73,7 @@ def seek(em, a: Seq, s: Stride, absent: dict) -> list:
     # (the loop's condition holds the cursor in its fiber, before the target: the seek needs no guard
     # of its own)
     return [ir.While(and_(em.valid(a), off), [
-        Declare(target, "int64", BinOp("+", x, BinOp("%", BinOp("+", BinOp("-", k, BinOp("%", x, J)), J), J)))]
+        Declare(target, "int64", arith("+", x, arith("%", arith("+", arith("-", k, arith("%", x, J)), J), J)))]
         + em.leaf_seek(a, target) + em.segment(em.code(a)))]
 
 

@@ -51,6 +51,7 @@ from ..binding import array_name
 from ..errors import StrategyError
 from ..format import Format
 from ..imperative import ir
+from ..imperative.identities import arith
 from ..imperative.ir import BinOp, Cast, Const, If, Load, Var, and_, not_
 from ..imperative.search import gallop_back_stmts
 from ..levels import SparseList
@@ -65,7 +66,7 @@ def _c(n: int) -> Const:
 
 def _less_one(e) -> ir.Expr:
     """``e - 1``, folded where ``e`` is a constant (a run list's fiber starts at coordinate 0)."""
-    return _c(e.value - 1) if isinstance(e, Const) else BinOp("-", e, _c(1))
+    return _c(e.value - 1) if isinstance(e, Const) else arith("-", e, _c(1))
 
 
 class UnwalkableLevel(StrategyError):
@@ -240,8 +241,8 @@ class LeafWalks:
         if c.kind == "dense":
             parent = self.position(tensor, mode - 1)
             # (a reversed dense level counts its coordinates up from its last one)
-            p = BinOp("-", BinOp("-", c.size, _c(1)), c.p) if c.reverse else c.p
-            return p if parent == _c(0) else BinOp("+", BinOp("*", parent, c.size), p)
+            p = arith("-", arith("-", c.size, _c(1)), c.p) if c.reverse else c.p
+            return p if parent == _c(0) else arith("+", arith("*", parent, c.size), p)
         if c.kind == "coo":
             return c.p
         if c.it.children_by_coordinate:   # (a byte map's children sit at their coordinates' slots)
@@ -319,10 +320,10 @@ class LeafWalks:
     def segment_back(self, c: LeafCode) -> list:
         """A non-last COO mode walked backwards: the segment ``[p, seg)`` of the entries before
         ``seg`` with the coordinate of the one just before it (none once ``seg`` is at ``end``)."""
-        last = Load(c.idx, BinOp("-", c.seg, _c(1)))
-        before = BinOp("-", c.p, _c(1))
+        last = Load(c.idx, arith("-", c.seg, _c(1)))
+        before = arith("-", c.p, _c(1))
         return [If(BinOp(">", c.seg, c.end), [
-            ir.Assign(c.p, BinOp("-", c.seg, _c(1))),
+            ir.Assign(c.p, arith("-", c.seg, _c(1))),
             ir.While(and_(BinOp(">", c.p, c.end), Load(c.idx, before).eq(last)), [ir.CompoundAssign("-", c.p, _c(1))]),
         ])]
 
@@ -350,11 +351,11 @@ class LeafWalks:
         if c.reverse and c.seg is not None:
             # a COO mode's segment: gallop down over the entries below it to the last at or below
             # the target (its segment then ends after it), as a SparseList's cursor does
-            below = BinOp("-", c.end, _c(1))
+            below = arith("-", c.end, _c(1))
             return [If(and_(self.leaf_valid(leaf.key), BinOp(">", self.stored(c), t)), [
                 ir.CompoundAssign("-", c.p, _c(1)),
                 If(BinOp(">", c.p, below), gallop_back_stmts(c.p, c.idx, below, t, self.fresh)),
-                ir.Assign(c.seg, BinOp("+", c.p, _c(1))),
+                ir.Assign(c.seg, arith("+", c.p, _c(1))),
             ] + self.segment_back(c))]
         seek = self.leaf_seek(leaf, x)
         if c.kind == "walk":
@@ -381,7 +382,7 @@ class LeafWalks:
     def target(c: LeafCode, x) -> ir.Expr:
         """The stored coordinate the sequence coordinate ``x`` reads, and the other way round (walked
         backwards, counted down from the last: its own inverse)."""
-        return BinOp("-", BinOp("-", c.size, _c(1)), x) if c.reverse else x
+        return arith("-", arith("-", c.size, _c(1)), x) if c.reverse else x
 
 
 def _conjuncts(e) -> list:

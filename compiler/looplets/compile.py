@@ -32,7 +32,7 @@ from ..imperative.blockcopy import block_copy
 from ..imperative.rowspans import row_spans
 from ..imperative.cleanup import cleanup
 from ..imperative.copies import drop_copies
-from ..imperative.samevalues import same_values
+from ..imperative.samevalues import read_only, same_values
 from ..imperative.branchfree import branch_free_appends
 from ..imperative.deadstores import drop_dead_stores
 from ..imperative.ir_dot import ir_artifact
@@ -367,7 +367,7 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
             ("block-copy", lambda b: block_copy(b, buffer_dtypes, ctx.fresh, low.merged_walks),
              "appends of a run of entries copied as a block when the filter drops none of them (not a tail "
              "left by a merge)"),
-            ("same-values", same_values, "a local declared with what an earlier one still holds (a second search "
+            ("same-values", lambda b: same_values(b, read_only(params)), "a local declared with what an earlier one still holds (a second search "
              "of a row for one column, its bounds loaded again) declared a copy of it"),
             ("copies", drop_copies, "locals that only copy another (neither changing while the copy lives) "
              "replaced by it: a walk's end that no search narrows, a phase's stop that is one fiber's last, a COO "
