@@ -745,12 +745,15 @@ class SeqEmitter(LeafWalks):
     def least(self, s, x: Var) -> list:
         """``x`` declared the least coordinate of the operands of the union ``s`` not yet run out (a merged
         loop's: each is tested, not the minimum of all of them, which reads past an operand's end)."""
-        out = [Declare(x, I64, _c(s.size()))]
-        for op in union_operands(s):
-            # (an intersection's levels met: its coordinate is its first level's)
-            at = self.eval(operand_at(op))
-            out.append(If(and_(self.valid(op), BinOp("<", at, x)), [ir.Assign(x, at)]))
-        return out
+        # (an intersection's levels met: its coordinate is its first level's)
+        return self.least_of([(self.valid(op), self.eval(operand_at(op))) for op in union_operands(s)], x, s.size())
+
+    @staticmethod
+    def least_of(terms, x: Var, size: int) -> list:
+        """``x`` declared the least of the coordinates ``at`` of ``terms`` (``(valid, at)``) where ``valid`` holds,
+        else ``size``."""
+        return [Declare(x, I64, _c(size))] + [If(and_(valid, BinOp("<", at, x)), [ir.Assign(x, at)])
+                                              for valid, at in terms]
 
 
 def _moved_inside(w: cf.While) -> bool:

@@ -162,14 +162,13 @@ def interpret(cf, data: Mapping, env: Mapping | None = None) -> Run:
         split = merged_split(w.seq) if w.merged else None
         ops = union_operands(w.seq if split is None else split) if w.merged else None
         # (each operand's coordinate in a merged split's terms, valid where it is in the groups of the loops around)
-        at = None if split is None else [chained(w.seq, op) for op in ops]
+        terms = ops if split is None else [chained(w.seq, op) for op in ops]
         if ops is None and not all(valid(e, st) for e in edges(w.seq)):
             return      # an edge of this loop ran out before: not the state the loops reached
         resume(w.seq, st)
         # (a group the loop repeats, walked by a π1 loop inside: back to its start after each coordinate)
         repeats = loop_repeats(w.seq, inner_sequences(w))
 
-        terms = at if split is not None else ops
         # (a merged loop runs until all its operands ran out, at the least of those left)
         while any(valid(q, st) for q in terms) if ops else valid(w.seq, st):
             budget[0] -= 1
@@ -201,11 +200,11 @@ def interpret(cf, data: Mapping, env: Mapping | None = None) -> Run:
             if split is None:
                 advance(w.seq, st, x, walked_inside(w.body))
             elif w.seq.k == 1:
-                for op, q in zip(ops, at):
+                for op, q in zip(ops, terms):
                     if equals(q, st, x):
                         next_(op, st)
             elif not walks_group(w.body, ops, w.seq.group_key):
-                for op, q in zip(ops, at):   # (what the loops inside left in the group)
+                for op, q in zip(ops, terms):   # (what the loops inside left in the group)
                     while equals(q, st, x):
                         next_(op, st)
 

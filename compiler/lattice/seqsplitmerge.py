@@ -14,13 +14,11 @@ loop inside walked them all through it) is stepped past it.
 from __future__ import annotations
 
 from ..imperative import ir
-from ..imperative.ir import BinOp, Const, Declare, If, Var, and_, not_, or_
+from ..imperative.ir import If, Var, not_, or_
 from .seqmerge import chained, operand_leaves, union_operands, walks_group
 from .seqrewind import save_stmts
 from .seqstmts import While, while_tag
 from .sequences import Level, Seq
-
-I64 = "int64"
 
 
 def split_loop(em, w: While, union: Seq) -> list:
@@ -33,9 +31,7 @@ def split_loop(em, w: While, union: Seq) -> list:
     at = [chained(p, op) for op in ops]
 
     def body():
-        inner = [Declare(x, I64, Const(p.size(), I64))]
-        for q in at:
-            inner.append(If(and_(em.valid(q), BinOp("<", em.eval(q), x)), [ir.Assign(x, em.eval(q))]))
+        inner = em.least_of([(em.valid(q), em.eval(q)) for q in at], x, p.size())
         if p.k == 0:
             inner += [ir.Assign(em.group(p), x)] + save_stmts(em, p)
         else:
