@@ -42,6 +42,9 @@ class Read(Value):
     #: whether its values are surely finite (as the lowering assumes the tensor's): then ``0 * x`` is
     #: 0 where only ``x`` is stored, and that case writes nothing (:func:`fold`)
     finite: bool = False
+    #: the loop indices a stand-in located at each of their coordinates is read at (``A_i_1(i)``, column 1 of
+    #: ``A`` in row ``i``: :mod:`compiler.lattice.seqlocated`); it has no levels, a value every coordinate has
+    at: tuple = ()
 
 
 @serialize.node
@@ -121,7 +124,7 @@ def value_parts(e, at: int, scope: tuple) -> tuple[str, list]:
     """The text of value ``e`` printed at column ``at`` and where its reads are in the line:
     ``[start, end, about, "access"]``, each read of its tensor at the loops ``scope`` around it."""
     if isinstance(e, Read):
-        text = f"{e.tensor}({', '.join(str(lv) for lv in e.levels)})"
+        text = f"{e.tensor}({', '.join([str(lv) for lv in e.levels] + list(e.at))})"
         return text, [[at, at + len(text), {"tensor": e.tensor, "indices": list(scope), "mode": "read"}, "access"]]
     if isinstance(e, Lit):
         v = e.value

@@ -62,7 +62,7 @@ from ..notation.drawing import expression_nodes
 from ..notation.infer import infer_shapes
 from ..notation.shape import Broadcast, Collapse, Concat, Slice, Split, distinct_bindings
 from .seqconstants import with_constants
-from .seqlocated import located_reads, located_value, stand_in_facts, stand_in_format
+from .seqlocated import located_reads, located_value, row_locatable, stand_in_facts, stand_in_format
 from .seqreads import separate_reads
 from ..notation.shapedata import shape_data
 from ..trace import Artifact, Trace
@@ -146,6 +146,10 @@ class CinBuilder:
             # (a tensor whose values are surely finite: 0 times it is 0, so where only it is stored
             # under an exact product, nothing is written)
             finite = values.assumed(e.tensor).finite and bool(np.isfinite(fill))
+            if e.tensor in self.d.located_rows:
+                # (a column located at each coordinate of its index, in the statement: no level to walk)
+                return [], cin.Read(self.d.access_levels[e].name, (), 0.0 if _plain_zero(fill) else fill, finite,
+                                    tuple(map(str, e.indices)))
             return [], cin.Read(self.d.access_levels[e].name, self.d.access_levels[e].levels,
                                 0.0 if _plain_zero(fill) else fill, finite)
         if isinstance(e, Literal):
@@ -339,13 +343,18 @@ def seq_lower(program, trace: Trace | None = None, loop_order=None, result_fill=
     # slice(A[j], j -> k, ..) + slice(A[j], j -> k, ..), must read A through two iterators)
     program = replace(program, rhs=distinct_bindings(program.rhs, {str(i) for i in program.lhs.indices}))
     tensors = {name: x if isinstance(x, ShapedFormat) else to_tensor(x, name) for name, x in tensors.items()}
-    # (an entry read at constants only is located once before the loops, a 0-d stand-in read by each use)
-    program, located = located_reads(program, tensors)
+    # (an entry read at constants only is located once before the loops, a 0-d stand-in read by each use; a
+    # CSR matrix's column, A[i, 1], a 1-d one located at each i, so the loop at i walks no sequence for it)
+    loop_indices = {str(i) for i in program.lhs.indices} | {str(i) for n in walk_notation(program.rhs)
+                                                      if isinstance(n, Reduce) for i in n.indices}
+    program, located = located_reads(program, tensors, rows=row_locatable(
+        {n: t.format for n, t in tensors.items() if n != program.lhs.tensor}, loop_indices))
     for r in located:
         t = tensors[r.tensor]
         values.assume(r.name, stand_in_facts(r, t.format))
-        fmt = stand_in_format(t.format)
-        tensors[r.name] = ShapedFormat(fmt, ()) if isinstance(t, ShapedFormat) else \
+        fmt = stand_in_format(t.format, r)
+        shape = () if r.index is None else (len(r.rows(t.shape[0])),)
+        tensors[r.name] = ShapedFormat(fmt, shape) if isinstance(t, ShapedFormat) else \
             Tensor.from_numpy(np.asarray(located_value(r, t), dtype=fmt.dtype), fmt)
     info = infer_shapes(program, {n: t.shape for n, t in tensors.items() if n != program.lhs.tensor})
     # (and an access read twice, a[i] + a[i] * b[i], through two where an intersection moves its cursor)
@@ -371,6 +380,7 @@ def seq_lower(program, trace: Trace | None = None, loop_order=None, result_fill=
                       {id(e): n.ident for n, e in expression_nodes(program)})
     order = tuple(range(len(program.lhs.indices))) if loop_order is None else tuple(loop_order)
     # (the loops' nesting: the output's in its order, or a sum's among them where they run around it)
+    deriver.located_rows = {r.name: r for r in located if r.index is not None}
     deriver.depth = {str(program.lhs.indices[m]): d for d, m in enumerate(order)} if hoisted is None else \
         {str(x): d for d, x in enumerate(hoisted)}
     b = CinBuilder(deriver)
@@ -393,14 +403,15 @@ def seq_lower(program, trace: Trace | None = None, loop_order=None, result_fill=
         derivations = [dv.with_loops(built.lattices) for n in nests for dv in n.derivations]
         loops = [x for n in nests for x in n.loops]
         for n in nests:
-            check_concordant(n.loops, {a: access_levels[a] for a in n.reads})
+            check_concordant(n.loops, {a: access_levels[a] for a in n.reads if a.tensor not in deriver.located_rows})
             check_split_nesting(n.loops)     # (each nest's loops in one another, a sum's among them)
     else:
         # the derivations in nesting order (outer loop first), as the trace shows them
         order = {str(i): k for k, (i, _) in enumerate(reversed(b.loops))}
         derivations = sorted((dv.with_loops(built.lattices) for dv in b.derivations), key=lambda dv: order[dv.index])
         loops = list(reversed(b.loops))
-        check_concordant(loops, access_levels)
+        # (a column located at each coordinate walks no level: seqlocated)
+        check_concordant(loops, {a: al for a, al in access_levels.items() if a.tensor not in deriver.located_rows})
         # (the loops around each innermost one, a sum's among the output's: any may come between a
         # split's π0 and π1, and two sums side by side are two such chains)
         for path in nest_paths(body):

@@ -128,6 +128,7 @@ class SeqEmitter(LeafWalks):
         self.helpers: dict = {}       # C helper name -> (source, operator): user functions, integer pow
         self.workspaces: dict = {}    # a sum's workspace -> its code (compiler.lattice.seqworkspace)
         self.located: dict = {}       # an entry's 0-d stand-in -> the variable it was located into (seqlocated)
+        self.row_located: dict = {}   # a 1-d stand-in, A_i_1[i] -> (LocatedRead, its tensor's format)
 
     # -- cursors ----------------------------------------------------------------------------------
 
@@ -560,6 +561,22 @@ class SeqEmitter(LeafWalks):
         return wrap(BinOp(symbol, a, b), want.name), want.name
 
     def stmt(self, s) -> list:
+        # (each column read at the loop's index located in its row here, where the index is bound; a read twice,
+        # a' beside a, is one column)
+        rows = self.reads(s) & self.row_located.keys() if isinstance(s, (cf.Assign, cf.Reduce)) else ()
+        if not rows:
+            return self.statement(s)
+        pre = []
+        for real in sorted(rows):
+            stmts, self.located[real] = located_stmts(*self.row_located[real], self.fresh)
+            pre += stmts
+        try:
+            return pre + self.statement(s)
+        finally:
+            for real in rows:
+                del self.located[real]
+
+    def statement(self, s) -> list:
         if isinstance(s, cf.Block):
             return [x for part in s.stmts for x in self.stmt(part)]
         if isinstance(s, cf.Skip):
@@ -835,7 +852,7 @@ def emit_function(low, formats: dict, name: str, out_format=None, dtype: str | N
     names = {t: t.rstrip("'") for t in reads}
     # (an entry read at constants only is a 0-d stand-in, located in its tensor before the loops: seqlocated)
     located = {r.name: (r, fmt) for r, fmt in low.located}
-    formats = {**formats, **{s: stand_in_format(fmt) for s, (_, fmt) in located.items()}}
+    formats = {**formats, **{s: stand_in_format(fmt, r) for s, (r, fmt) in located.items()}}
     # (a sum's workspace is read as a Dense input of the sum's type, or a CSR one, its arrays the kernel's own)
     work = {w.name: w.format(expr_dtype(w.total, lambda a: formats[a.tensor].dtype)) for w in low.workspaces}
     inputs = sorted((set(names.values()) - set(work) - set(located)) | {r.tensor for r, _ in located.values()})
@@ -853,6 +870,9 @@ def emit_function(low, formats: dict, name: str, out_format=None, dtype: str | N
     em = SeqEmitter({**formats, **work}, names, dtype, taken)
     prelude = []
     for stand_in, (r, fmt) in located.items():
+        if r.index is not None:     # (located by each statement reading it: SeqEmitter.stmt)
+            em.row_located[stand_in] = (r, fmt)
+            continue
         stmts, var = located_stmts(r, fmt, em.fresh)
         prelude += stmts
         em.located[stand_in] = var

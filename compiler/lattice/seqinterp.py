@@ -71,7 +71,7 @@ def interpret(cf, data: Mapping, env: Mapping | None = None) -> Run:
 
     def value(e):
         if isinstance(e, Read):
-            coords = []
+            coords = [idx[i] for i in e.at]
             for lv in e.levels:
                 if not st.valid_leaf(lv.key):
                     raise SequenceError(f"{e} read with {lv} past its end")

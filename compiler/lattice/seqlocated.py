@@ -1,5 +1,6 @@
 """Reads at constant coordinates only (``w[1]``, ``A[2, 3]``) in the sequence lowering: each entry located
-once, before the loops, and read by every use as a scalar.
+once, before the loops, and read by every use as a scalar; and reads at a loop's index, then constants, of a
+tensor whose first level is located by coordinate (``A[i, 1]`` of a CSR matrix): located at each ``i``.
 
 ``square(sign(w))[1]`` reads ``w[1]`` six times; walked as a sequence of one coordinate, each read had its
 own cursor, and the cases of each nested in the others' (5,067 lines of C for a NaN fill). Here each
@@ -18,7 +19,7 @@ the tensor's fill where one does not. The stand-in may hold what the tensor stor
 >>> print(program)
 y[i] = w_1[] * w_1[] + v[i] * w_2[]
 >>> reads[0]
-LocatedRead(name='w_1', tensor='w', coords=(1,))
+LocatedRead(name='w_1', tensor='w', coords=(1,), start=0, stop=None, step=1)
 >>> from compiler.names import FreshNames
 >>> stmts, var = located_stmts(reads[0], Format(SparseList(Element(float("nan")))), FreshNames())
 >>> print(*stmts, sep=chr(10))
@@ -28,6 +29,29 @@ int64 lo = lower_bound(w0_idx, w0_pos[0], end, 1);
 int64 pw0 = lo < end && w0_idx[lo] == 1 ? lo : -1;
 if (pw0 >= 0) {
     w_1 = w_val[pw0];
+}
+
+A column of a CSR matrix read at the loop's index, ``A[i, 1]``, is walked as ``i_A × 1_A[1:2]``: rows
+where column 1 is stored. Three columns of two matrices (a cross product, ``A[i, 1] * B[i, 2] - A[i, 2] *
+B[i, 1]`` and two more) were six such sequences, whose lattice at ``i`` took every subset of them that can
+meet (73,349 lines of C, 97 s to lower). Each is a 1-d Dense stand-in instead, ``A_i_1[i]``, its value at
+``i`` located in row ``i`` by the statement that reads it (a search of the row, as each walk searched), and
+the derivation gives it no sequence: it constrains nothing, and the loop over ``i`` is one case (281 lines).
+A slice of the rows, ``A[::-1][i, 1]``, is one too, ``A_rev_i_1[i]``, located in row ``5 - i``.
+
+>>> from compiler.format import csr
+>>> program, reads = located_reads(parse("y[i] = A[i, 1] * v[i]"), {"y", "v", "A"},
+...                                rows=row_locatable({"A": csr()}, {"i"}))
+>>> print(program)
+y[i] = A_i_1[i] * v[i]
+>>> stmts, var = located_stmts(reads[0], csr(), FreshNames())
+>>> print(*stmts, sep=chr(10))
+float64 A_i_1 = 0.0;
+int64 end = A1_pos[i + 1];
+int64 lo = lower_bound(A1_idx, A1_pos[i], end, 1);
+int64 pA1 = lo < end && A1_idx[lo] == 1 ? lo : -1;
+if (pA1 >= 0) {
+    A_i_1 = A_val[pA1];
 }
 """
 
@@ -41,11 +65,13 @@ from .. import values
 from ..binding import array_name
 from ..format import Format, dense
 from ..imperative.ir import Assign as IRAssign
+from ..imperative.identities import arith
 from ..imperative.ir import BinOp, Comment, Const, Declare, If, Load, Var
 from ..imperative.search import lower_bound_call
 from ..names import FreshNames
 from ..notation.ast import Access, Assign
 from ..notation.ast import walk as walk_notation
+from ..notation.shape import Slice
 from .diagonal import Found
 from .iterators import hash_capacity_stmts, mode_iterators
 from .seqreads import map_accesses
@@ -56,37 +82,81 @@ I64 = "int64"
 @dataclass(frozen=True)
 class LocatedRead:
     """The entry of ``tensor`` at ``coords`` (one per logical mode, in range), read in the statement as
-    the 0-d stand-in ``name``."""
+    the 0-d stand-in ``name``; a loop's index among ``coords`` (its name, at the first stored mode) makes it a
+    1-d Dense stand-in read at that index, located at each of its coordinates."""
 
     name: str
     tensor: str
     coords: tuple
+    #: a 1-d stand-in's rows, ``start + step * index`` short of ``stop`` (None: the tensor's extent), as the
+    #: slice it stands in for, ``A[::-1][i, 1]``, reads them
+    start: int = 0
+    stop: int | None = None
+    step: int = 1
+
+    @property
+    def index(self) -> str | None:
+        """The loop index the stand-in is read at (None: a 0-d stand-in, located once)."""
+        return next((c for c in self.coords if isinstance(c, str)), None)
+
+    def rows(self, extent: int) -> range:
+        """The rows of its tensor (of ``extent`` rows) a 1-d stand-in reads, in its order."""
+        return range(self.start, extent if self.stop is None else self.stop, self.step)
 
 
-def located_reads(program: Assign, taken) -> tuple[Assign, tuple]:
+def row_locatable(formats: dict, loops) -> object:
+    """Whether an access (of a tensor of ``formats``) is read at one of ``loops`` (index names: the output's
+    and the sums', each a loop's variable wherever the access is read), then constants only, that loop's index
+    at the tensor's first stored level, which is located by coordinate (a CSR matrix's row, not a COO's)."""
+    def test(x: Access, at=None) -> bool:
+        """(``at``: the loop index a slice of ``x`` binds its first index to)"""
+        fmt = formats.get(x.tensor)
+        if fmt is None or len(x.indices) < 2 or not all(isinstance(i, int) for i in x.indices[1:]):
+            return False
+        first = fmt.mode_order[0]
+        return first == 0 and str(at or x.indices[0]) in loops and fmt.levels[0].located_by_coordinate
+    return test
+
+
+def located_reads(program: Assign, taken, rows=None) -> tuple[Assign, tuple]:
     """``program`` with each access at constants only replaced by a 0-d stand-in (one per distinct entry),
-    and the :class:`LocatedRead` of each; ``taken``: the names the stand-ins must not take (the tensors').
+    and each access ``rows`` accepts (:func:`row_locatable`) by a 1-d one read at its index, and the
+    :class:`LocatedRead` of each; ``taken``: the names the stand-ins must not take (the tensors').
     A statement reading no entry is returned as it is."""
     found: dict = {}
     names = FreshNames(set(taken) | {a.tensor for a in walk_notation(program) if isinstance(a, Access)})
 
-    def located(x):
-        if not (x.indices and all(isinstance(i, int) for i in x.indices)):
+    def located(x, at=None, rows_of=(0, None, 1)):
+        row = rows is not None and rows(x, at)
+        if not (x.indices and all(isinstance(i, int) for i in x.indices)) and not row:
             return x
-        if x not in found:
-            found[x] = LocatedRead(names(f"{x.tensor}_" + "_".join(str(c) for c in x.indices)), x.tensor,
-                                   tuple(x.indices))
-        return Access(found[x].name, ())
+        index = at or x.indices[0]
+        coords = tuple(str(index) if row and k == 0 else c for k, c in enumerate(x.indices))
+        # (one stand-in a column, whatever index a slice of it bound)
+        key = (x.tensor, coords, *rows_of) if row else x
+        if key not in found:
+            how = "" if rows_of == (0, None, 1) else "rev_" if rows_of[2] < 0 else "sl_"   # (a slice's rows)
+            found[key] = LocatedRead(names(f"{x.tensor}_{how}" + "_".join(map(str, coords))), x.tensor, coords,
+                                     *rows_of)
+        return Access(found[key].name, (index,) if row else ())
 
-    rhs = map_accesses(program.rhs, located)
+    def sliced(s):
+        # (a slice of such a column, A[::-1][i, 1]: its rows located at start + step * i)
+        if not (isinstance(s, Slice) and isinstance(s.operand, Access) and s.operand.indices[:1] == (s.index,)
+                and rows is not None and rows(s.operand, s.result)):
+            return None
+        return located(s.operand, s.result, (s.start, s.stop, s.step))
+
+    rhs = map_accesses(program.rhs, located, sliced)
     if not found:
         return program, ()
     return replace(program, rhs=rhs), tuple(found.values())
 
 
-def stand_in_format(fmt: Format) -> Format:
-    """The format of a stand-in of an entry of a tensor of ``fmt``: a 0-d Dense of its dtype and fill."""
-    return dense(0, fill=fmt.fill, dtype=fmt.dtype)
+def stand_in_format(fmt: Format, read: LocatedRead | None = None) -> Format:
+    """The format of a stand-in of an entry of a tensor of ``fmt``: a 0-d Dense of its dtype and fill (1-d
+    for a ``read`` at a loop's index)."""
+    return dense(0 if read is None or read.index is None else 1, fill=fmt.fill, dtype=fmt.dtype)
 
 
 def stand_in_facts(read: LocatedRead, fmt: Format) -> values.Facts:
@@ -101,14 +171,19 @@ def located_value(read: LocatedRead, tensor):
     >>> t = Tensor.from_numpy(np.array([0.0, 2.0, 0.0]), "sparse", fill=0.0)
     >>> located_value(LocatedRead("w_1", "w", (1,)), t), located_value(LocatedRead("w_2", "w", (2,)), t)
     (2.0, 0.0)
+    >>> located_value(LocatedRead("A_i_1", "A", ("i", 1)), Tensor.from_numpy(np.eye(3), "csr"))
+    array([0., 1., 0.])
     """
-    return np.asarray(tensor.to_numpy())[read.coords].item()
+    whole = np.asarray(tensor.to_numpy())
+    at = whole[tuple(list(read.rows(whole.shape[0])) if isinstance(c, str) else c for c in read.coords)]
+    return at if read.index is not None else at.item()
 
 
 def located_stmts(read: LocatedRead, fmt: Format, fresh) -> tuple[list, Var]:
     """Statements declaring the variable of ``read``'s value in a tensor of ``fmt`` (its fill where some
-    level does not hold it), and that variable: each level located at its constant as its iterator
-    says, the next level located only where it is held (see the module's docstring)."""
+    level does not hold it), and that variable: each level located at its constant (or its loop's index, a
+    variable of that name) as its iterator says, the next level located only where it is held (see the
+    module's docstring)."""
     its = mode_iterators(read.tensor, read.tensor, fmt)
     dt = np.dtype(fmt.dtype).name
     var = Var(fresh(read.name))
@@ -132,7 +207,13 @@ def located_stmts(read: LocatedRead, fmt: Format, fresh) -> tuple[list, Var]:
         if s == len(its):
             return [IRAssign(var, Load(array_name(read.tensor, None, "val"), parent))]
         it = its[s]
-        c = Const(int(read.coords[fmt.mode_order[s]]), I64)
+        at = read.coords[fmt.mode_order[s]]
+        if not isinstance(at, str):
+            c = Const(int(at), I64)
+        else:   # (a slice's row, start + step * i: 5 - i for a reversal of 6 rows)
+            c = arith("*", Var(at), Const(abs(read.step), I64))
+            c = arith("-", Const(read.start, I64), c) if read.step < 0 else \
+                arith("+", c, Const(read.start, I64)) if read.start else c
         if it.located_by_coordinate:
             return chain(s + 1, it.locate(parent, c))
         if not it.unique:
@@ -158,4 +239,4 @@ def located_stmts(read: LocatedRead, fmt: Format, fresh) -> tuple[list, Var]:
     return head + caps + body, var
 
 
-__all__ = ["LocatedRead", "located_reads", "located_stmts", "located_value", "stand_in_facts", "stand_in_format"]
+__all__ = ["LocatedRead", "located_reads", "row_locatable", "located_stmts", "located_value", "stand_in_facts", "stand_in_format"]

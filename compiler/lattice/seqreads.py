@@ -117,9 +117,9 @@ def separate_reads(e, intersects=lambda call: True):
     return map_accesses(e, renamed) if separate else e
 
 
-def map_accesses(e, f):
+def map_accesses(e, f, shape_op=None):
     """``e`` with each tensor access ``x`` replaced by ``f(x)``, left to right, through operator calls,
-    reductions and shape operators.
+    reductions and shape operators (each replaced by ``shape_op(x)`` instead where that is not None).
 
     >>> from compiler.notation import parse
     >>> e = parse("y[i] = a[i] + sum[j](b[i, j])").rhs
@@ -134,7 +134,8 @@ def map_accesses(e, f):
         if isinstance(x, Reduce):
             return replace(x, body=visit(x.body))
         if isinstance(x, ShapeOp):
-            return x.with_children([visit(c) for c in x.children()])
+            new = None if shape_op is None else shape_op(x)
+            return new if new is not None else x.with_children([visit(c) for c in x.children()])
         return x
 
     return visit(e)

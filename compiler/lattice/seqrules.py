@@ -210,6 +210,7 @@ class Deriver:
         self.idents = idents or {}                # id(expression node) -> its ident in the program's tree
         self.depth: dict = {}                     # an output index -> its loop's depth (the loop order)
         self.consumed: frozenset = frozenset()    # the indices the shape operators around consume
+        self.located_rows: dict = {}              # a stand-in located at each coordinate -> its LocatedRead
 
     def size(self, i: Index) -> int:
         return self.extents[i]
@@ -301,6 +302,12 @@ class Deriver:
             acc = self.access_levels[e]
             if i not in e.indices:
                 return "not an index of the access", None
+            if e.tensor in self.located_rows:
+                r = self.located_rows[e.tensor]
+                step = r.index if abs(r.step) == 1 else f"{abs(r.step)}·{r.index}"
+                row = step if not r.start and r.step > 0 else f"{r.start} {'-' if r.step < 0 else '+'} {step}"
+                return (f"{r.tensor}[{', '.join([row] + [str(c) for c in r.coords[1:]])}] located in its row at each "
+                        f"coordinate: it constrains nothing", None)
             lv = acc.by_index[i]
             if i in acc.seqs:
                 consts = ", ".join(f"{c} at level {m}" for m, c in enumerate(e.indices) if isinstance(c, int))

@@ -117,12 +117,13 @@ def four_parts_reshaped(shape):
 
 
 def test_a_long_lattice_kernel_is_left_to_the_looplets_where_theirs_is_half_as_long(monkeypatch):
-    # (linalg.cross of a CSR matrix and a vector: the lattice walks three copies of A's rows, a lattice of 7 points,
-    # 2,095 lines of C; the looplets' 175. The limit lowered below it: the splits of hstacks that were longer than
-    # the limit, 7,140 and 18,591 lines, are now merged loops of 409 and 501)
+    # (linalg.cross of a COO matrix and a vector: the lattice walks three copies of A's rows, a lattice of 7 points,
+    # 2,367 lines of C; the looplets' about 200. The limit lowered below it: the splits of hstacks that were longer
+    # than the limit, 7,140 and 18,591 lines, are now merged loops of 409 and 501; a CSR matrix's columns are located
+    # in each row, 246 lines)
     from compiler import lowering
     monkeypatch.setattr(lowering, "LONG_LATTICE", 1000)
-    a = sp.random(6, 3, density=0.5, format="csr", random_state=3)
+    a = sp.random(6, 3, density=0.5, format="coo", random_state=3)
     y = np.array([1.0, -2.0, 0.5])
     expr = xa.linalg.cross(ss.asarray(a), y)
     clear_cache()
@@ -194,14 +195,14 @@ def emitted_by(monkeypatch) -> list:
 
 @pytest.mark.parametrize("y", [[[1.0, -2.0, 0.5], [0.0, 3.0, -1.0]], [[0.0, 3.0, -1.0], [2.0, 0.0, 0.0]]])
 def test_a_long_lattice_cfir_is_left_to_the_looplets_before_its_c_is_emitted(monkeypatch, y):
-    # (linalg.cross of a CSR matrix of finite values with a dense one stacks three differences of products of their
+    # (linalg.cross of a COO matrix of finite values with a dense one stacks three differences of products of their
     # column slices: each of A's column reads is a product with a walked read of the other, so the lattice walks six
-    # copies of A's rows, a lattice of 63 points, whose CFIR is 3,592 lines; with a vector, 4,089 lines and 47,345 of
-    # C took 9 s to lower; looplets' 198)
+    # copies of A's rows, a lattice of 63 points, whose CFIR is 3,592 lines; looplets' 208. A CSR matrix's columns
+    # are located in each row: compiler.lattice.seqlocated)
     from compiler.lowering import LONG_CFIR
     x = np.arange(6.0).reshape(2, 3) - 2.0
     y = np.array(y)
-    expr = xa.linalg.cross(ss.asarray(x, format="csr"), y)
+    expr = xa.linalg.cross(ss.asarray(x, format="coo"), y)
     clear_cache()
     emitted = emitted_by(monkeypatch)
     kernel = ss.lower(expr)
@@ -214,16 +215,18 @@ def test_a_long_lattice_cfir_is_left_to_the_looplets_before_its_c_is_emitted(mon
 
 
 @pytest.mark.parametrize("fill", [0.0, np.nan])
-def test_a_cross_product_with_a_vector_walks_each_column_of_the_matrix_once(fill):
+@pytest.mark.parametrize("fmt, walked", [("coo", 7), ("csr", 1)])
+def test_a_cross_product_with_a_vector_walks_each_column_of_the_matrix_once(fill, fmt, walked):
     # (b[c] is at a constant coordinate, found before the loops: a product with it moves no cursor of A, and A[i, 1],
     # read in two parts of the stack, binds no index of either; each of A's columns was read through its own copy,
-    # six walks of its rows, 63 points, 4,089 lines of CFIR; with NaN among its values, three, as now)
+    # six walks of its rows, 63 points, 4,089 lines of CFIR; with NaN among its values, three, as now. A CSR
+    # matrix's column is located in each row, walked by no sequence: one point, every row)
     x = np.array([[1.0, 0.0, -2.0], [0.0, 3.0, 4.0], [0.0, 0.0, 0.0]])
     x[0, 1] = fill
     y = np.array([1.0, -2.0, 0.5])
-    kernel = ss.lower(xa.linalg.cross(ss.asarray(x, format="csr"), y), strategy="lattice")
+    kernel = ss.lower(xa.linalg.cross(ss.asarray(x, format=fmt), y), strategy="lattice")
     points = [s.note for s in kernel.trace.find("lattice") if s.note.startswith("forall i:")]
-    assert points == ["forall i: 7 point(s)"], points
+    assert points == [f"forall i: {walked} point(s)"], points
     with np.errstate(invalid="ignore"):
         np.testing.assert_array_equal(kernel().to_numpy(), np.cross(x, y))
 
