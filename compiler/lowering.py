@@ -56,7 +56,7 @@ from .index_fit import fitted_format, open_output
 from .imperative.ir_dot import ir_artifact
 from .interop import is_foreign, kept, tensors_of, to_tensor
 from .levels.level import Level
-from .lowering_budget import LoweredInstead, checked_cfir
+from .lowering_budget import Abandoned, LoweredInstead, TooLongFused, checked_cfir, too_long
 from .reference_fill import expression_fill
 from .notation import Assign, accesses, parse
 from .notation.dtypes import expr_dtype, type_literals
@@ -402,6 +402,8 @@ def _lower_default(program, checked, functions, trace, options, tensors, shaped,
     try:
         kernel = _lower(program, "lattice", checked, functions, attempt, first, tensors,
                         facts, auto=LATTICE_NOTE if shaped else "", fit=fit, default=True, instead=shorter)
+    except Abandoned as e:
+        raise TooLongFused(str(e)) from None   # (the caller computes the statement's operands apart)
     except StrategyError as e:
         if any(name not in SHARED_OPTIONS for name in options):
             if trace is not None:   # (the caller's trace shows where the lattice stopped)
@@ -415,6 +417,8 @@ def _lower_default(program, checked, functions, trace, options, tensors, shaped,
                 attempt = None if trace is None else Trace()
                 kernel = _lower(program, "lattice", checked, functions, attempt, options, tensors, facts,
                                 auto=why, fit=fit, default=True, instead=shorter)
+            except Abandoned as long:
+                raise TooLongFused(str(long)) from None
             except StrategyError:
                 pass   # (refused converted too: looplets', below)
         if kernel is None:
@@ -473,9 +477,9 @@ def _shorter_looplets(lines, program, checked, functions, trace, options, tensor
             f"(strategy='lattice' gives the lattice's)")
     try:
         gathered = _looplets_gather(program, functions, tensors) if "looplets" in _GATHERS else {}
-    except (StrategyError, *_REFUSALS.get("looplets", ())):
+    except (StrategyError, *_REFUSALS.get("looplets", ())) as e:
         tried["lines"] = math.inf
-        return None   # (looplets refuse it)
+        return too_long(lines, cfir, str(e).removesuffix(LATTICE_HINT))   # (looplets refuse it)
     if gathered:
         # (a short compile for a kernel whose time grows with the extents: said, so a user with large inputs
         # takes the lattice's)
@@ -492,9 +496,9 @@ def _shorter_looplets(lines, program, checked, functions, trace, options, tensor
                        facts, auto=note, fit=fit, instead=not_shorter)
     except _NotShorter:
         return None
-    except (StrategyError, *_REFUSALS.get("looplets", ())):
+    except (StrategyError, *_REFUSALS.get("looplets", ())) as e:
         tried["lines"] = math.inf
-        return None
+        return too_long(lines, cfir, str(e).removesuffix(LATTICE_HINT))
     if trace is not None:
         trace.steps.extend(other.trace.steps)
         other.trace = trace

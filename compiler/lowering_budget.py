@@ -29,7 +29,10 @@ import contextlib
 from contextvars import ContextVar
 from typing import Any, Callable
 
+from .errors import StrategyError
+
 _HOOK: ContextVar = ContextVar("cfir_hook", default=None)
+_SPLITS: ContextVar = ContextVar("splits", default=False)
 
 
 class LoweredInstead(Exception):
@@ -62,4 +65,67 @@ def ask(lines: int) -> None:
         raise LoweredInstead(other, lines)
 
 
-__all__ = ["LoweredInstead", "ask", "checked_cfir"]
+@contextlib.contextmanager
+def splittable():
+    """Lower for a caller that computes a statement refused as one in pieces (the array front end: its operands
+    computed apart), so a kernel too long to be worth lowering may be refused (:func:`splits`).
+
+    >>> splits()
+    False
+    >>> with splittable():
+    ...     splits()
+    True
+    """
+    token = _SPLITS.set(True)
+    try:
+        yield
+    finally:
+        _SPLITS.reset(token)
+
+
+def splits() -> bool:
+    """Whether the caller computes a statement refused as one in pieces (:func:`splittable`)."""
+    return _SPLITS.get()
+
+
+#: the lines of a lattice kernel's sequence CFIR, and of its C, above which a statement that looplets refuse as one
+#: is refused where the caller computes it in pieces (:func:`splittable`: the array front end, its operands computed
+#: apart): a minimum of four columns of a CSC matrix stacked beside a COO one was a lattice of 16 points, each
+#: holding loops of 14 to 29, 117,914 lines of C, 79 s to lower (looplets' pieces: 0.3 s). Three and ten times
+#: the lengths past which the default strategy asks looplets for a shorter kernel (compiler.lowering.LONG_CFIR,
+#: LONG_LATTICE)
+TOO_LONG_CFIR = 3_000
+TOO_LONG_LATTICE = 40_000
+
+
+class TooLongFused(StrategyError):
+    """A lattice kernel too long to be worth lowering, of a statement looplets refuse as one, refused where the
+    caller computes it in pieces (:data:`TOO_LONG_CFIR`)."""
+
+
+class Abandoned(Exception):
+    """A lowering ended by :func:`too_long`, on its way out of the lattice's, which tries other ways on a
+    StrategyError: the default strategy raises it as :class:`TooLongFused`."""
+
+
+def too_long(lines: int, cfir: bool, refusal: str) -> None:
+    """Raise :class:`Abandoned` where the caller splits (:func:`splits`) and ``lines`` (of the sequence CFIR if
+    ``cfir``, else of C) are more than :data:`TOO_LONG_CFIR` (:data:`TOO_LONG_LATTICE`), looplets having refused
+    the statement as one (``refusal``, theirs).
+
+    >>> too_long(5_000, True, "a refusal")
+    >>> with splittable():
+    ...     too_long(5_000, True, "a refusal")
+    Traceback (most recent call last):
+    ...
+    compiler.lowering_budget.Abandoned: the lattice strategy's sequence CFIR is 5,000 lines (more than 3,000), and looplets refuse the statement as one (a refusal): its operands computed apart instead
+    """
+    limit = TOO_LONG_CFIR if cfir else TOO_LONG_LATTICE
+    if splits() and lines > limit:
+        what = "sequence CFIR" if cfir else "kernel's C"
+        raise Abandoned(f"the lattice strategy's {what} is {lines:,} lines (more than {limit:,}), and looplets "
+                        f"refuse the statement as one ({refusal}): its operands computed apart instead")
+
+
+__all__ = ["Abandoned", "LoweredInstead", "TOO_LONG_CFIR", "TOO_LONG_LATTICE", "TooLongFused", "ask", "checked_cfir",
+           "splittable", "splits", "too_long"]

@@ -52,6 +52,7 @@ out[] = sum[i](sum[j](A[i, j] * x[j]) + x[i])
 
 from __future__ import annotations
 
+import contextlib
 import math
 
 import numpy as np
@@ -60,6 +61,7 @@ from ..algebra import astype, lookup
 from ..capabilities import capabilities
 from ..errors import CompileError, CompilerNotFoundError, KernelError, SparsescopeError
 from ..format import parse_format
+from ..lowering_budget import splittable
 from ..notation import Broadcast as NBroadcast
 from ..notation.dtypes import expr_dtype, reduce_dtype
 from ..notation import (Access, Assign, Call, Collapse, Concat, Index, Literal, Reduce, Slice, Split,
@@ -727,7 +729,10 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
         extra = {} if out is None else {"out": out}
         try:
             # (lower()'s cache: the same statement for the same formats is lowered once)
-            kernel = lower(assign, strategy, checked=checked, **tensors, **extra)
+            # (given no strategy, a fused form whose kernel is too long to be worth lowering is refused: the
+            # forms after it compute its operands apart, compiler.lowering_budget.TOO_LONG_CFIR)
+            with splittable() if fuse and strategy is None else contextlib.nullcontext():
+                kernel = lower(assign, strategy, checked=checked, **tensors, **extra)
             # (the strategy asked last: its capabilities are made afresh at each question)
             if _converts_input(kernel) and not kernel.shape_operators \
                     and capabilities(kernel.strategy).lowers_for_shapes:

@@ -130,6 +130,8 @@ def match(loop, dtypes: dict) -> _Copy | None:
     q, end = loop.cond.left.name, loop.cond.right
     if any(isinstance(n, Load) for n in walk(end)):
         return None
+    if isinstance(end, Const) and not isinstance(end.value, bool) and end.value < SHORT_RUN:
+        return None   # (a run of at most a few entries, from a position or coordinate of 0 up: never copied as a block)
     body = [s for s in untagged(loop.body.body) if not isinstance(s, Comment)]
     if not body or body[-1] != CompoundAssign("+", Var(q), Const(1, "int64")):
         return None

@@ -360,7 +360,8 @@ def seq_lower(program, trace: Trace | None = None, loop_order=None, result_fill=
     # (and an access read twice, a[i] + a[i] * b[i], through two where an intersection moves its cursor)
     fills = input_fills(program, tensors)
     program = replace(program, rhs=separate_reads(
-        program.rhs, lambda call: call_kind(call, fills, info.extents) not in ("sum", "union")))
+        program.rhs, lambda call: call_kind(call, fills, info.extents) not in ("sum", "union"),
+        frozenset(r.name for r in located if r.index is not None)))
     with_data = not any(isinstance(t, ShapedFormat) for t in tensors.values())
     fill = copy_fill(program, tensors, info.extents) if result_fill is NOTGIVEN else result_fill
     consumer, work = program, []

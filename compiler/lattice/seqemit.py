@@ -87,7 +87,7 @@ from .seqcolmajor import column_major_output, stored_walk
 from .seqwhiles import inner_sequences, whiles
 from .seqmerge import everywhere, merged_split, operand_at, operand_leaves, row_walk, union_operands
 from .seqsplitmerge import split_loop
-from .seqlocated import located_stmts, stand_in_format
+from .seqlocated import RowLocates, located_stmts, stand_in_format
 from .seqwalk import LeafCode, LeafWalks
 from .seqsumrows import emit_producers, workspace_codes
 from .seqrewind import (cursor_vars, declare_starts, loop_repeats, product_rewinds, restarted, rewind_stmts, save_stmts,
@@ -103,7 +103,7 @@ def _c(n: int) -> Const:
     return Const(int(n), I64)
 
 
-class SeqEmitter(LeafWalks):
+class SeqEmitter(LeafWalks, RowLocates):
     """Emits the CFIR of one :class:`~compiler.lattice.seqderive.SeqLowering` to the imperative IR."""
 
     def __init__(self, formats: dict, names: dict, dtype: str, taken=()):
@@ -129,6 +129,7 @@ class SeqEmitter(LeafWalks):
         self.workspaces: dict = {}    # a sum's workspace -> its code (compiler.lattice.seqworkspace)
         self.located: dict = {}       # an entry's 0-d stand-in -> the variable it was located into (seqlocated)
         self.row_located: dict = {}   # a 1-d stand-in, A_i_1[i] -> (LocatedRead, its tensor's format)
+        self.hoisted: list = []       # per loop emitting its body, the stand-ins it located once a coordinate
 
     # -- cursors ----------------------------------------------------------------------------------
 
@@ -560,22 +561,6 @@ class SeqEmitter(LeafWalks):
         a, b = operands([a, b], [da, db], want.name)
         return wrap(BinOp(symbol, a, b), want.name), want.name
 
-    def stmt(self, s) -> list:
-        # (each column read at the loop's index located in its row here, where the index is bound; a read twice,
-        # a' beside a, is one column)
-        rows = self.reads(s) & self.row_located.keys() if isinstance(s, (cf.Assign, cf.Reduce)) else ()
-        if not rows:
-            return self.statement(s)
-        pre = []
-        for real in sorted(rows):
-            stmts, self.located[real] = located_stmts(*self.row_located[real], self.fresh)
-            pre += stmts
-        try:
-            return pre + self.statement(s)
-        finally:
-            for real in rows:
-                del self.located[real]
-
     def statement(self, s) -> list:
         if isinstance(s, cf.Block):
             return [x for part in s.stmts for x in self.stmt(part)]
@@ -732,6 +717,7 @@ class SeqEmitter(LeafWalks):
                 # at its coordinate)
                 self.stepped = self.stepped | {op.key for op in ops if everywhere(op, tested)}
                 self.known = self.known | self.stepped
+            inner += self.rows_at(w)
             for located, iterated in w.locs:
                 # (a merged loop's located at its coordinate: the least of its operands left)
                 at = self.locate(located, x if w.merged else self.eval(iterated), {})
@@ -739,6 +725,8 @@ class SeqEmitter(LeafWalks):
                 inner += at if iterated == w.seq else [If(self.valid(iterated), at)]
             inner += self.body_of(w.index, w.body)
             self.known = outside
+            for real in self.hoisted.pop():
+                del self.located[real]
             # (a group the loop repeats, walked by a π1 loop inside: back to its start for the next coordinate)
             inner += [y for p in loop_repeats(w.seq, inner_sequences(w)) for y in rewind_stmts(self, p)]
             switched = w.body.body if isinstance(w.body, cf.Bind) else w.body

@@ -35,8 +35,9 @@ A column of a CSR matrix read at the loop's index, ``A[i, 1]``, is walked as ``i
 where column 1 is stored. Three columns of two matrices (a cross product, ``A[i, 1] * B[i, 2] - A[i, 2] *
 B[i, 1]`` and two more) were six such sequences, whose lattice at ``i`` took every subset of them that can
 meet (73,349 lines of C, 97 s to lower). Each is a 1-d Dense stand-in instead, ``A_i_1[i]``, its value at
-``i`` located in row ``i`` by the statement that reads it (a search of the row, as each walk searched), and
-the derivation gives it no sequence: it constrains nothing, and the loop over ``i`` is one case (281 lines).
+``i`` located in row ``i`` (a search of the row, as each walk searched): once a row at the top of the loop over
+``i`` where its body runs at every coordinate (:func:`read_at`), else by each statement reading it. The
+derivation gives it no sequence: it constrains nothing, and the loop over ``i`` is one case (241 lines).
 A slice of the rows, ``A[::-1][i, 1]``, is one too, ``A_rev_i_1[i]``, located in row ``5 - i``.
 
 >>> from compiler.format import csr
@@ -74,7 +75,10 @@ from ..notation.ast import walk as walk_notation
 from ..notation.shape import Slice
 from .diagonal import Found
 from .iterators import hash_capacity_stmts, mode_iterators
+from .seqcfirvalues import Read, value_children
 from .seqreads import map_accesses
+from .seqstmts import Assign as CFAssign
+from .seqstmts import Bind, Reduce, Switch, While
 
 I64 = "int64"
 
@@ -151,6 +155,31 @@ def located_reads(program: Assign, taken, rows=None) -> tuple[Assign, tuple]:
     if not found:
         return program, ()
     return replace(program, rhs=rhs), tuple(found.values())
+
+
+def read_at(body, index: str) -> set:
+    """The stand-ins read at ``index`` (1-d, :attr:`LocatedRead.index`) in the sequence CFIR statement ``body``,
+    by name: what a loop over ``index`` whose body runs at each of its coordinates locates once a row.
+
+    >>> from compiler.lattice.seqcfirvalues import Read
+    >>> from compiler.lattice.seqstmts import Assign, Block
+    >>> sorted(read_at(Block((Assign("y", ("i",), Read("A_i_1", (), at=("i",))),
+    ...                       Assign("z", ("i",), Read("B_j_0", (), at=("j",))))), "i"))
+    ['A_i_1']
+    """
+    found, stack = set(), [body]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, (CFAssign, Reduce)):
+            stack.append(x.value)
+        elif isinstance(x, Read):
+            if x.at == (index,):
+                found.add(x.tensor)
+        elif hasattr(x, "children"):
+            stack += x.children()
+        else:
+            stack += value_children(x)
+    return found
 
 
 def stand_in_format(fmt: Format, read: LocatedRead | None = None) -> Format:
@@ -239,4 +268,41 @@ def located_stmts(read: LocatedRead, fmt: Format, fresh) -> tuple[list, Var]:
     return head + caps + body, var
 
 
-__all__ = ["LocatedRead", "located_reads", "row_locatable", "located_stmts", "located_value", "stand_in_facts", "stand_in_format"]
+class RowLocates:
+    """The :class:`~compiler.lattice.seqemit.SeqEmitter`'s locates of the 1-d stand-ins (its ``row_located``: name
+    -> ``(LocatedRead, format)``; ``located``: name -> the variable holding the value here): once a coordinate at the
+    top of the body of the loop over their index where every coordinate runs that body (:meth:`rows_at`), else by
+    each statement reading them (:meth:`stmt`)."""
+
+    def stmt(self, s) -> list:
+        """The code of the CFIR statement ``s`` (``statement``'s), after the locates of the columns it reads that no
+        loop around located (a read twice, ``a'`` beside ``a``, is one column)."""
+        rows = (self.reads(s) & self.row_located.keys()) - self.located.keys() \
+            if isinstance(s, (CFAssign, Reduce)) else ()
+        if not rows:
+            return self.statement(s)
+        pre = []
+        for real in sorted(rows):
+            stmts, self.located[real] = located_stmts(*self.row_located[real], self.fresh)
+            pre += stmts
+        try:
+            return pre + self.statement(s)
+        finally:
+            for real in rows:
+                del self.located[real]
+
+    def rows_at(self, w: While) -> list:
+        """The locates of the columns read at ``w``'s index, once a coordinate at the top of its body, where the body
+        runs at each coordinate (no switch of cases); their names pushed on ``hoisted``, for the loop to forget."""
+        switched = w.body.body if isinstance(w.body, Bind) else w.body
+        names = {self.names[n] for n in read_at(switched, w.index)} if not isinstance(switched, Switch) else set()
+        reals = sorted(names & self.row_located.keys() - self.located.keys())
+        out = []
+        for real in reals:
+            stmts, self.located[real] = located_stmts(*self.row_located[real], self.fresh)
+            out += stmts
+        self.hoisted.append(reals)
+        return out
+
+
+__all__ = ["LocatedRead", "RowLocates", "located_reads", "read_at", "row_locatable", "located_stmts", "located_value", "stand_in_facts", "stand_in_format"]

@@ -32,7 +32,7 @@ class RepeatedRead(Access):
     copy: int = 1
 
 
-def separate_reads(e, intersects=lambda call: True):
+def separate_reads(e, intersects=lambda call: True, located=frozenset()):
     """``e`` with each access read again after its first read (in pre-order) a :class:`RepeatedRead`,
     where some read of it is an operand (at any depth) of a call that ``intersects`` says walks an
     intersection (a product), unless each such call holds only reads of it and constants, or every read
@@ -45,7 +45,9 @@ def separate_reads(e, intersects=lambda call: True):
     alone (``b[2]``, found before the loops) moves no cursor: it is never separated, nor does a product with it
     separate another's reads. Reads under different shape operators share a cursor where none of those binds
     an index of the access (``linalg.cross(A, b)`` read each column of A in two parts of a stack, and walked six
-    copies of A's rows, a lattice of 63 points and 47,345 lines of C; three, 7 points and 2,095 now).
+    copies of A's rows, a lattice of 63 points and 47,345 lines of C; three, 7 points and 2,095 now). Nor is a
+    read of a tensor of ``located``, a column located in its row at each coordinate (compiler.lattice.seqlocated),
+    which has no cursor.
 
     >>> from compiler.notation import parse
     >>> e = separate_reads(parse("y[l] = concat((a[i] + a[i] * b[i], c[j]), (i, j) -> l)").rhs,
@@ -100,9 +102,12 @@ def separate_reads(e, intersects=lambda call: True):
     # (the one cursor of reads under one set of shape operators is moved by no other access's coordinate;
     # nor of reads under different ones, none binding an index of the access: the cross product's
     # A[i, 1] in two parts of a stack, each part's cursor of row i found at its column 1)
-    alone = {x for x in crossed if not x.loop_indices or (
+    def walks(y) -> bool:
+        return bool(y.loop_indices) and y.tensor not in located
+
+    alone = {x for x in crossed if not walks(x) or (
              (len(set(reads[x])) == 1 or not set(x.loop_indices) & binds(x)) and
-             all(all(y == x or not y.loop_indices for y, _ in keys) or sum(y == x for y, _ in keys) == len(reads[x])
+             all(all(y == x or not walks(y) for y, _ in keys) or sum(y == x for y, _ in keys) == len(reads[x])
                  for keys in under if any(y == x for y, _ in keys)))}
     separate = {x for x in crossed - alone if len(reads[x]) > 1}
     seen: dict = {}

@@ -195,14 +195,14 @@ def emitted_by(monkeypatch) -> list:
 
 @pytest.mark.parametrize("y", [[[1.0, -2.0, 0.5], [0.0, 3.0, -1.0]], [[0.0, 3.0, -1.0], [2.0, 0.0, 0.0]]])
 def test_a_long_lattice_cfir_is_left_to_the_looplets_before_its_c_is_emitted(monkeypatch, y):
-    # (linalg.cross of a COO matrix of finite values with a dense one stacks three differences of products of their
-    # column slices: each of A's column reads is a product with a walked read of the other, so the lattice walks six
-    # copies of A's rows, a lattice of 63 points, whose CFIR is 3,592 lines; looplets' 208. A CSR matrix's columns
-    # are located in each row: compiler.lattice.seqlocated)
+    # (linalg.cross of two COO matrices of finite values stacks three differences of products of their column
+    # slices: each of A's column reads is a product with a walked read of the other, so the lattice walks six copies
+    # of A's rows, a lattice of 63 points, whose CFIR is 3,598 lines; looplets' about 200. The columns of a CSR or
+    # dense matrix are located in each row, walked by no sequence: compiler.lattice.seqlocated)
     from compiler.lowering import LONG_CFIR
     x = np.arange(6.0).reshape(2, 3) - 2.0
     y = np.array(y)
-    expr = xa.linalg.cross(ss.asarray(x, format="coo"), y)
+    expr = xa.linalg.cross(ss.asarray(x, format="coo"), ss.asarray(y, format="coo"))
     clear_cache()
     emitted = emitted_by(monkeypatch)
     kernel = ss.lower(expr)
