@@ -858,7 +858,7 @@ def emit_function(low, formats: dict, name: str, out_format=None, dtype: str | N
     em = SeqEmitter({**formats, **work}, names, dtype, taken)
     prelude = []
     for stand_in, (r, fmt) in located.items():
-        if r.index is not None:     # (located by each statement reading it: SeqEmitter.stmt)
+        if r.index is not None:     # (located where it is read: seqlocated.RowLocates)
             em.row_located[stand_in] = (r, fmt)
             continue
         stmts, var = located_stmts(r, fmt, em.fresh)

@@ -29,6 +29,20 @@ def lowered_once(expr, want, strategy: str):
     return k
 
 
+def oracle_checked(program: str, **tensors):
+    """Index notation ``program`` over ``tensors`` lowered by the lattice, its result by the kernel, the IR interpreter
+    and the sequence CFIR's interpreter against the dense oracle's; the kernel."""
+    from compiler import evaluate
+    from compiler.lattice.seqderive import seq_evaluate
+    with np.errstate(all="ignore"):
+        want = np.asarray(evaluate(program, **{n: t.to_numpy() for n, t in tensors.items()})[0])
+        np.testing.assert_array_equal(seq_evaluate(program, **tensors), want)
+        k = ss.lower(program, strategy="lattice", **tensors)
+        np.testing.assert_array_equal(np.asarray(k(**tensors).to_numpy()), want)
+        np.testing.assert_array_equal(np.asarray(k.interpret(**tensors).to_numpy()), want)
+    return k
+
+
 def drawn_case(values, fill, fmt, expression, k, m, check):
     """One drawn case: ``expression`` (an array builder and numpy's, each of the vector and two indexes)
     over ``values`` stored in ``fmt`` of fill ``fill``, at ``k`` and ``m`` brought in range (negative ones

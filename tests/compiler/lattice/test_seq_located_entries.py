@@ -16,9 +16,7 @@ from hypothesis import strategies as st
 
 import compiler as ss
 from compiler import array as xp
-from compiler import evaluate
-from compiler.lattice.seqderive import seq_evaluate
-from tests.compiler.constant_read_cases import FILLS, drawn_case, lowered_once, vector
+from tests.compiler.constant_read_cases import FILLS, drawn_case, lowered_once, oracle_checked, vector
 
 nan, inf = np.nan, np.inf
 #: vector formats and the call each located entry makes in the C (None: a byte map's mark, a dense slot)
@@ -118,12 +116,7 @@ def test_index_notation_against_the_dense_oracle(program, fmt, fill):
     a_ = np.array([[fill, 2.0, nan, -1.0], [0.5, fill, -0.0, fill], [inf, 3.0, fill, fill]])
     A = ss.Tensor.from_numpy(a_, fmt, fill=fill)
     b = ss.Tensor.from_numpy(np.array([1.0, fill, -inf, 0.0, 4.0]), "sparse", fill=fill)
-    with np.errstate(all="ignore"):
-        want = np.asarray(evaluate(program, A=A.to_numpy(), b=b.to_numpy())[0])
-        np.testing.assert_array_equal(seq_evaluate(program, A=A, b=b), want)
-        k = ss.lower(program, strategy="lattice", A=A, b=b)
-        np.testing.assert_array_equal(np.asarray(k(A=A, b=b).to_numpy()), want)
-        np.testing.assert_array_equal(np.asarray(k.interpret(A=A, b=b).to_numpy()), want)
+    k = oracle_checked(program, A=A, b=b)
     # (each entry located once before the loops: A's arrays are read there only, never in a loop)
     code = body(k).split("{", 1)[1]
     before, loops = code.split("while (", 1) if "while (" in code else (code, "")
