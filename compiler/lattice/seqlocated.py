@@ -281,10 +281,7 @@ class RowLocates:
             if isinstance(s, (CFAssign, Reduce)) else ()
         if not rows:
             return self.statement(s)
-        pre = []
-        for real in sorted(rows):
-            stmts, self.located[real] = located_stmts(*self.row_located[real], self.fresh)
-            pre += stmts
+        pre = self.locate_rows(rows)
         try:
             return pre + self.statement(s)
         finally:
@@ -296,12 +293,16 @@ class RowLocates:
         runs at each coordinate (no switch of cases); their names pushed on ``hoisted``, for the loop to forget."""
         switched = w.body.body if isinstance(w.body, Bind) else w.body
         names = {self.names[n] for n in read_at(switched, w.index)} if not isinstance(switched, Switch) else set()
-        reals = sorted(names & self.row_located.keys() - self.located.keys())
+        reals = names & self.row_located.keys() - self.located.keys()
+        self.hoisted.append(reals)
+        return self.locate_rows(reals)
+
+    def locate_rows(self, reals) -> list:
+        """The statements locating each stand-in of ``reals`` here (in name order), their variables in ``located``."""
         out = []
-        for real in reals:
+        for real in sorted(reals):
             stmts, self.located[real] = located_stmts(*self.row_located[real], self.fresh)
             out += stmts
-        self.hoisted.append(reals)
         return out
 
 

@@ -226,6 +226,22 @@ REWRITES_JS = r"""
 """
 
 
+# Each node of the drawing of ``kind`` in the section: its text lines, and whether its shape's box
+# holds each of them (in the drawing's coordinates).
+NODE_LINES_JS = r"""
+([root, kind]) => [...root.querySelectorAll(`.artifact[data-kind="${kind}"] svg g.node`)].map(g => {
+  const shape = [...g.querySelectorAll('polygon, path, ellipse, rect')].find(s => s.getAttribute('stroke') !== 'transparent');
+  const s = shape.getBBox(), texts = [...g.querySelectorAll('text')].filter(t => t.textContent.trim());
+  const link = g.querySelector('a');
+  return {lines: texts.map(t => t.textContent.trim()),
+          tip: link ? (link.getAttribute('xlink:title') || link.getAttribute('title')) : null,
+          inside: texts.every(t => { const b = t.getBBox();
+            return b.x >= s.x - 0.5 && b.y >= s.y - 0.5 && b.x + b.width <= s.x + s.width + 0.5
+                   && b.y + b.height <= s.y + s.height + 0.5; })};
+})
+"""
+
+
 def assert_rewrites_read(tables: list[dict], where: str) -> None:
     """:data:`REWRITES_JS`'s measure: at least one table, each cell on one line, every table
     reachable in its box.

@@ -8,22 +8,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from browser_measure import REWRITES_JS, assert_readable, assert_rewrites_read, measure
-
-# Each node of the drawing of ``kind`` in the section: its text lines, and whether its shape's box
-# holds each of them (in the drawing's coordinates).
-NODE_LINES_JS = r"""
-([root, kind]) => [...root.querySelectorAll(`.artifact[data-kind="${kind}"] svg g.node`)].map(g => {
-  const shape = [...g.querySelectorAll('polygon, path, ellipse, rect')].find(s => s.getAttribute('stroke') !== 'transparent');
-  const s = shape.getBBox(), texts = [...g.querySelectorAll('text')].filter(t => t.textContent.trim());
-  const link = g.querySelector('a');
-  return {lines: texts.map(t => t.textContent.trim()),
-          tip: link ? (link.getAttribute('xlink:title') || link.getAttribute('title')) : null,
-          inside: texts.every(t => { const b = t.getBBox();
-            return b.x >= s.x - 0.5 && b.y >= s.y - 0.5 && b.x + b.width <= s.x + s.width + 0.5
-                   && b.y + b.height <= s.y + s.height + 0.5; })};
-})
-"""
+from browser_measure import NODE_LINES_JS, REWRITES_JS, assert_readable, assert_rewrites_read, measure
 
 # The legend's terms shown under the drawings of the section, each with whether its box lies
 # inside the section's width (a legend cut at the page's edge hides its meaning).

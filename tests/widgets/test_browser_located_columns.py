@@ -1,0 +1,50 @@
+"""A column located in its row by the lattice (compiler/lattice/seqlocated.py) as the exported explorer page shows
+it, in headless Chromium, under a light and a dark preference: ``linalg.cross`` of two CSR matrices, whose
+derivation says of each column that it is located in its row and constrains nothing (each label inside its
+node's box), whose lattice over the rows is one point, and whose CFIR reads each column at the loop's index."""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from browser_measure import NODE_LINES_JS, assert_readable, measure
+
+
+def test_a_located_column_reads_in_its_derivation_lattice_and_cfir(browser, tmp_path, artifacts):
+    import compiler as ss
+    from compiler import array as xp
+    from explorer import export_html
+
+    A, B = (sp.random(6, 3, density=0.5, format="csr", random_state=k) for k in (1, 2))
+    kernel = ss.lower(xp.linalg.cross(ss.asarray(A, name="A"), ss.asarray(B, name="B")), strategy="lattice")
+    np.testing.assert_array_equal(kernel().to_numpy(), np.cross(A.toarray(), B.toarray()))
+    steps = kernel.trace.steps
+    derive = next(k for k, s in enumerate(steps) if s.stage == "seq-derive")
+    rows = next(k for k, s in enumerate(steps) if s.stage == "lattice" and s.note.startswith("forall i"))
+    cfir = next(k for k, s in enumerate(steps) if s.stage == "cfir")
+    path = tmp_path / "located.html"
+    export_html(kernel.trace, path)
+    for scheme in ("light", "dark"):
+        page = browser.new_page(viewport={"width": 1100, "height": 800}, color_scheme=scheme)
+        page.goto(path.as_uri())
+        for at, kind in ((derive, "seq-derivation"), (rows, "seq-lattice"), (cfir, "seq-cfir")):
+            page.locator(f'nav.steps a[href="#step-{at}"]').click()
+            section = page.locator(f"section#step-{at}")
+            section.wait_for(state="visible")
+            where = f"the cross product's {kind} step ({scheme})"
+            page.screenshot(path=str(artifacts / f"located-{kind}-{scheme}.png"), full_page=True)
+            assert_readable(measure(section), where)
+            nodes = page.evaluate(NODE_LINES_JS, [section.element_handle(), kind])
+            assert nodes and all(n["inside"] for n in nodes), (where, nodes)
+            text = [" ".join(n["lines"]) for n in nodes]
+            if kind == "seq-derivation":
+                # (each of the six columns, in each part that reads it, says where it is located)
+                located = [t for t in text if "located in its row" in t]
+                assert len(located) == 12 and all("constrains nothing" in t for t in located), (where, text)
+            elif kind == "seq-lattice":
+                # (one point, every row, and where it runs out: no loop)
+                assert [t for t in text if t[:1].isdigit()] == ["0: U_i#U_k"], (where, text)
+            else:
+                assert any("A_i_1(i)" in t.replace(" ", "") or "A_i_1(i" in t for t in text) or \
+                    section.locator("pre.code").filter(has_text="A_i_1(i)").count(), (where, text)
+        page.close()
