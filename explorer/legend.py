@@ -52,6 +52,8 @@ _SEQ = [
     ("line N", r"line \d+:", "the rule of the paper's Fig. 11 that derived it"),
     ("j_A", r"\b[a-z]\w*_[A-Za-z]\w*\b", "the coordinates of index j that tensor A stores (its level's)"),
     ("U_i", r"\bU_\w+", "the universe: every coordinate of i (a broadcast, or a dense loop)"),
+    ("U_i#k", r"\bU_\w+#", "a universe with a cursor of its own: there only where the loops are at a concat's part "
+                         "(the part along k, or holding level k_A), or of one term of a collapsed sum (#1, #2)"),
     ("∩", "∩", "intersection: coordinates in both (a product)"),
     ("∪", "∪", "union: coordinates in either (a sum)"),
     ("⊔", "⊔", "disjoint union (a concat): the left operand's coordinates, then the right's after them"),

@@ -75,8 +75,16 @@ def _marks(s: Seq) -> frozenset:
 
 
 def label(s: Seq) -> str:
-    """How a universe tied to the part of sequence ``s`` is told apart in print: its first level."""
-    return str(next((x for x in walk(s) if isinstance(x, Level)), s)).replace(" ", "")
+    """How a universe tied to the part of sequence ``s`` is told apart in print: its first level, or else
+    the part's index (``U_i#k`` reads "every i, in the part along k"; its key's text was ``U_i#U_k``).
+
+    >>> label(Union(Level("A", 0, "compressed", 3, "k"), Universe(3, "k"))), label(Universe(1, "k"))
+    ('k_A', 'k')
+    """
+    leaves = [x for x in walk(s) if isinstance(x, Level)] or [x for x in walk(s) if isinstance(x, Universe)]
+    if leaves and isinstance(leaves[0], Universe):
+        return leaves[0].index
+    return str(leaves[0] if leaves else s).replace(" ", "")
 
 
 def tie(s: Seq, part: Seq, parts: list) -> Seq:

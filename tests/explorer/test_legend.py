@@ -55,3 +55,17 @@ def test_sequence_layer_legends_name_the_combinators_drawn():
     split = seq_lower("g[i, j] = split(w[k], k -> (i, j:4)) + M[i, j]", M=M, w=np.arange(12.0))
     lattices = [a for s in split.trace for a in s.artifacts if a.kind == "seq-lattice"]
     assert any("π0, π1" in [t for t, _ in legend_terms(a)] for a in lattices)
+
+
+def test_a_universe_tied_to_a_concat_part_is_named_by_the_part_and_explained():
+    import numpy as np
+
+    from compiler import array as xp
+
+    x = xp.asarray(ss.Tensor.from_numpy(np.array([0, 1.5, 0, -2, 0, 3.0, 0]), "sparse"))
+    k = ss.lower(xp.stack([x * 2, x + 1], axis=1), strategy="lattice")
+    cfir = next(a for s in k.trace.steps for a in s.artifacts if a.kind == "seq-cfir")
+    # (the second part, along l, holds no level: its universe of i is named by the part's index, not U_i#U_l)
+    assert cfir.text.startswith("while i <- i_A ∪ U_i#l\n") and "#U_" not in cfir.text, cfir.text
+    meaning = dict(legend_terms(cfir))["U_i#k"]
+    assert "concat's part" in meaning and "collapsed sum" in meaning

@@ -43,7 +43,7 @@ def test_a_located_column_reads_in_its_derivation_lattice_and_cfir(browser, tmp_
                 assert len(located) == 12 and all("constrains nothing" in t for t in located), (where, text)
             elif kind == "seq-lattice":
                 # (one point, every row, and where it runs out: no loop)
-                assert [t for t in text if t[:1].isdigit()] == ["0: U_i#U_k"], (where, text)
+                assert [t for t in text if t[:1].isdigit()] == ["0: U_i#k"], (where, text)
             else:
                 assert any("A_i_1(i)" in t.replace(" ", "") or "A_i_1(i" in t for t in text) or \
                     section.locator("pre.code").filter(has_text="A_i_1(i)").count(), (where, text)

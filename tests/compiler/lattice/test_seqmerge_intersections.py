@@ -62,9 +62,9 @@ def test_vectors_stacked_test_an_intersection_as_one_case():
     assert merged_loops(k) == ["i"]
     cfir = k.trace.find("cfir")[0].after_text
     # (C, read in two parts, is walked once: its index i is bound by no part; it was C and C', two cursors)
-    assert cfir.startswith("while i <- (((i_A ∩ i_B) ∪ i_C) ∪ (i_D ∩ i_E)) ∪ U_i#U_n until all ran out")
+    assert cfir.startswith("while i <- (((i_A ∩ i_B) ∪ i_C) ∪ (i_D ∩ i_E)) ∪ U_i#n until all ran out")
     cases = [line.strip() for line in cfir.splitlines() if line.strip().startswith("case")]
-    assert cases == ["case i_A ∩ i_B:", "case i_C:", "case i_D ∩ i_E:", "case i_C:", "case U_i#U_n:"], cfir
+    assert cases == ["case i_A ∩ i_B:", "case i_C:", "case i_D ∩ i_E:", "case i_C:", "case U_i#n:"], cfir
     # (its least coordinate reads an intersection's first level: its levels met, no minimum of both)
     kernel = k.c_source.split("int lattice_out(")[1]
     assert "A0_idx[pA0] < i)" in kernel and " ? " not in kernel, kernel
