@@ -27,6 +27,7 @@ A π0 and the π1 inside it share their operand's cursor; π0 keeps its group in
 
 >>> from compiler.format import parse_format
 >>> from compiler.lattice.seqderive import ShapedFormat, seq_lower
+>>> from compiler.lattice.seqfunction import emit_function
 >>> v = parse_format("sparse", ndim=1)
 >>> low = seq_lower("c[k] = concat((a[i], b[j]), (i, j) -> k)", a=ShapedFormat(v, (3,)), b=ShapedFormat(v, (2,)))
 >>> print(low.cfir.text())
@@ -60,7 +61,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..binding import array_name, input_params
+from ..binding import array_name
 from ..errors import StrategyError
 from ..algebra import lookup
 from ..imperative import ir
@@ -69,27 +70,18 @@ from ..imperative.identities import arith
 from ..imperative.ir import BinOp, Cast, Const, Declare, If, Load, Var, and_, not_, or_
 from ..names import FreshNames
 from . import seqcfir as cf
-from .exprs import apply_op, fold_power, names_used, python_helper
-from ..notation.dtypes import expr_dtype
+from .exprs import apply_op, fold_power
 from ..notation.node_provenance import computing
-from .seqcfirvalues import Value, value_children
 from .seqlattice import edges
-from .seqassembly import SeqAssembly, sequence_output
-from .seqhoist import plain_zero
+from .seqassembly import SeqAssembly
 from .seqiter import shifts_branches, walked_inside
-from .seqsumsort import summed_output
 from .seqoutput import SeqOutput
-from .seqscatter import ScatteredOutput
-from .seqgroupsort import group_sorted
-from .seqstraddlesort import straddle_sorted
-from .seqentrysort import SortedEntries
-from .seqcolmajor import column_major_output, stored_walk
-from .seqwhiles import inner_sequences, whiles
+from .seqstmts import cin_parts
+from .seqwhiles import inner_sequences
 from .seqmerge import everywhere, merged_split, operand_at, operand_leaves, row_walk, union_operands
 from .seqsplitmerge import split_loop
-from .seqlocated import RowLocates, located_stmts, stand_in_format
+from .seqlocated import RowLocates
 from .seqwalk import LeafCode, LeafWalks
-from .seqsumrows import emit_producers, workspace_codes
 from .seqrewind import (cursor_vars, declare_starts, loop_repeats, product_rewinds, restarted, rewind_stmts, save_stmts,
                         walked_again)
 from .seqstride import seek, stride_next, stride_start, unstride
@@ -668,7 +660,7 @@ class SeqEmitter(LeafWalks, RowLocates):
 
     def reads(self, s) -> set:
         """The tensors the assignment or sum ``s`` reads."""
-        return {self.names[v.tensor] for v in _cin_parts(s)[0] if isinstance(v, cf.Read)}
+        return {self.names[v.tensor] for v in cin_parts(s)[0] if isinstance(v, cf.Read)}
 
     def scoped(self, fn) -> list:
         """``fn()`` with the cursors and temporaries it declares forgotten after (a C block)."""
@@ -803,114 +795,4 @@ def _always_at(s: Seq) -> bool:
     return False
 
 
-def _cin_names(s) -> tuple[set, set]:
-    """The tensors the CIN ``s`` reads (by their sequence names) and its loop indices."""
-    values, indices = _cin_parts(s)
-    return {v.tensor for v in values if isinstance(v, cf.Read)}, indices
-
-
-def _cin_parts(s) -> tuple[list, set]:
-    """Every value node of the CIN ``s``, and its loop indices."""
-    values, indices, stack = [], set(), [s]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, cf.Block):
-            stack += x.stmts
-        elif isinstance(x, cf.Forall):
-            indices.add(x.index)
-            stack.append(x.body)
-        elif isinstance(x, (cf.Assign, cf.Reduce)):
-            stack.append(x.value)
-        elif isinstance(x, Value):
-            values.append(x)
-            stack += value_children(x)
-    return values, indices
-
-
-def emit_function(low, formats: dict, name: str, out_format=None, dtype: str | None = None,
-                  notes: list | None = None) -> ir.Function:
-    """The kernel of ``low`` (a :class:`~compiler.lattice.seqderive.SeqLowering`) over tensors of
-    ``formats``, writing its output in ``out_format`` (default all Dense, in mode order; see
-    :mod:`compiler.lattice.seqoutput` and :mod:`compiler.lattice.seqassembly` for the sparse ones);
-    ``notes`` gets how it assembles the output."""
-    from ..format import dense
-    program = low.program
-    out = program.lhs.tensor
-    reads, indices = _cin_names(low.cin)
-    names = {t: t.rstrip("'") for t in reads}
-    # (an entry read at constants only is a 0-d stand-in, located in its tensor before the loops: seqlocated)
-    located = {r.name: (r, fmt) for r, fmt in low.located}
-    formats = {**formats, **{s: stand_in_format(fmt, r) for s, (r, fmt) in located.items()}}
-    # (a sum's workspace is read as a Dense input of the sum's type, or a CSR one, its arrays the kernel's own)
-    work = {w.name: w.format(expr_dtype(w.total, lambda a: formats[a.tensor].dtype)) for w in low.workspaces}
-    inputs = sorted((set(names.values()) - set(work) - set(located)) | {r.tensor for r, _ in located.values()})
-    if dtype is None:
-        # (the statement's type: x > y is bool, a sum of int32 values int64, as numpy's)
-        dtype = expr_dtype(program.rhs, lambda a: formats[a.tensor].dtype).name
-    if out_format is None:
-        out_format = dense(1 if low.flattened else len(program.lhs.indices), fill=0 if low.fill is None else low.fill,
-                           dtype=dtype)
-    params = [p for t in inputs for p in input_params(t, formats[t])]
-    # (and the loops a product's nesting added: compiler.lattice.seqproductnest; and a workspace's parameters)
-    cfir_loops = list(whiles(low.cfir.cfir))
-    taken = {str(i) for i in program.lhs.indices} | indices | {w.index for w in cfir_loops} \
-        | {p.name for p in params} | {p.name for w, fmt in work.items() for p in input_params(w, fmt)}
-    em = SeqEmitter({**formats, **work}, names, dtype, taken)
-    prelude = []
-    for stand_in, (r, fmt) in located.items():
-        if r.index is not None:     # (located where it is read: seqlocated.RowLocates)
-            em.row_located[stand_in] = (r, fmt)
-            continue
-        stmts, var = located_stmts(r, fmt, em.fresh)
-        prelude += stmts
-        em.located[stand_in] = var
-    em.workspaces = workspace_codes(low, work, em.fresh)
-    em.rewinding = frozenset(p.group_key for w in cfir_loops
-                             for p in w.rewind + loop_repeats(w.seq, inner_sequences(w))) \
-        | frozenset(p.group_key for w in cfir_loops for s in (w.seq, *(x for pair in w.locs for x in pair))
-                    for n in walk(s) if isinstance(n, Product) for p in product_rewinds(n) + walked_again(n))
-    if low.assembly == "accumulate":
-        em.out = summed_output(out, out_format, tuple(str(i) for i in program.lhs.indices), low.shape, dtype,
-                               em.fresh, zero=not plain_zero(low.fill), cin=low.cin)
-    elif low.assembly == "scatter":
-        em.out = ScatteredOutput(out, out_format, low.shape, dtype, em.fresh)
-    elif low.assembly in ("column-major", "flat"):
-        walked = stored_walk(low.cin, out, len(program.lhs.indices), {t: formats[t] for t in inputs})
-        em.out = column_major_output(out, out_format, tuple(str(i) for i in program.lhs.indices), low.shape, dtype,
-                                     em.fresh, low.flattened, low.assembly == "flat", walked)
-    else:
-        indices = tuple(str(i) for i in program.lhs.indices)
-        em.out = sequence_output(out, out_format, indices, low.shape, dtype, em.fresh)
-        if low.assembly == "group-sort":
-            em.out = group_sorted(em.out, indices, low, dtype, em.fresh)
-        elif low.assembly == "straddle-sort":
-            em.out = straddle_sorted(em.out, indices, out_format, low, dtype, em.fresh)
-        elif low.assembly == "sort":
-            em.out = SortedEntries(em.out, out_format, indices, low.shape, dtype, em.fresh)
-    # (a workspace kept in sparse rows lives from its sum's loops through the statement's: seqsumrows)
-    loops = emit_producers(em, low.cfir.cfir, em.out.around)
-    for code in em.workspaces.values():
-        loops = code.wrap(loops)
-    body = prelude + em.out.start({t: formats[t] for t in inputs}, program.rhs) + loops + em.out.end()
-    if notes is not None:
-        notes += em.out.notes
-    used = names_used(body)
-    params = [p for p in params if p.name in used] + em.out.params()
-    helpers = tuple(ir.Helper(h, src) for h, (src, _) in sorted(em.helpers.items()) if src)
-    return ir.Function(name, tuple(params), ir.Block(tuple(body)), helpers)
-
-
-def kernel_helpers(fn: ir.Function, low) -> tuple:
-    """``(name, Python implementation)`` of each helper ``fn`` calls, for the IR interpreter (a
-    helper is named ``ss_<operator>_<dtypes>``)."""
-    ops = {}
-    for v in _cin_parts(low.cin)[0]:
-        if isinstance(v, cf.Op):
-            ops.setdefault(v.op.name, v.op)
-    # (an integer product's fill folded in to the power of the coordinates skipped: no value of the CIN)
-    ops.setdefault("pow", lookup("pow"))
-    return tuple((h.name, python_helper(op, h.name)) for h in fn.helpers for op in ops.values()
-                 if h.name.startswith(f"ss_{op.name}_"))
-
-
-__all__ = ["SeqEmitter", "emit_function", "kernel_helpers"]
+__all__ = ["SeqEmitter"]

@@ -95,7 +95,7 @@ from .seqsumscatter import bucketed
 from .seqsumrows import unbucketed
 from .seqsumsort import sorts_sums
 from .exprs import names_used
-from .seqemit import emit_function, kernel_helpers
+from .seqfunction import emit_function, kernel_helpers
 from .seqwalk import UnwalkableLevel, walkable_format
 from .seqassembly import sequence_building
 

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from .. import serialize
-from .seqcfirvalues import Lit, Value, value_parts, value_text
+from .seqcfirvalues import Lit, Value, value_children, value_parts, value_text
 from .seqlattice import loop_tag
 from .sequences import Seq
 
@@ -396,5 +396,31 @@ def written(s: Stmt) -> frozenset:
     return frozenset()
 
 
+def cin_parts(s) -> tuple[list, set]:
+    """Every value node of the CIN ``s`` (its statements before lowering: blocks, foralls, assignments and
+    reductions), and its loop indices.
+
+    >>> from compiler.lattice.seqcfirvalues import Read
+    >>> from compiler.lattice.sequences import Universe
+    >>> values, indices = cin_parts(Forall("i", Universe(3, "i"), Assign("y", ("i",), Read("x", ("i_x",)))))
+    >>> [type(v).__name__ for v in values], indices
+    (['Read'], {'i'})
+    """
+    values, indices, stack = [], set(), [s]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, Block):
+            stack += x.stmts
+        elif isinstance(x, Forall):
+            indices.add(x.index)
+            stack.append(x.body)
+        elif isinstance(x, (Assign, Reduce)):
+            stack.append(x.value)
+        elif isinstance(x, Value):
+            values.append(x)
+            stack += value_children(x)
+    return values, indices
+
+
 __all__ = ["Stmt", "Assign", "Reduce", "Alloc", "Fold", "Block", "Skip", "Forall", "While", "Bind", "Switch",
-           "loop_spans", "while_clauses", "while_tag", "printed_lines", "reduces_into", "written", "INDENT"]
+           "loop_spans", "while_clauses", "while_tag", "printed_lines", "reduces_into", "written", "cin_parts", "INDENT"]

@@ -14,7 +14,7 @@ right operand reads the residue off the universe on its left.
 
 >>> from compiler.format import parse_format
 >>> from compiler.lattice.seqderive import ShapedFormat, seq_lower
->>> from compiler.lattice.seqemit import emit_function
+>>> from compiler.lattice.seqfunction import emit_function
 >>> from compiler.imperative import pretty
 >>> v, csc = parse_format("sparse", ndim=1), parse_format("csc", ndim=2)
 >>> low = seq_lower("C[i, k] = split(a[l], l -> (i:2, k:3))", loop_order=(1, 0), a=ShapedFormat(v, (6,)))
