@@ -349,6 +349,7 @@ def seq_lower(program, trace: Trace | None = None, loop_order=None, result_fill=
                                                       if isinstance(n, Reduce) for i in n.indices}
     program, located = located_reads(program, tensors, rows=row_locatable(
         {n: t.format for n, t in tensors.items() if n != program.lhs.tensor}, loop_indices))
+    row_located = {r.name: r for r in located if r.index is not None}
     for r in located:
         t = tensors[r.tensor]
         values.assume(r.name, stand_in_facts(r, t.format))
@@ -361,7 +362,7 @@ def seq_lower(program, trace: Trace | None = None, loop_order=None, result_fill=
     fills = input_fills(program, tensors)
     program = replace(program, rhs=separate_reads(
         program.rhs, lambda call: call_kind(call, fills, info.extents) not in ("sum", "union"),
-        frozenset(r.name for r in located if r.index is not None)))
+        frozenset(row_located)))
     with_data = not any(isinstance(t, ShapedFormat) for t in tensors.values())
     fill = copy_fill(program, tensors, info.extents) if result_fill is NOTGIVEN else result_fill
     consumer, work = program, []
@@ -381,7 +382,7 @@ def seq_lower(program, trace: Trace | None = None, loop_order=None, result_fill=
                       {id(e): n.ident for n, e in expression_nodes(program)})
     order = tuple(range(len(program.lhs.indices))) if loop_order is None else tuple(loop_order)
     # (the loops' nesting: the output's in its order, or a sum's among them where they run around it)
-    deriver.located_rows = {r.name: r for r in located if r.index is not None}
+    deriver.located_rows = row_located
     deriver.depth = {str(program.lhs.indices[m]): d for d, m in enumerate(order)} if hoisted is None else \
         {str(x): d for d, x in enumerate(hoisted)}
     b = CinBuilder(deriver)

@@ -620,9 +620,10 @@ class SeqEmitter(LeafWalks, RowLocates):
             for seq, body in reversed(s.cases):
                 if chain is None and isinstance(seq, (Level, Universe)) and seq.key in self.stepped:
                     # (a merged loop's default: its universe or dense level is at every coordinate the loop visits)
-                    chain = self.scoped(lambda b=body: self.stmt(b))
+                    chain = self.scoped(lambda b=body: self.in_case(s.index, b, lambda: self.stmt(b)))
                     continue
-                chain = [If(self.equals(seq, x), self.scoped(lambda b=body, q=seq: self.case(q, b)), chain)]
+                chain = [If(self.equals(seq, x),
+                            self.scoped(lambda b=body, q=seq: self.in_case(s.index, b, lambda: self.case(q, b))), chain)]
             return chain or []
         if isinstance(s, cf.While):
             return self.loop(s)

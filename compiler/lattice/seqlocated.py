@@ -271,8 +271,8 @@ def located_stmts(read: LocatedRead, fmt: Format, fresh) -> tuple[list, Var]:
 class RowLocates:
     """The :class:`~compiler.lattice.seqemit.SeqEmitter`'s locates of the 1-d stand-ins (its ``row_located``: name
     -> ``(LocatedRead, format)``; ``located``: name -> the variable holding the value here): once a coordinate at the
-    top of the body of the loop over their index where every coordinate runs that body (:meth:`rows_at`), else by
-    each statement reading them (:meth:`stmt`)."""
+    top of the body of the loop over their index where every coordinate runs that body (:meth:`rows_at`), else at the
+    top of each case of its switch (:meth:`in_case`), else by each statement reading them (:meth:`stmt`)."""
 
     def stmt(self, s) -> list:
         """The code of the CFIR statement ``s`` (``statement``'s), after the locates of the columns it reads that no
@@ -296,6 +296,18 @@ class RowLocates:
         reals = names & self.row_located.keys() - self.located.keys()
         self.hoisted.append(reals)
         return self.locate_rows(reals)
+
+    def in_case(self, index: str, body, emit) -> list:
+        """``emit()``, the code of a switch's case ``body`` at the loop over ``index``, after the locates of the
+        columns the case reads at ``index`` that no loop around located: once a case taken, not once a statement
+        (the parts of a stack, each a loop reading the row's column at each of its coordinates)."""
+        reals = {self.names[n] for n in read_at(body, index)} & self.row_located.keys() - self.located.keys()
+        pre = self.locate_rows(reals)
+        try:
+            return pre + emit()
+        finally:
+            for real in reals:
+                del self.located[real]
 
     def locate_rows(self, reals) -> list:
         """The statements locating each stand-in of ``reals`` here (in name order), their variables in ``located``."""

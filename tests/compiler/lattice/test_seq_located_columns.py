@@ -78,6 +78,24 @@ def test_issue_30_the_cross_product_is_one_loop_over_the_rows():
     assert "A_i_1" in k.trace.find("seq-derive")[0].after_text
 
 
+def test_where_the_rows_switch_cases_each_case_locates_its_columns_once():
+    # (B's rows are walked: the loop over them switches on which of B's columns are there. Each case taken locates
+    # the columns of A it reads once, at its top, not once for each part of the stack reading them: 55 searches, 45)
+    rng = np.random.default_rng(7)
+    A, B = (np.where(rng.random((9, 3)) < 0.5, rng.standard_normal((9, 3)), 0.0) for _ in range(2))
+    a, b = xp.asarray(ss.Tensor.from_numpy(A, "csr")), xp.asarray(ss.Tensor.from_numpy(B, "coo"))
+    k = check(xp.linalg.cross(a, b), np.cross(A, B))
+    cfir = k.trace.find("cfir")[0].after_text
+    assert "switch i" in cfir, cfir
+    # (the columns of A each loop over the rows and each case of its switch reads)
+    read, at = {}, None
+    for n, line in enumerate(cfir.splitlines()):
+        if line.startswith(("while", "  case")):
+            at = n
+        read.setdefault(at, set()).update(re.findall(r"A_i_\d", line))
+    assert len(re.findall(r"lower_bound_int\d+\(", k.c_source)) == 1 + sum(map(len, read.values())), k.c_source
+
+
 def test_a_column_times_a_sparse_vector_walks_the_vector():
     A = np.array([[0.0, 1.0], [2.0, 0.0], [0.0, 3.0], [4.0, 5.0]])
     v_ = np.array([0.0, 0.0, 7.0, 1.0])
