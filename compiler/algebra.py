@@ -467,6 +467,8 @@ class Operator:
         (np.int64(6), np.int64(0))
         >>> lookup("min").reduce_fill(5.0, 0)
         np.float64(inf)
+        >>> lookup("mul").reduce_fill(complex(0.5, np.inf), 2), lookup("mul").reduce_fill(0.1, 3)
+        (np.complex128(nan+nanj), np.float64(0.0010000000000000002))
         """
         if not self.reducible:
             raise SparsescopeError(f"operator {self.label} is not associative and cannot reduce")
@@ -487,6 +489,12 @@ class Operator:
                     return _scalar(with_real_operand("*", fill, real_part_dtype(rdt).type(count)).astype(rdt))
                 return _scalar(np.multiply(np.asarray(count).astype(rdt), fill).astype(rdt))
         if self.name == "mul" and not self.is_user:
+            if rdt.kind in "fc" and count <= IN_ORDER_MOST:
+                # (in numpy's order, from 1: a product of floats is not associative where it rounds, overflows or is
+                # complex and infinite, (1 + 0j) * (0.5 + inf j) * (0.5 + inf j) being nan + nan j, where squaring
+                # gives -inf + inf j)
+                with np.errstate(all="ignore"):
+                    return _scalar(np.multiply.reduce(np.full(count, fill, dtype=rdt)))
             return _scalar(self(_ipow_fill(fill, count, self), 1))
         for special in (self.identity_for(rdt), self.annihilator_for(rdt)):
             if special is not NOVALUE and _same(fill, special):
@@ -586,6 +594,11 @@ def _value_for(value, dtype):
             info = np.iinfo(dt)
             return dt.type(info.max if value > 0 else info.min)
     return _scalar(np.asarray(value).astype(dt))
+
+
+#: the most copies of a floating-point fill :meth:`Operator.reduce_fill` multiplies one by one, in numpy's order (1 MB
+#: of complex values); past it, by repeated squaring
+IN_ORDER_MOST = 1 << 16
 
 
 def _ipow_fill(x, n: int, op: Operator):
@@ -765,13 +778,23 @@ def is_annihilator(op: Operator, value, dtype=None) -> bool:
     return same if test[0] == "==" else not same
 
 
-def helper_impl(op: Operator) -> Callable:
+def helper_impl(op: Operator, name: str = "") -> Callable:
     """A Python implementation of the C helper :meth:`Operator.c_helper` gives (a user
-    function, an integer ``pow``, ``//``, ``%``), on scalars, for the IR interpreter.
+    function, an integer ``pow``, ``//``, ``%``), on scalars, for the IR interpreter. A complex helper's (its
+    ``name`` ends in the complex type) takes each argument as that type, as C converts it to the prototype's: a
+    real literal ``1.0`` is ``1 + 0j`` there, not a real factor of each part (``(inf + inf j) * (1 + 0j)`` is
+    ``nan + nan j``, ``(inf + inf j) * 1.0`` is not).
 
     >>> helper_impl(lookup("//"))(np.int64(-7), np.int64(2))
     np.int64(-4)
+    >>> with np.errstate(invalid="ignore"):
+    ...     helper_impl(lookup("mul"), "ss_mul_complex128")(np.complex128(complex(np.inf, np.inf)), np.float64(1.0))
+    np.complex128(nan+nanj)
     """
+    part = name.rsplit("_", 1)[-1]
+    if part in ("complex64", "complex128"):
+        kind = np.dtype(part).type
+        return lambda *args: op(*[np.asarray(kind(a)) for a in args])[()]
     return lambda *args: op(*[np.asarray(a) for a in args])[()]
 
 

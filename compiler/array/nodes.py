@@ -132,7 +132,7 @@ class Map(Node):
         return self.args
 
 
-#: closed forms of a reduction of n copies of the fill
+#: closed forms of a reduction of n copies of the fill (a floating-point product's is not one: below)
 _REPEATED = {"add": lambda f, n: f * n, "mul": lambda f, n: f ** n}
 
 
@@ -143,6 +143,10 @@ def _reduced_fill(op: Operator, child_dtype, child_fill, dtype, count: int):
         f = np.asarray(child_fill, dtype=child_dtype).astype(dtype)[()]
         if count == 0:
             f = np.asarray(op.identity, dtype=dtype)[()]
+        elif op.name == "mul" and dtype.kind in "fc":
+            # (in numpy's order, Operator.reduce_fill: f ** 2 of f = 0.5 + inf j is -inf + inf j, where numpy's
+            # product of [f, f] is nan + nan j)
+            f = np.asarray(op.reduce_fill(f, count)).astype(dtype)[()]
         elif op.name in _REPEATED:
             with np.errstate(all="ignore"):
                 f = np.asarray(_REPEATED[op.name](f, dtype.type(count) if dtype.kind != "b" else count)).astype(dtype)[()]

@@ -207,7 +207,7 @@ def fold_power(fill: Const, skipped, dtype: str, helpers: dict):
 
 def python_helper(op: Operator, hname: str):
     """A Python implementation of a helper for :func:`compiler.imperative.interpret`."""
-    return helper_impl(op)
+    return helper_impl(op, hname)
 
 
 #: the operators C updates in place (``t += v``) when the result keeps the target's dtype

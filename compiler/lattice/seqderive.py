@@ -72,9 +72,9 @@ from .seqworkspace import split_sums, sums_under_operators, workspace_body
 from .seqinterp import interpret
 from .seqnesting import DiscordantWalk, LoopOrder, check_concordant, check_split_nesting, nest_paths
 from .seqwalk import stored_entries
-from .sequences import Level, Seq, SequenceError, Universe
+from .sequences import Level, Seq, SequenceError, Union, Universe
 from .seqparts import part_keys, walked_whole
-from .seqvalues import call_kind, expr_fill, fill_fold, real_constant
+from .seqvalues import call_kind, expr_fill, fill_fold, in_order, real_constant
 from .seqrules import AccessLevels, Derivation, Deriver, level_kinds
 
 
@@ -128,13 +128,19 @@ class CinBuilder:
             body = self.forall(lhs.indices[m], program.rhs, body)
         return body
 
-    def forall(self, i: Index, e, body: cin.Stmt) -> cin.Forall:
+    def forall(self, i: Index, e, body: cin.Stmt, every: bool = False) -> cin.Forall:
+        """The loop over ``i`` of ``body``, at the coordinates ``e`` has along it (``every``: at every one, where a
+        product multiplies its fill in order, :func:`~compiler.lattice.seqvalues.in_order`)."""
         log = Derivation(str(i))
         s = self.d.seq(e, i, log)
         self.derivations.append(log)
         if s is None:
             s = Universe(self.d.size(i), str(i))
             log.steps.append((0, str(e), str(i), "does not vary with it: U", str(s)))
+        elif every:
+            was, s = s, Union(s, Universe(self.d.size(i), str(i)))
+            log.steps.append((0, str(e), str(i), f"a product multiplies its fill in order where {was} has no "
+                                                 f"coordinate: ∪ U", str(s)))
         self.loops.append((i, s))
         return cin.Forall(str(i), s, body)
 
@@ -184,13 +190,16 @@ class CinBuilder:
             t = f"t{self.temps}" if self.temps > 1 else "t"
             pre, v = self.value(e.body)
             # (a summand of another fill than 0 counts the coordinates its loops sum: each one they skip adds
-            # that fill, folded in after them; another reduction's, where it is not its identity; a product's of
-            # another fill, 2 or -inf, to the power of the coordinates skipped)
-            counted, power, folded = fill_fold(op, expr_fill(e.body, self.d.fills, self.d.extents), e)
+            # that fill, folded in after them; another reduction's, where it is not its identity; an integer
+            # product's of another fill, 2 or -3, to the power of the coordinates skipped; a floating-point
+            # product's of another fill than 1, or a complex one's, multiplied in order at every coordinate)
+            fill = expr_fill(e.body, self.d.fills, self.d.extents)
+            counted, power, folded = fill_fold(op, fill, e)
             n = f"n_{t}" if counted else ""
-            body: cin.Stmt = _block(pre + [cin.Reduce(t, (), v, n, op)])
+            ordered = in_order(op, fill)
+            body: cin.Stmt = _block(pre + [cin.Reduce(t, (), v, n, op, ordered)])
             for j in reversed(e.indices):
-                body = self.forall(j, e.body, body)
+                body = self.forall(j, e.body, body, ordered)
             fold = [cin.Fold(t, n, int(np.prod([self.d.size(j) for j in e.indices])), folded, op=op, power=power)] \
                 if n else []
             return [cin.Alloc(t, n, 0.0 if op is None else op.identity), body] + fold, cin.Temp(t)

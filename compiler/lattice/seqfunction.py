@@ -117,6 +117,16 @@ def kernel_helpers(fn: ir.Function, low) -> tuple:
     for v in cin_parts(low.cin)[0]:
         if isinstance(v, cf.Op):
             ops.setdefault(v.op.name, v.op)
+    # (and a reduction's operator, where C computes it by a helper: a complex product's t = ss_mul_complex128(t, v))
+    stack = [low.cin]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, cf.Block):
+            stack += x.stmts
+        elif isinstance(x, cf.Forall):
+            stack.append(x.body)
+        elif isinstance(x, cf.Reduce) and x.op is not None:
+            ops.setdefault(x.op.name, x.op)
     # (an integer product's fill folded in to the power of the coordinates skipped: no value of the CIN)
     ops.setdefault("pow", lookup("pow"))
     return tuple((h.name, python_helper(op, h.name)) for h in fn.helpers for op in ops.values()

@@ -41,7 +41,7 @@ from ..notation.ast import Reduce as SumNode
 from . import seqcfir as cin
 from .exprs import apply_op, fold_power
 from .seqoutput import SeqOutput
-from .seqvalues import expr_fill, fill_fold
+from .seqvalues import expr_fill, fill_fold, in_order
 
 #: how a sorted sum's bucket is sorted (compiler.lattice.seqsumsort), as the trace says it
 SORTED_BUCKET = f"each bucket counted where its keys' span is at most {COUNTED_SPAN} times its terms, else merged"
@@ -112,16 +112,19 @@ def hoisted_body(builder, program, order: tuple) -> cin.Stmt:
     # (a max, min or prod into a vector: each term reduced into it, the fill folded in once where a coordinate's
     # loops skipped any, as into a scalar: compiler.lattice.seqderive.other_reduction)
     op = None if not rhs.op.is_user and rhs.op.name == "add" else rhs.op     # (a sum over no index too)
-    # (as into a scalar: a product of another fill, 2 or -inf, to the power of the coordinates skipped)
-    counted, power, folded = fill_fold(op, expr_fill(rhs.body, d.fills, d.extents), rhs)
+    # (as into a scalar: an integer product of another fill, 2 or -3, to the power of the coordinates skipped)
+    fill = expr_fill(rhs.body, d.fills, d.extents)
+    counted, power, folded = fill_fold(op, fill, rhs)
     # (a 0-d output: the sum into a scalar temporary, its loops reordered, then assigned)
     into = out if idxs else "t"
     count = f"n_{into}" if counted else ""
-    stmts = pre + [cin.Reduce(into, idxs, v, count, op)]
+    stmts = pre + [cin.Reduce(into, idxs, v, count, op, in_order(op, fill))]
     body: cin.Stmt = stmts[0] if len(stmts) == 1 else cin.Block(tuple(stmts))
     index = {str(i): i for i in (*lhs.indices, *rhs.indices)}
     for name in reversed(order):
-        body = builder.forall(index[name], rhs.body, body)
+        # (a floating-point product of another fill than 1, or a complex one: every coordinate of every loop, each term
+        # multiplied in numpy's order, compiler.lattice.seqvalues.in_order)
+        body = builder.forall(index[name], rhs.body, body, in_order(op, fill))
     summed = math.prod(d.size(i) for i in rhs.indices)
     fold = [cin.Fold(into, count, summed, folded, idxs, tuple(d.size(i) for i in lhs.indices), op=op,
                      power=power)] if counted else []

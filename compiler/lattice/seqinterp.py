@@ -108,12 +108,12 @@ def interpret(cf, data: Mapping, env: Mapping | None = None) -> Run:
                 out = run.outputs.setdefault(s.out, {})
                 key = tuple(idx[i] for i in s.idxs)
                 out[key] = out.get(key, 0.0) + v if s.op is None else \
-                    s.op(out.get(key, s.unchanged), v).item()
+                    s.op(_as_value(out.get(key, s.unchanged), v), v).item()
                 if s.count:     # (one count per coordinate of the output)
                     counts = temps.setdefault(s.count, {})
                     counts[key] = counts.get(key, 0) + 1
             else:
-                temps[s.out] = temps[s.out] + v if s.op is None else s.op(temps[s.out], v).item()
+                temps[s.out] = temps[s.out] + v if s.op is None else s.op(_as_value(temps[s.out], v), v).item()
                 if s.count:
                     temps[s.count] += 1
         elif isinstance(s, Alloc):
@@ -211,6 +211,17 @@ def interpret(cf, data: Mapping, env: Mapping | None = None) -> Run:
     run_stmt(stmt)
     return run
 
+
+
+def _as_value(acc, v):
+    """The accumulator ``acc`` (its operator's identity, a real number, at first) as complex where ``v`` is: the
+    output's type, as numpy and the kernel hold it (``mul(1.0, inf + 1j)`` is C's real times complex, ``inf + 1j``;
+    numpy's product of a complex row starts at ``1 + 0j``, and ``(1 + 0j) * (inf + 1j)`` is ``inf + nan j``).
+
+    >>> _as_value(1.0, 2j), _as_value(1.0, 2.0)
+    ((1+0j), 1.0)
+    """
+    return complex(acc) if isinstance(v, complex) and not isinstance(acc, complex) else acc
 
 
 def _summed_into(s) -> set:

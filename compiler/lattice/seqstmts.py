@@ -81,13 +81,16 @@ class Assign(Stmt):
 class Reduce(Stmt):
     """``out(idxs) += value`` (``idxs`` empty: a scalar temporary); ``count``: a counter of the
     coordinates summed, one more with each (a sum whose summand's fill is not 0: :class:`Fold`).
-    ``op``: another reduction into a scalar temporary, ``t = max(t, value)`` (None: the sum)."""
+    ``op``: another reduction into a scalar temporary, ``t = max(t, value)`` (None: the sum). ``ordered``: a
+    product run at every coordinate in order, which multiplies even by 1 (of complex values not a no-op where one is
+    infinite: :func:`~compiler.lattice.seqvalues.in_order`)."""
 
     out: str
     idxs: tuple
     value: Value
     count: str = ""
     op: Any = None
+    ordered: bool = False
 
     @property
     def unchanged(self) -> float:

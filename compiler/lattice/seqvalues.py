@@ -355,25 +355,48 @@ NAN_PROPAGATING = frozenset({"add", "sub", "mul", "div"})
 
 __all__ = ["expr_fill", "fills_zero", "call_kind", "nonfinite_factors", "stated_algebra", "algebra_sequence",
            "call_sequence", "merged", "product_sequence", "union_terms", "NAN_PROPAGATING", "fill_fold",
-           "real_constant"]
+           "real_constant", "in_order"]
+
+
+def in_order(op, fill) -> bool:
+    """Whether reduction ``op`` (None: a sum) of a body of fill ``fill`` visits every coordinate, multiplying the fill
+    in numpy's order where nothing is stored, instead of folding it in after its loops: a product of floating-point
+    values whose fill is not 1, or of complex values. Such a product is not associative: ``1e200 * 1e200 * 0`` is NaN
+    where numpy's ``0 * 1e200 * 1e200`` is 0; ``(1e308 * 2) * 0.5`` is inf and ``1e308 * 0.5 * 2`` is not; and of
+    complex values even 1 is no identity once a value is infinite (``(inf + inf j) * (1 + 0j)`` is ``nan + nan j``).
+    The plain lattice walks every coordinate of such a product too. An integer product wraps, in any order alike.
+
+    >>> from compiler.algebra import lookup
+    >>> mul = lookup("mul")
+    >>> in_order(mul, 0.0), in_order(mul, 2.0), in_order(mul, 1.0), in_order(mul, 1 + 0j), in_order(mul, 2)
+    (True, True, False, True, False)
+    >>> in_order(None, 1.0), in_order(lookup("max"), 0.0)
+    (False, False)
+    """
+    if op is None or op.is_user or op.name != "mul":
+        return False
+    kind = np.asarray(fill).dtype.kind
+    return kind == "c" or kind == "f" and not same_value(fill, 1.0)
 
 
 def fill_fold(op, fill, e) -> tuple[bool, bool, object]:
     """How reduction ``e`` by ``op`` (None: a sum) folds in the fill ``fill`` of the coordinates its loops skip
     (:class:`~compiler.lattice.seqstmts.Fold`), into a scalar or a vector: whether its loops count them (a sum's
-    fill not 0, another reduction's not its identity), whether the fill is raised to the power of their count (a
-    product's that is not its fixed point: 2, -inf; an integer's wraps as numpy's product does), and the fill as
+    fill not 0, another reduction's not its identity), whether the fill is raised to the power of their count (an
+    integer product's that is not its fixed point, 2 or -3, which wraps as numpy's product does), and the fill as
     the CFIR's constant (an integer kept; else :func:`real_constant`). A fill no fold computes is a
-    StrategyError naming the looplets: another operator's that is not its fixed point, or a complex product's
-    (a complex product is not associative where a value is infinite, ``(inf * 1j) * 1j`` is ``nan + nan j`` and
-    ``inf * (1j * 1j)`` is ``-inf + nan j``, and numpy multiplies in order).
+    StrategyError naming the looplets: another operator's that is not its fixed point. A floating-point product's
+    of another fill than 1, and a complex one's, is multiplied in order at every coordinate (:func:`in_order`): none
+    skipped, nothing counted or folded.
 
     >>> from compiler.algebra import lookup
-    >>> fill_fold(None, 0.0, "e"), fill_fold(None, 2, "e"), fill_fold(lookup("mul"), -2.0, "e")
-    ((False, False, 0.0), (True, False, 2), (True, True, -2.0))
+    >>> fill_fold(None, 0.0, "e"), fill_fold(None, 2, "e"), fill_fold(lookup("mul"), -2, "e")
+    ((False, False, 0.0), (True, False, 2), (True, True, -2))
     >>> fill_fold(lookup("max"), -np.inf, "e"), fill_fold(lookup("max"), 1.0, "e")
     ((False, False, -inf), (True, False, 1.0))
     """
+    if in_order(op, fill):
+        return False, False, real_constant(fill, e)
     power = op is not None and not same_value(op(fill, fill).item(), fill)
     if power and (op.name != "mul" or np.asarray(fill).dtype.kind not in "fiu"):
         raise StrategyError(f"{e}: the sequence lowering folds the fill {fill} of the coordinates a {op.name} "

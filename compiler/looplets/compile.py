@@ -560,7 +560,7 @@ def lower_for_runtime(program, formats: dict, trace, **options):
         uses = tuple((s.tensor, infos[s.tensor].format.mode_order[s.mode]) for s in _checked_uses(srcs, infos))
         if len(uses) > 1:
             extents.append((i.name, uses))
-    helpers = tuple((h, helper_impl(op)) for h, op in helper_ops.items())
+    helpers = tuple((h, helper_impl(op, h)) for h, op in helper_ops.items())
     # (shape operators give the output's shape from shape inference; a kernel built in another
     # order than asked returns its output converted)
     lowered = [_lowered_output(program, prog, fn, t, infos[t], out_sizes[t], by_param, tuple(extents), helpers,

@@ -86,10 +86,11 @@ def refused(expr, want):
 
 @pytest.mark.parametrize("fmt", ["csr", "csc", "coo", "dcsr"])
 @pytest.mark.parametrize("fill", [2.0, -2.0, 3.0, 0.5, -inf])
-def test_a_product_of_a_fill_that_is_no_fixed_point_folds_its_power(fmt, fill):
+def test_a_floating_point_product_of_another_fill_multiplies_it_in_order(fmt, fill):
     # (2 * 2 != 2: the fill folded once was wrong for two skipped coordinates, so the lattice refused it and the
-    # front end computed the row apart; the fill to the power of the coordinates skipped is exact, the count an
-    # integer, and IEEE's pow gives -inf's sign by its parity: t = mul(t, 2.0 ** (6 - n_t)))
+    # front end computed the row apart; then the fill was folded in to the power of the coordinates skipped, after
+    # the entries, which is another order than numpy's, and a product of floats is not associative where it
+    # overflows. Its loops now walk every coordinate, t = mul(t, 2.0) where nothing is stored, as the plain lattice's)
     a, A = operand((4, 6), fmt, 5, fill=fill, odd=(nan, -0.0, inf))
     a[2] = fill                                   # (a row of the fill only: every coordinate skipped)
     a[3] = [1.0, -2.0, 3.5, 1.0, -0.0, 2.0]       # (a row stored whole: none skipped)
@@ -100,7 +101,25 @@ def test_a_product_of_a_fill_that_is_no_fixed_point_folds_its_power(fmt, fill):
             kernel = one_lattice_kernel(xp.prod(A[line]), np.asarray(want))
             np.testing.assert_array_equal(seq_evaluate(kernel.program, **kernel.arguments), want)
     cfir = "\n".join(s.artifacts[0].text for s in kernel.trace.find("cfir") if s.artifacts)
-    assert "t = mul(t, " in cfir and " ** (" in cfir, cfir
+    assert "t = mul(t, A(" in cfir and "∪ U_i" in cfir and " ** (" not in cfir and "n_t" not in cfir, cfir
+
+
+@pytest.mark.parametrize("fmt", ["csr", "coo"])
+@pytest.mark.parametrize("fill", [0.0, 2.0, 0.5])
+def test_a_product_that_overflows_in_another_order_than_numpys_is_numpys(fmt, fill):
+    # (found by hand: 1e200 * 1e200 * 0, the fill folded in after the entries, was NaN where numpy's 0 * 1e200 * 1e200
+    # is 0; 1e308 * 2 * 1e-10 is inf in numpy's order, 2e298 with the fill's power after)
+    a = np.array([[fill, 1e200, 1e200], [1e308, fill, 1e-10], [1e-300, 1e-300, fill], [fill, fill, 3.0]])
+    A = xp.asarray(ss.Tensor.from_numpy(a, fmt, fill=fill))
+    with np.errstate(invalid="ignore", over="ignore", under="ignore"):
+        for build in (lambda m, x: m.prod(x[::-1], axis=1), lambda m, x: m.prod(x[:, ::-1], axis=1),
+                      lambda m, x: m.prod(x[::-1], axis=0), lambda m, x: m.prod(x[1:]),
+                      lambda m, x: m.prod((m.concat if m is xp else np.concatenate)([x, x], axis=1), axis=1)):
+            want = np.asarray(build(np, a))
+            kernel = one_lattice_kernel(build(xp, A), want)
+            hoisted = [s.data["hoisted"] for s in kernel.trace.find("loop-order")]
+            np.testing.assert_array_equal(seq_evaluate(kernel.program, **({"hoisted": tuple(hoisted[0])} if hoisted
+                                                                           else {}), **kernel.arguments), want)
 
 
 @pytest.mark.parametrize("fmt", ["csr", "coo", "dcsr"])
