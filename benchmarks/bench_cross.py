@@ -17,17 +17,20 @@ ratio of numpy's time to it (above 1: faster than numpy on the dense array). Eve
 
     PYTHONPATH=. .venv/bin/python benchmarks/bench_cross.py [--n 2000000] [--density 0.5] [--rounds 7]
 
-Results (2026-12-05, n = 2,000,000, density 0.5: 3M entries; medians of 11 rounds, wall clock, a shared 2-core
-machine at load 0.2-1; ms, then numpy's, scipy's and pydata's time over each column's):
+Results (2026-12-05, stop 80, n = 2,000,000, density 0.5: 3M entries; medians of 11 rounds, wall clock, a shared
+2-core machine at load 0.9-1.4; ms, then numpy's, scipy's and pydata's time over each column's):
 
-    numpy 48.45  numpy+toarray 67.26  scipy 106.00  pydata 1233.65  lattice 111.13  looplets 91.63  compute 105.01
-    bound 24.40
-    numpy/lattice 0.44  scipy/lattice 0.95  pydata/lattice 11.10
-    numpy/looplets 0.53  scipy/looplets 1.16  pydata/looplets 13.46
-    numpy/bound 1.99  scipy/bound 4.34  pydata/bound 50.56
+    numpy 45.48  numpy+toarray 67.42  scipy 116.02  pydata 1385.42  lattice 92.28  looplets 90.08  compute 85.09
+    bound 24.96
+    numpy/lattice 0.49  scipy/lattice 1.26  pydata/lattice 15.01
+    numpy/looplets 0.50  scipy/looplets 1.29  pydata/looplets 15.38
+    numpy/bound 1.82  scipy/bound 4.65  pydata/bound 55.51
 
-Both kernels are 11-13x faster than pydata/sparse's way and level with scipy's; numpy on a dense array it already
-holds is about 2x faster than them. The bound is 2x faster than that numpy: the kernels are 3.7x (looplets) and 4.5x
+(stop 78's run: lattice 111.13, looplets 91.63, compute 105.01; since, the lattice locates each column read in
+a row, six searches a row, where it walked each column's rows as a sequence of its own.)
+
+Both kernels are 15x faster than pydata/sparse's way and 1.26-1.29x faster than scipy's; numpy on a dense array
+it already holds is about 2x faster than them. The bound is 1.8x faster than that numpy: the kernels are 3.6x (looplets) and 3.7x
 (lattice) from it. What they spent it on (read in the looplets' C): each output entry looked its two operands up in
 A's row with a binary search and a test each (six per row, where the bound scatters the row's at most 3 entries
 into a 3-vector once), tested each entry's value to store it (the bound stores always and advances by the test's
