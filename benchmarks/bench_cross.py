@@ -29,13 +29,13 @@ Results (2026-12-05, stop 80, n = 2,000,000, density 0.5: 3M entries; medians of
 (stop 78's run: lattice 111.13, looplets 91.63, compute 105.01; since, the lattice locates each column read in
 a row, six searches a row, where it walked each column's rows as a sequence of its own.)
 
-Both kernels are 15x faster than pydata/sparse's way and 1.26-1.29x faster than scipy's; numpy on a dense array
-it already holds is about 2x faster than them. The bound is 1.8x faster than that numpy: the kernels are 3.6x (looplets) and 3.7x
-(lattice) from it. What they spent it on (read in the looplets' C): each output entry looked its two operands up in
-A's row with a binary search and a test each (six per row, where the bound scatters the row's at most 3 entries
-into a 3-vector once), tested each entry's value to store it (the bound stores always and advances by the test's
-0 or 1), and checked the output's room before each entry (the bound reserves 3 a row, which the kernel's output
-extents also bound). At density 0.5 those tests go either way at random, which a processor cannot predict.
+Both kernels are 15x faster than pydata/sparse's way and 1.26-1.29x faster than scipy's; numpy on a dense array it
+already holds is about 2x faster than them. The bound is 1.8x faster than that numpy: the kernels are 3.6x
+(looplets) and 3.7x (lattice) from it. What they spent it on (read in the looplets' C): each output entry looked its
+two operands up in A's row with a binary search and a test each (six per row, where the bound scatters the row's at
+most 3 entries into a 3-vector once), tested each entry's value to store it (the bound stores always and advances by
+the test's 0 or 1), and checked the output's room before each entry (the bound reserves 3 a row, which the kernel's
+output extents also bound). At density 0.5 those tests go either way at random, which a processor cannot predict.
 
 Since (stop 78): the looplets' kernel searches each row three times, once a column (the ``same-values`` step), and
 appends with no branch (``branch-free``). A run the same day, same machine: looplets 88.94 ms, bound 25.16 (3.5x;
