@@ -319,6 +319,18 @@ class Operator:
         """
         return _value_for(self.identity, dtype)
 
+    def neutral_for(self, dtype):
+        """The identity as a value of ``dtype`` where applying the operator with it changes no value of ``dtype``, so
+        that a coordinate holding it may be skipped; else :data:`NOVALUE`. Of complex values, 1 is no such identity
+        of a product: numpy's ``(inf + inf j) * (1 + 0j)`` is ``nan + nan j``.
+
+        >>> lookup("mul").neutral_for("float64"), lookup("mul").neutral_for("complex128") is NOVALUE
+        (np.float64(1.0), True)
+        """
+        if not self.is_user and self.name == "mul" and np.dtype(dtype).kind == "c":
+            return NOVALUE
+        return self.identity_for(dtype)
+
     def annihilator_for(self, dtype):
         """The annihilator as a value of ``dtype`` (a numpy scalar), or :data:`NOVALUE`."""
         return _value_for(self.annihilator, dtype)

@@ -75,8 +75,8 @@ def value_of(stmt, setup: Setup):
         if stmt.op is None:
             return stmt.rhs, setup.out_neutral
         d = setup.dtype_of(stmt.lhs) if stmt.lhs.tensor in setup.temps else setup.out_dtype
-        ident = stmt.op.identity_for(d)
-        return stmt.rhs, ident
+        # (the value an update may skip: none of a complex product, Operator.neutral_for)
+        return stmt.rhs, stmt.op.neutral_for(d)
     if isinstance(stmt, Skip):
         return None, NOVALUE
     raise StrategyError(f"the lattice strategy cannot lower {type(stmt).__name__} statements")
@@ -100,7 +100,7 @@ def _stmt_rules(setup: Setup) -> list[Rule]:
     def skip_neutral_update(t):
         if isinstance(t, Assignment) and t.op is not None and isinstance(t.rhs, Literal):
             d = setup.dtype_of(t.lhs) if t.lhs.tensor in setup.temps else setup.out_dtype
-            ident = t.op.identity_for(d)
+            ident = t.op.neutral_for(d)
             if ident is not NOVALUE and same_value(typed_scalar(t.rhs.value, d), ident):
                 return Skip()
         return None

@@ -401,7 +401,8 @@ def flat_positions(stmt, program: Assign, formats: dict):
     alg, fill, _ = derive(body.rhs, lambda a: formats[a.tensor].fill)
     if not isinstance(alg, Region):
         return None   # the value does not depend on A's entries (A * 0): there are no positions to follow
-    ident = body.op.identity_for(np.asarray(fill).dtype) if fill is not NOVALUE else NOVALUE
+    # (none for a complex product: it multiplies at every coordinate, Operator.neutral_for)
+    ident = body.op.neutral_for(np.asarray(fill).dtype) if fill is not NOVALUE else NOVALUE
     if ident is NOVALUE or not (same_value(fill, ident) or foldable(body.op)):
         return None   # a fill other than the identity is folded in after the flat loop
     i, j = chain

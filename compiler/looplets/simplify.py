@@ -182,7 +182,9 @@ def _maybe_missing_tns(t) -> bool:
 def noop_update(t):
     if isinstance(t, Assign) and t.op is not None and t.op.identity is not NOVALUE:
         ident = t.op.identity
-        if (_is(t.rhs, ident) or _bool_as(t.rhs, ident)) and \
+        # (a complex value times 1 + 0j is no no-op where it is infinite: Operator.neutral_for)
+        complex_one = _lit(t.rhs) and np.iscomplexobj(t.rhs.value) and t.op.neutral_for("complex128") is NOVALUE
+        if (_is(t.rhs, ident) or _bool_as(t.rhs, ident)) and not complex_one and \
                 (t.op.identity_positions in (None, (1,)) or 1 in t.op.identity_positions):
             return PASS
     return None

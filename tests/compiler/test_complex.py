@@ -330,3 +330,28 @@ def test_powers_are_numpys(dtype, strategy):
     for got in (kernel(**tensors).to_numpy(), kernel.interpret(**tensors).to_numpy(), evaluate("y[i] = pow(x[i], z[i])", **tensors)[0]):
         assert got.dtype == want.dtype
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("fmt", ["csr", "coo", "dense"])
+def test_a_product_of_fill_one_multiplies_by_one_where_a_value_is_infinite(strategy, fmt):
+    """Of complex values, 1 is no identity of a product once a value is infinite: numpy's product of a row
+    ``[1e200, 1e200 + 1e200 j, 1]`` reaches ``inf + inf j``, and times ``1 + 0j`` that is ``nan + nan j``. Both
+    strategies skipped a fill of 1 + 0j, and gave ``inf + inf j``; each product now multiplies at every coordinate
+    (Operator.neutral_for), by rows, over a transpose, a reversal, a concatenation and every entry, as numpy does."""
+    x = np.array([[1e200 + 0j, complex(1e200, 1e200), 1], [1, 1, 1], [complex(INF, 1), 2j, 1]], complex)
+    a = xp.asarray(Tensor.from_numpy(x, fmt, fill=1 + 0j))
+    cat = lambda m, p, q: (m.concat if m is xp else np.concatenate)([p, q], axis=1)   # noqa: E731
+    with np.errstate(invalid="ignore", over="ignore"):
+        for build in (lambda m, y: m.prod(y, axis=1), lambda m, y: m.prod(y), lambda m, y: m.prod(y.T, axis=0),
+                      lambda m, y: m.prod(y[::-1], axis=1), lambda m, y: m.prod(cat(m, y, y), axis=1)):
+            want = np.asarray(build(np, x))
+            k = build(xp, a).lower(strategy=strategy)
+            np.testing.assert_array_equal(k().to_numpy(), want)
+            np.testing.assert_array_equal(k.interpret().to_numpy(), want)
+    # (and in index notation, against the dense oracle)
+    A = Tensor.from_numpy(x, fmt, fill=1 + 0j)
+    with np.errstate(invalid="ignore", over="ignore"):
+        k = ss.lower("y[i] = prod[j](A[i, j])", strategy, A=A)
+        np.testing.assert_array_equal(k(A=A).to_numpy(), evaluate("y[i] = prod[j](A[i, j])", A=A)[0])
+        np.testing.assert_array_equal(k(A=A).to_numpy(), np.prod(x, axis=1))
