@@ -102,7 +102,8 @@ class Compiler:
             # (a counted sum skips its summand's fill: the fold after its loops adds it)
             skipped = self.fill if isinstance(s, Assign) else self.folds.get(s.out, 0.0) if s.count else s.unchanged
             # (a product in order multiplies by its identity too: (inf + inf j) * (1 + 0j) is nan + nan j)
-            unchanged = isinstance(v, Lit) and same_value(v.value, skipped) and not (isinstance(s, Reduce) and s.ordered)
+            ordered = isinstance(s, Reduce) and s.ordered
+            unchanged = isinstance(v, Lit) and same_value(v.value, skipped) and not ordered
             out = Skip() if unchanged else replace(s, value=v)
             if v != s.value:
                 self.rewrites.append(Rewrite("absent-operands", str(s), str(out)))

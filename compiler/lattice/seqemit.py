@@ -622,8 +622,8 @@ class SeqEmitter(LeafWalks, RowLocates):
                     # (a merged loop's default: its universe or dense level is at every coordinate the loop visits)
                     chain = self.scoped(lambda b=body: self.in_case(s.index, b, lambda: self.stmt(b)))
                     continue
-                chain = [If(self.equals(seq, x),
-                            self.scoped(lambda b=body, q=seq: self.in_case(s.index, b, lambda: self.case(q, b))), chain)]
+                case = self.scoped(lambda b=body, q=seq: self.in_case(s.index, b, lambda: self.case(q, b)))
+                chain = [If(self.equals(seq, x), case, chain)]
             return chain or []
         if isinstance(s, cf.While):
             return self.loop(s)

@@ -426,4 +426,5 @@ def cin_parts(s) -> tuple[list, set]:
 
 
 __all__ = ["Stmt", "Assign", "Reduce", "Alloc", "Fold", "Block", "Skip", "Forall", "While", "Bind", "Switch",
-           "loop_spans", "while_clauses", "while_tag", "printed_lines", "reduces_into", "written", "cin_parts", "INDENT"]
+           "loop_spans", "while_clauses", "while_tag", "printed_lines", "reduces_into", "written", "cin_parts",
+           "INDENT"]

@@ -129,7 +129,8 @@ def test_a_product_of_a_complex_fill_multiplies_it_in_order_at_every_coordinate(
             np.testing.assert_array_equal(k.interpret(A=a).to_numpy(), x.prod())
     cfir = lattice.trace.find("cfir")[0].after_text
     assert "∪ U_j" in cfir and "**" not in cfir and "n_t" not in cfir, cfir
-    (derivation,) = [a.text for s in lattice.trace.find("seq-derive") for a in s.artifacts if a.kind == "seq-derivation"]
+    (derivation,) = [a.text for s in lattice.trace.find("seq-derive") for a in s.artifacts
+                     if a.kind == "seq-derivation"]
     assert "multiplies its fill in order" in derivation, derivation
 
 
