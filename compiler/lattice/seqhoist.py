@@ -118,13 +118,14 @@ def hoisted_body(builder, program, order: tuple) -> cin.Stmt:
     # (a 0-d output: the sum into a scalar temporary, its loops reordered, then assigned)
     into = out if idxs else "t"
     count = f"n_{into}" if counted else ""
-    stmts = pre + [cin.Reduce(into, idxs, v, count, op, in_order(op, fill))]
+    # (a floating-point product of another fill than 1, or a complex one: every coordinate of every loop, each term
+    # multiplied in numpy's order, compiler.lattice.seqvalues.in_order)
+    ordered = in_order(op, fill)
+    stmts = pre + [cin.Reduce(into, idxs, v, count, op, ordered)]
     body: cin.Stmt = stmts[0] if len(stmts) == 1 else cin.Block(tuple(stmts))
     index = {str(i): i for i in (*lhs.indices, *rhs.indices)}
     for name in reversed(order):
-        # (a floating-point product of another fill than 1, or a complex one: every coordinate of every loop, each term
-        # multiplied in numpy's order, compiler.lattice.seqvalues.in_order)
-        body = builder.forall(index[name], rhs.body, body, in_order(op, fill))
+        body = builder.forall(index[name], rhs.body, body, ordered)
     summed = math.prod(d.size(i) for i in rhs.indices)
     fold = [cin.Fold(into, count, summed, folded, idxs, tuple(d.size(i) for i in lhs.indices), op=op,
                      power=power)] if counted else []
