@@ -249,8 +249,8 @@ def test_column_reductions_over_shape_operators_are_one_lattice_kernel(op, fmt, 
 
 def rotated(combos: list) -> list:
     """``(op, *combo)``: each operator with three combos in a row, counted back from the end (formats alternate, so
-    it meets both; a product gets a fill of 2, which it folds in to a power), each combo with two or three operators
-    (all 30 pairs of the two tests below were 28 s of the suite)."""
+    it meets both; a product gets a fill of 2, which it multiplies at every coordinate), each combo with two or three
+    operators (all 30 pairs of the two tests below were 28 s of the suite)."""
     ops = sorted(COLUMNS)
     return [(op, *combos[(d - k) % len(combos)]) for k, op in enumerate(ops) for d in range(3)]
 
@@ -260,8 +260,8 @@ def rotated(combos: list) -> list:
     ("csf", inf, "csr")]))
 def test_a_reduction_into_a_sparse_matrix_runs_its_loops_around_the_outputs(op, fmt, fill, out):
     # (the terms bucketed by row, as a sum's are, each row's reduced into a row workspace started at the operator's
-    # identity, the fill folded in where a coordinate's loops skipped one (to its power for a product of 2), then
-    # appended where not the result's fill: refused before, "but those of max only into a vector, a scalar or a
+    # identity, the fill folded in where a coordinate's loops skipped one (a product of 2 at every coordinate in order),
+    # then appended where not the result's fill: refused before, "but those of max only into a vector, a scalar or a
     # dense output", and the front end computed the concatenation apart; one 3-D operand of the fill only)
     t, T = operand((3, 4, 5), fmt, 13, fill=fill, odd=(nan, -0.0, inf))
     u, U = operand((2, 4, 5), fmt, 14, fill=fill)
@@ -299,11 +299,11 @@ def test_reductions_into_a_sparse_matrix_by_property(op, fmt, out, fill, parts, 
     ("coo", 0.0, "coo"), ("csf", nan, "csf"), ("coo", 2.0, "csf"), ("csf", -inf, "coo"), ("coo", 1.0, "dcsr"),
     ("csf", inf, "csf")]))
 def test_a_reduction_into_a_sparse_output_of_three_modes_runs_its_loops_around_the_outputs(op, fmt, fill, out):
-    # (the terms bucketed by the output's first mode and sorted by key, as a sum's are, each run of equal keys
-    # reduced from its first term, the fill folded in where the key's loops skipped one (to its power for a
-    # product of 2), appended where not the result's fill: refused before, "but those of max only into a vector,
-    # a scalar, a dense output or a CSR, CSC or COO matrix", and the looplets lowered it instead; a DCSR of the
-    # sum of 3-D parts as a matrix output sorted by key too)
+    # (the terms bucketed by the output's first mode and sorted by key, as a sum's are, each run of equal keys reduced
+    # from its first term, the fill folded in where the key's loops skipped one (a product of 2 at every coordinate in
+    # order), appended where not the result's fill: refused before, "but those of max only into a vector, a scalar, a
+    # dense output or a CSR, CSC or COO matrix", and the looplets lowered it instead; a DCSR of the sum of 3-D parts as
+    # a matrix output sorted by key too)
     if out == "dcsr":
         t, T = operand((3, 4, 5), fmt, 13, fill=fill, odd=(nan, -0.0, inf))
         u, U = operand((2, 4, 5), fmt, 14, fill=fill)
@@ -342,9 +342,9 @@ def test_reductions_into_a_sparse_output_of_three_modes_by_property(op, fmt, out
 @pytest.mark.parametrize("op", sorted(COLUMNS))
 @pytest.mark.parametrize("fmt, fill", [("coo", 0.0), ("csf", nan), ("coo", 2.0), ("csf", -inf), ("coo", 1.0)])
 def test_a_reduction_into_a_dense_matrix_runs_its_loops_around_the_outputs(op, fmt, fill):
-    # (each term reduced into the dense output at its coordinate, started at the operator's identity, the fill
-    # folded in where a coordinate's loops skipped one (to its power for a product of 2): refused before, "but
-    # those of max only into a vector or a scalar")
+    # (each term reduced into the dense output at its coordinate, started at the operator's identity, the fill folded in
+    # where a coordinate's loops skipped one (a product of 2 at every coordinate in order): refused before, "but those
+    # of max only into a vector or a scalar")
     t, T = operand((3, 4, 5), fmt, 13, fill=fill, odd=(nan, -0.0, inf))
     u, U = operand((2, 4, 5), fmt, 14, fill=fill)
     for build in (lambda m, x, y: (m.concat if m is xp else np.concatenate)([x, y]), lambda m, x, y: x[::-2]):
