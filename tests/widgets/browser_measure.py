@@ -255,6 +255,27 @@ def assert_rewrites_read(tables: list[dict], where: str) -> None:
     assert all(t["reachable"] for t in tables), f"{where}: a rewrite table cut and not scrolling: {tables}"
 
 
+def exported_steps(browser, path, steps, what: str, shots):
+    """Each step of the exported page ``path`` in the light, then the dark colour scheme: for each ``(at, kind)`` of
+    ``steps``, opened by its link, screenshot to ``shots`` (a function of kind and scheme to a path), its text and
+    drawings readable and each drawing node's label inside its box; yields ``(kind, section, nodes, where)``, the
+    nodes as :data:`NODE_LINES_JS` measures them and ``where`` naming ``what``'s step."""
+    for scheme in ("light", "dark"):
+        page = browser.new_page(viewport={"width": 1100, "height": 800}, color_scheme=scheme)
+        page.goto(pathlib.Path(path).as_uri())
+        for at, kind in steps:
+            page.locator(f'nav.steps a[href="#step-{at}"]').click()
+            section = page.locator(f"section#step-{at}")
+            section.wait_for(state="visible")
+            where = f"{what}'s {kind} step ({scheme})"
+            page.screenshot(path=str(shots(kind, scheme)), full_page=True)
+            assert_readable(measure(section), where)
+            nodes = page.evaluate(NODE_LINES_JS, [section.element_handle(), kind])
+            assert nodes and all(n["inside"] for n in nodes), (where, nodes)
+            yield kind, section, nodes, where
+        page.close()
+
+
 def measure(locator) -> dict:
     """:data:`MEASURE_JS` on the element ``locator`` finds."""
     return locator.evaluate(MEASURE_JS)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from browser_measure import NODE_LINES_JS, assert_readable, measure
+from browser_measure import exported_steps
 
 
 def test_a_located_column_reads_in_its_derivation_lattice_and_cfir(browser, tmp_path, artifacts):
@@ -24,27 +24,17 @@ def test_a_located_column_reads_in_its_derivation_lattice_and_cfir(browser, tmp_
     cfir = next(k for k, s in enumerate(steps) if s.stage == "cfir")
     path = tmp_path / "located.html"
     export_html(kernel.trace, path)
-    for scheme in ("light", "dark"):
-        page = browser.new_page(viewport={"width": 1100, "height": 800}, color_scheme=scheme)
-        page.goto(path.as_uri())
-        for at, kind in ((derive, "seq-derivation"), (rows, "seq-lattice"), (cfir, "seq-cfir")):
-            page.locator(f'nav.steps a[href="#step-{at}"]').click()
-            section = page.locator(f"section#step-{at}")
-            section.wait_for(state="visible")
-            where = f"the cross product's {kind} step ({scheme})"
-            page.screenshot(path=str(artifacts / f"located-{kind}-{scheme}.png"), full_page=True)
-            assert_readable(measure(section), where)
-            nodes = page.evaluate(NODE_LINES_JS, [section.element_handle(), kind])
-            assert nodes and all(n["inside"] for n in nodes), (where, nodes)
-            text = [" ".join(n["lines"]) for n in nodes]
-            if kind == "seq-derivation":
-                # (each of the six columns, in each part that reads it, says where it is located)
-                located = [t for t in text if "located in its row" in t]
-                assert len(located) == 12 and all("constrains nothing" in t for t in located), (where, text)
-            elif kind == "seq-lattice":
-                # (one point, every row, and where it runs out: no loop)
-                assert [t for t in text if t[:1].isdigit()] == ["0: U_i#k"], (where, text)
-            else:
-                assert any("A_i_1(i)" in t.replace(" ", "") or "A_i_1(i" in t for t in text) or \
-                    section.locator("pre.code").filter(has_text="A_i_1(i)").count(), (where, text)
-        page.close()
+    shown = ((derive, "seq-derivation"), (rows, "seq-lattice"), (cfir, "seq-cfir"))
+    for kind, section, nodes, where in exported_steps(browser, path, shown, "the cross product",
+                                                      lambda k, s: artifacts / f"located-{k}-{s}.png"):
+        text = [" ".join(n["lines"]) for n in nodes]
+        if kind == "seq-derivation":
+            # (each of the six columns, in each part that reads it, says where it is located)
+            located = [t for t in text if "located in its row" in t]
+            assert len(located) == 12 and all("constrains nothing" in t for t in located), (where, text)
+        elif kind == "seq-lattice":
+            # (one point, every row, and where it runs out: no loop)
+            assert [t for t in text if t[:1].isdigit()] == ["0: U_i#k"], (where, text)
+        else:
+            assert any("A_i_1(i)" in t.replace(" ", "") or "A_i_1(i" in t for t in text) or \
+                section.locator("pre.code").filter(has_text="A_i_1(i)").count(), (where, text)

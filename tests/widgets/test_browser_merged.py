@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from browser_measure import NODE_LINES_JS, REWRITES_JS, assert_readable, assert_rewrites_read, measure
+from browser_measure import REWRITES_JS, assert_rewrites_read, exported_steps
 
 # The legend's terms shown under the drawings of the section, each with whether its box lies
 # inside the section's width (a legend cut at the page's edge hides its meaning).
@@ -53,44 +53,35 @@ def test_a_merged_loop_says_it_runs_until_all_ran_out(browser, tmp_path, artifac
     cfir = next(k for k in merged if trace.steps[k].stage == "cfir")
     path = tmp_path / "merged.html"
     export_html(trace, path)
-    for scheme in ("light", "dark"):
-        page = browser.new_page(viewport={"width": 1100, "height": 800}, color_scheme=scheme)
-        page.goto(path.as_uri())
-        seq = _merged_sequence(trace.steps[cfir])
-        for at, kind, want in ((lattice, "seq-lattice", [f"0: {seq}", "until all ran out"]),
-                               (cfir, "seq-cfir", [f"while i <- {seq}", "until all ran out"])):
-            page.locator(f'nav.steps a[href="#step-{at}"]').click()
-            section = page.locator(f"section#step-{at}")
-            section.wait_for(state="visible")
-            where = f"the merged loop's {kind} step ({scheme})"
-            page.screenshot(path=str(artifacts / f"merged-{form}-{kind}-{scheme}.png"), full_page=True)
-            assert_readable(measure(section), where)
-            assert_rewrites_read(section.evaluate(REWRITES_JS), where)
-            nodes = page.evaluate(NODE_LINES_JS, [section.element_handle(), kind])
-            assert nodes and all(n["inside"] for n in nodes), (where, nodes)
-            # (a split's loop inside, over j, is merged too: the box of the loop over i)
-            head = " ".join(want[0].split()[:2]) if kind == "seq-cfir" else want[0].split()[0]
-            boxes = [n for n in nodes if n["lines"][-1:] == want[1:] and n["lines"][0].startswith(head)]
-            assert len(boxes) == 1, (where, want, [n["lines"] for n in nodes])
-            box = boxes[0]
-            # (a long sequence wrapped over lines of its box, read as one; or, in the CFIR's tree, cut where its
-            # box would be wider than the page, ending in "…", whole in its tooltip, as the legend says)
-            shown = _unwrapped(box["lines"][:-1])
-            assert shown == _unwrapped([want[0]]) or shown.endswith("…") and len(box["lines"]) == 2 and \
-                _unwrapped([want[0]]).startswith(shown[:-1]) and want[0] in box["tip"], (where, want, box)
-            if kind == "seq-lattice":   # (one point: no lattice point per set of operands present)
-                assert len(nodes) == 1, (where, nodes)
-            # (a label cut elsewhere only where its box would pass the page's width, whole in its tooltip: the split's
-            # loop over j, whose sequence is as long as the loop's over i)
-            cut = [(line, n["tip"]) for n in nodes if n is not box for line in n["lines"] if line.endswith("…")]
-            assert not [c for c in cut if form != "split" or not (c[1] and _unwrapped([c[1]]).find(
-                _unwrapped([c[0][:-1]])) >= 0 and len(c[0]) > 30)], (where, nodes)
-            if form == "hstack" or kind == "seq-lattice":
-                assert not box["lines"][0].endswith("…"), (where, box)
-            terms = section.evaluate(LEGEND_TERMS_JS)
-            assert {"term": "until all ran out", "inside": True} in terms, (where, terms)
-            assert section.locator("pre.code").filter(has_text=re.compile("until all ran out")).count(), where
-        page.close()
+    seq = _merged_sequence(trace.steps[cfir])
+    wants = {"seq-lattice": [f"0: {seq}", "until all ran out"], "seq-cfir": [f"while i <- {seq}", "until all ran out"]}
+    for kind, section, nodes, where in exported_steps(browser, path, ((lattice, "seq-lattice"), (cfir, "seq-cfir")),
+                                                      "the merged loop",
+                                                      lambda k, s: artifacts / f"merged-{form}-{k}-{s}.png"):
+        want = wants[kind]
+        assert_rewrites_read(section.evaluate(REWRITES_JS), where)
+        # (a split's loop inside, over j, is merged too: the box of the loop over i)
+        head = " ".join(want[0].split()[:2]) if kind == "seq-cfir" else want[0].split()[0]
+        boxes = [n for n in nodes if n["lines"][-1:] == want[1:] and n["lines"][0].startswith(head)]
+        assert len(boxes) == 1, (where, want, [n["lines"] for n in nodes])
+        box = boxes[0]
+        # (a long sequence wrapped over lines of its box, read as one; or, in the CFIR's tree, cut where its
+        # box would be wider than the page, ending in "…", whole in its tooltip, as the legend says)
+        shown = _unwrapped(box["lines"][:-1])
+        assert shown == _unwrapped([want[0]]) or shown.endswith("…") and len(box["lines"]) == 2 and \
+            _unwrapped([want[0]]).startswith(shown[:-1]) and want[0] in box["tip"], (where, want, box)
+        if kind == "seq-lattice":   # (one point: no lattice point per set of operands present)
+            assert len(nodes) == 1, (where, nodes)
+        # (a label cut elsewhere only where its box would pass the page's width, whole in its tooltip: the split's
+        # loop over j, whose sequence is as long as the loop's over i)
+        cut = [(line, n["tip"]) for n in nodes if n is not box for line in n["lines"] if line.endswith("…")]
+        assert not [c for c in cut if form != "split" or not (c[1] and _unwrapped([c[1]]).find(
+            _unwrapped([c[0][:-1]])) >= 0 and len(c[0]) > 30)], (where, nodes)
+        if form == "hstack" or kind == "seq-lattice":
+            assert not box["lines"][0].endswith("…"), (where, box)
+        terms = section.evaluate(LEGEND_TERMS_JS)
+        assert {"term": "until all ran out", "inside": True} in terms, (where, terms)
+        assert section.locator("pre.code").filter(has_text=re.compile("until all ran out")).count(), where
 
 
 def _merged_sequence(step) -> str:
