@@ -29,6 +29,7 @@ from contextvars import ContextVar
 
 import numpy as np
 
+from ..algebra import NOVALUE
 from ..errors import StrategyError
 from ..values import same_value
 from ..notation.ast import Access, Call, Literal, Reduce, walk
@@ -375,8 +376,9 @@ def in_order(op, fill) -> bool:
     """
     if op is None or op.is_user or op.name != "mul":
         return False
-    kind = np.asarray(fill).dtype.kind
-    return kind == "c" or kind == "f" and not same_value(fill, 1.0)
+    dtype = np.asarray(fill).dtype
+    # (no value of the fill's type to skip: a complex product's, Operator.neutral_for, as the plain lattice asks)
+    return op.neutral_for(dtype) is NOVALUE or dtype.kind == "f" and not same_value(fill, 1.0)
 
 
 def fill_fold(op, fill, e) -> tuple[bool, bool, object]:
