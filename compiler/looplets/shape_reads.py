@@ -256,6 +256,13 @@ class ShapeReads:
                              any(x.name not in self.planner.depth for x in indices_in(at))):
             raise StrategyError(f"{e}: the looplet strategy splits the loop over {l} into one loop per operand, "
                                 f"or reads it at an index of loops; here {l} is {env.get(l)}")
+        # (Finch's coalesce takes the first part not missing there: a reduction, computed into a temporary
+        # before the statement, holds its identity where its part's accesses are missing, never missing)
+        summed = next((r for operand in e.operands for r in N.walk(operand) if isinstance(r, N.Reduce)), None)
+        if summed is not None:
+            raise StrategyError(f"{e}: the looplet strategy reads a concatenation at an index another operator "
+                                f"computes ({l} = {env.get(l)}) by taking the first part whose accesses are not "
+                                f"missing there, and {summed} is a reduction, whose value is never missing")
         parts, offset = [], None
         for j, operand in zip(e.indices, e.operands):
             reads = [a for a in N.walk(operand) if isinstance(a, N.Access) and j in a.indices]
