@@ -277,11 +277,20 @@ class Provenance(dict):
         return (0, -len(self.get(tag, ())), info.depth is not None)
 
     def widest_first(self, tags: Iterable[str]) -> list[str]:
-        """``tags`` with the one covering most C lines first (a loop before its cases)."""
+        """``tags`` with the outermost first: a loop before its cases (whose C lines are some of the
+        loop's), and of loops one after the other (a concatenation's parts) the first in the C.
+
+        >>> Provenance({"case": [4], "loop": [3, 4, 5]}).widest_first(["case", "loop"])
+        ['loop', 'case']
+        >>> Provenance({"left": [3, 4], "right": [5, 6, 7]}).widest_first(["right", "left"])
+        ['left', 'right']
+        """
         tags = list(tags)
         if not tags:
             return tags
-        top = max(tags, key=lambda t: len(self.get(t, ())))
+        lines = {t: set(self.get(t, ())) for t in tags}
+        outer = [t for t in tags if not any(lines[t] < lines[u] for u in tags)]
+        top = min(outer, key=lambda t: (min(lines[t], default=1 << 30), -len(lines[t])))
         return [top] + [t for t in tags if t != top]
 
 

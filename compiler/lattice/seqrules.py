@@ -22,6 +22,7 @@ from ..notation.drawing import node_tag
 from ..notation.shape import Broadcast, Collapse, Concat, Slice, Split
 from ..tensor import Tensor
 from ..trace import Rewrite
+from .seqlattice import loop_tag
 from .seqnesting import searchable
 from .seqrewind import grouped_product
 from .sequences import Concat as SeqConcat
@@ -74,8 +75,8 @@ class Derivation:
     result)`` per step, and per step the ident of its node in the program's expression tree
     (:func:`~compiler.notation.drawing.tree_nodes`; None where the deriver was given none).
     ``loops``: the loops the derived sequence becomes, once its lattices are built, each as its
-    lattice's sequence and the tags of its points' loops (``lattice:<index>:<sequence>``, as the
-    emitter tags their code), outer point first (:meth:`with_loops`)."""
+    lattice's sequence and its points, outer point first, each as its sequence and the tag of its loop
+    (``lattice:<index>:<sequence>``, as the emitter tags their code) (:meth:`with_loops`)."""
 
     index: str
     steps: list = field(default_factory=list)
@@ -91,9 +92,9 @@ class Derivation:
         >>> from compiler.lattice.sequences import Level, Concat
         >>> L = build_seq_lattice(Concat(Level("a", 0, "compressed", 3), Level("b", 0, "compressed", 2)))
         >>> Derivation("k").with_loops([("k", L), ("j", L)]).loops
-        [('i_a ⊔ i_b', ['lattice:k:i_a⊔i_b', 'lattice:k:|i_a|+i_b'])]
+        [('i_a ⊔ i_b', [('i_a ⊔ i_b', 'lattice:k:i_a⊔i_b'), ('|i_a| + i_b', 'lattice:k:|i_a|+i_b')])]
         """
-        loops = [(str(L.seq), [t for tags in L.node_tags(str(i)).values() for t in tags])
+        loops = [(str(L.seq), [(p.seq.text(), loop_tag(str(i), p.seq)) for p in L.points])
                  for i, L in lattices if str(i) == self.index]
         return replace(self, loops=loops)
 
@@ -120,10 +121,15 @@ class Derivation:
         {'n0': ['expr:n2']}
 
         Each loop the sequence becomes (node ``loop<m>``) has the tags of its lattice's points'
-        loops, the outer point's first.
+        loops, the outer point's first; where it has more than one point, each point is a node of its
+        own (``loop<m>p<n>``) with its loop's tag, so each loop of the C has its colour.
         """
         tags = {f"n{k}": [node_tag(ident)] for k, ident in enumerate(self.idents) if ident is not None}
-        tags.update({f"loop{m}": list(points) for m, (_, points) in enumerate(self.loops) if points})
+        for m, (_, points) in enumerate(self.loops):
+            if points:
+                tags[f"loop{m}"] = [tag for _, tag in points]
+            if len(points) > 1:
+                tags.update({f"loop{m}p{n}": [tag] for n, (_, tag) in enumerate(points)})
         return tags
 
     def line_spans(self) -> dict[str, list[list]]:
@@ -146,7 +152,7 @@ class Derivation:
         for m, ((seq, points), (line, start)) in enumerate(zip(self.loops, printed[len(self.steps):])):
             if points:
                 end = start + len(f"forall {self.index} ∈ {seq}")
-                out[str(len(self.steps) + m + 1)] = [[start, end, points[0], "loop"]]
+                out[str(len(self.steps) + m + 1)] = [[start, end, points[0][1], "loop"]]
         return out
 
     def dot(self) -> str:
@@ -175,13 +181,18 @@ class Derivation:
             parents.append(f"n{n}")
         # (the loops the root's sequence becomes, beside it (not ranked below it: on the tree's rank they
         # pushed the root to the right, out of view in a pane): a lattice's loops over its points)
+        # (a lattice of several points: a node per point under its loop, each the colour of its own loop in the C)
         for m, (seq, points) in enumerate(self.loops):
-            count = f"{len(points)} point{'s' if len(points) != 1 else ''}"
-            lines.append(f'  loop{m} [label="forall {q(self.index)} ∈ {q(seq)}\\n{count}:\\nits loops in the C", '
-                         'style="rounded"];')
+            many = len(points) > 1
+            count = f"{len(points)} point{'s' if many else ''}"
+            lines.append(f'  loop{m} [label="forall {q(self.index)} ∈ {q(seq)}\\n{count}:\\n'
+                         f'{"a loop each" if many else "its loops"} in the C", style="rounded"];')
             if self.steps:
                 label = ', label="becomes"' if m == 0 else ""   # (the further loops' arcs crossed their labels)
                 lines.append(f'  n0 -> loop{m} [style=dashed{label}, constraint=false];')
+            for n, (point, _) in enumerate(points if many else ()):
+                lines.append(f'  loop{m}p{n} [label="point {n}: {wrapped(point)}", style="rounded"];')
+                lines.append(f'  loop{m} -> loop{m}p{n} [style=dashed];')
         lines.append("}")
         return "\n".join(lines)
 

@@ -144,7 +144,8 @@ def test_each_derivation_links_the_loops_its_sequence_becomes(vstack):
     and ``j_B``), each drawn as a box below the derivation's root and printed as a line, linked
     with its lattice's points' loops: their C lines are the ``while`` loops over the index, and
     every loop of the C over a point of the index is one of them. Before, a derivation linked no
-    loop."""
+    loop. A loop of several points (``i``'s, a concatenation) has a node per point below it, with that
+    point's tag and colour: before, only the first point's loop in the C was coloured on the step."""
     from explorer.renderers import render_artifact
 
     c = _c(vstack)
@@ -154,7 +155,8 @@ def test_each_derivation_links_the_loops_its_sequence_becomes(vstack):
     lattices = [a for s in vstack.trace.steps for a in s.artifacts if a.kind == "seq-lattice"]
     session = explore(vstack)
     for art, index, seqs in zip(arts, "ij", (["k_A ⊔ l_B"], ["j_A", "j_B"])):
-        loops = {node: tags for node, tags in art.data["node_tags"].items() if node.startswith("loop")}
+        loops = {node: tags for node, tags in art.data["node_tags"].items() if re.fullmatch(r"loop\d+", node)}
+        each = {node: tags for node, tags in art.data["node_tags"].items() if re.fullmatch(r"loop\d+p\d+", node)}
         points = [tags for a in lattices if a.data["index"] == index for tags in a.data["node_tags"].values()]
         assert list(loops.values()) == [[t for ts in points[:1] for t in ts] + [t for ts in points[1:] for t in ts]] \
             if index == "i" else list(loops.values()) == points, (index, loops, points)
@@ -170,6 +172,10 @@ def test_each_derivation_links_the_loops_its_sequence_becomes(vstack):
         html = render_artifact(art, provenance=session.provenance())
         for node, tags in loops.items():
             assert _drawn(html)[node] == (tags, color_for(tags[0])), (node, tags)
+            points = [each[f"{node}p{n}"] for n in range(len(tags))] if len(tags) > 1 else []
+            assert points == ([[t] for t in tags] if index == "i" else []), (node, points)
+            for n, (tag,) in enumerate(points):
+                assert _drawn(html)[f"{node}p{n}"] == ([tag], color_for(tag)), (node, n)
         marked = [(m.group(1).split()[0], _html.unescape(re.sub("<[^>]+>", "", m.group(2)))) for m in re.finditer(
             r'<span class="pv" data-tags="(lattice:[^"]*)"[^>]*>((?:<span[^>]*>[^<]*</span>|[^<])*)</span>', html)]
         assert marked == [(tag, head) for head, tag in heads], marked
@@ -201,7 +207,7 @@ def test_every_loop_of_a_derivations_index_is_linked_from_it(a, b, c, fill, c_fo
     lattices = [a_ for s in k.trace.steps for a_ in s.artifacts if a_.kind == "seq-lattice"]
     for dv in (a_ for a_ in k.trace.steps[at_derive].artifacts if a_.kind == "seq-derivation"):
         index = dv.name[len("Seq(..., "):-1]
-        loops = [tags for node, tags in dv.data["node_tags"].items() if node.startswith("loop")]
+        loops = [tags for node, tags in dv.data["node_tags"].items() if re.fullmatch(r"loop\d+", node)]
         assert sorted(t for tags in loops for t in tags) == sorted(
             t for L in lattices if L.data["index"] == index for tags in L.data["node_tags"].values() for t in tags)
         for tags in loops:

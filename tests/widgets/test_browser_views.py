@@ -533,9 +533,10 @@ def sequence_texts_marked(page, theme: str, artifacts: pathlib.Path) -> None:
     assert len(expressions) == 11 and all(m["width"] > 10 and m["bg"] == rgb(m["own"])
                                           for m in expressions), expressions
     loop = page.locator(f"{SHOWN_NOTEBOOK} .views-loop").first
-    # (the derivations' boxes: 11 steps, and the 3 loops they become, i's one and j's one per part)
+    # (the derivations' boxes: 11 steps, the 3 loops they become, i's one and j's one per part, and i's 2
+    # points, each the colour of its own loop in the C)
     for root, kind, count, prefix in ((view, "seq-lattice", 4, "lattice:"),
-                                      (view, "seq-derivation", 14, ("expr:", "lattice:")),
+                                      (view, "seq-derivation", 16, ("expr:", "lattice:")),
                                       (loop, "notation-tree", 12, "expr:l")):
         nodes = page.evaluate(LINKED_NODES_JS, [root.element_handle(), kind])
         assert len(nodes) == count and all(n["tag"].startswith(prefix) and n["fill"] == n["own"]
