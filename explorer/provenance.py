@@ -664,8 +664,14 @@ def _part_marks(text: str, parts: Mapping[int, Sequence[tuple[int, int, Mapping,
     tree: dict[tuple, list[list[str]]] = {}
     # (a text drawn as no tree, the concretize step's loops around the parse step's statement: the
     # tree drawn last, its accesses paired with the text's by tensor and indices)
+    # (an access whose indices a pass renamed, a concatenation's part in a loop of its own: ``x[i2]`` of the
+    # tree's ``x[i]``, takes the tags of its tensor's one node, where the tree reads that tensor once)
+    by_tensor: dict[str, list[list[str]]] = {}
     for about, tags in prov.recorded("trees", text, step) or prov.latest_tree(step):
-        tree.setdefault(_tree_key(about, about.get("role")), []).append([t for t in tags if t in prov])
+        kept = [t for t in tags if t in prov]
+        tree.setdefault(_tree_key(about, about.get("role")), []).append(kept)
+        if about.get("role") == "access":
+            by_tensor.setdefault(about.get("tensor"), []).append(kept)
     for n, here in sorted(parts.items()):
         if not 1 <= n <= len(lines):
             continue
@@ -688,6 +694,8 @@ def _part_marks(text: str, parts: Mapping[int, Sequence[tuple[int, int, Mapping,
             nodes = tree.get(_tree_key(about, role))
             if nodes:
                 tags = list(tags) + nodes.pop(0)
+            elif role == "access" and len(by_tensor.get(about.get("tensor"), ())) == 1:
+                tags = list(tags) + by_tensor[about.get("tensor")][0]
             tags = list(dict.fromkeys(tags))
             if tags:
                 marks.append(Mark(n, start, end, line[start:end], tuple(tags)))

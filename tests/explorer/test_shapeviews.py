@@ -240,8 +240,11 @@ def test_the_sequence_texts_mark_their_reads_and_points_where_the_printer_put_th
             for m in program_marks(text, prov, k):
                 tensor = re.match(r"(\w+)\(", m.text)
                 if tensor and tensor.group(1) in "AB" and ", " in m.text:   # a read, A(k_A, j_A)
+                    # (the loops' tags, then the expression tree's node of its tensor, which the tree reads once)
                     infos = [prov.info[t] for t in m.tags]
-                    assert infos and all(i.kind == "lattice" and tensor.group(1) in i.operands for i in infos), m
+                    kinds = [i.kind for i in infos]
+                    assert kinds[0] == "lattice" and kinds in (["lattice"] * len(kinds), kinds[:-1] + ["expression"]) \
+                        and all(tensor.group(1) in i.operands for i in infos), m
                     seen.add(("read", tensor.group(1)))
                 elif step.stage == "lattice" and side == "after" and m.line > 1:   # a point
                     assert m.tags == (f"lattice:{s.steps[k].data['index']}:{m.text.replace(' ', '')}",) \
