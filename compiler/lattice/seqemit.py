@@ -241,8 +241,11 @@ class SeqEmitter(LeafWalks, RowLocates):
         return BinOp("<", x, arith("+", arith("*", group, _c(J)), _c(J)))
 
     def bound(self, value, base: str = "x") -> tuple[list, Var]:
-        """``value`` held in a fresh local (it is read after the cursors it comes from move)."""
-        if isinstance(value, (Var, Const)):
+        """``value`` held in a fresh local (it is read after the cursors it comes from move), unless it is a
+        constant or a variable no cursor moves. A cursor itself is held too: π0(m_A, 1) of a dense ``A`` is its
+        position ``pA0``, and the group its drain ends must not move on with it."""
+        if isinstance(value, Const) or isinstance(value, Var) and not any(
+                value in cursor_vars(code) for code in self.leaves.values()):
             return [], value
         v = Var(self.fresh(base))
         return [Declare(v, I64, value)], v

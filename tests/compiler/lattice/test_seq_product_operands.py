@@ -22,7 +22,7 @@ materialized).
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from compiler import Tensor, array as xp
@@ -172,6 +172,15 @@ def test_each_group_of_a_split_repeated_walks_it_once_per_repeat(afmt, out):
         assert "pA0_start = pA0;" in k.c_source and "pA0 = pA0_start;" in k.c_source, k.c_source
 
 
+@pytest.mark.parametrize("N, I", [(1, 2), (3, 2), (2, 3)])
+def test_a_dense_vector_split_into_groups_of_one_and_repeated_walks_every_group(N, I):
+    # (π0(m_A, 1) of a dense A is A's cursor itself: its group's end moved on with the cursor, and the
+    # loop stopped after the first group, [1, 1, 1, 0, 0, 0] for [1, 1, 1, 2, 2, 2])
+    a = np.arange(1.0, I + 1)
+    k, got = one_kernel(REPEAT.format(N=N, I=I, L=1), None, A=vector(a, "dense"))
+    np.testing.assert_array_equal(got.to_numpy(), np.repeat(a, N))
+
+
 @pytest.mark.parametrize("case", ["fill-1", "fill-nan", "stored-nan-inf", "empty", "all-fill", "one-repeat",
                                   "one-column", "times-b"])
 def test_a_repeated_split_with_fills_values_and_operands(case):
@@ -215,6 +224,7 @@ def test_the_array_front_ends_ravels_and_repeats_are_one_lattice_kernel():
 @given(st.sampled_from([TIMES_SUM, TIMES_HSTACK, "repeat"]),
        st.lists(st.sampled_from(["csr", "csc", "coo", "dcsr", "dense"]), min_size=3, max_size=3),
        st.sampled_from([0.0, 1.0, nan]), st.sampled_from([0.0, 0.4, 1.0]), st.booleans(), st.integers(0, 99))
+@example("repeat", ["dense", "csr", "csr"], 0.0, 0.0, False, 86)   # (a dense [nan, inf] split into groups of 1)
 def test_random_products_with_a_union_on_the_right(program, formats, fill, density, sparse_out, seed):
     odd = (nan, inf, -inf)[:seed % 4]
     if program == "repeat":
