@@ -1,8 +1,9 @@
 """Ready-made traces for notebooks, tests and demos, built from the compiler's own pieces.
 
-Until ``compiler.lower`` exists, :func:`build_spmv` records a CSR SpMV "lowering" by hand:
-the parse of ``y[i] = A[i, j] * x[j]``, the fiber trees of the inputs, the imperative IR
-written by hand, and the compiler's own ``emit-c`` and ``compile`` steps.
+:func:`build_spmv` records a CSR SpMV "lowering" by hand: the parse of ``y[i] = A[i, j] * x[j]``,
+the fiber trees of the inputs, the imperative IR written by hand, and the compiler's own ``emit-c``
+and ``compile`` steps. A short trace that needs no strategy, for the explorer's first notebook and
+its tests; ``compiler.lower`` makes the full ones.
 
 >>> from explorer import explore
 >>> session = explore(build_spmv)
