@@ -128,6 +128,7 @@ def twice(y, A):
 @settings(max_examples=4, deadline=None)
 @given(st.integers(1, 80), st.integers(1, 8), st.sampled_from([0.0, 0.1, 0.5, 1.0]), st.integers(0, 2**31))
 @example(40, 9, 0.3, 2)   # columns that cancel to the fill: listed, then not kept
+@example(1, 2, 0.5, 0)    # (fewer rows than columns: its square part has as many of each as rows)
 def test_a_byte_map_written_in_its_loops_order_is_not_sorted(n, cols, density, seed):
     # (BFS's pull step writes _F[k] in its loop over k: its freeze scanned the n flags, or sorted)
     M = cancelling(cols, n, density, seed).T   # (n x cols: its columns' entries cancel in pairs)
@@ -136,7 +137,8 @@ def test_a_byte_map_written_in_its_loops_order_is_not_sorted(n, cols, density, s
     assert "is in order already: one loop listed each coordinate as it visited it" in kernel.c_source
     assert not re.search(r"rebuild \w+ in order from the bitmap|sort \w+\[0:", kernel.c_source)
     check(kernel, M.sum(axis=0), A=A)
-    S = M[:cols, :cols]   # (square: both loops index y)
+    k = min(n, cols)
+    S = M[:k, :k]   # (square: both loops index y)
     A = Tensor.from_scipy(sp.csc_array(S), "csc", name="A").asformat(COLUMNS)
     kernel = compile_program(twice, y=SparseByteMap(Element(0.0, dtype="float64")), A=A)
     assert re.search(r"rebuild \w+ in order from the bitmap", kernel.c_source)
