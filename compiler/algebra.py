@@ -321,13 +321,14 @@ class Operator:
 
     def neutral_for(self, dtype):
         """The identity as a value of ``dtype`` where applying the operator with it changes no value of ``dtype``, so
-        that a coordinate holding it may be skipped; else :data:`NOVALUE`. Of complex values, 1 is no such identity
-        of a product: numpy's ``(inf + inf j) * (1 + 0j)`` is ``nan + nan j``.
+        that a coordinate holding it may be skipped, or an operand that is it dropped; else :data:`NOVALUE`. Of
+        complex values, 1 is no such identity of a product or a quotient: numpy's ``(inf + inf j) * (1 + 0j)`` is
+        ``nan + nan j``, and C99's ``(1 + 0j) * inf`` (a real operand times each part) is ``inf + nan j``.
 
         >>> lookup("mul").neutral_for("float64"), lookup("mul").neutral_for("complex128") is NOVALUE
         (np.float64(1.0), True)
         """
-        if not self.is_user and self.name == "mul" and np.dtype(dtype).kind == "c":
+        if not self.is_user and self.name in ("mul", "div") and np.dtype(dtype).kind == "c":
             return NOVALUE
         return self.identity_for(dtype)
 

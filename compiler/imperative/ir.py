@@ -22,6 +22,7 @@ True
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Optional, Union
 
@@ -315,6 +316,22 @@ def not_(term) -> Expr:
 
 def call(function: str, *args) -> Call:
     return Call(function, tuple(args))
+
+
+def complex_operand(e: Expr) -> Expr:
+    """``e``, or where it is a complex constant with no imaginary part (which C spells as its real part) a cast
+    of that part to the complex type: beside a real operand of ``*`` or ``/``, the real spelling made the
+    product real, where C99's ``(1 + 0j) * inf`` is ``inf + nan j`` (a real operand times each part).
+
+    >>> complex_operand(Const(1 + 0j, "complex128"))
+    Cast(dtype='complex128', value=Const(value=1.0, dtype='float64'))
+    >>> complex_operand(Const(1 + 2j, "complex64"))
+    Const(value=(1+2j), dtype='complex64')
+    """
+    if isinstance(e, Const) and isinstance(e.value, complex) and e.value.imag == 0 \
+            and math.copysign(1.0, e.value.imag) > 0:
+        return Cast(e.dtype, Const(e.value.real, "float32" if e.dtype == "complex64" else "float64"))
+    return e
 
 
 def fmin(a, b) -> Call: return Call("fmin", (a, b))

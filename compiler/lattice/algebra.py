@@ -614,7 +614,8 @@ def _derive_call(e, op: Operator, algs, fills, log, fill_of=None):
         return union(*algs), fill
     if op.identity is not NOVALUE and n == 2:
         positions = op.identity_positions or range(2)
-        ident = [k for k in positions if same_value(fills[k], op.identity_for(_dtype_of(fills[k])))]
+        # (a complex fill of 1 is no identity of a product: Operator.neutral_for)
+        ident = [k for k in positions if same_value(fills[k], op.neutral_for(_dtype_of(fills[k])))]
         if ident and all(same_value(fill, fills[1 - k]) for k in ident):
             log.append(f"identity: {e}")
             return union(*algs), fill

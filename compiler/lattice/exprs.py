@@ -25,7 +25,8 @@ from .. import user_function_check
 from ..algebra import Operator, helper_impl, lookup
 from ..dtypes import typed_scalar, value_dtype
 from ..errors import DTypeError
-from ..imperative.ir import BinOp, BufferArg, Call, Cast, Const, Grow, Load, Prefetch, Select, Store, UnOp, Var
+from ..imperative.ir import (BinOp, BufferArg, Call, Cast, Const, Grow, Load, Prefetch, Select, Store, UnOp, Var,
+                             complex_operand)
 from ..imperative.cints import constant_shift, converted, isnan_of, wrap
 from ..imperative.traverse import walk as ir_walk
 from ..notation.ast import Access, Call as NCall, IndexValue, Literal, Reduce
@@ -111,7 +112,8 @@ def apply_op(op: Operator, args, dtypes, helpers: dict):
         # (a complex value times or over a real one: each part times or over it, as C99's and the dense
         # oracle's, in the complex's part type; cast to complex, (inf + 0j) * 2 would be inf + nan j)
         part = real_part_dtype(rdt).name
-        conv = [cast(x, d, part) if np.dtype(value_dtype(d)).kind != "c" else c for x, d, c in zip(args, dtypes, conv)]
+        conv = [cast(x, d, part) if np.dtype(value_dtype(d)).kind != "c" else complex_operand(c)
+                for x, d, c in zip(args, dtypes, conv)]
     if complex_helped(name, dtypes):   # (numpy's formulas: C's rescue infinities, scale otherwise)
         hname = f"ss_{name}_{rname}"
         helpers[hname] = (op.c_helper([rname, rname]), op)

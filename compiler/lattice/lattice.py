@@ -312,7 +312,9 @@ def simplify_rules(dtype_of, fill_of=None) -> list[Rule]:
             a, other = t.args[k], t.args[1 - k]
             # the identity of the call's dtype: False is max's identity over bools, not over ints
             rdt = expr_dtype(t, dtype_of)
-            if isinstance(a, Literal) and same_value(lit_value(a), t.op.identity_for(rdt)):
+            # (a complex 1 is no identity of a product: Operator.neutral_for)
+            if isinstance(a, Literal) and same_value(lit_value(a), t.op.identity_for(rdt)) and \
+                    t.op.neutral_for(np.asarray(lit_value(a)).dtype) is not NOVALUE:
                 if expr_dtype(other, dtype_of) == rdt:
                     return other
         return None

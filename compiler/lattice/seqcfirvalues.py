@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from .. import serialize, values
 from ..algebra import NOVALUE, Operator, lookup
 from .seqvalues import NAN_PROPAGATING
@@ -219,7 +221,7 @@ def fold(op: Operator, args: tuple) -> Value:
         # (x - 0 is x; 0 - x is not: the identity at its positions only)
         for k in op.identity_positions or (0, 1):
             if isinstance(args[k], Lit) and not isinstance(args[k].value, bool) and args[k].value == op.identity \
-                    and not isinstance(args[1 - k], Lit):
+                    and not isinstance(args[1 - k], Lit) and op.neutral_for(np.asarray(args[k].value).dtype) is not NOVALUE:
                 return args[1 - k]
     return Op(op, args)
 

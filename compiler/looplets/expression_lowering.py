@@ -144,7 +144,8 @@ class ExpressionLowering:
 
             def operand(x, d):
                 want = rdt if numpy_dtype(d).kind == "c" else part
-                return x if str(d) == want else Const(x.value, want) if isinstance(x, Const) else ir.Cast(want, x)
+                y = x if str(d) == want else Const(x.value, want) if isinstance(x, Const) else ir.Cast(want, x)
+                return ir.complex_operand(y) if want == rdt else y   # (1 + 0j spelled 1.0 would make it real)
             return BinOp("*" if n == "mul" else "/", *[operand(x, d) for x, d in zip(args, given)])
         if complex_helped(n, given):
             # (numpy's formulas: C's * and / rescue infinities, and its / scales otherwise)

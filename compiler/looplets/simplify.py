@@ -92,7 +92,9 @@ def identity(t):
     positions = op.identity_positions or (0, 1)
     for k in positions:
         other = t.args[1 - k]
-        if _is(t.args[k], op.identity) and not _lit(other):
+        # (a complex 1 is no identity of a product: Operator.neutral_for)
+        if _is(t.args[k], op.identity) and not _lit(other) and \
+                op.neutral_for(np.asarray(t.args[k].value).dtype) is not NOVALUE:
             return other
     return None
 

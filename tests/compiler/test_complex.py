@@ -116,6 +116,30 @@ def test_products_and_quotients_of_infinite_and_nan_parts_are_numpys(strategy, d
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("fill", [1, complex(INF, 0), 0])
+def test_a_complex_fill_or_literal_with_no_imaginary_part_times_a_real_infinity(strategy, fill):
+    """A complex operand at its fill of ``1 + 0j`` times a real one is each part times it, as C99's: ``(1 + 0j) * inf``
+    is ``inf + nan j``. The kernels dropped the factor (1 is no identity of a complex product) and spelled the
+    constant as ``1.0``, which made the product real: ``inf + 0j``; so did ``inf + 0j``'s ``INFINITY * R``."""
+    x = Tensor.from_numpy(np.array([1 + 1j, fill, fill, 2 - 1j, fill]), "sparse", fill=fill)
+    r = np.array([2.0, INF, -INF, NAN, 0.0])
+    R = Tensor.from_numpy(r, "sparse")
+    xs = x.to_numpy()
+    with np.errstate(invalid="ignore"):
+        each = np.empty(5, complex)
+        each.real, each.imag = xs.real * r, xs.imag * r
+        for program, want in [("y[i] = x[i] * R[i]", each), ("y[i] = R[i] * x[i]", each),
+                              ("y[i] = R[i] * (1 + 0j) + x[i] * 0.0", r * (1 + 0j))]:
+            if "1 + 0j" in program:   # (the literal, each part times R: NaN and infinities in its real part only)
+                want = np.empty(5, complex)
+                want.real, want.imag = r + xs.real * 0.0, 0.0 * r + xs.imag * 0.0
+            k = ss.lower(program, strategy=strategy, x=x, R=R)
+            for got in (k(x=x, R=R).to_numpy(), k.interpret(x=x, R=R).to_numpy(), evaluate(program, x=x, R=R)[0]):
+                np.testing.assert_array_equal(np.isnan(got.imag), np.isnan(want.imag), err_msg=program)
+                np.testing.assert_array_equal(got, want, err_msg=program)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
 def test_spmv_and_reductions_of_a_scipy_complex_matrix(strategy):
     rng = np.random.default_rng(7)
     a = cmatrix(rng, (6, 5), 0.4)
