@@ -139,6 +139,28 @@ def test_a_complex_fill_or_literal_with_no_imaginary_part_times_a_real_infinity(
                 np.testing.assert_array_equal(got, want, err_msg=program)
 
 
+@settings(max_examples=8, deadline=None)
+@given(st.sampled_from(STRATEGIES), st.sampled_from([0, 1, complex(INF, 0), complex(NAN, 0), 1j, complex(-INF, 1)]),
+       st.sampled_from(["sparse", "dense"]), st.sampled_from(["*", "/", "+", "-"]), st.booleans(),
+       st.lists(st.sampled_from([0.0, 1.0, -2.5, INF, -INF, NAN]), min_size=6, max_size=6), st.integers(0, 2 ** 16))
+def test_a_complex_operand_of_any_fill_beside_a_real_one_by_property(strategy, fill, fmt, symbol, swap, r, seed):
+    """Kernels, their IR's interpreter and the dense oracle agree on a complex operand of any fill (infinite and NaN
+    parts among its values and fills) beside a real one with infinities and NaN, either side of the operator."""
+    rng = np.random.default_rng(seed)
+    parts = np.array([0.0, 1.0, -2.0, INF, NAN])
+    xs = rng.choice(parts, 6) + 1j * rng.choice(parts, 6)
+    xs[rng.random(6) < 0.4] = fill
+    x = Tensor.from_numpy(xs, fmt, fill=fill)
+    R = Tensor.from_numpy(np.array(r), "sparse")
+    program = f"y[i] = R[i] {symbol} x[i]" if swap else f"y[i] = x[i] {symbol} R[i]"
+    with np.errstate(all="ignore"):
+        want = evaluate(program, x=x, R=R)[0]
+        k = ss.lower(program, strategy=strategy, x=x, R=R)
+        for got in (k(x=x, R=R).to_numpy(), k.interpret(x=x, R=R).to_numpy()):
+            for part in (np.real, np.imag):
+                np.testing.assert_array_equal(part(got), part(want), err_msg=program)
+
+
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_spmv_and_reductions_of_a_scipy_complex_matrix(strategy):
     rng = np.random.default_rng(7)
