@@ -18,7 +18,7 @@ property, and through the array front end as one kernel (no retry, nothing mater
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from compiler import Tensor, array as xp
@@ -122,6 +122,7 @@ def test_fills_values_and_densities(name, case):
 @given(st.sampled_from(sorted(PROGRAMS)), st.sampled_from(["sparse_vector", "coo", "dense"]),
        st.sampled_from(["csr", "coo", "dcsr", "dense"]), st.tuples(*[st.integers(1, 3)] * 3),
        st.sampled_from([0.0, 1.0, nan]), st.sampled_from([0.0, 0.5, 1.0]), st.booleans(), st.integers(0, 99))
+@example("repeated rows", "dense", "csr", (1, 2, 1), 0.0, 0.5, False, 0)   # (a dense vector in groups of 1: its last row)
 def test_random_repeats_and_tiles(name, afmt, bfmt, sizes, fill, density, sparse_out, seed):
     N, I, L = sizes
     r = np.random.default_rng(seed)
