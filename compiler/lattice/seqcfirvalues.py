@@ -220,8 +220,10 @@ def fold(op: Operator, args: tuple) -> Value:
     if op.arity == 2 and not op.is_user and op.identity is not NOVALUE:
         # (x - 0 is x; 0 - x is not: the identity at its positions only)
         for k in op.identity_positions or (0, 1):
+            # (a complex 1 is no identity of a product: Operator.neutral_for)
             if isinstance(args[k], Lit) and not isinstance(args[k].value, bool) and args[k].value == op.identity \
-                    and not isinstance(args[1 - k], Lit) and op.neutral_for(np.asarray(args[k].value).dtype) is not NOVALUE:
+                    and not isinstance(args[1 - k], Lit) \
+                    and op.neutral_for(np.asarray(args[k].value).dtype) is not NOVALUE:
                 return args[1 - k]
     return Op(op, args)
 
