@@ -135,6 +135,7 @@ PAIRS = ["bool", "int8", "uint8", "int16", "int32", "uint32", "int64", "float32"
 @given(adt=st.sampled_from(PAIRS), bdt=st.sampled_from(PAIRS), strategy=st.sampled_from(["lattice", "looplets"]),
        sparse=st.booleans(), seed=st.integers(0, 2 ** 16))
 @example(adt="int16", bdt="int16", strategy="lattice", sparse=True, seed=3)
+@example(adt="int16", bdt="float32", strategy="lattice", sparse=False, seed=484)   # (float32 sums past 2^24)
 def test_products_over_dtype_pairs_are_numpys(adt, bdt, strategy, sparse, seed):
     rng = np.random.default_rng(seed)
     with np.errstate(all="ignore"):
@@ -146,7 +147,12 @@ def test_products_over_dtype_pairs_are_numpys(adt, bdt, strategy, sparse, seed):
         assert got.dtype == want.dtype
         out = np.asarray(got.compute(strategy=strategy))
         assert out.dtype == want.dtype
-        np.testing.assert_array_equal(out, want)
+        if want.dtype.kind == "f":
+            # (a float32 sum of products past 2^24 rounds at each step: numpy's BLAS may fuse a multiply and an
+            # add, or add in another order, a unit in the last place away)
+            np.testing.assert_array_max_ulp(out, want, maxulp=2)
+        else:
+            np.testing.assert_array_equal(out, want)
 
 
 @pytest.mark.parametrize("strategy", ["lattice", "looplets"])
