@@ -542,7 +542,9 @@ def one_per_row(shape, density, rng, fill=0.0, interval=False, special=False, li
     for r, lo, hi in spans:
         if rng.random() >= density:
             continue
-        v = float(rng.choice([np.nan, np.inf, -np.inf])) if special and rng.random() < 0.4 else float(rng.integers(1, 4))
+        # (NaN only where the run is one entry: a NaN point beside the other operand's run of 2 made 2 runs)
+        nonfinite = [np.nan, np.inf, -np.inf] if hi - lo == 1 else [np.inf, -np.inf]
+        v = float(rng.choice(nonfinite)) if special and rng.random() < 0.4 else float(rng.integers(1, 4))
         a[r, lo:(lo + 1 if np.isnan(v) else hi)] = v
     return a, spans
 
@@ -600,6 +602,7 @@ def test_an_interval_with_a_gap_or_two_values_is_refused_as_asformat_refuses_it(
 @example(cls=SparseInterval, what="copy", shape=(0, 3), fill=-np.inf, density=1.0, special=True, seed=0)   # no rows
 @example(cls=SparsePoint, what="sum", shape=(3, 0), fill=np.inf, density=0.7, special=False, seed=1)   # no columns
 @example(cls=SparseInterval, what="vector", shape=(1, 6), fill=0.0, density=1.0, special=True, seed=2)
+@example(cls=SparseInterval, what="vector", shape=(0, 4), fill=0.0, density=0.7, special=True, seed=4)
 def test_property_point_and_interval_outputs(cls, what, shape, fill, density, special, seed):
     # inputs whose sum, product and copy fit: the same columns (or runs) in every row of A and B
     rng = np.random.default_rng(seed)
