@@ -97,9 +97,11 @@ def _node_fill(e, fills: dict, extents: dict | None, exact: bool):
         if isinstance(f, bool) and not logical:
             raise StrategyError(f"{e}: its summand is a boolean of fill {f}; the sequence lowering sums numbers "
                                 f"(any and all reduce booleans); lower it with strategy='looplets'")
-        if _same(f, 0) and not logical:
+        known = extents is not None and all(i in extents for i in e.indices)
+        # (over no coordinate at all, the operator's identity: the product of an empty slice is 1, not 0)
+        if _same(f, 0) and not logical and not (known and int(np.prod([extents[i] for i in e.indices])) == 0):
             return 0.0
-        if extents is None or any(i not in extents for i in e.indices):
+        if not known:
             raise StrategyError(f"{e}: its summand has fill {f}, and the extents of {', '.join(map(str, e.indices))} "
                                 f"are not known to count the coordinates the loops skip")
         n = int(np.prod([extents[i] for i in e.indices]))

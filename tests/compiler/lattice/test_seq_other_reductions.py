@@ -172,6 +172,7 @@ def test_an_integer_product_of_any_fill_is_one_lattice_kernel(dtype, fill, fmt):
        st.sampled_from([2, 3, -3, -1, 1, 0]), st.integers(1, 5), st.integers(1, 45),
        st.integers(0, len(INTEGER_PRODUCTS) - 1), st.floats(0.0, 1.0), st.integers(0, 2**16))
 @example("coo", "int64", -3, 3, 45, 1, 0.0, 0)   # (every coordinate skipped: the fill to the power 44, wrapped)
+@example("csr", "int64", 0, 1, 1, 1, 0.0, 0)   # (an empty slice: its product is 1, not the fill 0's power)
 def test_integer_products_by_property(fmt, dtype, fill, rows, cols, pick, density, seed):
     if dtype == "uint64" and fill < 0:
         fill = -fill
