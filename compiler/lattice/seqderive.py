@@ -74,7 +74,7 @@ from .seqnesting import DiscordantWalk, LoopOrder, check_concordant, check_split
 from .seqwalk import stored_entries
 from .sequences import Level, Seq, SequenceError, Union, Universe
 from .seqparts import part_keys, walked_whole
-from .seqvalues import call_kind, expr_fill, fill_fold, in_order, real_constant
+from .seqvalues import call_kind, expr_fill, fill_fold, in_order, real_constant, reduction_fill
 from .seqrules import AccessLevels, Derivation, Deriver, level_kinds
 
 
@@ -378,7 +378,7 @@ def seq_lower(program, trace: Trace | None = None, loop_order=None, result_fill=
     if hoisted is not None and sums_under_operators(program):
         # (a sum under an operator, its loops around the output's: into a workspace the statement reads)
         consumer, work = split_sums(program, info.extents, {
-            s: expr_fill(s, fills, info.extents) for s in sums_under_operators(program)},
+            s: reduction_fill(s, fills, info.extents) for s in sums_under_operators(program)},
             rows=(tuple(range(len(program.lhs.indices))) if loop_order is None else tuple(loop_order))
             if sparse_rows else None)
         tensors = {**tensors, **{w.name: ShapedFormat(w.format(), w.shape) for w in work}}

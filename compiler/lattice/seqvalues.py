@@ -26,6 +26,7 @@ False
 from __future__ import annotations
 
 from contextvars import ContextVar
+from dataclasses import replace
 
 import numpy as np
 
@@ -33,7 +34,7 @@ from ..algebra import NOVALUE
 from ..errors import StrategyError
 from ..values import same_value
 from ..notation.ast import Access, Call, Literal, Reduce, walk
-from ..notation.shape import Concat
+from ..notation.shape import Concat, ShapeOp
 from .algebra import Empty as AlgEmpty
 from .algebra import Intersect as AlgIntersect
 from .algebra import Region, check_stated, de_morgan, expr_facts, parse_algebra, stated
@@ -115,9 +116,65 @@ def _node_fill(e, fills: dict, extents: dict | None, exact: bool):
 def fills_zero(e, fills: dict, extents: dict | None = None) -> bool:
     """Whether every operand of the call ``e`` but a literal has fill 0: then ``+`` is ``∪`` and
     ``*`` is ``∩`` (the paper's rules, a literal there at every coordinate). Not where an operand
-    concatenates a part of a fill that is not finite: walked, it is no 0 for ``∩`` to skip (``inf * 0``)."""
+    concatenates a part of a fill that is not finite: walked, it is no 0 for ``∩`` to skip (``inf * 0``);
+    nor where it reduces over a concatenation whose parts' fills fold to another value (:func:`_parts_fill`)."""
     return all(isinstance(a, Literal) or _zero(expr_fill(a, fills, extents)) and _finite_parts(a, fills, extents)
-               for a in e.args)
+               and _zero_parts(a, fills, extents) for a in e.args)
+
+
+def reduction_fill(e: Reduce, fills: dict, extents: dict):
+    """The fill of the reduction ``e`` computed on its own (into a workspace an operator reads): where it
+    reduces over a concatenation of parts of other fills, those folded (:func:`_parts_fill`), else
+    :func:`expr_fill`'s.
+
+    >>> from compiler.notation import parse
+    >>> e = parse("c[j] = sum[i](concat((A[k, j], B[l, j]), (k, l) -> i))").rhs
+    >>> ext = {i: 2 for i in e.indices + e.body.indices}
+    >>> reduction_fill(e, {"A": 0.0, "B": float("nan")}, ext), expr_fill(e, {"A": 0.0, "B": float("nan")}, ext)
+    (nan, 0.0)
+    """
+    parted = _parts_fill(e, fills, extents)
+    return expr_fill(e, fills, extents) if parted is None else parted
+
+
+def _zero_parts(e, fills: dict, extents: dict | None) -> bool:
+    return extents is None or all(_zero(f) for r in walk(e) if isinstance(r, Reduce)
+                                  for f in [_parts_fill(r, fills, extents)] if f is not None)
+
+
+def _parts_fill(e: Reduce, fills: dict, extents: dict):
+    """The fill of a reduction over the index a concatenation in its body makes, where its parts' fills differ:
+    each part's fill reduced over that part's coordinates, folded in order; else None. The body's fill is its
+    first part's, and the loops write the other parts whole, so a statement's output takes the reduction's fill
+    for that one; an operator of it must not: ``sum[i](concat((A[k, j], A1[l, j]), (k, l) -> i)) * B[0, j]`` of
+    ``A``'s fill 0, ``A1``'s NaN and an all-fill ``B`` is NaN at every ``j``, and walked as ``∩`` it was 0."""
+    cats = [c for c in walk(e.body) if isinstance(c, Concat) and c.result in e.indices]
+    if len(cats) != 1 or any(i not in extents for i in e.indices) or any(j not in extents for j in cats[0].indices):
+        return None
+    cat = cats[0]
+    rest = int(np.prod([extents[i] for i in e.indices if i != cat.result]))
+    parts = [(expr_fill(_with_part(e.body, cat, x), fills, extents), rest * extents[j])
+             for x, j in zip(cat.operands, cat.indices)]
+    if all(same_value(f, parts[0][0]) for f, _ in parts):
+        return None
+    total = None
+    for f, n in parts:
+        v = np.asarray(e.op.reduce_fill(f, n))
+        total = v if total is None else np.asarray(e.op(total, v))
+    return total.item()
+
+
+def _with_part(e, cat: Concat, part):
+    """``e`` with the concatenation ``cat`` replaced by one of its operands, ``part``."""
+    if e is cat:
+        return part
+    if isinstance(e, Call):
+        return replace(e, args=tuple(_with_part(a, cat, part) for a in e.args))
+    if isinstance(e, Reduce):
+        return replace(e, body=_with_part(e.body, cat, part))
+    if isinstance(e, ShapeOp):
+        return e.with_children(tuple(_with_part(c, cat, part) for c in e.children()))
+    return e
 
 
 def _finite_parts(e, fills: dict, extents: dict | None = None) -> bool:

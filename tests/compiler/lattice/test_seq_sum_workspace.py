@@ -51,6 +51,27 @@ def workspace_kernel(program, out=None, **tensors):
     return k, step
 
 
+@pytest.mark.parametrize("strategy", ["lattice", None])
+@pytest.mark.parametrize("fmt", ["csr", "coo"])
+def test_a_sum_over_parts_of_other_fills_times_an_all_fill_operand(strategy, fmt):
+    """``sum[i](concat((A[k, j], A1[l, j]), ...))`` of ``A``'s fill 0 and ``A1``'s NaN is NaN at every ``j``, and
+    so is its product with an operand that stores nothing (``NaN * 0``). The sum's workspace took the first
+    part's fill, 0, so the product was walked as ``∩`` where ``B`` is stored: 0 everywhere, by the lattice and
+    by the default strategy."""
+    a = np.array([[1.0, 0.0, 2.0], [0.0, 0.0, 3.0]])
+    A, A1 = ss.Tensor.from_numpy(a, fmt), ss.Tensor.from_numpy(np.full((1, 3), nan), fmt, fill=nan)
+    B = ss.Tensor.from_numpy(np.zeros((1, 3)), fmt)
+    for program in ("c[j] = sum[i](concat((A[k, j], A1[l, j]), (k, l) -> i)) * B[0, j]",
+                    "c[j] = B[0, j] * sum[i](concat((A[k, j], A1[l, j]), (k, l) -> i))",
+                    "c[j] = sum[i](concat((A[k, j], A1[l, j]), (k, l) -> i))"):
+        want = ss.evaluate(program, A=A, A1=A1, B=B)[0]
+        assert np.isnan(want).all()
+        k = ss.lower(program, strategy, A=A, A1=A1, B=B) if strategy else ss.lower(program, A=A, A1=A1, B=B)
+        assert k.strategy == "lattice", k.trace.find("strategy")
+        np.testing.assert_array_equal(k(A=A, A1=A1, B=B).to_numpy(), want, err_msg=program)
+        np.testing.assert_array_equal(k.interpret(A=A, A1=A1, B=B).to_numpy(), want, err_msg=program)
+
+
 @pytest.mark.parametrize("out", [None, "sparse"])
 @pytest.mark.parametrize("program", PROGRAMS)
 @pytest.mark.parametrize("fills, fmts", [((0.0, 0.0), ("csr", "csr")), ((1.0, 0.0), ("csr", "coo")),
