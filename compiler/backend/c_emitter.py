@@ -54,7 +54,6 @@ int spmv(
 from __future__ import annotations
 
 import cmath
-import math
 import re
 from dataclasses import dataclass
 
@@ -62,7 +61,8 @@ from ..dtypes import COMPLEX_DTYPES, c_type
 from ..imperative.cleanup import reads_before_set
 from ..imperative.guard import STATUS_COORDINATE, CheckCoordinate, coordinate_sites
 from ..imperative.ir import (BIT_FUNCTIONS, MATH_FUNCTIONS, SEARCH_FUNCTIONS, THREAD_FUNCTIONS, Allocate, BinOp, Buffer,
-                             Call, Const, Function, Grow, Growable, Load, OutScalar, Pragma, Prefetch, Scalar, Store, View)
+                             Call, Const, Function, Grow, Growable, Load, OutScalar, Pragma, Prefetch, Scalar, Store, View,
+                             spelled_real)
 from ..imperative.search import search_helpers
 from ..imperative.traverse import walk
 from ..imperative.vectorize import simd_exit
@@ -301,7 +301,7 @@ class _CPrinter(Printer):
         # by <complex.h>'s CMPLX, which keeps a NaN or infinite part as it is (re + im * I would not)
         part = "float32" if dtype == "complex64" else "float64"
         re, im = (self.const(Const(x, part)) for x in (v.real, v.imag))
-        if v.imag == 0 and math.copysign(1.0, v.imag) > 0:
+        if spelled_real(v):
             return re
         return f"{'CMPLXF' if part == 'float32' else 'CMPLX'}({re}, {im})"
 

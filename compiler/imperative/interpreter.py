@@ -35,7 +35,6 @@ compiler.errors.KernelError: kernel total (interpreter): read of x[3] is out of 
 
 from __future__ import annotations
 
-import math
 from typing import Any, Callable
 
 import numpy as np
@@ -47,7 +46,7 @@ from .guard import CheckCoordinate, coordinate_message
 from .search import run_search
 from .ir import (SEARCH_FUNCTIONS, Allocate, Tagged, Assign, BinOp, Block, Break, Buffer, Call, Cast, Comment, CompoundAssign, Const, Pragma,
                  Declare, For, Function, Grow, Growable, If, Load, OutScalar, Prefetch, Scalar, Select, Store,
-                 UnOp, Var, View, While)
+                 UnOp, Var, View, While, spelled_real)
 
 _TYPES = {name: np.dtype(name).type for name in VALUE_DTYPES}
 _PART_TYPES = {"complex128": np.float64, "complex64": np.float32}
@@ -142,7 +141,7 @@ class _Machine:
             except KeyError:
                 self.fail(f"variable {e.name} is used before it is declared")
         if t is Const:
-            if e.dtype in _PART_TYPES and e.value.imag == 0 and math.copysign(1.0, e.value.imag) > 0:
+            if e.dtype in _PART_TYPES and spelled_real(e.value):
                 # (C spells it as a real literal, which multiplies each part of a complex: see c_emitter)
                 return _PART_TYPES[e.dtype](e.value.real)
             return _TYPES[e.dtype](e.value)

@@ -318,6 +318,16 @@ def call(function: str, *args) -> Call:
     return Call(function, tuple(args))
 
 
+def spelled_real(value: complex) -> bool:
+    """Whether C spells the complex constant ``value`` as its real part: its imaginary part is +0.0, which a
+    real value converted to the complex type has by itself.
+
+    >>> spelled_real(1 + 0j), spelled_real(complex(1, -0.0)), spelled_real(1j)
+    (True, False, False)
+    """
+    return value.imag == 0 and math.copysign(1.0, value.imag) > 0
+
+
 def complex_operand(e: Expr) -> Expr:
     """``e``, or where it is a complex constant with no imaginary part (which C spells as its real part) a cast
     of that part to the complex type: beside a real operand of ``*`` or ``/``, the real spelling made the
@@ -328,8 +338,7 @@ def complex_operand(e: Expr) -> Expr:
     >>> complex_operand(Const(1 + 2j, "complex64"))
     Const(value=(1+2j), dtype='complex64')
     """
-    if isinstance(e, Const) and isinstance(e.value, complex) and e.value.imag == 0 \
-            and math.copysign(1.0, e.value.imag) > 0:
+    if isinstance(e, Const) and isinstance(e.value, complex) and spelled_real(e.value):
         return Cast(e.dtype, Const(e.value.real, "float32" if e.dtype == "complex64" else "float64"))
     return e
 
