@@ -36,9 +36,14 @@ FILL_ROWS_WHY = "walked a part of another fill as a union of products (the trace
 # (the forms of lower_node's attempts that fuse shape operators other than as written, each as the trace says it)
 RESHAPES_AS = {"whole": "each reshape a split of its whole ravel",
                "refined": "each reshape's axes split before they are collapsed",
-               "pushed": "each reshape of an elementwise operator on its operands"}
-PUSHED_WHY = ("; each reshape of an elementwise operator as the operator of its operands reshaped "
-              "(compiler.array.pushed_reshapes): the reshape of the operator was refused")
+               "pushed": "each reshape of an elementwise operator on its operands",
+               "sliced": "each slice of a concatenation on the parts it takes"}
+#: what the ``array`` step adds where a shape operator was moved onto its operands (by the attempt's name)
+PUSHED_WHY = {"pushed": "; each reshape of an elementwise operator as the operator of its operands reshaped "
+                        "(compiler.array.pushed_reshapes): the reshape of the operator was refused",
+              "sliced": "; each slice of a concatenation or a stack along its axis as the concatenation of the "
+                        "parts it takes, each sliced (compiler.array.pushed_slices): the slice of the "
+                        "concatenation was refused"}
 
 
 def attempt_text(node: Node, format, split: bool, default_sparse: bool, fuse, order) -> str:

@@ -75,6 +75,7 @@ from .default_output import ORDER_WHY, has_shape_ops, keeps_column_order, output
 from .exprtree import expression_artifact
 from .nodes import Broadcast, Leaf, Map, Node, Permute, Reduction, Scalar, ShapeOp, describe
 from .pushed_reshapes import reshapes_pushed
+from .pushed_slices import slices_pushed
 from .reshapes import groups_apart_from_ones, refined_group
 from .shapeops import MATERIALIZE, squeeze_tensor
 
@@ -684,6 +685,7 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
     materialized = {} if materialized is None else materialized
     refused = []
     attempts = [(False, True, False, None), (True, True, False, None), (True, False, False, None)]
+    pushed: dict = {}   # (an attempt's name -> the node with shape operators moved onto their operands)
     if has_shape_ops(node):
         attempts.insert(0, (False, True, True, None))   # (first fused, shape operators and all)
         if _has_grouped_reshape(node):
@@ -693,11 +695,12 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
         if _has_refinable_reshape(node):
             # (a split after a collapse that reads an input converted, or is refused: each axis split first)
             attempts.insert(1, (False, True, "refined", None))
-        pushed = reshapes_pushed(node)
-        if pushed is not None:
-            # (a reshape of an elementwise operator refused: the reshape on its operands, before the forms
-            # that compute the shape operators apart)
-            attempts.insert(next(k for k, a in enumerate(attempts) if not a[2]), (False, True, "pushed", None))
+        # (a slice of a concatenation, or a reshape of an elementwise operator, refused: the slice on the parts,
+        # the reshape on the operator's operands, before the forms that compute the shape operators apart)
+        pushed = {k: moved for k, moved in (("sliced", slices_pushed(node)), ("pushed", reshapes_pushed(node)))
+                  if moved is not None}
+        for k in pushed:
+            attempts.insert(next(n for n, a in enumerate(attempts) if not a[2]), (False, True, k, None))
         if format is None and stacks_as_coo(node):
             # (scipy's sp.vstack([csr, coo]) is COO, fused or not)
             attempts = [(split, sparse, fuse, "coo" if sparse else None) for split, sparse, fuse, _ in attempts]
@@ -711,7 +714,7 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
         if held is not None and not fuse:
             return held
         em = Emitter(strategy, checked, split_reductions=split, materialized=materialized, fuse_shapes=fuse)
-        assign, tensors, em = notation(pushed if fuse == "pushed" else node, em)
+        assign, tensors, em = notation(pushed.get(fuse, node), em)
         if n == 0 and not materialized and not em.notes:
             key = chosen_key(node, assign, tensors, format, strategy, checked)
             kept = chosen(key)
@@ -722,7 +725,7 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
             # (numpy's einsum or matmul of int32 is int32, its sum wrapping in 32 bits; the statement's
             # sum counts in int64, so the result is written into int32: the same value, wrapped)
             out = parse_format("dense", ndim=node.ndim, fill=node.fill, dtype=node.dtype.name)
-        refined = PUSHED_WHY if fuse == "pushed" else "" if fuse != "refined" or held is None else \
+        refined = PUSHED_WHY[fuse] if fuse in PUSHED_WHY else "" if fuse != "refined" or held is None else \
             REFINED_WHY if _converts_input(held[0]) else REFINED_WHY.replace("read an input converted before each call",
                                                                             FILL_ROWS_WHY)
         trace = _attempt_trace(node, format, attempts, refused, em, assign, refined)
