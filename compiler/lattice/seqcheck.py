@@ -105,11 +105,15 @@ def random_data(seq: Seq, rng, density: float | None = None) -> dict:
         if isinstance(leaf, Level):
             sizes.setdefault(leaf.tensor, {})[leaf.mode] = leaf.extent
     data = {}
+    rows = {leaf.tensor: leaf.rows_of for leaf in seq.iters() if isinstance(leaf, Level) and leaf.rows_of}
     for t, modes in sizes.items():
+        if rows.get(t) in data:   # (the rows of one tensor, walked for each of its columns: one set of coordinates)
+            data[t] = data[rows[t]]
+            continue
         dims = [modes.get(m, 1) for m in range(max(modes) + 1)]
         p = rng.choice([0.0, 0.2, 0.5, 0.9, 1.0]) if density is None else density
         mask = rng.random(dims) < p
-        data[t] = {tuple(int(c) for c in idx) for idx in zip(*np.nonzero(mask))}
+        data[rows.get(t, t)] = data[t] = {tuple(int(c) for c in idx) for idx in zip(*np.nonzero(mask))}
     return data
 
 

@@ -62,7 +62,7 @@ from ..notation.drawing import expression_nodes
 from ..notation.infer import infer_shapes
 from ..notation.shape import Broadcast, Collapse, Concat, Slice, Split, distinct_bindings
 from .seqconstants import with_constants
-from .seqlocated import located_reads, located_value, row_locatable, stand_in_facts, stand_in_format
+from .seqlocated import located_reads, located_value, one_walk_of_rows, row_locatable, rows_walked, stand_in_facts, stand_in_format
 from .seqreads import separate_reads
 from ..notation.shapedata import shape_data
 from ..trace import Artifact, Trace
@@ -108,6 +108,8 @@ class SeqLowering:
     #: ``(LocatedRead, format)`` of each entry read at constants only, located once before the loops and
     #: read as a 0-d stand-in (:mod:`compiler.lattice.seqlocated`)
     located: tuple = ()
+    #: the Level each 1-d stand-in of a tensor whose rows are walked walks (:func:`~compiler.lattice.seqlocated.rows_walked`)
+    row_walks: tuple = ()
 
 
 class CinBuilder:
@@ -141,6 +143,11 @@ class CinBuilder:
             was, s = s, Union(s, Universe(self.d.size(i), str(i)))
             log.steps.append((0, str(e), str(i), f"a product multiplies its fill in order where {was} has no "
                                                  f"coordinate: ∪ U", str(s)))
+        once = one_walk_of_rows(s)
+        if once is not s:
+            log.steps.append((0, str(e), str(i), "the columns of a tensor walk its rows, one set of coordinates: "
+                                                 "those rows walked once", str(once)))
+            s = once
         self.loops.append((i, s))
         return cin.Forall(str(i), s, body)
 
@@ -309,6 +316,26 @@ def _access_levels(program: Assign, tensors: dict, with_data: bool = True, extra
     return out, data
 
 
+def _row_walks(row_located: dict, tensors: dict, access_levels: dict, data: dict | None) -> dict:
+    """Each 1-d stand-in of a tensor whose rows are walked (``A_i_1`` of a COO's ``A[i, 1]``,
+    :func:`~compiler.lattice.seqlocated.rows_walked`) -> the Level of that tensor's first level it walks: one a tensor,
+    under a name no access of it reads (``A'``), whose entries ``data`` gets for the interpreter."""
+    out = {}
+    taken = {acc.name for acc in access_levels.values()}
+    for r in row_located.values():
+        t = tensors[r.tensor]
+        if not rows_walked(t.format):
+            continue
+        name = r.tensor
+        while name in taken:
+            name += "'"
+        taken.add(name)
+        out[r.name] = Level(name, 0, level_kinds(t)[0], int(t.shape[t.mode_order[0]]), str(r.index), rows_of=r.tensor)
+        if data is not None:
+            data[name] = stored_entries(name, t)
+    return out
+
+
 @dataclass(frozen=True)
 class ShapedFormat:
     """A tensor's format and shape without its entries: what the lattice strategy lowers for.
@@ -392,6 +419,7 @@ def seq_lower(program, trace: Trace | None = None, loop_order=None, result_fill=
     order = tuple(range(len(program.lhs.indices))) if loop_order is None else tuple(loop_order)
     # (the loops' nesting: the output's in its order, or a sum's among them where they run around it)
     deriver.located_rows = row_located
+    deriver.row_walks = _row_walks(row_located, tensors, access_levels, data if with_data else None)
     deriver.depth = {str(program.lhs.indices[m]): d for d, m in enumerate(order)} if hoisted is None else \
         {str(x): d for d, x in enumerate(hoisted)}
     b = CinBuilder(deriver)
@@ -439,7 +467,8 @@ def seq_lower(program, trace: Trace | None = None, loop_order=None, result_fill=
     cf, t = cin.sequence_trace(body, trace=t, fill=0.0 if fill is None else fill, built=built)
     return SeqLowering(program, body, derivations, cf, t, tuple(int(n) for n in info.output), data, fill,
                        "" if hoisted is None or not lhs.indices or work else "accumulate", tuple(work),
-                       located=tuple((r, tensors[r.tensor].format) for r in located))
+                       located=tuple((r, tensors[r.tensor].format) for r in located),
+                       row_walks=tuple(deriver.row_walks.values()))
 
 
 def seq_evaluate(program, trace: Trace | None = None, loop_order=None, hoisted=None, sparse_rows: bool = False,

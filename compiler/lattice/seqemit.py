@@ -121,6 +121,7 @@ class SeqEmitter(LeafWalks, RowLocates):
         self.workspaces: dict = {}    # a sum's workspace -> its code (compiler.lattice.seqworkspace)
         self.located: dict = {}       # an entry's 0-d stand-in -> the variable it was located into (seqlocated)
         self.row_located: dict = {}   # a 1-d stand-in, A_i_1[i] -> (LocatedRead, its tensor's format)
+        self.row_walks: dict = {}     # a tensor whose rows its columns walk -> those walks' Levels (seqlocated)
         self.hoisted: list = []       # per loop emitting its body, the stand-ins it located once a coordinate
 
     # -- cursors ----------------------------------------------------------------------------------
@@ -625,7 +626,7 @@ class SeqEmitter(LeafWalks, RowLocates):
                     # (a merged loop's default: its universe or dense level is at every coordinate the loop visits)
                     chain = self.scoped(lambda b=body: self.in_case(s.index, b, lambda: self.stmt(b)))
                     continue
-                case = self.scoped(lambda b=body, q=seq: self.in_case(s.index, b, lambda: self.case(q, b)))
+                case = self.scoped(lambda b=body, q=seq: self.in_case(s.index, b, lambda: self.case(q, b), q))
                 chain = [If(self.equals(seq, x), case, chain)]
             return chain or []
         if isinstance(s, cf.While):

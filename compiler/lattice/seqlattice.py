@@ -112,6 +112,21 @@ def remove(sub: Seq, s: Seq) -> Seq:
     return rebuild(s, tuple(remove(sub, c) for c in kids)) if kids else s
 
 
+def walking_its_rows(sub: Seq, s: Seq) -> list:
+    """The other leaves of ``s`` that walk the rows ``sub`` walks (:attr:`Level.rows_of`: each a column of one
+    tensor, located in the rows of its first level), which run out with it: the points where some of them outlive
+    it, which no loop reaches, are not built.
+
+    >>> a, a1, b = (Level(t, 0, "compressed", 4, rows_of=t.rstrip("'")) for t in ("A", "A'", "B"))
+    >>> [str(c) for c in walking_its_rows(a, Union(Intersect(a, b), Intersect(a1, b)))]
+    ["i_A'"]
+    """
+    if not (isinstance(sub, Level) and sub.rows_of):
+        return []
+    return sorted((x for x in s.iters() if isinstance(x, Level) and (x.rows_of, x.index) == (sub.rows_of, sub.index)
+                   and x != sub), key=str)
+
+
 # -- simplification (Fig. 27) ---------------------------------------------------------------------
 
 
@@ -124,7 +139,7 @@ def live_keys(s: Seq) -> frozenset:
     >>> from compiler.lattice.sequences import Level
     >>> a = Level("a", 0, "dense", 6, "k"); b = Level("b", 0, "dense", 2)
     >>> sorted(map(str, live_keys(Union(Project(0, a, 3), b))))
-    ["('b', 0)", "('π0', Level(tensor='a', mode=0, kind='dense', extent=6, index='k', reverse=False), 3)"]
+    ["('b', 0)", "('π0', Level(tensor='a', mode=0, kind='dense', extent=6, index='k', reverse=False, rows_of=''), 3)"]
     """
     def fixed(x: Seq) -> frozenset:
         if isinstance(x, Project) and x.k == 0:
@@ -663,6 +678,9 @@ def build_seq_lattice(seq: Seq, defs=frozenset(), straddle: bool = False) -> Seq
             for c in covered(sub, s):
                 r = remove(c, r)
                 log.append(Rewrite("remove-covered", f"{c} with {sub}", str(r)))
+            for c in walking_its_rows(sub, s):
+                r = remove(c, r)
+                log.append(Rewrite("remove-same-rows", f"{c} with {sub}", str(r)))
             before = len(log)
             t = simplify(r, defs, log)
             raw[me][1].append((sub, t, tuple(dict.fromkeys(w.rule for w in log[before:]))))

@@ -222,6 +222,7 @@ class Deriver:
         self.depth: dict = {}                     # an output index -> its loop's depth (the loop order)
         self.consumed: frozenset = frozenset()    # the indices the shape operators around consume
         self.located_rows: dict = {}              # a stand-in located at each coordinate -> its LocatedRead
+        self.row_walks: dict = {}                 # such a stand-in whose tensor's rows are walked -> their Level
 
     def size(self, i: Index) -> int:
         return self.extents[i]
@@ -317,6 +318,11 @@ class Deriver:
                 r = self.located_rows[e.tensor]
                 step = r.index if abs(r.step) == 1 else f"{abs(r.step)}·{r.index}"
                 row = step if not r.start and r.step > 0 else f"{r.start} {'-' if r.step < 0 else '+'} {step}"
+                if e.tensor in self.row_walks:
+                    lv = replace(self.row_walks[e.tensor], index=str(i))
+                    return (f"{r.tensor}[{', '.join([row] + [str(c) for c in r.coords[1:]])}] located in its row, "
+                            f"which level 0 of {r.tensor} ({lv.kind}) holds where the column may: that level, "
+                            f"walked once for each column of {r.tensor}", lv)
                 return (f"{r.tensor}[{', '.join([row] + [str(c) for c in r.coords[1:]])}] located in its row at each "
                         f"coordinate: it constrains nothing", None)
             lv = acc.by_index[i]

@@ -99,6 +99,10 @@ class Level(Seq):
     extent: int
     index: str = "i"
     reverse: bool = False
+    #: the tensor whose first level this walks for the rows a column of it located there may be in (``A[i, 1]`` of a
+    #: COO, :func:`~compiler.lattice.seqlocated.rows_walked`): the leaves of one such tensor, one a column, walk one
+    #: set of coordinates and run out together (:func:`~compiler.lattice.seqlattice.build_seq_lattice`)
+    rows_of: str = ""
 
     def __post_init__(self):
         if self.kind not in KINDS:

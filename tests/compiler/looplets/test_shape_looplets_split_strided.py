@@ -31,6 +31,7 @@ FILLS = (0.0, 1.0, np.nan, np.inf, -np.inf)
 @example(n=0, r=-2, cut=(0, 0), cols=2, fmt="sparse", fill=1.0, out="coo", seed=3)         # empty
 @example(n=12, r=-3, cut=(11, -13), cols=2, fmt="dense", fill=np.inf, out="dense", seed=4)
 @example(n=10, r=1, cut=(2, 8), cols=3, fmt="sparse", fill=0.0, out="csr", seed=5)         # a window
+@example(n=1, r=2, cut=(0, 1), cols=1, fmt="sparse", fill=0.0, out="csr", seed=0)   # (a stop a stride on: past 1)
 def test_a_split_of_a_strided_slice(n, r, cut, cols, fmt, fill, out, seed):
     rng = np.random.default_rng(seed)
     x = np.where(rng.random(n) < 0.5, rng.choice([1.0, -2.0, np.nan, np.inf, -np.inf], n), fill)
@@ -38,7 +39,8 @@ def test_a_split_of_a_strided_slice(n, r, cut, cols, fmt, fill, out, seed):
     sliced = x[cut[0]:cut[1]:r]
     rows = len(sliced) // cols
     sliced = sliced[:rows * cols]        # (the slice's first rows·cols entries, split into rows)
-    b = a + r * rows * cols   # (its stop past the last one it reads)
+    # (its stop just past the last one it reads: a stride further may be past the extent, which a slice refuses)
+    b = a + r * (rows * cols - 1) + (1 if r > 0 else -1) if rows * cols else a
     prog = f"C[i, j] = split(slice(A[l], l -> k, ({a}, {b if b >= 0 else -1}, {r})), k -> (i:{rows}, j:{cols}))"
     A = ss.Tensor.from_numpy(x, fmt, fill=fill)
     kernel, _ = checked_kernel(prog, sliced.reshape(rows, cols), out, A=A)
