@@ -15,7 +15,7 @@ y's entries, and its result a sparse n x 3 matrix (CSR). No sparse library has a
 Each round times every column once, one after the other; each column reports its median over the rounds and the
 ratio of numpy's time to it (above 1: faster than numpy on the dense array). Every result is checked against numpy's.
 
-    PYTHONPATH=. .venv/bin/python benchmarks/bench_cross.py [--n 2000000] [--density 0.5] [--rounds 7]
+    PYTHONPATH=. .venv/bin/python benchmarks/bench_cross.py [--n 2000000] [--density 0.5] [--rounds 7] [--format coo]
 
 Results (2026-12-05, stop 80, n = 2,000,000, density 0.5: 3M entries; medians of 11 rounds, wall clock, a shared
 2-core machine at load 0.9-1.4; ms, then numpy's, scipy's and pydata's time over each column's):
@@ -44,6 +44,16 @@ processes (median of 15 calls, CPU time), took 106-130 ms to its 102-105: within
 call's time is in the C (a profile of the call: 457 of 481 ms over 5 calls); what is left is the searches'
 branches and the output's growth by doubling from 16 entries (no room reserved: a product with a constant read of
 ``y`` is not among what :mod:`compiler.looplets.reserve` bounds).
+
+``--format coo`` (stop 82, 2026-12-06, same sizes, 7 rounds, wall clock; the kernels read A as a COO matrix):
+
+    numpy 56.90  numpy+toarray 74.72  scipy 127.51  pydata 1616.39  lattice 79.42  looplets 98.08  compute 75.33
+    scipy/lattice 1.61  pydata/lattice 20.35  scipy/looplets 1.30  pydata/looplets 16.48  numpy/bound 2.34
+
+The lattice reads each column of a COO matrix in the segment of the row its loop's cursor is at (one loop over A's
+rows; :func:`compiler.lattice.seqlocated.rows_walked`); before, each column was the rows where it is stored, a
+sequence of its own: lattice 102.42 ms and compute 98.19 in a run of the pre-change code the same hour (CSR the same
+hour: lattice 76.88, looplets 76.01).
 """
 
 from __future__ import annotations
@@ -109,8 +119,9 @@ def bound(A, y):
     return run
 
 
-def columns(A, y) -> dict:
-    """``{column: callable}``, each returning the cross product of CSR ``A`` (n x 3) with ``y`` as it comes."""
+def columns(A, y, fmt: str = "csr") -> dict:
+    """``{column: callable}``, each returning the cross product of CSR ``A`` (n x 3) with ``y`` as it comes; the
+    kernels' columns read ``A`` in ``fmt`` (``"coo"``: converted before timing, as a user holding a COO matrix)."""
     import numpy as np
     import scipy.sparse as sp
     import sparse
@@ -127,7 +138,8 @@ def columns(A, y) -> dict:
     def formula(c, stack):
         return stack([c[1] * y[2] - c[2] * y[1], c[2] * y[0] - c[0] * y[2], c[0] * y[1] - c[1] * y[0]])
 
-    expr = linalg.cross(ss.asarray(A), np.asarray(y))
+    held = A if fmt == "csr" else ss.Tensor.from_scipy(A.tocoo(), fmt)
+    expr = linalg.cross(ss.asarray(held), np.asarray(y))
     kernels = {strategy: ss.lower(expr, strategy=strategy) for strategy in ("lattice", "looplets")}
     return {"numpy": lambda: np.cross(dense, y),
             "numpy+toarray": lambda: np.cross(A.toarray(), y),
@@ -135,7 +147,7 @@ def columns(A, y) -> dict:
             "pydata": lambda: formula(parts, lambda cs: sparse.stack(cs, axis=1)),
             "lattice": lambda: kernels["lattice"](),
             "looplets": lambda: kernels["looplets"](),
-            "compute": lambda: linalg.cross(ss.asarray(A), np.asarray(y)).compute(),
+            "compute": lambda: linalg.cross(ss.asarray(held), np.asarray(y)).compute(),
             "bound": bound(A, y)}
 
 
@@ -156,6 +168,7 @@ def main(argv=None) -> dict:
     ap.add_argument("--density", type=float, default=0.5)
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--clock", choices=sorted(CLOCK), default="wall")
+    ap.add_argument("--format", choices=["csr", "coo"], default="csr", help="A's format as the kernels read it")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     os.environ.setdefault("SPARSESCOPE_CACHE_DIR", tempfile.mkdtemp(prefix="sparsescope-bench-"))
@@ -165,7 +178,7 @@ def main(argv=None) -> dict:
     A = sp.random(args.n, 3, density=args.density, format="csr", random_state=np.random.default_rng(0),
                   dtype=np.float64)
     y = np.array(Y)
-    cols = columns(A, y)
+    cols = columns(A, y, args.format)
     want = np.cross(A.toarray(), y)
     for name, f in cols.items():
         if not np.array_equal(as_dense(f()), want):
@@ -180,7 +193,7 @@ def main(argv=None) -> dict:
     # (one call of each column per round: a slow phase of the shared machine hits all of a round)
     rounds = np.array([[once(f) for f in cols.values()] for _ in range(args.rounds)])
     ms = dict(zip(cols, np.median(rounds, axis=0) * 1e3))
-    print(f"cross(A, y), A {args.n} x 3 CSR with {A.nnz} entries; medians of {args.rounds} rounds "
+    print(f"cross(A, y), A {args.n} x 3 {args.format.upper()} with {A.nnz} entries; medians of {args.rounds} rounds "
           f"({args.clock} clock), ms")
     print("  ".join(f"{name} {t:.2f}" for name, t in ms.items()))
     print("  ".join(f"{base}/{k} {ms[base] / ms[k]:.2f}" for k in ("lattice", "looplets", "bound")

@@ -12,19 +12,19 @@ def bench():
     return load_bench("bench_cross")
 
 
-@pytest.mark.parametrize("n, density", [(40, 0.5), (6, 0.0)])    # no entries at all
-def test_every_column_is_timed_and_compared_with_numpy(bench, capsys, n, density):
-    ms = bench.main(["--n", str(n), "--density", str(density), "--rounds", "1", "--clock", "cpu"])
+@pytest.mark.parametrize("n, density, fmt", [(40, 0.5, "csr"), (6, 0.0, "csr"), (40, 0.5, "coo")])  # (6: no entries)
+def test_every_column_is_timed_and_compared_with_numpy(bench, capsys, n, density, fmt):
+    ms = bench.main(["--n", str(n), "--density", str(density), "--rounds", "1", "--clock", "cpu", "--format", fmt])
     out = capsys.readouterr().out
     assert set(ms) == {"numpy", "numpy+toarray", "scipy", "pydata", "lattice", "looplets", "compute", "bound"}
-    assert f"A {n} x 3 CSR" in out and "numpy/lattice" in out and "pydata/looplets" in out, out
+    assert f"A {n} x 3 {fmt.upper()}" in out and "numpy/lattice" in out and "pydata/looplets" in out, out
 
 
 def test_a_column_whose_result_differs_from_numpys_stops_the_run(bench, monkeypatch):
     right = bench.columns
 
-    def one_wrong(A, y):
-        cols = right(A, y)
+    def one_wrong(A, y, fmt):
+        cols = right(A, y, fmt)
         good = cols["looplets"]
         cols["looplets"] = lambda: good().to_numpy() + 1.0
         return cols
