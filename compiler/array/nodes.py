@@ -14,7 +14,7 @@ compute time. Nodes compare by identity (a graph may hold the same Tensor twice)
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -260,5 +260,40 @@ def describe(node: Node) -> str:
     return type(node).__name__
 
 
-__all__ = ["Node", "Leaf", "Scalar", "Map", "Reduction", "Rearranged", "Permute", "Broadcast", "ShapeOp", "describe",
+def rewritten(node: Node, rule) -> Node | None:
+    """``node`` with each node that ``rule(n, visit)`` rewrites replaced by what it returns (``visit`` rewrites a node
+    it makes, and on), the others rebuilt around their rewritten children; a node shared in ``node`` shared in the
+    result. None where ``rule`` rewrote nothing.
+
+    >>> from compiler.interop import to_tensor
+    >>> a = Leaf(to_tensor(np.ones(2), "A"))
+    >>> doubled = Map(lookup("add"), (a, a))
+    >>> out = rewritten(doubled, lambda n, visit: Map(lookup("mul"), (visit(n.args[0]), Scalar(2.0, np.dtype(float))))
+    ...                 if isinstance(n, Map) and n.op.name == "add" else None)
+    >>> out.op.name, rewritten(a, lambda n, visit: None)
+    ('mul', None)
+    """
+    done: dict = {}
+    moved = []
+
+    def visit(n: Node) -> Node:
+        if id(n) in done:
+            return done[id(n)][1]
+        out = rule(n, visit)
+        if out is not None:
+            moved.append(n)
+        elif isinstance(n, (Leaf, Scalar)):
+            out = n
+        elif isinstance(n, (Map, ShapeOp)):
+            out = replace(n, args=tuple(visit(x) for x in n.args))
+        else:
+            out = replace(n, child=visit(n.child))     # (a reduction, a transpose, a broadcast)
+        done[id(n)] = (n, out)      # (n kept alive: a node made here is not freed and its id reused)
+        return out
+
+    out = visit(node)
+    return out if moved else None
+
+
+__all__ = ["rewritten", "Node", "Leaf", "Scalar", "Map", "Reduction", "Rearranged", "Permute", "Broadcast", "ShapeOp", "describe",
            "fill_of"]

@@ -22,9 +22,7 @@ True
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-from .nodes import Leaf, Map, Node, Scalar, ShapeOp
+from .nodes import Map, Node, ShapeOp, rewritten
 
 
 def pushable(node: Node) -> bool:
@@ -68,29 +66,14 @@ def reshaped(x: Node, shape: tuple) -> Node:
 def reshapes_pushed(node: Node) -> Node | None:
     """``node`` with each reshape that is :func:`pushable` moved onto its operator's operands (and on, while the
     operands are such operators too), a node shared in ``node`` shared in the result; None where no reshape is."""
-    done: dict = {}
-    moved = []
+    def rule(n: Node, visit) -> Node | None:
+        if not pushable(n):
+            return None
+        inner, shape = n.args[0], n.shape
+        # (the reshape of each operand of the operator's shape: a ShapeOp as build.reshape makes it)
+        return Map(inner.op, tuple(x if x.ndim == 0 else visit(reshaped(x, shape)) for x in inner.args))
 
-    def visit(n: Node) -> Node:
-        if id(n) in done:
-            return done[id(n)][1]
-        if pushable(n):
-            inner, shape = n.args[0], n.shape
-            # (the reshape of each operand of the operator's shape: a ShapeOp as build.reshape makes it)
-            args = tuple(x if x.ndim == 0 else visit(reshaped(x, shape)) for x in inner.args)
-            out = Map(inner.op, args)
-            moved.append(n)
-        elif isinstance(n, (Leaf, Scalar)):
-            out = n
-        elif isinstance(n, (Map, ShapeOp)):
-            out = replace(n, args=tuple(visit(x) for x in n.args))
-        else:
-            out = replace(n, child=visit(n.child))     # (a reduction, a transpose, a broadcast)
-        done[id(n)] = (n, out)      # (n kept alive: a reshape made here is not freed and its id reused)
-        return out
-
-    out = visit(node)
-    return out if moved else None
+    return rewritten(node, rule)
 
 
 __all__ = ["pushable", "reshaped", "reshapes_pushed"]

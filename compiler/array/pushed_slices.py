@@ -23,10 +23,8 @@ refuse it. With the slice on the parts, the concatenation is read at the loop's 
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from . import build
-from .nodes import Leaf, Map, Node, Scalar, ShapeOp
+from .nodes import Node, ShapeOp, rewritten
 
 
 def within(r: range, lo: int, hi: int) -> range:
@@ -90,27 +88,11 @@ def slices_pushed(node: Node) -> Node | None:
     """``node`` with each index of a concatenation or a stack along its axis as the parts it takes
     (:func:`parts_taken`, and on, while a part is such an index too), a node shared in ``node`` shared in the
     result; None where no index is such."""
-    done: dict = {}
-    moved = []
-
-    def visit(n: Node) -> Node:
-        if id(n) in done:
-            return done[id(n)][1]
+    def rule(n: Node, visit) -> Node | None:
         taken = parts_taken(n)
-        if taken is not None:
-            moved.append(n)
-            out = visit(taken)
-        elif isinstance(n, (Leaf, Scalar)):
-            out = n
-        elif isinstance(n, (Map, ShapeOp)):
-            out = replace(n, args=tuple(visit(x) for x in n.args))
-        else:
-            out = replace(n, child=visit(n.child))     # (a reduction, a transpose, a broadcast)
-        done[id(n)] = (n, out)      # (n kept alive: a node made here is not freed and its id reused)
-        return out
+        return None if taken is None else visit(taken)
 
-    out = visit(node)
-    return out if moved else None
+    return rewritten(node, rule)
 
 
 __all__ = ["parts_taken", "slices_pushed", "within"]
