@@ -321,8 +321,8 @@ class Deriver:
                 if e.tensor in self.row_walks:
                     lv = replace(self.row_walks[e.tensor], index=str(i))
                     return (f"{r.tensor}[{', '.join([row] + [str(c) for c in r.coords[1:]])}] located in its row, "
-                            f"which level 0 of {r.tensor} ({lv.kind}) holds where the column may: that level, "
-                            f"walked once for each column of {r.tensor}", lv)
+                            f"which level 0 of {r.tensor} ({lv.kind}) holds where the column may be: that level (the "
+                            f"walks of {r.tensor}'s columns run out together)", lv)
                 return (f"{r.tensor}[{', '.join([row] + [str(c) for c in r.coords[1:]])}] located in its row at each "
                         f"coordinate: it constrains nothing", None)
             lv = acc.by_index[i]
