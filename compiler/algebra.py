@@ -323,7 +323,7 @@ class Operator:
         """The identity as a value of ``dtype`` where applying the operator with it changes no value of ``dtype``, so
         that a coordinate holding it may be skipped, or an operand that is it dropped; else :data:`NOVALUE`. Of
         complex values, 1 is no such identity of a product or a quotient: numpy's ``(inf + inf j) * (1 + 0j)`` is
-        ``nan + nan j``, and C99's ``(1 + 0j) * inf`` (a real operand times each part) is ``inf + nan j``.
+        ``nan + nan j``, and ``(1 + 0j) * inf`` (the real made complex, as numpy makes it) is ``inf + nan j``.
 
         >>> lookup("mul").neutral_for("float64"), lookup("mul").neutral_for("complex128") is NOVALUE
         (np.float64(1.0), True)

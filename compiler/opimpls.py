@@ -275,7 +275,9 @@ def with_real_operand(symbol: str, a, b):
     """``a symbol b`` (``+ - * /``) of a complex and a real operand as C99 computes it (Annex G), part by
     part, or None where both or neither are complex (or a real is divided by a complex): numpy makes the
     real operand complex first, so its ``(inf + 0j) * 2`` is ``inf + nan j`` (``0 * inf``) where C's is
-    ``inf + 0j``. The kernels compute C's; the oracle, the interpreter and the fills follow them.
+    ``inf + 0j``. The kernels add and subtract as C does (the parts differ from numpy's in a zero's sign only),
+    and multiply and divide as numpy does (:func:`complex_helped`); a sum of ``n`` equal complex values is ``n``
+    times each part (:meth:`compiler.algebra.Operator.reduce_fill`).
 
     >>> with_real_operand("*", np.complex128(complex("inf+0j")), np.float64(2.0))
     np.complex128(inf+0j)
@@ -301,7 +303,8 @@ def with_real_operand(symbol: str, a, b):
 
 def _arith_impl(ufunc, symbol):
     def impl(op, arrays, rdt):
-        mixed = with_real_operand(symbol, *arrays) if rdt.kind == "c" else None
+        # (a product or quotient as numpy's, the kernels' helpers': the real operand made complex)
+        mixed = with_real_operand(symbol, *arrays) if rdt.kind == "c" and symbol in "+-" else None
         return ufunc(*_cast(arrays, rdt)) if mixed is None else mixed
     return impl
 
@@ -555,17 +558,16 @@ def c_cpow_helper(rdt) -> str:
 
 def complex_helped(name: str, dtypes) -> bool:
     """Whether ``name`` of operands of ``dtypes`` is a complex product or quotient computed by numpy's
-    formula (:func:`compiler.opimpls.c_cmul_helper`, :func:`~compiler.opimpls.c_cdiv_helper`): a product of two
-    complex values, a quotient by one. A real operand multiplies or divides each part, as C99 does (``(inf + 0j)
-    * 2.0`` is ``inf + 0j``; numpy makes 2.0 complex first): the dense oracle and the fills do the same.
+    formula (:func:`compiler.opimpls.c_cmul_helper`, :func:`~compiler.opimpls.c_cdiv_helper`): a product or a
+    quotient with a complex operand. A real operand is made complex first, as numpy makes it: ``(inf + 0j) * 2.0``
+    is ``inf + nan j`` (``inf * 0``), where C99's, a real operand times each part, is ``inf + 0j``.
 
     >>> complex_helped("mul", ["complex128", "complex64"]), complex_helped("mul", ["complex128", "float64"])
-    (True, False)
-    >>> complex_helped("div", ["float64", "complex128"]), complex_helped("div", ["complex128", "float64"])
+    (True, True)
+    >>> complex_helped("div", ["float64", "complex128"]), complex_helped("div", ["float64", "int32"])
     (True, False)
     """
-    kinds = [np.dtype(d).kind for d in dtypes]
-    return (name == "mul" and kinds == ["c", "c"]) or (name == "div" and kinds[-1:] == ["c"])
+    return name in ("mul", "div") and any(np.dtype(d).kind == "c" for d in dtypes)
 
 
 def c_cmul_helper(rdt) -> str:

@@ -328,21 +328,6 @@ def spelled_real(value: complex) -> bool:
     return value.imag == 0 and math.copysign(1.0, value.imag) > 0
 
 
-def complex_operand(e: Expr) -> Expr:
-    """``e``, or where it is a complex constant with no imaginary part (which C spells as its real part) a cast
-    of that part to the complex type: beside a real operand of ``*`` or ``/``, the real spelling made the
-    product real, where C99's ``(1 + 0j) * inf`` is ``inf + nan j`` (a real operand times each part).
-
-    >>> complex_operand(Const(1 + 0j, "complex128"))
-    Cast(dtype='complex128', value=Const(value=1.0, dtype='float64'))
-    >>> complex_operand(Const(1 + 2j, "complex64"))
-    Const(value=(1+2j), dtype='complex64')
-    """
-    if isinstance(e, Const) and isinstance(e.value, complex) and spelled_real(e.value):
-        return Cast(e.dtype, Const(e.value.real, "float32" if e.dtype == "complex64" else "float64"))
-    return e
-
-
 def fmin(a, b) -> Call: return Call("fmin", (a, b))
 def fmax(a, b) -> Call: return Call("fmax", (a, b))
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import replace
 
+import numpy as np
 
 from .. import binding
 from ..errors import StrategyError
@@ -35,6 +36,7 @@ from ..imperative.ir import (Assign, BinOp, Break, Cast, Comment, CompoundAssign
 from ..imperative.search import gallop_past
 from ..levels import Pattern
 from ..notation.node_provenance import computing
+from ..opimpls import real_part_dtype
 from ..values import same_value
 from .cfir import CAssign, CCase, CForall, CLoop, FlatLocator, case_tag, headline, loop_tag, one_case_always
 from .cin import expr_accesses
@@ -85,7 +87,10 @@ class Loops:
         if f.op.idempotent:
             update = self.assign(CAssign(f.lhs, f.op, literal(f.fill), f.output))
         else:
-            times = Cast(f.dtype, missing)
+            # (a complex fill's parts each times the count, as the sum of its copies: C's real times complex, where a
+            # complex count's product makes inf * 0 of inf + 0j)
+            dt = np.dtype(f.dtype)
+            times = Cast(real_part_dtype(dt).name if dt.kind == "c" else f.dtype, missing)
             if not same_value(f.fill, 1):
                 times = BinOp("*", times, const_of(f.fill, f.dtype))
             update = self.assign(CAssign(f.lhs, f.op, literal(f.fill), f.output), value=(times, f.dtype))

@@ -25,12 +25,11 @@ from .. import user_function_check
 from ..algebra import Operator, helper_impl, lookup
 from ..dtypes import typed_scalar, value_dtype
 from ..errors import DTypeError
-from ..imperative.ir import (BinOp, BufferArg, Call, Cast, Const, Grow, Load, Prefetch, Select, Store, UnOp, Var,
-                             complex_operand)
+from ..imperative.ir import BinOp, BufferArg, Call, Cast, Const, Grow, Load, Prefetch, Select, Store, UnOp, Var
 from ..imperative.cints import constant_shift, converted, isnan_of, wrap
 from ..imperative.traverse import walk as ir_walk
 from ..notation.ast import Access, Call as NCall, IndexValue, Literal, Reduce
-from ..opimpls import BINARY_MATH, COMPLEX_HELPED, ROUNDING, UNARY_MATH, c_math_name, complex_helped, real_part_dtype
+from ..opimpls import BINARY_MATH, COMPLEX_HELPED, ROUNDING, UNARY_MATH, c_math_name, complex_helped
 
 
 def const_of(value, dtype) -> Const:
@@ -108,13 +107,7 @@ def apply_op(op: Operator, args, dtypes, helpers: dict):
     if name == "imag":
         return const_of(0, rname), rname
     conv = [cast(x, d, rname) for x, d in zip(args, dtypes)]
-    if name in ("mul", "div") and rdt.kind == "c" and not complex_helped(name, dtypes):
-        # (a complex value times or over a real one: each part times or over it, as C99's and the dense
-        # oracle's, in the complex's part type; cast to complex, (inf + 0j) * 2 would be inf + nan j)
-        part = real_part_dtype(rdt).name
-        conv = [cast(x, d, part) if np.dtype(value_dtype(d)).kind != "c" else complex_operand(c)
-                for x, d, c in zip(args, dtypes, conv)]
-    if complex_helped(name, dtypes):   # (numpy's formulas: C's rescue infinities, scale otherwise)
+    if complex_helped(name, dtypes):   # (numpy's formulas, a real operand made complex: C's rescue infinities)
         hname = f"ss_{name}_{rname}"
         helpers[hname] = (op.c_helper([rname, rname]), op)
         return Call(hname, tuple(conv)), rname

@@ -69,6 +69,7 @@ from ..imperative.cints import operands, wrap
 from ..imperative.identities import arith
 from ..imperative.ir import BinOp, Cast, Const, Declare, If, Load, Var, and_, not_, or_
 from ..names import FreshNames
+from ..opimpls import real_part_dtype
 from . import seqcfir as cf
 from .exprs import apply_op, fold_power
 from ..notation.node_provenance import computing
@@ -606,7 +607,11 @@ class SeqEmitter(LeafWalks, RowLocates):
             # (the summand's fill once for each coordinate the loops skipped, where they skipped any)
             n, extent = Var(self.temps[s.count]), _c(s.extent)
             missed = arith("-", extent, n)
-            missed = missed if self.dtype == I64 else Cast(self.dtype, missed)
+            # (the fill added once a coordinate missed: a complex one's parts each times the count, as their sum,
+            # C's real times complex, where a complex count's product would make inf * 0 of inf + 0j)
+            kind = np.dtype(self.dtype).kind
+            missed = missed if self.dtype == I64 else Cast(real_part_dtype(np.dtype(self.dtype)).name
+                                                           if kind == "c" else self.dtype, missed)
             if s.fill != 1:
                 missed = arith("*", missed, Const(s.fill, self.dtype))
             # (it computes the summand with its tensors' fills: tagged as the summand's nodes)

@@ -47,6 +47,14 @@ def compound_symbol(op, dt, vdt):
 
 
 
+def copies(e: Call, dtypes) -> bool:
+    """Whether ``e`` is the sum of ``n`` copies of a complex value as :func:`compiler.looplets.simplify.integrate`
+    makes it, ``n * v`` with ``n`` a :class:`Value` (no program's operand is one): computed part by part, as the
+    copies' sum (``3 * (inf + 0j)`` is ``inf + 0j``), not as numpy's product with 3 made complex."""
+    return (isinstance(e.op, Operator) and not e.op.is_user and e.op.name == "mul" and isinstance(e.args[0], Value)
+            and numpy_dtype(dtypes[0]).kind in "iu" and numpy_dtype(dtypes[1]).kind == "c")
+
+
 class ExpressionLowering:
     """Program expressions to IR expressions, for :class:`~compiler.looplets.lowerers.Lowerer`
     (which holds ``helpers``, ``helper_ops`` and the ``scalars`` reads this uses)."""
@@ -93,6 +101,10 @@ class ExpressionLowering:
                      and isinstance(x, Const) and np.iinfo(own).min <= x.value <= np.iinfo(own).max else (x, d)
                      for (x, d), own in zip(parts, owners)]
             parts = cints.weak_constants(parts, owners)
+            if copies(e, [d for _, d in parts]):
+                # (n copies of a complex value added, simplify's integrate: each part times n, as their sum)
+                (n, _), (v, dv) = parts
+                return BinOp("*", ir.Cast(real_part_dtype(numpy_dtype(dv)).name, n), v), dv
             return self.apply(e.op, [p[0] for p in parts], [p[1] for p in parts], line), \
                 e.op.result_dtype(*[p[1] for p in parts]).name
         if isinstance(e, Index):
@@ -137,18 +149,8 @@ class ExpressionLowering:
             dtypes = [common] * len(dtypes)
         infix = {"add": "+", "sub": "-", "mul": "*", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
                  "eq": "==", "ne": "!=", "and": "&&", "or": "||", "bitand": "&", "bitor": "|", "bitxor": "^"}
-        if n in ("mul", "div") and numpy_dtype(rdt).kind == "c" and not complex_helped(n, given):
-            # (a complex value times or over a real one: each part times or over it, as C99's and the dense
-            # oracle's; cast to complex, (inf + 0j) * 2 would be inf + nan j)
-            part = real_part_dtype(numpy_dtype(rdt)).name
-
-            def operand(x, d):
-                want = rdt if numpy_dtype(d).kind == "c" else part
-                y = x if str(d) == want else Const(x.value, want) if isinstance(x, Const) else ir.Cast(want, x)
-                return ir.complex_operand(y) if want == rdt else y   # (1 + 0j spelled 1.0 would make it real)
-            return BinOp("*" if n == "mul" else "/", *[operand(x, d) for x, d in zip(args, given)])
         if complex_helped(n, given):
-            # (numpy's formulas: C's * and / rescue infinities, and its / scales otherwise)
+            # (numpy's formulas, a real operand made complex: C's * and / rescue infinities, and its / scales)
             name = f"ss_{n}_{rdt}"
             self.helpers.setdefault(name, ir.Helper(name, op.c_helper([rdt, rdt])))
             self.helper_ops.setdefault(name, op)

@@ -434,7 +434,8 @@ def _show(e, spans: bool = False) -> tuple[str, int, tuple]:
     if isinstance(e, Size):
         return f"size({e.tensor}, {e.mode})", 11, ()
     if isinstance(e, Value):
-        return f"${{{e.expr}}}", 11, ()
+        # (a constant, as a count of copies added is, needs no mark of a host expression)
+        return (literal_text(e.expr.value) if isinstance(e.expr, ir.Const) else f"${{{e.expr}}}"), 11, ()
     if isinstance(e, Access):
         text = _wrapped_access_text(e)
         if text is None:

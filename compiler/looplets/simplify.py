@@ -269,8 +269,12 @@ def integrate(t, facts=values.FINITE):
             return a
         return Sieve(Value(BinOp("<", t.ext.start, t.ext.stop), "bool"), a, line=t.line)
     if not a.op.is_user and a.op.name == "add":
-        n = Value(length, "int64") if not isinstance(length, Const) else Literal(length.value)
-        if _lit(n) and n.value == 1:
+        # (a count of n copies added is a Value, never folded with the value as a product: the lowering multiplies
+        # each part of a complex value by it, as the copies' sum does, where numpy's product with n made complex
+        # has an imaginary part inf * 0 for inf + 0j: compiler.looplets.expression_lowering)
+        real = _lit(a.rhs) and not isinstance(a.rhs.value, complex)
+        n = Literal(length.value) if isinstance(length, Const) and real else Value(length, "int64")
+        if isinstance(length, Const) and length.value == 1:
             return a
         scaled = Assign(a.lhs, a.op, Call(_mul(), (n, a.rhs)), line=a.line, column=a.column)
         finite = _may_hold(a.rhs, facts).finite

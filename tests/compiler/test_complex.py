@@ -87,8 +87,9 @@ def test_products_and_quotients_of_infinite_and_nan_parts_are_numpys(strategy, d
     infinite operand (``(inf + inf j) * -1j`` was ``inf - inf j``, numpy's ``nan + nan j``) and its ``/`` scales
     otherwise (a third of such quotients differed, 42% of random ones in the last digit); both now numpy's
     formulas (compiler.opimpls.c_cmul_helper, c_cdiv_helper), elementwise, in a product reduction (``*=``), and a
-    real number divided by a complex one. (A complex value times or over a real one is each part times or over
-    it, as C99's: test_a_nan_fill_and_an_all_fill_operand.)"""
+    real number divided by a complex one. A complex value times or over a real one too: the real made complex,
+    as numpy's (C99 multiplies each part by it: ``(inf + 0j) * 2.0`` is ``inf + 0j`` in C, ``inf + nan j`` in
+    numpy; the kernels and the oracle gave C's)."""
     with np.errstate(all="ignore"):
         values = np.array([complex(r, i) for r in PARTS for i in PARTS], dtype)
     a, b = np.repeat(values, len(values)), np.tile(values, len(values))
@@ -101,14 +102,12 @@ def test_products_and_quotients_of_infinite_and_nan_parts_are_numpys(strategy, d
             k = ss.lower(program, strategy=strategy, A=A, B=B, R=R)
             for got in (k(A=A, B=B, R=R).to_numpy(), k.interpret(A=A, B=B, R=R).to_numpy()):
                 np.testing.assert_array_equal(got, want, err_msg=program)
-        # (a real operand times or over a complex one, each part: the dense oracle's, C99's; the lattice cast it
-        # to complex first, (inf + 0j) * 2 was inf + nan j where the looplets and the oracle gave inf)
-        for program in ("C[i] = A[i] * R[i]", "C[i] = R[i] * A[i]", "C[i] = A[i] / R[i]"):
-            want = evaluate(program, A=A, R=R)[0]
+        # (a real operand times or over a complex one: numpy's, the real made complex; each part of the result)
+        for program, want in [("C[i] = A[i] * R[i]", a * r), ("C[i] = R[i] * A[i]", r * a), ("C[i] = A[i] / R[i]", a / r)]:
             k = ss.lower(program, strategy=strategy, A=A, R=R)
-            for got in (k(A=A, R=R).to_numpy(), k.interpret(A=A, R=R).to_numpy()):
-                np.testing.assert_array_equal(got, want, err_msg=program)
-                np.testing.assert_array_equal(np.isnan(got.real), np.isnan(want.real), err_msg=program)
+            for got in (k(A=A, R=R).to_numpy(), k.interpret(A=A, R=R).to_numpy(), evaluate(program, A=A, R=R)[0]):
+                for part in (np.real, np.imag):
+                    np.testing.assert_array_equal(part(got), part(want), err_msg=program)
         m = a.reshape(len(values), len(values))[:, :4]
         M = Tensor.from_numpy(m, "dense")
         k = ss.lower("p[i] *= M[i, j]", strategy=strategy, M=M)
@@ -118,20 +117,17 @@ def test_products_and_quotients_of_infinite_and_nan_parts_are_numpys(strategy, d
 @pytest.mark.parametrize("strategy", STRATEGIES)
 @pytest.mark.parametrize("fill", [1, complex(INF, 0), 0])
 def test_a_complex_fill_or_literal_with_no_imaginary_part_times_a_real_infinity(strategy, fill):
-    """A complex operand at its fill of ``1 + 0j`` times a real one is each part times it, as C99's: ``(1 + 0j) * inf``
-    is ``inf + nan j``. The kernels dropped the factor (1 is no identity of a complex product) and spelled the
+    """A complex operand at its fill of ``1 + 0j`` times a real one is numpy's, the real made complex: ``(1 + 0j) *
+    inf`` is ``inf + nan j``. The kernels dropped the factor (1 is no identity of a complex product) and spelled the
     constant as ``1.0``, which made the product real: ``inf + 0j``; so did ``inf + 0j``'s ``INFINITY * R``."""
     x = Tensor.from_numpy(np.array([1 + 1j, fill, fill, 2 - 1j, fill]), "sparse", fill=fill)
     r = np.array([2.0, INF, -INF, NAN, 0.0])
     R = Tensor.from_numpy(r, "sparse")
     xs = x.to_numpy()
     with np.errstate(invalid="ignore"):
-        each, literal = np.empty(5, complex), np.empty(5, complex)
-        each.real, each.imag = xs.real * r, xs.imag * r
-        # (the literal times R, each part: NaN and infinities of R in its real part, 0 * inf in its imaginary one)
-        literal.real, literal.imag = r + xs.real * 0.0, 0.0 * r + xs.imag * 0.0
-        for program, want in [("y[i] = x[i] * R[i]", each), ("y[i] = R[i] * x[i]", each),
-                              ("y[i] = R[i] * (1 + 0j) + x[i] * 0.0", literal)]:
+        # (the literal times R: NaN and infinities of R in its real part, 0 * inf in its imaginary one)
+        for program, want in [("y[i] = x[i] * R[i]", xs * r), ("y[i] = R[i] * x[i]", r * xs),
+                              ("y[i] = R[i] * (1 + 0j) + x[i] * 0.0", r * (1 + 0j) + xs * 0.0)]:
             k = ss.lower(program, strategy=strategy, x=x, R=R)
             for got in (k(x=x, R=R).to_numpy(), k.interpret(x=x, R=R).to_numpy(), evaluate(program, x=x, R=R)[0]):
                 np.testing.assert_array_equal(np.isnan(got.imag), np.isnan(want.imag), err_msg=program)
@@ -184,12 +180,11 @@ def test_a_nan_fill_and_an_all_fill_operand(strategy):
     z = Tensor.from_numpy(np.full(5, complex(-INF, 1)), "sparse", fill=complex(-INF, 1))   # (stores nothing)
     assert z.nnz == 0
     xs = x.to_numpy()
-    # C99 multiplies each part by a real operand: (inf + 0j) * 2.0 is inf + 0j (numpy, which makes 2.0
-    # complex first, gives inf + nan j); the oracle, the interpreter and the fills follow C
-    twice = np.empty(5, complex)
-    twice.real, twice.imag = xs.real * 2.0, xs.imag * 2.0
-    assert twice[3] == INF
+    # (numpy makes 2.0 complex first: (inf + 0j) * 2.0 is inf + nan j, where C99's, each part times 2.0, is
+    # inf + 0j; the kernels, the oracle, the interpreter and the fills are numpy's)
     with np.errstate(invalid="ignore"):
+        twice = xs * 2.0
+        assert np.isnan(twice[3].imag)
         cases = [("y[i] = x[i] * 2.0", twice), ("y[i] = x[i] + z[i]", xs + z.to_numpy()),
                  ("y[i] = conj(z[i]) * 1j", np.conj(z.to_numpy()) * 1j)]
     for program, want in cases:
@@ -401,3 +396,24 @@ def test_a_product_of_fill_one_multiplies_by_one_where_a_value_is_infinite(strat
         k = ss.lower("y[i] = prod[j](A[i, j])", strategy, A=A)
         np.testing.assert_array_equal(k(A=A).to_numpy(), evaluate("y[i] = prod[j](A[i, j])", A=A)[0])
         np.testing.assert_array_equal(k(A=A).to_numpy(), np.prod(x, axis=1))
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("fill", [complex(INF, 0), complex(NAN, 0), complex(1, INF), 2 + 1j, complex(-INF, -2)])
+def test_a_sum_over_a_complex_fill_adds_its_copies(strategy, fill):
+    """The coordinates a sum skips add the fill once each: ``n`` times each part, as ``n`` copies added (numpy's sum of
+    ``inf + 0j`` three times is ``inf + 0j``). The lattice multiplied the fill by the count made complex and the
+    looplets, once a product with a real operand was numpy's, did too: ``(3 + 0j) * (inf + 0j)`` is ``inf + nan j``."""
+    x = Tensor.from_numpy(np.array([1 + 1j, fill, fill, 2 - 1j, fill]), "sparse", fill=fill)
+    v = Tensor.from_numpy(np.array([1 + 1j, fill, 2.0]), "sparse", fill=fill)
+    A = Tensor.from_numpy(np.array([[1 + 1j, fill, fill], [2 - 1j, fill, 3]]), "csr", fill=fill)
+    xs, vs, a = x.to_numpy(), v.to_numpy(), A.to_numpy()
+    with np.errstate(all="ignore"):
+        cases = [("y[] = sum[i](x[i])", dict(x=x), xs.sum()), ("y[i] = sum[j](A[i, j])", dict(A=A), a.sum(axis=1)),
+                 ("y[j] = sum[i](A[i, j] * 2.0)", dict(A=A), (a * 2.0).sum(axis=0)),
+                 ("y[i] = sum[j](A[i, j] * v[j])", dict(A=A, v=v), (a * vs).sum(axis=1))]
+        for program, args, want in cases:
+            k = ss.lower(program, strategy=strategy, **args)
+            for got in (k(**args).to_numpy(), k.interpret(**args).to_numpy(), evaluate(program, **args)[0]):
+                for part in (np.real, np.imag):
+                    np.testing.assert_array_equal(part(got), part(want), err_msg=program)

@@ -16,7 +16,8 @@ NAN, INF = float("nan"), float("inf")
 A = np.array([[1 + 2j, 0, -3j, 0], [0, complex(INF, 1), 0, 2 - 1j], [complex(NAN, 0), 0, 4 + 0j, 1j]])
 B = np.array([[0, 1 - 1j, 2j, 0], [0, 3 + 0j, 0, -1 + 1j], [1j, 0, 0, complex(0, INF)]], dtype=np.complex64)
 #: finite values (C99 and numpy differ on a product with an infinite part: C recovers an infinity where the
-#: textbook formula numpy uses gives NaN, and C multiplies each part by a real, where numpy makes it complex)
+#: textbook formula numpy uses gives NaN, and C multiplies each part by a real, where numpy makes it complex; the
+#: kernels compute numpy's: tests/compiler/test_complex.py)
 F = np.array([[1 + 2j, 0, -3j], [0.5, 0, 2 - 1j]])
 KINDS = ["numpy", "csr", "coo", "scipy_csr", "pydata_coo"]
 

@@ -23,6 +23,10 @@ nan, inf = np.nan, np.inf
 ROWS_LOCATED = ["csr", "dense", "Dense(SparseHash(Element({f})))", "Dense(SparseByteMap(Element({f})))",
                 "Dense(SparseBand(Element({f})))"]
 WALKED = ["coo", "csc", "dcsr"]
+#: formats whose first level is walked, with each kind of level under it (its row's column located under the walk)
+WALKED_ROWS = ["SparseList(SparseHash(Element({f})))", "SparseList(SparseByteMap(Element({f})))",
+               "SparseList(SparseBand(Element({f})))", "SparseList(Dense(Element({f})))",
+               "SparseList(RunList(Element({f})))"]
 VALUES = [-1.0, 2.0, -0.0, nan, inf, -inf, 0.5]
 EXPRESSIONS = {
     "a[:, k] * a[:, m]": (lambda a, v, k, m: a[:, k] * a[:, m], lambda a, v, k, m: a[:, k] * a[:, m]),
@@ -258,7 +262,8 @@ TWO = {"cross": (lambda a, b, k, m: xp.linalg.cross(a, b), lambda a, b, k, m: np
 
 
 @given(values=st.lists(st.sampled_from(VALUES + [0.0, 0.0]), min_size=0, max_size=24),
-       fill=st.sampled_from([0.0, nan, 1.0]), fmts=st.tuples(*[st.sampled_from(WALKED + ["csr", "dense"])] * 2),
+       fill=st.sampled_from([0.0, nan, 1.0]),
+       fmts=st.tuples(*[st.sampled_from(WALKED + WALKED_ROWS + ["csr", "dense"])] * 2),
        name=st.sampled_from(sorted(TWO)), k=st.integers(0, 2), m=st.integers(0, 2), flip=st.booleans())
 @example(values=[1.0, 0.0, 2.0, nan, 3.0, 0.0], fill=0.0, fmts=("coo", "coo"), name="cross", k=0, m=0, flip=False)
 # (a walk of A's rows beside B's column, (i_A ∪ (1_B[1:2] × i_B)) ∩ i_A': not folded to i_A, which walks no B)
