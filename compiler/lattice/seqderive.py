@@ -62,7 +62,8 @@ from ..notation.drawing import expression_nodes
 from ..notation.infer import infer_shapes
 from ..notation.shape import Broadcast, Collapse, Concat, Slice, Split, distinct_bindings
 from .seqconstants import with_constants
-from .seqlocated import located_reads, located_value, one_walk_of_rows, row_locatable, rows_walked, stand_in_facts, stand_in_format
+from .seqlocated import (located_reads, located_value, one_walk_of_rows, row_locatable, rows_walked, stand_in_facts,
+                         stand_in_format)
 from .seqreads import separate_reads
 from ..notation.shapedata import shape_data
 from ..trace import Artifact, Trace
@@ -108,7 +109,8 @@ class SeqLowering:
     #: ``(LocatedRead, format)`` of each entry read at constants only, located once before the loops and
     #: read as a 0-d stand-in (:mod:`compiler.lattice.seqlocated`)
     located: tuple = ()
-    #: the Level each 1-d stand-in of a tensor whose rows are walked walks (:func:`~compiler.lattice.seqlocated.rows_walked`)
+    #: the Level each 1-d stand-in of a tensor whose rows are walked walks
+    #: (:func:`~compiler.lattice.seqlocated.rows_walked`)
     row_walks: tuple = ()
 
 

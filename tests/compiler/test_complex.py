@@ -103,7 +103,8 @@ def test_products_and_quotients_of_infinite_and_nan_parts_are_numpys(strategy, d
             for got in (k(A=A, B=B, R=R).to_numpy(), k.interpret(A=A, B=B, R=R).to_numpy()):
                 np.testing.assert_array_equal(got, want, err_msg=program)
         # (a real operand times or over a complex one: numpy's, the real made complex; each part of the result)
-        for program, want in [("C[i] = A[i] * R[i]", a * r), ("C[i] = R[i] * A[i]", r * a), ("C[i] = A[i] / R[i]", a / r)]:
+        for program, want in [("C[i] = A[i] * R[i]", a * r), ("C[i] = R[i] * A[i]", r * a),
+                              ("C[i] = A[i] / R[i]", a / r)]:
             k = ss.lower(program, strategy=strategy, A=A, R=R)
             for got in (k(A=A, R=R).to_numpy(), k.interpret(A=A, R=R).to_numpy(), evaluate(program, A=A, R=R)[0]):
                 for part in (np.real, np.imag):

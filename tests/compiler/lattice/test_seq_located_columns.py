@@ -94,7 +94,8 @@ def test_where_one_matrix_rows_are_walked_the_loop_walks_them_once():
     # (each of the six columns located once a row: A's by a search of its row, B's by a search of the segment of
     # its row that the loop's cursor is at, no search for the row)
     assert len(re.findall(r"lower_bound_int\d+\(", k.c_source)) == 1 + 3 + 3, k.c_source
-    assert re.search(r"int64_t (end_\d+) = pB0_seg;\n.*lower_bound_int64\(B0_idx1, pB0, \1, 2\)", k.c_source), k.c_source
+    segment = r"int64_t (end_\d+) = pB0_seg;\n.*lower_bound_int64\(B0_idx1, pB0, \1, 2\)"
+    assert re.search(segment, k.c_source), k.c_source
 
 
 @pytest.mark.parametrize("fmts", [("coo", "coo"), ("dcsr", "coo"), ("coo", "dcsr"), ("dcsr", "dcsr")])
