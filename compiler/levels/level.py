@@ -471,6 +471,9 @@ def fill_key(fill):
 
     >>> fill_key(float("nan")) == fill_key(np.float32("nan")), fill_key(-0.0) == fill_key(0.0)
     (True, False)
+    >>> fill_key(complex("nan+1j")) == fill_key(complex("nan+nanj")), fill_key(complex("nan+1j")) == fill_key(
+    ...     complex("nan+1j"))
+    (False, True)
     """
     if isinstance(fill, (float, np.floating)):
         if math.isnan(fill):
@@ -478,9 +481,8 @@ def fill_key(fill):
         if fill == 0 and math.copysign(1.0, fill) < 0:
             return "-0.0"
     if isinstance(fill, (complex, np.complexfloating)):
-        # (a NaN in either part is one NaN, as numpy's isnan of a complex; -0.0 parts stay apart)
-        if math.isnan(fill.real) or math.isnan(fill.imag):
-            return "nan"
+        # (each part apart, a NaN part one NaN: a kernel computes with the fill's parts, and a sum of copies of
+        # -inf + nan j is -inf + nan j, of nan + 0j nan + 0j; -0.0 parts stay apart)
         return ("complex", fill_key(float(fill.real)), fill_key(float(fill.imag)))
     return fill
 
