@@ -193,7 +193,7 @@ class _Machine:
 
     def arith(self, op, a, b):
         if (isinstance(a, np.complexfloating) or isinstance(b, np.complexfloating)) and op in ("+", "-", "*", "/"):
-            mixed = with_real_operand(op, a, b)   # (C's complex with a real operand: part by part, as C's * too)
+            mixed = with_real_operand(op, a, b)   # (C's complex with a real operand: part by part)
             if mixed is not None:
                 return _TYPES[_promote(a, b)](mixed)
         dt = _promote(a, b)

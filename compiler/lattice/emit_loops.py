@@ -27,8 +27,6 @@ from __future__ import annotations
 import itertools
 from dataclasses import replace
 
-import numpy as np
-
 from .. import binding
 from ..errors import StrategyError
 from ..imperative.ir import (Assign, BinOp, Break, Cast, Comment, CompoundAssign, Const, Declare, For, If, Load, Origin, Select,
@@ -89,8 +87,7 @@ class Loops:
         else:
             # (a complex fill's parts each times the count, as the sum of its copies: C's real times complex, where a
             # complex count's product makes inf * 0 of inf + 0j)
-            dt = np.dtype(f.dtype)
-            times = Cast(real_part_dtype(dt).name if dt.kind == "c" else f.dtype, missing)
+            times = Cast(real_part_dtype(f.dtype).name, missing)
             if not same_value(f.fill, 1):
                 times = BinOp("*", times, const_of(f.fill, f.dtype))
             update = self.assign(CAssign(f.lhs, f.op, literal(f.fill), f.output), value=(times, f.dtype))

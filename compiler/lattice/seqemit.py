@@ -609,9 +609,7 @@ class SeqEmitter(LeafWalks, RowLocates):
             missed = arith("-", extent, n)
             # (the fill added once a coordinate missed: a complex one's parts each times the count, as their sum,
             # C's real times complex, where a complex count's product would make inf * 0 of inf + 0j)
-            kind = np.dtype(self.dtype).kind
-            missed = missed if self.dtype == I64 else Cast(real_part_dtype(np.dtype(self.dtype)).name
-                                                           if kind == "c" else self.dtype, missed)
+            missed = missed if self.dtype == I64 else Cast(real_part_dtype(self.dtype).name, missed)
             if s.fill != 1:
                 missed = arith("*", missed, Const(s.fill, self.dtype))
             # (it computes the summand with its tensors' fills: tagged as the summand's nodes)

@@ -33,7 +33,7 @@ from .seqstraddlesort import straddle_sorted
 from .seqsumrows import emit_producers, workspace_codes
 from .seqsumsort import summed_output
 from .seqwhiles import inner_sequences, whiles
-from .sequences import Level, Product, walk
+from .sequences import Product, walk
 
 
 def emit_function(low, formats: dict, name: str, out_format=None, dtype: str | None = None,
@@ -49,8 +49,7 @@ def emit_function(low, formats: dict, name: str, out_format=None, dtype: str | N
     reads = {v.tensor for v in values if isinstance(v, cf.Read)}
     names = {t: t.rstrip("'") for t in reads}
     # (and a level no access reads: the rows the columns of a COO are located in, seqlocated.rows_walked)
-    names |= {leaf.tensor: leaf.tensor.rstrip("'") for w in whiles(low.cfir.cfir) for leaf in walk(w.seq)
-              if isinstance(leaf, Level) and leaf.tensor not in names}
+    names |= {lv.tensor: lv.rows_of for lv in low.row_walks}
     # (an entry read at constants only is a 0-d stand-in, located in its tensor before the loops: seqlocated)
     located = {r.name: (r, fmt) for r, fmt in low.located}
     formats = {**formats, **{s: stand_in_format(fmt, r) for s, (r, fmt) in located.items()}}

@@ -26,7 +26,6 @@ False
 from __future__ import annotations
 
 from contextvars import ContextVar
-from dataclasses import replace
 
 import numpy as np
 
@@ -34,11 +33,12 @@ from ..algebra import NOVALUE
 from ..errors import StrategyError
 from ..values import same_value
 from ..notation.ast import Access, Call, Literal, Reduce, walk
-from ..notation.shape import Concat, ShapeOp
+from ..notation.shape import Concat
 from .algebra import Empty as AlgEmpty
 from .algebra import Intersect as AlgIntersect
 from .algebra import Region, check_stated, de_morgan, expr_facts, parse_algebra, stated
 from .algebra import Union as AlgUnion
+from .seqreads import map_accesses
 from .sequences import Intersect, Union, Universe
 
 
@@ -166,15 +166,7 @@ def _parts_fill(e: Reduce, fills: dict, extents: dict):
 
 def _with_part(e, cat: Concat, part):
     """``e`` with the concatenation ``cat`` replaced by one of its operands, ``part``."""
-    if e is cat:
-        return part
-    if isinstance(e, Call):
-        return replace(e, args=tuple(_with_part(a, cat, part) for a in e.args))
-    if isinstance(e, Reduce):
-        return replace(e, body=_with_part(e.body, cat, part))
-    if isinstance(e, ShapeOp):
-        return e.with_children(tuple(_with_part(c, cat, part) for c in e.children()))
-    return e
+    return part if e is cat else map_accesses(e, lambda x: x, lambda s: part if s is cat else None)
 
 
 def _finite_parts(e, fills: dict, extents: dict | None = None) -> bool:
