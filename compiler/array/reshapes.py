@@ -18,6 +18,7 @@ notation says it, and an axis outside every non-trivial group stays a loop of it
 from __future__ import annotations
 
 import math
+from collections import Counter
 
 
 def reshape_groups(old: tuple, new: tuple) -> tuple:
@@ -63,17 +64,28 @@ def groups_apart_from_ones(old: tuple, new: tuple, keep_operand_ones: bool = Fal
     (where the reshape holds more than one entry), each group's axes numbered by their places in the two
     tuples of axes. A result's extent-1 axis is a broadcast and an operand's read at its one coordinate,
     so ``(6,) -> (1, 6, 1)`` is no split in three. ``keep_operand_ones``: the operand's stay, each in the
-    group it borders; ``result_axes``: the result axes to group (default all).
+    group it borders, or, where a result's extent-1 axis has as many entries before it, that axis (its own
+    group: ``(2, 1, 2, 3) -> (2, 1, 6)`` collapses the last two axes, not the last three); ``result_axes``:
+    the result axes to group (default all).
 
     >>> groups_apart_from_ones((2, 1, 12), (6, 1, 4))     # (2, 12) -> (6, 4), one group
     ((0, 2), (0, 2), (((0, 1), (0, 1)),))
     >>> groups_apart_from_ones((2, 1, 3), (2, 3), keep_operand_ones=True)
     ((0, 1, 2), (0, 1), (((0,), (0,)), ((1, 2), (1,))))
+    >>> groups_apart_from_ones((2, 1, 2, 3), (2, 1, 6), keep_operand_ones=True)
+    ((0, 1, 2, 3), (0, 1, 2), (((0,), (0,)), ((1,), (1,)), ((2, 3), (2,))))
     """
     olds = tuple(range(len(old)))
     news = tuple(range(len(new))) if result_axes is None else tuple(result_axes)
     if math.prod(old) > 1:
-        news = tuple(b for b in news if new[b] != 1)
+        # (an operand's extent-1 axes kept: each result one with as many entries before it pairs with one of them)
+        spare = Counter(math.prod(old[:a]) for a in olds if old[a] == 1) if keep_operand_ones else Counter()
+        paired = set()
+        for b in news:
+            if new[b] == 1 and spare[math.prod(new[:b])] > 0:
+                spare[math.prod(new[:b])] -= 1
+                paired.add(b)
+        news = tuple(b for b in news if new[b] != 1 or b in paired)
         if not keep_operand_ones:
             olds = tuple(a for a in olds if old[a] != 1)
     return olds, news, reshape_groups(tuple(old[a] for a in olds), tuple(new[b] for b in news))

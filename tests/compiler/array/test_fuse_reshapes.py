@@ -387,6 +387,9 @@ def test_looplets_walk_the_ravel_of_a_stack_of_matrices_and_refuse_a_csc_naming_
 @example(parts=2, shape=(3, 2), axis=0, whole=False, fmt="sparse", fill=np.nan, strategy="looplets")
 # (rows of 4 straddling the operands' boundary at 6: materialized on main)
 @example(parts=2, shape=(3, 2), axis=0, whole="rows", fmt="sparse", fill=np.inf, strategy=None)
+# (the operands' extent-1 axis collapsed with the stack's and the last, not kept as the result's: refused by the
+# lattice, materialized)
+@example(parts=2, shape=(2, 1, 3), axis=2, whole=False, fmt="sparse", fill=0.0, strategy="lattice")
 def test_stacks_reshaped_by_property(parts, shape, axis, whole, fmt, fill, strategy):
     # the stack's new axis collapsed with the next (or with every axis after it, or all its axes
     # split again into rows of the smallest width dividing its size but not an operand's, which
