@@ -278,7 +278,7 @@ class Compiler:
         L = build_seq_lattice(seq, seen, straddle=not _holds_temporary(f.body) and _splits_concats(f.seq))
         at = len(self.lattices)
         self.lattices.append((f.index, L))
-        built = []
+        built, first = [], None
         for p in L.points:
             point_locs = self.rekey(kept, p.seq, seen)
             cases = []
@@ -297,7 +297,15 @@ class Compiler:
                     cases.append((sp, self.stmt(f.body, here, known_temps)))
                 finally:
                     self.enclosing.pop()
+                # (what the first case's loops and rewrites recorded: all a loop of that case alone needs)
+                first = first or (len(self.lattices), len(self.rewrites))
             built.append((point_locs, cases))
+        same = self.one_case(f, seq, L, built, kept, rewind)
+        if same is not None:
+            del self.lattices[first[0]:], self.rewrites[first[1]:]
+            self.rewrites.append(same[0].rewrites[-1])
+            self.lattices[at] = (f.index, same[0])
+            return same[1]
         # (the loop over what is left once the other operands ran out walks entries that change nothing)
         quiet = {n for n, (_, cases) in enumerate(built) if all(isinstance(b, Skip) for _, b in cases)}
         L = drop_fill_points(L, quiet, f"each case writes the result's fill, {self.fill}")
@@ -320,6 +328,29 @@ class Compiler:
             self.rewrites.append(Rewrite("empty-loop", str(f.seq), "skip"))
             return Skip()
         return loops[0] if len(loops) == 1 else Block(tuple(loops))
+
+    def one_case(self, f: Forall, seq: Seq, L: SeqLattice, built: list, kept, rewind) -> tuple | None:
+        """The lattice ``L`` of ``f``'s loop over ``seq``, a union of levels (intersections of them) of as many tensors,
+        as one merged loop, ``(lattice, loop)``, where every case of every point (``built``: each point's locators and
+        cases) is one statement (None: not so). That statement reads nothing the cases tell apart: each value it
+        reads is located and tested where it is (a column of a COO matrix, searched in the row its walk is at, fill
+        where the walk is not), so the ``2^n - 1`` points' loops run it at each coordinate of the union, as one loop
+        does until all its operands ran out (a cross product of two COO matrices with a NaN stored: 3 loops, 5 cases,
+        one statement)."""
+        ops = union_operands(seq)
+        bodies = [b for _, cases in built for _, b in cases]
+        if ops is None or len(bodies) < 2 or any(b != bodies[0] or isinstance(b, Skip) for b in bodies) or \
+                any(isinstance(op, Universe) for op in ops) or \
+                not all(isinstance(a, (Level, Universe)) and everywhere(a, self.tested) for a, _ in kept):
+            return None
+        leaves = [leaf.tensor for op in ops for leaf in operand_leaves(op)]
+        if len(leaves) != len(set(leaves)):
+            return None
+        why = Rewrite("one-case", f"forall {f.index} ∈ {seq}", f"one loop until all ran out: each case of the "
+                      f"lattice's {len(L.points)} points computes one statement")
+        lattice = SeqLattice(seq, [SeqPoint(seq, (), (0,))], [*L.rewrites, why], L.defs)
+        return lattice, While(f.index, seq, tuple((a, seq) for a, _ in kept), bodies[0],
+                              (seq,) + tuple(a for a, _ in kept), rewind, merged=True)
 
     def merged(self, f: Forall, seq: Seq, kept, defs, seen, known_temps, rewind) -> While | None:
         """The loop of ``f`` over ``seq`` as one merged loop (:mod:`compiler.lattice.seqmerge`), where ``seq`` is a

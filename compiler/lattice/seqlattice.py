@@ -457,7 +457,7 @@ class SeqLattice:
         """Whether its one point is a merged union's loop, or a merged loop over a π0 or π1 of one, run until all
         its operands ran out (:meth:`compiler.lattice.seqcfir.Compiler.merged` and
         :meth:`~compiler.lattice.seqcfir.Compiler.merged_split`, which record the rewrite)."""
-        return any(getattr(r, "rule", None) in ("merged-union", "merged-split") for r in self.rewrites)
+        return any(getattr(r, "rule", None) in ("merged-union", "merged-split", "one-case") for r in self.rewrites)
 
     def text(self, ascii: bool = False) -> str:
         lines = [f"lattice of {self.seq.text(ascii)}"]

@@ -16,6 +16,8 @@ from hypothesis import strategies as st
 import compiler as ss
 from compiler import array as xp
 from compiler.lattice.seqderive import seq_evaluate
+from compiler.lattice.seqlattice import build_seq_lattice
+from compiler.lattice.sequences import Intersect, Level, Union
 from tests.compiler.constant_read_cases import FILLS, lowered_once, oracle_checked
 
 nan, inf = np.nan, np.inf
@@ -116,6 +118,9 @@ def test_issue_30_the_cross_product_of_two_coo_matrices_walks_their_rows_once(fm
     with np.errstate(all="ignore"):
         k = check(xp.linalg.cross(a, b), np.cross(A, B))
     assert lattices(k)[0].startswith("lattice of i_A ∪ i_B\n"), lattices(k)[0]
+    # (its three points' cases each the one statement, every column located and tested in its row: one loop until
+    # both ran out, not three loops of 5 cases, 863 lines)
+    assert "one loop until all ran out" in lattices(k)[0] and len(k.c_source.splitlines()) < 400, lattices(k)[0]
 
 
 @pytest.mark.parametrize("odd", [(-1.0, 6.0), (nan, -inf)])
@@ -134,9 +139,18 @@ def test_walks_of_rows_under_a_union_and_where_they_do_not_fold(fill, odd):
     if fill == 0.0 and odd[0] == -1.0:    # (NaN and inf stored: a product of a missing entry is not 0)
         assert lattices(k)[0].startswith("lattice of i_A\n"), lattices(k)
         assert lattices(k2)[0].startswith("lattice of (i_A ∩ i_B) ∪ (i_A' ∩ i_C)\n"), lattices(k2)
-        # (the points where one of A's walks outlives the other are not built: three points, not five)
-        text = lattices(k2)[0]
-        assert "-[i_A]-> ∅" in text and "-[i_A']-> ∅" in text and text.count("\np") == 3, text
+        # (each case of its points is one statement, each column located and tested in its row: one loop until
+        # all ran out)
+        assert lattices(k2)[0].splitlines()[1].endswith("(sub-points p0; one loop until all ran out)"), lattices(k2)
+        assert "switch" not in k2.trace.find("cfir")[0].after_text
+
+
+def test_the_walks_of_one_matrix_run_out_together_in_its_lattice():
+    # (the points where one of A's walks outlives the other are not built: three points, not five)
+    a, a2 = (Level(name, 0, "compressed", 5, rows_of="A") for name in ("A", "A'"))
+    b, c = (Level(name, 0, "compressed", 5) for name in "BC")
+    text = build_seq_lattice(Union(Intersect(a, b), Intersect(a2, c))).text()
+    assert "-[i_A]-> ∅" in text and "-[i_A']-> ∅" in text and text.count("\np") == 3, text
 
 
 def test_a_column_times_a_sparse_vector_walks_the_vector():
