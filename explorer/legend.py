@@ -72,8 +72,9 @@ _SEQ = [
     ("with x = y", r"with \w+ = ", "x is located at y's coordinate instead of iterated"),
     ("until all ran out", r"until all ran out", "a merged union: one loop at the least coordinate of the operands "
                                                 "left, until every one ran out, each part of its body reading its own "
-                                                "operand (not a lattice point per set of operands present); over a "
-                                                "split's π0, at the group of that coordinate"),
+                                                "operand, or each read tested where it is (not a lattice point per set "
+                                                "of operands present); over a split's π0, at the group of that "
+                                                "coordinate"),
 ]
 #: the tree drawings of programs (compiler.treedot): the lattice strategy's CFIR, the imperative IR
 _TREE = [

@@ -346,8 +346,9 @@ class Compiler:
         leaves = [leaf.tensor for op in ops for leaf in operand_leaves(op)]
         if len(leaves) != len(set(leaves)):
             return None
-        why = Rewrite("one-case", f"forall {f.index} ∈ {seq}", f"one loop until all ran out: each case of the "
-                      f"lattice's {len(L.points)} points computes one statement")
+        # (short: the explorer shows a rewrite on one line)
+        why = Rewrite("one-case", f"forall {f.index} ∈ {seq}",
+                      f"one loop until all ran out: the {len(L.points)} points' cases are one statement")
         lattice = SeqLattice(seq, [SeqPoint(seq, (), (0,))], [*L.rewrites, why], L.defs)
         return lattice, While(f.index, seq, tuple((a, seq) for a, _ in kept), bodies[0],
                               (seq,) + tuple(a for a, _ in kept), rewind, merged=True)

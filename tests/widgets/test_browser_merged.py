@@ -20,7 +20,7 @@ LEGEND_TERMS_JS = r"""
 """
 
 
-@pytest.mark.parametrize("form", ["hstack", "ravel", "split"])
+@pytest.mark.parametrize("form", ["hstack", "ravel", "split", "one-case"])
 def test_a_merged_loop_says_it_runs_until_all_ran_out(browser, tmp_path, artifacts, form):
     """``hstack`` of three COO matrices lowered by the lattices is one loop over the rows, merged (and the ravel
     of that hstack, one loop over its parts' row walks, whose long sequence the boxes wrap):
@@ -29,7 +29,9 @@ def test_a_merged_loop_says_it_runs_until_all_ran_out(browser, tmp_path, artifac
     "until all …"), the CFIR's loop box the same, each legend explains the words, and the
     ``merged-union`` rewrite keeps each cell on one line; every label inside its shape and
     readable, in the light and the dark preference. The reshape of that hstack into rows of 3 (``split``) merges
-    its loop over the rows' groups and the one in each (``merged-split``): the first shows as the union's."""
+    its loop over the rows' groups and the one in each (``merged-split``): the first shows as the union's. The
+    cross product of two COO matrices with a NaN stored, whose lattice's cases are one statement (``one-case``),
+    shows as a merged union's."""
     import numpy as np
     import scipy.sparse as sp
 
@@ -44,9 +46,16 @@ def test_a_merged_loop_says_it_runs_until_all_ran_out(browser, tmp_path, artifac
         stacked, want = xp.reshape(stacked, (-1,)), want.reshape(-1)
     if form == "split":
         stacked, want = xp.reshape(stacked, (15, 3)), want.reshape(15, 3)
-    rule = "merged-split" if form == "split" else "merged-union"
+    if form == "one-case":
+        with np.errstate(all="ignore"):
+            dense = [np.where(m.toarray() == 0, 0.0, m.toarray() - 0.5) for m in mats[:2]]
+            dense[0][1, 2] = np.nan
+            stacked = xp.linalg.cross(*(ss.asarray(sp.coo_matrix(d), name=n) for d, n in zip(dense, "AB")))
+            want = np.cross(*dense)
+    rule = {"split": "merged-split", "one-case": "one-case"}.get(form, "merged-union")
     kernel = ss.lower(stacked, strategy="lattice")
-    np.testing.assert_array_equal(kernel().to_numpy(), want)
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(kernel().to_numpy(), want)
     trace = kernel.trace
     merged = [k for k, s in enumerate(trace.steps) if any(r.rule == rule for r in s.rewrites)]
     lattice = next(k for k in merged if trace.steps[k].stage == "lattice")
@@ -75,7 +84,7 @@ def test_a_merged_loop_says_it_runs_until_all_ran_out(browser, tmp_path, artifac
         # (a label cut elsewhere only where its box would pass the page's width, whole in its tooltip: the split's
         # loop over j, whose sequence is as long as the loop's over i)
         cut = [(line, n["tip"]) for n in nodes if n is not box for line in n["lines"] if line.endswith("…")]
-        assert not [c for c in cut if form != "split" or not (c[1] and _unwrapped([c[1]]).find(
+        assert not [c for c in cut if form not in ("split", "one-case") or not (c[1] and _unwrapped([c[1]]).find(
             _unwrapped([c[0][:-1]])) >= 0 and len(c[0]) > 30)], (where, nodes)
         if form == "hstack" or kind == "seq-lattice":
             assert not box["lines"][0].endswith("…"), (where, box)
