@@ -2,7 +2,9 @@
 
 The page holds one ``<section class="step">`` per step (inline CSS, inline SVG drawings, inline
 highlighted code) and a few lines of inline JavaScript that show one step at a time with
-previous/next buttons and the arrow keys. Without JavaScript every step is shown in order.
+previous/next buttons and the arrow keys. Without JavaScript every step is shown in order, with no
+C beside it: the kernel's C is written once and the script copies it into each step
+(:mod:`explorer.sharedc`).
 Nothing in it refers to anything outside the page. With provenance (``data["provenance"]`` of
 the C artifact: ``{tag: C lines}``) the drawings' nodes and the C lines of a tag share a colour on
 every step, and so do the parts of the program they came from (accesses, loops, lattice
@@ -27,7 +29,8 @@ import re
 
 from .linking import LINK_SCRIPT
 from .palette import view_colors_attr
-from .renderers import kernel_c, render_step
+from .renderers import kernel_c_parts, render_step
+from .sharedc import FILL_SCRIPT, SharedC
 from .session import Session, explore
 from .zoom import ZOOM_FUNCTION
 
@@ -90,6 +93,7 @@ nav.provenance button.selected { outline: 2px solid #36c; }
 _JS = """
 (function () {
   document.documentElement.className += ' js';
+  ssFillC(document);   // (each step's C, from the one the page holds: explorer.sharedc)
   var steps = Array.prototype.slice.call(document.querySelectorAll('section.step'));
   var links = Array.prototype.slice.call(document.querySelectorAll('nav.steps a'));
   var pos = document.getElementById('position');
@@ -210,7 +214,7 @@ _TIP = re.compile(r'(<span class="(?:ln|pv)\b[^"]*"[^>]*?) title="([^"]*)"')
 _STYLED = re.compile(r'<span (class="lno" )?style="([^"]*)">')
 
 
-def shared_attributes(body: str) -> tuple[str, str, str]:
+def shared_attributes(body: str, tips: dict | None = None) -> tuple[str, str, str]:
     """``body`` with its most repeated attributes shared: each code line's and coloured part's tooltip an index into
     one table, set by a script the first time the pointer is over it; each token's and line number's style a class.
     Each step shows the kernel's C, and its lines' tooltips and styles were repeated in every step: 10 MB of a 3-D
@@ -222,8 +226,10 @@ def shared_attributes(body: str) -> tuple[str, str, str]:
     '<span class="ln" data-tip="0"><span class="ss-s0">x</span></span><span class="ln" data-tip="0">y</span>'
     >>> css, script.startswith('var SS_TIPS = ["a & b"];')
     ('.ss-s0 { color:red }', True)
+
+    ``tips``: the table's first entries, text to index (those of the C the steps share, :mod:`explorer.sharedc`).
     """
-    tips: dict[str, int] = {}
+    tips = {} if tips is None else tips
     styles: dict[str, int] = {}
 
     def tip(m: re.Match) -> str:
@@ -251,31 +257,34 @@ def export_html(source, path: str | os.PathLike | None = None, title: str | None
     session: Session = explore(source)
     title = title or (f"sparsescope trace: {session.name}" if session.name else "sparsescope trace")
     sections, links = [], []
+    shared = SharedC()   # (the kernel's C written once, each step's copy painted by the page's script)
     # provenance of the whole trace (the C's tags), so earlier programs and drawings share the C's colours
     prov = session.provenance()
     for i, step in enumerate(session.steps):
         failed = step.error is not None
         # each step a view: its tags (drawings, program, its C and the C beside it) distinct colours
         view = prov.for_view()
-        body = render_step(session.step(i), provenance=view) + kernel_c(session, i, view)
+        body = render_step(session.step(i), provenance=view) + shared.pane(kernel_c_parts(session, i, view))
         sections.append(f'<section class="step" id="step-{i}" data-index="{i}"{view_colors_attr(view)}>'
                         f"{body}</section>")
         cls = ' class="failed"' if failed else ""
         links.append(f'<a href="#step-{i}"{cls}>'
                      f"{i}&nbsp;{_html.escape(step.stage)}</a>")
-    steps, shared_css, tips = shared_attributes("".join(sections))
+    steps, shared_css, tips = shared_attributes("".join(sections), shared.tips)
     start = session.failed_index if session.failed_index is not None else 0
     error = (f'<div class="error-summary">lowering failed at step {start}: {_html.escape(session.error)}</div>'
              if session.error else "")
     page = (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-        f"<title>{_html.escape(title)}</title><style>{_CSS}\n{shared_css}</style></head><body>"
+        f"<title>{_html.escape(title)}</title><style>{_CSS}\n{shared_css}\n{shared.css()}</style></head><body>"
         f'<header><h1>{_html.escape(title)}</h1><button id="prev" title="previous step (left arrow)">'
         f'&larr; prev</button><button id="next" title="next step (right arrow)">next &rarr;</button>'
         f'<span id="position">{len(session.steps)} steps</span></header>'
         f'<div class="page{" legend" if prov else ""}"><div class="column">{error}'
         f'<nav class="steps">{"".join(links)}</nav><main>{steps}</main></div>{_legend(prov)}</div>'
-        f"<script>{ZOOM_FUNCTION}\n{_JS.replace('START', str(start))}\n{LINK_SCRIPT}\n{tips}</script></body></html>\n")
+        f"{shared.templates()}"
+        f"<script>{ZOOM_FUNCTION}\n{FILL_SCRIPT}\n{_JS.replace('START', str(start))}\n{LINK_SCRIPT}\n{tips}"
+        "</script></body></html>\n")
     if path is not None:
         with open(path, "w", encoding="utf-8") as f:
             f.write(page)

@@ -53,7 +53,8 @@ from .zoom import zoom_controls
 
 __all__ = [
     "FOCUS_COLOR", "Diff", "IndexNotationLexer", "PALETTE", "RENDERERS", "color_for", "collect_provenance",
-    "diff_steps", "drawn_artifacts", "error_banner", "fold_rewrites", "highlight_svg", "inline_svg", "kernel_c",
+    "CPaint", "PRE_STYLE", "c_paint", "code_lines", "diff_steps", "drawn_artifacts", "error_banner", "fold_rewrites",
+    "highlight_svg", "inline_svg", "kernel_c", "kernel_c_parts",
     "node_tags_of", "register_renderer", "render_artifact",
     "render_c", "render_code", "render_diff", "render_dot", "render_program", "render_step", "section", "step_focus",
     "tag_names",
@@ -106,7 +107,7 @@ def _tokens(text: str, lexer_type: type) -> tuple:
 
 
 # theme-safe (see explorer.theme): the theme's background and text, light without a theme
-_PRE_STYLE = (f"margin:0;padding:6px 8px;background:{CODE_BACKGROUND};color:{CODE_TEXT};"
+PRE_STYLE = (f"margin:0;padding:6px 8px;background:{CODE_BACKGROUND};color:{CODE_TEXT};"
               f"border:1px solid {CODE_BORDER};"
               "border-radius:4px;font:12px/1.45 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;"
               "overflow:auto;white-space:pre")
@@ -150,13 +151,8 @@ def render_code(text: str, language: str | None = None, line_colors: Mapping[int
             line_tags.setdefault(m.line, list(m.tags))
         else:
             spans.append(m)
-    lexer = _lexer_for(text, language)
-    formatter = highlight_classes()
-    body = (_highlight_marked(text, lexer, formatter, spans, describe, color) if spans
-            else format_tokens(((t, v) for _, t, v in _tokens(text, type(lexer))), formatter))
-    lines = body.split("\n")
-    if lines and lines[-1] == "" and not text.endswith("\n\n"):
-        lines.pop()
+    lines = code_lines(text, language) if not spans else _split_lines(
+        _highlight_marked(text, _lexer_for(text, language), highlight_classes(), spans, describe, color), text)
     width = len(str(len(lines)))
     focus_lines = set(focus_lines)
     out = []
@@ -177,7 +173,26 @@ def render_code(text: str, language: str | None = None, line_colors: Mapping[int
         tags = (f' data-tags="{_html.escape(" ".join(line_tags[n]))}"' if line_tags.get(n) else "")
         out.append(f'<span class="{cls}" data-line="{n}"{style}{title}{tags}>{num}{line}</span>')
     height = f";max-height:{most}" if most else ""
-    return f'<pre class="code" style="{_PRE_STYLE}{height}">' + "\n".join(out) + "</pre>"
+    return f'<pre class="code" style="{PRE_STYLE}{height}">' + "\n".join(out) + "</pre>"
+
+
+def code_lines(text: str, language: str | None = None) -> list[str]:
+    """The lines of ``text`` highlighted as Pygments' class spans, unstyled (:func:`render_code` styles them; a
+    page that shares one C between its steps styles them by CSS, :mod:`explorer.sharedc`).
+
+    >>> code_lines("int x;\\nreturn x;", "c")[1]
+    '<span class="k">return</span><span class="w"> </span><span class="n">x</span><span class="p">;</span>'
+    """
+    lexer = _lexer_for(text, language)
+    return _split_lines(format_tokens(((t, v) for _, t, v in _tokens(text, type(lexer))), highlight_classes()), text)
+
+
+def _split_lines(body: str, text: str) -> list[str]:
+    """The highlighted ``body`` of ``text`` cut into its lines (no empty last one for a final newline)."""
+    lines = body.split("\n")
+    if lines and lines[-1] == "" and not text.endswith("\n\n"):
+        lines.pop()
+    return lines
 
 
 def _attr(text: str) -> str:
@@ -286,6 +301,31 @@ def render_c(source: str, provenance: Mapping[str, Iterable[int]] | None = None,
     >>> 'style="color' in render_c("int x = 1;")
     True
     """
+    paint = c_paint(provenance, only, focus)
+    return render_code(source, "c", paint.colors, paint.titles, linenos, paint.tags, focus_lines=paint.focus,
+                       most=most)
+
+
+@dataclass(frozen=True)
+class CPaint:
+    """What a view shows on a C source's lines (:func:`c_paint`): each line's colour, tooltip and tags (by line
+    number, from 1) and the lines with the focus bar."""
+
+    colors: dict
+    titles: dict
+    tags: dict
+    focus: frozenset
+
+
+def c_paint(provenance: Mapping[str, Iterable[int]] | None = None, only: Iterable[str] | None = None,
+            focus: Iterable[str] = ()) -> CPaint:
+    """The colours, tooltips, tags and focus bars :func:`render_c` gives a C source's lines, as data (a page
+    sharing one C between its steps paints each step's copy with them, :mod:`explorer.sharedc`).
+
+    >>> p = c_paint({"p0": [2]})
+    >>> p.colors == {2: color_for("p0")}, p.tags, p.focus
+    (True, {2: ['p0']}, frozenset())
+    """
     tags: dict[int, list[str]] = {}
     keep = set(only) if only is not None else None
     for ident, lines in (provenance or {}).items():
@@ -313,8 +353,8 @@ def render_c(source: str, provenance: Mapping[str, Iterable[int]] | None = None,
     # a line's tooltip says what produced it (the lattice point's code, the looplet lowered)
     describe = describer(provenance) or ", ".join
     titles = {n: describe(ts) for n, ts in tags.items()}
-    focus_lines = {int(n) for t in focus for n in (provenance or {}).get(t, ())}
-    return render_code(source, "c", colors, titles, linenos, tags, focus_lines=focus_lines, most=most)
+    focus_lines = frozenset(int(n) for t in focus for n in (provenance or {}).get(t, ()))
+    return CPaint(colors, titles, tags, focus_lines)
 
 
 # --- artifacts ----------------------------------------------------------------------------------
@@ -523,7 +563,7 @@ def render_diff(text: str) -> str:
     if not text:
         return f'<div class="diff-empty" style="color:{MUTED};font:12px sans-serif">(no change)</div>'
     body = style_tokens(highlight(text, DiffLexer(), highlight_classes()))
-    return f'<pre class="diff" style="{_PRE_STYLE}">{body}</pre>'
+    return f'<pre class="diff" style="{PRE_STYLE}">{body}</pre>'
 
 
 def diff_steps(session, i: int, j: int, context: int = 3) -> Diff:
@@ -733,17 +773,26 @@ def kernel_c(session, i: int, prov) -> str:
     ways on the step's own: the C as it stands there, or the kernel's, titled which
     (:func:`~explorer.stepdiff.c_view`); the lines of the looplet a ``lower:*`` step lowers carry
     the focus bar. Else ``""``."""
+    shown = kernel_c_parts(session, i, prov)
+    if shown is None:
+        return ""
+    title, text, paint, opens = shown
+    return section(title, render_code(text, "c", paint.colors, paint.titles, True, paint.tags, focus_lines=paint.focus,
+                                      most=C_SECTION_MOST), "c-section", opens)
+
+
+def kernel_c_parts(session, i: int, prov) -> tuple | None:
+    """What :func:`kernel_c` shows, as data: ``(title, C source, its CPaint, the line it opens at)``, else None."""
     step = session.steps[i]
     lowered = prov.lowered_at(i) if prov else []
     if not prov or any(a.kind == "c" for a in step.artifacts) or not (
             lowered or any(a.kind != "c" and a.dot for a in step.artifacts)
             or program_marks(session.program_text(i), prov, i)):
-        return ""
+        return None
     c = c_view(session, i)
     if c.emitted_at is None:
-        return ""
-    return section(c.title, render_c(c.text, prov, focus=lowered, most=C_SECTION_MOST), "c-section",
-                   c_opening_line(session, i))
+        return None
+    return c.title, c.text, c_paint(prov, focus=lowered), c_opening_line(session, i)
 
 
 def _step_provenance(step: Step, view, provenance) -> Provenance:

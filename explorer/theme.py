@@ -30,7 +30,8 @@ from pygments.formatters import HtmlFormatter
 from pygments.token import STANDARD_TYPES, Comment, Generic, Keyword, Name, Number, Operator, String
 
 __all__ = ["CODE_BACKGROUND", "CODE_BORDER", "CODE_TEXT", "LINE_NUMBER", "LINE_NUMBER_ON_COLOR",
-           "MUTED", "TEXT_ON_COLOR", "highlight_classes", "style_tokens", "theme_svg", "token_styles"]
+           "MUTED", "TEXT_ON_COLOR", "highlight_classes", "style_tokens", "styled_classes", "theme_svg",
+           "token_css", "token_styles"]
 
 #: A code block's background, text and border (the theme's, light where there is none).
 CODE_BACKGROUND = "var(--jp-layout-color0, #ffffff)"
@@ -111,6 +112,32 @@ def style_tokens(html: str, on_color: bool = False) -> str:
         return f'<span style="{style}">{m.group(2)}</span>' if style else m.group(2)
 
     return _CLASS_SPAN.sub(sub, html)
+
+
+def styled_classes(html: str) -> str:
+    """Pygments class-based HTML with only the spans of tokens that have a colour of their own (on the theme's
+    background or on a provenance colour: :func:`token_css` styles them); the others bare text.
+
+    >>> styled_classes('<span class="k">int</span><span class="w"> </span><span class="n">x</span>')
+    '<span class="k">int</span> x'
+    """
+    styles = _STYLES[False]
+
+    def sub(m: re.Match) -> str:
+        return m.group(0) if m.group(1) in styles else m.group(2)
+
+    return _CLASS_SPAN.sub(sub, html)
+
+
+def token_css(scope: str, on: str) -> str:
+    """CSS rules giving the tokens of :func:`styled_classes` under ``scope`` (a selector) their colours: on the
+    theme's background, and on a provenance colour under the class ``on`` (what :func:`style_tokens` inlines).
+
+    >>> print(token_css("pre", "on").splitlines()[0])
+    pre .k { color:var(--jp-mirror-editor-keyword-color, #008000);font-weight:bold }
+    """
+    return "\n".join(f"{scope} {'.' + on + ' ' if on_color else ''}.{cls} {{ {style} }}"
+                     for on_color in (False, True) for cls, style in _STYLES[on_color].items())
 
 
 def highlight_classes() -> HtmlFormatter:

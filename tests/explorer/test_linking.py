@@ -14,6 +14,7 @@ from explorer import explore
 from explorer.export import export_html
 from explorer.linking import LINK_COLOR, LINK_OUTLINE, LINK_TEXT, mark_linked
 from explorer.renderers import render_artifact, render_c
+from explorer.sharedc import painted_lines
 from explorer.stepdiff import c_opening_line
 
 widgets = pytest.importorskip("widgets")
@@ -111,10 +112,6 @@ def test_the_exported_page_shows_the_c_next_to_each_drawing(three):
     assert "function ssLink" in page
 
 
-def c_lines_of(html: str) -> list[int]:
-    return [int(n) for n in re.findall(r'class="ln[^"]*" data-line="(\d+)"', html)]
-
-
 @pytest.fixture(scope="module")
 def concat_looplets():
     """``y = [A; B] x`` as one array expression lowered by looplets: its ``shape-operators`` step
@@ -146,7 +143,7 @@ def test_a_step_whose_program_the_c_colours_shows_the_c_opened_at_its_first_link
         assert opens == c_opening_line(s, k) == min(n for t in tags for n in prov.get(t, ())), stage
         # (below every #include: in the kernel's function, where the C's tags are)
         includes = [n for n, line in enumerate(s.last_artifact("c").text.splitlines(), 1) if line.startswith("#")]
-        assert opens > max(includes) and opens in c_lines_of(section.split("c-section")[1])
+        assert opens > max(includes) and opens in painted_lines(section.split("c-section")[1])
     # the array expression's drawing: its boxes linked to the C of the statement's nodes they became
     k = s.stages().index("array")
     section = page.split(f'id="step-{k}"')[1].split('<section class="step"')[0]
