@@ -65,6 +65,8 @@ def to_tensor(obj, name: str | None = None, checked: bool = True) -> Tensor:
     """
     if isinstance(obj, Tensor):
         return obj
+    if hasattr(obj, "operand_tensor"):   # (an array of compiler.array: its tensor, or the expression computed)
+        return obj.operand_tensor()
     if is_scipy_sparse(obj) or is_pydata_sparse(obj):
         tensor = kept(obj, name)
         if tensor is not None:
@@ -253,11 +255,14 @@ def check_compressed_arrays(x, what: str) -> None:
 
 
 def tensors_of(tensors: dict) -> dict:
-    """``tensors`` with each scipy.sparse or pydata/sparse value made a Tensor (sharing buffers);
-    formats, numpy arrays, scalars and Tensors stay as they are."""
+    """``tensors`` with each scipy.sparse or pydata/sparse value made a Tensor (sharing buffers), and each array of
+    :mod:`compiler.array` its tensor (or its expression computed); formats, numpy arrays, scalars and Tensors stay
+    as they are."""
+    def taken(v) -> bool:
+        return is_foreign(v) or hasattr(v, "operand_tensor")
     for v in tensors.values():   # (most calls give none: asked on every einsum, return them as given)
-        if v.__class__ is not Tensor and v.__class__ is not np.ndarray and v.__class__ is not str and is_foreign(v):
-            return {k: (to_tensor(v, k) if is_foreign(v) else v) for k, v in tensors.items()}
+        if v.__class__ is not Tensor and v.__class__ is not np.ndarray and v.__class__ is not str and taken(v):
+            return {k: (to_tensor(v, k) if taken(v) else v) for k, v in tensors.items()}
     return tensors
 
 

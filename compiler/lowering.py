@@ -815,7 +815,8 @@ def einsum(expr, *operands, strategy: str | None = None, checked: bool = False, 
            **tensors) -> Tensor:
     """Evaluate index notation on tensors: ``einsum("y[i] += A[i, j] * x[j]", A=A, x=x)``; or numpy's
     call, subscripts and operands in order: ``einsum("ij,j->i", A, x)``. Tensors may be numpy,
-    scipy.sparse or pydata/sparse arrays. Give the output too (as a tensor or a format, named
+    scipy.sparse or pydata/sparse arrays, or arrays of :mod:`compiler.array` (an expression computed first:
+    ``compiler.array.einsum`` fuses it instead). Give the output too (as a tensor or a format, named
     ``out`` in numpy's call) to choose its format. Given no strategy, the lattice's kernel computes
     it, or the looplets' where the lattice refuses the statement.
 
@@ -869,12 +870,16 @@ def _taken(tensors: dict) -> tuple[dict, list]:
     when last looked at is one the call serves or hands over to the kernel for what they hold now."""
     taken, anew = dict(tensors), []
     for k, v in tensors.items():
-        if v.__class__ is not Tensor and v.__class__ is not np.ndarray and v.__class__ is not str and is_foreign(v):
+        if v.__class__ is Tensor or v.__class__ is np.ndarray or v.__class__ is str:
+            continue
+        if is_foreign(v):
             t = kept(v, k)
             if t is None:
                 t = to_tensor(v, k)
                 anew.append(t)
             taken[k] = t
+        elif hasattr(v, "operand_tensor"):   # (an array of compiler.array: its tensor, or the expression computed)
+            taken[k] = v.operand_tensor()
     return taken, anew
 
 

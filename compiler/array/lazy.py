@@ -100,6 +100,19 @@ class Array:
         with checked_now(shared):   # (checked once per compute(): the call does not read them again)
             return kernel(**tensors)
 
+    def operand_tensor(self) -> Tensor:
+        """The tensor a function of tensors (:func:`compiler.einsum`) reads for this array: an operand's own (no
+        copy), else the array computed.
+
+        >>> import numpy as np
+        >>> from compiler import Tensor
+        >>> t = Tensor.from_numpy(np.eye(2), "csr")
+        >>> asarray(t).operand_tensor() is t, float((asarray(t) * 2).operand_tensor().to_numpy()[1, 1])
+        (True, 2.0)
+        """
+        node = self._node
+        return node.tensor if isinstance(node, Leaf) else self.compute()
+
     def lower(self, format=None, strategy: str | None = None, checked: bool = False):
         """The kernel that computes this array (``.c_source``, ``.trace``); call it with no arguments."""
         _check_shared(self._node)

@@ -187,3 +187,22 @@ def test_einsum_reads_a_scipy_matrix_s_arrays_once_per_call():
     for n in range(1, 4):
         np.testing.assert_array_equal(ss.einsum("ij,j->i", m, np.ones(2)).to_numpy(), [2.0, 3.0])
         assert len(runs) == n, runs
+
+
+def test_functions_of_tensors_take_arrays_of_the_array_language():
+    # (compiler.einsum(..., A, B) of two xp arrays said "expected a Tensor, ... not Array")
+    m = sp.random(6, 5, density=0.5, format="csr", random_state=1)
+    n = sp.random(5, 4, density=0.5, format="coo", random_state=2)
+    a, b = xp.asarray(m), xp.asarray(n)
+    want = m.toarray() @ n.toarray()
+    np.testing.assert_allclose(ss.einsum("ij,jk->ik", a, b).to_numpy(), want)
+    # (an operand's own tensor, over the scipy matrix's arrays: no copy)
+    assert to_tensor(a) is to_tensor(a) and np.shares_memory(to_tensor(a).vals, m.data)
+    # (an expression is computed first, numpy's subscripts and index notation alike)
+    np.testing.assert_allclose(ss.einsum("ij,jk->ik", a * 2, b).to_numpy(), 2 * want)
+    np.testing.assert_allclose(ss.einsum("y[i] = A[i, j] * x[j]", A=a - 1, x=np.arange(5.0)).to_numpy(),
+                               (m.toarray() - 1) @ np.arange(5.0))
+    kernel = ss.lower("y[i] = A[i, j] * x[j]", A=a, x=np.ones(5))
+    np.testing.assert_allclose(kernel(A=a, x=np.ones(5)).to_numpy(), m.toarray().sum(axis=1))
+    with pytest.raises(ss.ShapeError, match="index j has extent 5 in T1"):
+        ss.einsum("ij,jk->ik", a, a)
