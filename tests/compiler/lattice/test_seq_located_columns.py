@@ -291,3 +291,21 @@ def test_columns_of_two_matrices_whose_rows_are_walked_by_property(values, fill,
     build, want = TWO[name]
     with np.errstate(all="ignore"):
         check(build(xp.asarray(ta), xp.asarray(tb), k, m), want(a_, b_, k, m))
+
+
+@pytest.mark.parametrize("fmt", ["coo", "dcsr"])
+@pytest.mark.parametrize("fill", [0.0, nan])
+def test_a_column_beside_every_row_is_one_loop(fmt, fill):
+    # (a column of a matrix whose rows are walked, plus 1: the rows where the column may be stored and every row,
+    # i_A ∪ U_i, whose two points' cases are one statement, the column located and tested where its walk is: one
+    # merged loop until both ran out, not a loop over both and one over the rest)
+    values = [1.0, fill, nan, fill, fill, fill, -inf, 2.0, fill, fill, 3.0, fill, fill, fill, 0.5]
+    t, a_ = matrix(values, 3, fmt, fill)
+    a = xp.asarray(t)
+    with np.errstate(all="ignore"):
+        k = check(a[:, 2] + 1, a_[:, 2] + 1)
+    (text, *_) = lattices(k)
+    # (of fill NaN, the result's fill is NaN + 1: the rows A does not walk are the result's fill, no loop)
+    want = ["lattice of i_A ∪ U_i", "p0 i_A ∪ U_i  (sub-points p0; one loop until all ran out)"] if fill == 0.0 else \
+        ["lattice of i_A", "p0 i_A  (sub-points p0)", "  -[i_A]-> ∅"]
+    assert text.splitlines() == want, text
