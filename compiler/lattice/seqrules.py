@@ -320,9 +320,9 @@ class Deriver:
                 row = step if not r.start and r.step > 0 else f"{r.start} {'-' if r.step < 0 else '+'} {step}"
                 if e.tensor in self.row_walks:
                     lv = replace(self.row_walks[e.tensor], index=str(i))
-                    return (f"{r.tensor}[{', '.join([row] + [str(c) for c in r.coords[1:]])}] located in its row, "
-                            f"which level 0 of {r.tensor} ({lv.kind}) holds where the column may be: that level (the "
-                            f"walks of {r.tensor}'s columns run out together)", lv)
+                    # (short: the explorer's table of rewrites shows a rule on one line)
+                    return (f"{r.tensor}[{', '.join([row] + [str(c) for c in r.coords[1:]])}] located in the row "
+                            f"level 0 of {r.tensor} ({lv.kind}) walks", lv)
                 return (f"{r.tensor}[{', '.join([row] + [str(c) for c in r.coords[1:]])}] located in its row at each "
                         f"coordinate: it constrains nothing", None)
             lv = acc.by_index[i]

@@ -219,8 +219,11 @@ REWRITES_JS = r"""
                         return new Set([...r.getClientRects()].filter(q => q.width > 0).map(q => Math.round(q.top))).size; };
   const cells = [...t.querySelectorAll('td')].filter(td => td.textContent.trim());
   const r = t.getBoundingClientRect(), b = box.getBoundingClientRect(), o = getComputedStyle(box).overflowX;
+  // (where the rules' column ends: the before-and-after column's first cell, from the box's left edge)
+  const second = t.querySelector('tr td:nth-child(2)');
   return {cells: cells.length, wrapped: cells.filter(td => lines(td) > 1).map(td => td.textContent.slice(0, 40)),
           table: Math.round(r.width), box: Math.round(b.width), overflow: o,
+          rules: second ? Math.round(second.getBoundingClientRect().left - b.left) : 0,
           reachable: r.width <= b.width + 1 || (['auto', 'scroll'].includes(o) && box.scrollWidth >= r.width - 1)};
 })
 """
