@@ -22,6 +22,8 @@ its writes so.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..algebra import lookup
 from ..errors import StrategyError
 from ..imperative.ir import Const
@@ -38,6 +40,58 @@ from .stepped import steps_through
 _DIV, _MOD = lookup("//"), lookup("%")
 
 
+@dataclass(frozen=True)
+class CollapsedPart:
+    """The loops a concatenation's part made by a collapse walks in the part's place, outermost first, their
+    extents, and the part's coordinate they make, row-major (``j' + i'·|j|``); a collapse of a collapse (a 3-D
+    tensor's ravel) walks a loop for each index it collapses in the end. ``inner``: each collapse of the chain
+    by its result, the index it makes, with the coordinates its own indices take from the loops (the first,
+    ``at``'s, too).
+
+    >>> from compiler.notation import parse
+    >>> c = parse("y[k] = collapse(collapse(B[i, j, l], (i, j) -> m), (m, l) -> k)").rhs
+    >>> extent = {"i": 2, "j": 3, "l": 4}
+    >>> part = CollapsedPart.of(c, ["i2", "j2", "l2"], lambda x: extent[x.name], {c.operand.result: c.operand}.get)
+    >>> print(part.at, "|", *part.coords(part.at))
+    l2 + (j2 + i2 * 3) * 4 | j2 + i2 * 3 l2
+    """
+
+    loops: tuple
+    extents: tuple
+    at: object
+    inner: tuple
+
+    @classmethod
+    def of(cls, top: Collapse, loops, extent_of, made=lambda x: None) -> "CollapsedPart":
+        """The loops ``loops`` (names, one for each index the chain of collapses ``top`` collapses in the end, in
+        order) walking it; ``extent_of(index)`` each index's extent, ``made(index)`` the collapse of the chain
+        making an index (None: a loop's)."""
+        names, extents, inner = iter(loops), [], []
+
+        def bind(c) -> tuple:
+            # (the coordinate the collapse c makes of the loops, and its extent, as expressions)
+            coords = []
+            for x in c.indices:
+                below = made(x)
+                if below is None:
+                    extents.append(extent_of(x))
+                    coords.append((Index(next(names)), extent_expr(extent_of(x))))
+                else:
+                    coords.append(bind(below))
+            at, size = coords[0]
+            for coord, extent in coords[1:]:
+                at, size = plus(coord, times(at, extent)), times(size, extent)
+            inner.append((c.result.name, tuple(coord for coord, _ in coords), at))
+            return at, size
+        at, _ = bind(top)
+        return cls(tuple(loops), tuple(extents), at, tuple(inner))
+
+    def coords(self, made) -> tuple | None:
+        """The coordinates the indices of the collapse of this chain that makes ``made`` (a coordinate: the
+        part's, or an inner collapse's) take from the loops; None where none makes it."""
+        return next((c for _, c, at in self.inner if at == made), None)
+
+
 class Scope:
     """What one scope's loops (the statement's, or those of a reduction inside it) made of the shape
     operators over their indices, keyed by the notation's index (an inner scope's over the outer's):
@@ -45,8 +99,7 @@ class Scope:
     ``steps`` k -> (its one-step loop, k's loop), ``fissions`` l -> [(part's loop, extent)], ``parts``
     a fissioned loop's name -> its index, ``extent_of`` each loop's extent, ``part_steps`` a
     part's loop -> the one-step loop inside it (the part is a strided slice), ``part_collapsed`` a
-    part's loop -> ``(i', j', |i|, |j|, j' + i'·|j|)``, the loops a collapse making it walks in its
-    place, ``walked`` a split of
+    part's loop -> the :class:`CollapsedPart` whose loops walk it in its place, ``walked`` a split of
     a collapse walked by the collapse's loops -> its results' let bindings.
 
     >>> Scope.empty().writes(["i"])
@@ -260,6 +313,13 @@ class LoopPlanner:
                                            f"{' × '.join(extent_text(x) for x in read)} equals "
                                            f"{' × '.join(extent_text(x) for x in walked)}"))
 
+    @staticmethod
+    def collapsed_leaves(c: Collapse, collapses: dict) -> list:
+        """The indices the collapse ``c`` collapses in the end, in order: an index another collapse of
+        ``collapses`` (by result) makes, that one's."""
+        return [y for x in c.indices for y in (LoopPlanner.collapsed_leaves(collapses[x], collapses)
+                                               if x in collapses else [x])]
+
     def plan_concat(self, n: Concat, var, sc) -> None:
         """The loop over a concatenated index split into one loop per part: a strided part's with a
         one-step loop inside, a collapsed part's the collapse's two loops in its place."""
@@ -283,17 +343,20 @@ class LoopPlanner:
             makers = [x for x in scope_walk(operand, {j}) if isinstance(x, ShapeOp) and j in x.produced()]
             if not makers or not all(isinstance(x, Collapse) for x in makers) or part in sc.part_collapsed:
                 continue
-            (a, b) = makers[0].indices
-            walked = [ext[a], ext[b]]
+            # (a collapse of a collapse, a 3-D tensor's ravel, walks a loop for each index collapsed in the end)
+            collapses = {x.result: x for x in scope_walk(operand, {j}) if isinstance(x, Collapse)}
+            leaves = self.collapsed_leaves(makers[0], collapses)
+            walked = [ext[x] for x in leaves]
             reads = [[ext[x.indices[0]], ext[x.indices[1]]] for x in makers[1:]]
-            if part in sc.part_steps or any(same(w, r) is False for read in reads for w, r in zip(walked, read)):
+            if part in sc.part_steps or any(same(w, r) is False for read in reads for w, r in zip(walked, read)) \
+                    or len(leaves) > 2 and len(makers) > 1:
                 raise StrategyError(f"{n}: its part {j} is made by collapses of other extents or a "
-                                    f"strided slice too; the looplet strategy walks one pair of loops "
+                                    f"strided slice too; the looplet strategy walks one set of loops "
                                     f"for a collapsed part")
-            ii, jj = self.fresh(a.name), self.fresh(b.name)
-            sc.part_collapsed[part] = (ii, jj, ext[a], ext[b], plus(Index(jj), times(Index(ii), extent_expr(ext[b]))))
+            loops = [self.fresh(x.name) for x in leaves]
+            sc.part_collapsed[part] = CollapsedPart.of(makers[0], loops, ext.__getitem__, collapses.get)
             for x, read in zip(makers[1:], reads):   # (each other flatten of the part read at these loops)
-                self.walk_beside(x, ii, jj, walked, read)
+                self.walk_beside(x, *loops, walked, read)
 
     def order_slices(self, body, indices, var, loops, env, sc) -> None:
         """The statement's loops reordered around its slices so that each slice's operand is walked in
@@ -321,9 +384,9 @@ class LoopPlanner:
         depth.update({name: base + k for k, name in enumerate(loops)})
         depth.update({name: depth[var[l]] for l, parts in sc.fissions.items() if l in var for name, _ in parts})
         depth.update({t: depth[part] + 0.5 for part, t in sc.part_steps.items() if part in depth})
-        for part, (ii, jj, *_) in sc.part_collapsed.items():
+        for part, walked in sc.part_collapsed.items():
             if part in depth:
-                depth.update({ii: depth[part], jj: depth[part] + 0.5})
+                depth.update({x: depth[part] + k / len(walked.loops) for k, x in enumerate(walked.loops)})
 
     def drop_steps(self, sc: Scope, loops: list, replaced: tuple) -> None:
         """Forget the one-step loops of strided slices planned after the loops ``replaced`` (a collapse
@@ -499,7 +562,7 @@ class LoopPlanner:
             walked = sc.part_collapsed.get(part)
             if walked is not None:
                 # (a collapsed part's loops ii, jj: its write is at jj + ii·|j| after the parts before)
-                at = walked[4] if offset is None else plus(walked[4], offset)
+                at = walked.at if offset is None else plus(walked.at, offset)
             # (a strided part's one-step loop: its write is at t + the part's, as a strided loop's)
             here = at if step is None else plus(Index(step), at)
             # (a collapse's index written through this loop, j + l·|j|, reads the part's coordinate)
@@ -508,9 +571,9 @@ class LoopPlanner:
             if step is not None:
                 inner = Loop(Index(step), Extent(Const(0, "int64"), Const(1, "int64")), inner)
             if walked is not None:
-                ii, jj, ei, ej, _ = walked
-                inner = Loop(Index(jj), Extent(Const(0, "int64"), extent_ir(ej, self.formats)), inner)
-                parts.append(Loop(Index(ii), Extent(Const(0, "int64"), extent_ir(ei, self.formats)), inner))
+                for x, extent in reversed(tuple(zip(walked.loops, walked.extents))):
+                    inner = Loop(Index(x), Extent(Const(0, "int64"), extent_ir(extent, self.formats)), inner)
+                parts.append(inner)
             else:
                 parts.append(Loop(Index(part), Extent(Const(0, "int64"), extent_ir(size, self.formats)), inner))
             offset = extent_expr(size) if offset is None else plus(offset, extent_expr(size))

@@ -93,7 +93,7 @@ class ShapeReads:
             m = choice[l]
             part = sc.fissions[l][m][0]
             at = plus(Index(sc.part_steps[part]), Index(part)) if part in sc.part_steps else \
-                sc.part_collapsed[part][4] if part in sc.part_collapsed else Index(part)
+                sc.part_collapsed[part].at if part in sc.part_collapsed else Index(part)
             return self.read(e.operands[m], {**env, e.indices[m]: at}, top, sc, choice)
         if isinstance(e, Slice):
             return self.read_slice(e, env, top, sc, choice)
@@ -115,12 +115,14 @@ class ShapeReads:
         (i, j), k = e.indices, e.result
         if k not in sc.collapsed and (any(env.get(k) == at for at in self.made) or read_permissively(env.get(k))):
             return self.collapse_gather(e, env, top, sc, choice)
-        walked = next((c for c in sc.part_collapsed.values() if env.get(k) == c[4]), None)
+        walked = next((c for c in sc.part_collapsed.values() if c.coords(env.get(k)) is not None), None)
         if walked is not None:
-            # (a concatenation's part: its loops are this collapse's, walked in storage order)
-            ii, jj = walked[:2]
+            # (a concatenation's part: its loops are this collapse's, walked in storage order; of a collapse
+            # of a collapse, the inner one's index is made of the loops the inner one walks)
             check_collapse_concordant(e, self.formats)
-            return self.read(e.operand, {**env, i: Index(ii), j: Index(jj)}, top, sc, choice)
+            coords = walked.coords(env.get(k)) if env.get(k) != walked.at or len(walked.loops) > 2 else \
+                tuple(Index(x) for x in walked.loops)   # (a flatten beside the part's first, read at its loops)
+            return self.read(e.operand, {**env, i: coords[0], j: coords[1]}, top, sc, choice)
         if k not in sc.collapsed or env.get(k) != top.get(k):
             self.loop_index(env.get(k), e, f"the collapsed index {k}")
             # (a loop, but one another operator made: a concat's part of the collapsed index)

@@ -24,6 +24,11 @@ FORMS = {
     "ravel, ravel": "out[i] = concat((collapse(A[k, l], (k, l) -> j), collapse(C[p, q], (p, q) -> m)), (j, m) -> i)",
     "ravel, vector, ravel": ("out[i] = concat((concat((collapse(A[k, l], (k, l) -> j), B[m]), (j, m) -> n), "
                              "collapse(C[p, q], (p, q) -> r)), (n, r) -> i)"),
+    # (a 3-D tensor's ravel, a collapse of a collapse: a loop for each of its three indices; refused before)
+    "ravel3, vector": ("out[i] = concat((collapse(collapse(T[k, l, p], (k, l) -> s), (s, p) -> j), B[m]), "
+                       "(j, m) -> i)"),
+    "ravel, ravel3": ("out[i] = concat((collapse(A[k, l], (k, l) -> j), "
+                      "collapse(collapse(T[p, q, r], (p, q) -> s), (s, r) -> m)), (j, m) -> i)"),
 }
 
 
@@ -32,35 +37,43 @@ def data(shape, fill, rng):
     return np.where(rng.random(shape) < 0.5, rng.choice([1.0, -2.0, np.nan, np.inf, -np.inf], shape), fill)
 
 
-def want_of(form, a, b, c):
-    parts = {"ravel": [a.ravel(), c.ravel()], "vector": [b]}
+def want_of(form, a, b, c, t):
+    parts = {"ravel": [a.ravel(), c.ravel()], "vector": [b], "ravel3": [t.ravel()]}
     return np.concatenate([parts[p].pop(0) for p in form.split(", ")])
 
 
 @settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck))
 @given(form=st.sampled_from(sorted(FORMS)), shapes=st.tuples(st.integers(0, 3), st.integers(0, 4), st.integers(0, 5)),
        fmts=st.tuples(st.sampled_from(["csr", "coo", "dense"]), st.sampled_from(["sparse", "dense"]),
-                      st.sampled_from(["csr", "coo", "dense"])),
+                      st.sampled_from(["csr", "coo", "dense"]), st.sampled_from(["csf", "coo", "dense"])),
        fill=st.sampled_from(FILLS), out=st.sampled_from(["sparse_vector", "dense"]), seed=st.integers(0, 2 ** 16))
-@example(form="ravel, vector", shapes=(6, 8, 10), fmts=("csr", "sparse", "csr"), fill=0.0, out="sparse_vector",
+@example(form="ravel, vector", shapes=(6, 8, 10), fmts=("csr", "sparse", "csr", "csf"), fill=0.0, out="sparse_vector",
          seed=0)    # refused before
-@example(form="ravel, vector", shapes=(3, 4, 5), fmts=("coo", "sparse", "dense"), fill=np.nan, out="sparse_vector",
-         seed=1)    # refused before
-@example(form="vector, ravel", shapes=(2, 3, 4), fmts=("csr", "dense", "coo"), fill=-np.inf, out="sparse_vector",
-         seed=2)    # refused before
-@example(form="ravel, ravel", shapes=(3, 2, 0), fmts=("coo", "sparse", "csr"), fill=1.0, out="sparse_vector", seed=3)
-@example(form="ravel, vector, ravel", shapes=(0, 3, 4), fmts=("csr", "sparse", "coo"), fill=np.inf, out="sparse_vector",
-         seed=4)    # an empty ravel; refused before
-@example(form="ravel, vector", shapes=(2, 2, 3), fmts=("dense", "sparse", "csr"), fill=0.0, out="dense", seed=5)
+@example(form="ravel, vector", shapes=(3, 4, 5), fmts=("coo", "sparse", "dense", "csf"), fill=np.nan,
+         out="sparse_vector", seed=1)    # refused before
+@example(form="vector, ravel", shapes=(2, 3, 4), fmts=("csr", "dense", "coo", "csf"), fill=-np.inf,
+         out="sparse_vector", seed=2)    # refused before
+@example(form="ravel, ravel", shapes=(3, 2, 0), fmts=("coo", "sparse", "csr", "csf"), fill=1.0,
+         out="sparse_vector", seed=3)
+@example(form="ravel, vector, ravel", shapes=(0, 3, 4), fmts=("csr", "sparse", "coo", "csf"), fill=np.inf,
+         out="sparse_vector", seed=4)    # an empty ravel; refused before
+@example(form="ravel, vector", shapes=(2, 2, 3), fmts=("dense", "sparse", "csr", "csf"), fill=0.0, out="dense",
+         seed=5)
+@example(form="ravel3, vector", shapes=(2, 3, 4), fmts=("csr", "sparse", "csr", "csf"), fill=0.0, out="sparse_vector",
+         seed=6)    # refused before
+@example(form="ravel, ravel3", shapes=(3, 2, 2), fmts=("coo", "sparse", "csr", "coo"), fill=np.nan,
+         out="sparse_vector", seed=7)    # refused before
+@example(form="ravel, ravel3", shapes=(0, 2, 2), fmts=("csr", "sparse", "csr", "dense"), fill=1.0, out="dense", seed=8)
 def test_a_concatenation_of_ravels_and_vectors(form, shapes, fmts, fill, out, seed):
     rng = np.random.default_rng(seed)
     rows, cols, n = shapes
     a, b, c = data((rows, cols), fill, rng), data(n, fill, rng), data((cols, rows + 1), fill, rng)
+    t = data((cols, 2, rows), fill, rng)
     tensors = {"A": Tensor.from_numpy(a, fmts[0], fill=fill), "B": Tensor.from_numpy(b, fmts[1], fill=fill),
-               "C": Tensor.from_numpy(c, fmts[2], fill=fill)}
+               "C": Tensor.from_numpy(c, fmts[2], fill=fill), "T": Tensor.from_numpy(t, fmts[3], fill=fill)}
     prog = FORMS[form]
     tensors = {t: v for t, v in tensors.items() if f"{t}[" in prog}
-    kernel, got = checked_kernel(prog, want_of(form, a, b, c), out, **tensors)
+    kernel, got = checked_kernel(prog, want_of(form, a, b, c, t), out, **tensors)
     if out != "dense":
         coords, _ = got.to_coords()
         assert np.all(np.diff(coords[0]) > 0)
@@ -82,6 +95,26 @@ def test_the_array_front_end_concatenates_a_ravel_and_a_vector_in_one_kernel(fa,
     assert got.format.levels[0].name == "SparseList"
     np.testing.assert_array_equal(got.to_numpy(), np.concatenate(want))
     assert not kernel.lowered.validate_output
+
+
+@pytest.mark.parametrize("ft", ["csf", "coo", "dense"])
+@pytest.mark.parametrize("order", ["2-D first", "3-D first", "two 3-D"])
+def test_the_array_front_end_concatenates_ravels_of_other_ranks_in_one_kernel(ft, order):
+    # (a 3-D ravel beside a 2-D one: 'collapse(B[n, p, q], (n, p) -> r): the looplet strategy lowers a collapse
+    # whose index r is a loop of the kernel's output; here another shape operator makes it', materialized)
+    rng = np.random.default_rng(11)
+    a, t, u = data((3, 4), 0.0, rng), data((2, 3, 2), 0.0, rng), data((2, 2, 3), 0.0, rng)
+    A, T, U = (xp.asarray(Tensor.from_numpy(v, f)) for v, f in ((a, "csr"), (t, ft), (u, "csf")))
+    parts, want = {"2-D first": ([A.reshape(-1), T.reshape(-1)], [a.ravel(), t.ravel()]),
+                   "3-D first": ([T.reshape(-1), A.reshape(-1)], [t.ravel(), a.ravel()]),
+                   "two 3-D": ([T.reshape(12), U.reshape(-1)], [t.ravel(), u.ravel()])}[order]
+    kernel = one_kernel(xp.concat(parts))
+    got = kernel()
+    got.validate()
+    np.testing.assert_array_equal(got.to_numpy(), np.concatenate(want))
+    # (a loop for each index of each part, the 3-D parts' three nested)
+    program = kernel.trace.find("program")[0].after_text
+    assert program.count("for ") == {"2-D first": 5, "3-D first": 5, "two 3-D": 6}[order], program
 
 
 @loop_program
