@@ -322,7 +322,8 @@ class LoopPlanner:
 
     def plan_concat(self, n: Concat, var, sc) -> None:
         """The loop over a concatenated index split into one loop per part: a strided part's with a
-        one-step loop inside, a collapsed part's the collapse's two loops in its place."""
+        one-step loop inside, a collapsed part's the loops of its collapse (of each index a chain of collapses
+        collapses in the end) in its place."""
         ext = self.ext
         sizes = tuple(ext[j] for j in n.indices)
         if n.result in sc.fissions:
@@ -561,7 +562,8 @@ class LoopPlanner:
             step = sc.part_steps.get(part)
             walked = sc.part_collapsed.get(part)
             if walked is not None:
-                # (a collapsed part's loops ii, jj: its write is at jj + ii·|j| after the parts before)
+                # (a collapsed part's loops: its write is at their row-major coordinate, jj + ii·|j|, after the
+                # parts before)
                 at = walked.at if offset is None else plus(walked.at, offset)
             # (a strided part's one-step loop: its write is at t + the part's, as a strided loop's)
             here = at if step is None else plus(Index(step), at)
