@@ -250,7 +250,8 @@ class ShapeReads:
         """A concat whose index another operator computes (a split's ``q + p·|q|``, or a gathered
         collapse's quotient: a vstack raveled and split): each part read permissively where that
         index falls in it, the first part present taken, as Finch's ``coalesce(x[~l], y[~(l - |x|)])``;
-        a part's index must be read by its accesses directly or made by a collapse of them."""
+        a part's index must be read by its accesses directly or made by a collapse of them (or of such
+        collapses)."""
         l = e.result
         at = affine(env.get(l))
         quotient = isinstance(at, Variable) and any(at == x for x in self.made)
@@ -327,9 +328,21 @@ def let_bound(bindings: list, body):
 
 
 def reads_directly(e: Collapse) -> bool:
-    """Whether the collapse's indices are read by its accesses directly (no operator makes them)."""
-    return not any(isinstance(n, ShapeOp) and set(e.indices) & set(n.produced()) for n in N.walk(e.operand)) \
-        and all(any(isinstance(a, N.Access) and i in a.indices for a in N.walk(e.operand)) for i in e.indices)
+    """Whether the collapse's indices are read by its accesses directly, or made by collapses whose indices are
+    (a 3-D tensor's ravel: each gathered at the quotient and remainder of the one outside it).
+
+    >>> from compiler.notation import parse
+    >>> reads_directly(parse("y[k] = collapse(collapse(B[i, j, l], (i, j) -> m), (m, l) -> k)").rhs)
+    True
+    >>> reads_directly(parse("y[k] = collapse(slice(B[i, j], j -> m, (0, 2, 1)), (i, m) -> k)").rhs)
+    False
+    """
+    for i in e.indices:
+        makers = [n for n in N.walk(e.operand) if isinstance(n, ShapeOp) and i in n.produced()]
+        if makers and not all(isinstance(n, Collapse) and reads_directly(n) for n in makers) or \
+                not makers and not any(isinstance(a, N.Access) and i in a.indices for a in N.walk(e.operand)):
+            return False
+    return True
 
 
 __all__ = ["ShapeReads", "let_bound", "reads_directly"]

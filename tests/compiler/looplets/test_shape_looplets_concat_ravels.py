@@ -1,4 +1,4 @@
-"""A concatenation of ravels and vectors under the looplets strategy (issue 30 item 4):
+"""A concatenation of ravels and vectors under the looplets strategy (issue 30 item 4), 2-D and 3-D ravels alike:
 ``concat((collapse(A[k, l], (k, l) -> j), B[m]), (j, m) -> i)`` is a loop nest per part, the
 collapse's two loops writing ``l + k·|l|`` over ``[0, |k|·|l|)`` and the vector's one loop
 ``m + |k|·|l|`` after it. A sparse vector output is appended in order: the append-order check
@@ -115,6 +115,23 @@ def test_the_array_front_end_concatenates_ravels_of_other_ranks_in_one_kernel(ft
     # (a loop for each index of each part, the 3-D parts' three nested)
     program = kernel.trace.find("program")[0].after_text
     assert program.count("for ") == {"2-D first": 5, "3-D first": 5, "two 3-D": 6}[order], program
+
+
+@pytest.mark.parametrize("ft", ["csf", "coo", "dense"])
+@pytest.mark.parametrize("shape", [(4, 6), (6, 4), (3, 8), (2, 12)])
+@pytest.mark.parametrize("fill", [0.0, np.nan])
+def test_a_split_of_a_concatenation_of_ravels_of_other_ranks_is_one_kernel(ft, shape, fill):
+    # (each part read where the split's index falls in it, the 3-D part's collapse of a collapse gathered at the
+    # quotients and remainders of it: 'where each part reads its index p in its accesses directly', materialized)
+    rng = np.random.default_rng(13)
+    a, t = data((3, 4), fill, rng), data((2, 3, 2), fill, rng)
+    A, T = xp.asarray(Tensor.from_numpy(a, "csr", fill=fill)), xp.asarray(Tensor.from_numpy(t, ft, fill=fill))
+    kernel = one_kernel(xp.reshape(xp.concat([A.reshape(-1), T.reshape(-1)]), shape))
+    want = np.concatenate([a.ravel(), t.ravel()]).reshape(shape)
+    got = kernel()
+    got.validate()
+    np.testing.assert_array_equal(got.to_numpy(), want)
+    np.testing.assert_array_equal(kernel.interpret().to_numpy(), want)
 
 
 @loop_program
