@@ -106,7 +106,7 @@ from ..errors import LATTICE_HINT, StrategyError
 from ..format import parse_format
 from ..notation import ast as N
 from ..notation.infer import infer_shapes
-from ..notation.shape import ShapeOp
+from ..notation.shape import Concat, ShapeOp
 from .flatten_passes import copied_beside, copy_loops, in_passes, passes_in_workspace, read_copies
 from .index_walks import fresh_temp
 from .language import LoopProgram
@@ -137,6 +137,26 @@ def shape_program(stmt: N.Assign, formats: dict, dtype=None):
         raise StrategyError(f"{e}{LATTICE_HINT}") from None
 
 
+def _stored_order(stmt: N.Assign, formats: dict) -> tuple:
+    """The output's indices, in the order its levels store them where it concatenates along one of them (a
+    CSC's columns first: a vstack's loop over rows is then split into parts inside each column, which no later
+    pass reorders), else as given (its slices move its loops themselves, :meth:`~.loop_plan.LoopPlanner.plan`).
+
+    >>> from compiler.notation import parse
+    >>> from compiler.format import parse_format
+    >>> stmt = parse("out[i, j] = concat((A[k, j], B[l, j]), (k, l) -> i)")
+    >>> _stored_order(stmt, {"out": parse_format("csc")}), _stored_order(stmt, {"out": parse_format("csr")})
+    ((Index(name='j'), Index(name='i')), (Index(name='i'), Index(name='j')))
+    """
+    out = formats.get(stmt.lhs.tensor)
+    order = getattr(out, "mode_order", None)
+    given = tuple(stmt.lhs.indices)
+    if order is None or sorted(order) != list(range(len(given))) or \
+            not any(isinstance(n, Concat) and n.result in given for n in N.walk(stmt.rhs)):
+        return given
+    return tuple(given[m] for m in order)
+
+
 def _shape_program(stmt: N.Assign, formats: dict, dtype):
     """The loop program of ``stmt``: its loops planned (:class:`~.loop_plan.LoopPlanner`), then built
     around the statement its right side reads in them (:class:`~.shape_reads.ShapeReads`)."""
@@ -149,7 +169,7 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
     # (a reduction at the top is the statement's own loops, writing the output inside them; where
     # planning them splits a loop into parts, it goes through a scalar instead: see below)
     rhs, red, op, init = _top_reduction(stmt, dtype)
-    top_indices = list(dict.fromkeys(tuple(stmt.lhs.indices) + red))
+    top_indices = list(dict.fromkeys(_stored_order(stmt, formats) + red))
     # (an operator's consumed indices are bound inside it: a collapse's loops may take their names)
     produced = {i.name for n in N.walk(stmt) if isinstance(n, ShapeOp) for i in n.produced()}
     planner = LoopPlanner(stmt, formats, rhs, info.extents, {i.name for i in top_indices} | produced)
@@ -159,7 +179,7 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
         # per part; the reduction goes through a scalar, the entry written once. Planned again from the
         # start over the output's indices alone, the names fresh as they were, before anything is built)
         rhs, red, op, init = stmt.rhs, (), stmt.op, None
-        top_indices = list(stmt.lhs.indices)
+        top_indices = list(_stored_order(stmt, formats))
         planner.restart(rhs, {i.name for i in top_indices} | produced)
         loops, env, top_scope = planner.plan(tuple(top_indices), [i.name for i in top_indices], rhs,
                                              Scope.empty(), True)

@@ -42,8 +42,9 @@ def test_issue_30_a_fused_lattice_of_many_points_is_computed_in_pieces():
 
 
 def test_index_notation_keeps_the_lattices_kernel(monkeypatch):
-    # (the limits lowered, so that a short stack of a CSC matrix's columns is too long: the array front end tries its
-    # next form, index notation keeps the one lattice kernel, no caller computing it in pieces)
+    # (the limits lowered, so that a short stack of a CSC matrix's columns beside a slice of it is too long: the
+    # array front end tries its next form, index notation keeps the one lattice kernel, no caller computing it in
+    # pieces; looplets refuse the slice read where a concatenation makes its index)
     monkeypatch.setattr(lowering_budget, "TOO_LONG_CFIR", 5)
     monkeypatch.setattr(lowering, "LONG_CFIR", 5)
     clear_cache()
@@ -51,15 +52,16 @@ def test_index_notation_keeps_the_lattices_kernel(monkeypatch):
     values = np.array([[1.0, 0.0, inf, 0.0, 0.0], [0.0, 2.0, 0.0, 3.0, 1.0]])
     C = ss.Tensor.from_numpy(values, "csc")
     c = xp.asarray(C)
-    expr = xp.stack([c[:, 1] * c[:, 4] - c[:, 4], c[:, 3]], axis=1)
+    expr = xp.maximum(xp.stack([c[:, 1] * c[:, 4] - c[:, 4], c[:, 3]], axis=1), c[:, :2])
     with np.errstate(invalid="ignore"):
-        want = np.stack([values[:, 1] * values[:, 4] - values[:, 4], values[:, 3]], axis=1)
+        want = np.maximum(np.stack([values[:, 1] * values[:, 4] - values[:, 4], values[:, 3]], axis=1),
+                          values[:, :2])
         kernel = expr.lower()
-        # (its first form refused as too long: the next is lowered, into CSR, which looplets lower as one)
+        # (its first form refused as too long: the next computes its operands apart)
         assert "(more than 5)" in kernel.trace.find("retry")[0].data["why"]
         np.testing.assert_array_equal(np.asarray(expr.compute()), want)
-        program = "out[i, j] = concat((broadcast(k:1, C[i, 1] * C[i, 4] - C[i, 4]), broadcast(l:1, C[i, 3])), " \
-                  "(k, l) -> j)"
+        program = "out[i, j] = max(concat((broadcast(k:1, C[i, 1] * C[i, 4] - C[i, 4]), broadcast(l:1, C[i, 3])), " \
+                  "(k, l) -> j), slice(C[i, m], m -> j, (0, 2, 1)))"
         whole = ss.lower(program, C=C, out="dense")
         assert whole.strategy == "lattice" and not whole.trace.find("materialize")
         np.testing.assert_array_equal(np.asarray(whole(C=C).to_numpy()), want)

@@ -82,3 +82,24 @@ def test_a_slice_of_a_cscs_rows(rows, cols, r, cut, density, fill, out, seed):
     kernel = array_kernel(xp.asarray(A)[key], out)
     np.testing.assert_array_equal(kernel().to_numpy(), a[key])
     np.testing.assert_array_equal(kernel.interpret().to_numpy(), a[key])
+
+
+@pytest.mark.parametrize("out", [None, "csc"])
+@pytest.mark.parametrize("parts", [(np.s_[:], np.s_[:]), (np.s_[:3], np.s_[2:5]), (np.s_[:], np.s_[:3]),
+                                   (np.s_[::2], np.s_[8:1:-3]), (np.s_[3:3], np.s_[::-1])])
+def test_a_vstack_of_a_cscs_row_windows_is_one_kernel(parts, out):
+    # (the output's loops were its indices in order, the row index first, split into one loop per part, which no
+    # pass reorders: a CSC's vstack was 'written out of order' into CSC, its windows 'discordant', materialized;
+    # now a concatenation along an output's index takes its loops in the output's storage order, each column's
+    # rows split into the parts; into a dense output, stored rows first, the windows are still refused)
+    a = np.where(np.arange(40.0).reshape(10, 4) % 3 == 0, 0.0, np.arange(40.0).reshape(10, 4))
+    a[1, 1], a[4, 2], a[5, 0] = np.nan, np.inf, -np.inf
+    A = xp.asarray(ss.Tensor.from_numpy(a, "csc"))
+    kernel = array_kernel(xp.concat([A[parts[0]], A[parts[1]]], axis=0), out)
+    want = np.concatenate([a[parts[0]], a[parts[1]]])
+    for got in (kernel(), kernel.interpret()):
+        got.validate()
+        np.testing.assert_array_equal(got.to_numpy(), want)
+    # (one loop over the columns, A's first stored level, outermost: each column's rows written part after part)
+    program = kernel.trace.find("program")[0].after_text
+    assert program.splitlines()[0].endswith("= 0:A0_size") and "\nfor " not in program, program
