@@ -331,8 +331,8 @@ class Compiler:
 
     def one_case(self, f: Forall, seq: Seq, L: SeqLattice, built: list, kept, rewind) -> tuple | None:
         """The lattice ``L`` of ``f``'s loop over ``seq``, a union of levels (intersections of them) of as many tensors
-        and universes, as one merged loop, ``(lattice, loop)``, where every case of every point (``built``: each point's locators and
-        cases) is one statement (None: not so). That statement reads nothing the cases tell apart: each value it
+        and universes, as one merged loop, ``(lattice, loop)``, where every case of every point (``built``: each
+        point's locators and cases) is one statement (None: not so). That statement reads nothing the cases tell apart: each value it
         reads is located and tested where it is (a column of a COO matrix, searched in the row its walk is at, fill
         where the walk is not), so the ``2^n - 1`` points' loops run it at each coordinate of the union, as one loop
         does until all its operands ran out (a cross product of two COO matrices with a NaN stored: 3 loops, 5 cases,

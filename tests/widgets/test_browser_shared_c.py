@@ -17,8 +17,8 @@ LINES_JS = r"""
     return [t.textContent, c.color, c.fontWeight, c.fontStyle, c.userSelect];
   });
   return {line: l.getAttribute('data-line'), background: st.backgroundColor, color: st.color, bar: st.boxShadow,
-          box: st.display + ' ' + st.padding, focus: l.classList.contains('ss-focus'), tags: l.getAttribute('data-tags'),
-          tip: tip, text: l.textContent, tokens: JSON.stringify(tokens)};
+          box: st.display + ' ' + st.padding, focus: l.classList.contains('ss-focus'),
+          tags: l.getAttribute('data-tags'), tip: tip, text: l.textContent, tokens: JSON.stringify(tokens)};
 }))
 """
 

@@ -306,6 +306,6 @@ def test_a_column_beside_every_row_is_one_loop(fmt, fill):
         k = check(a[:, 2] + 1, a_[:, 2] + 1)
     (text, *_) = lattices(k)
     # (of fill NaN, the result's fill is NaN + 1: the rows A does not walk are the result's fill, no loop)
-    want = ["lattice of i_A ∪ U_i", "p0 i_A ∪ U_i  (sub-points p0; one loop until all ran out)"] if fill == 0.0 else \
-        ["lattice of i_A", "p0 i_A  (sub-points p0)", "  -[i_A]-> ∅"]
+    merged = ["lattice of i_A ∪ U_i", "p0 i_A ∪ U_i  (sub-points p0; one loop until all ran out)"]
+    want = merged if fill == 0.0 else ["lattice of i_A", "p0 i_A  (sub-points p0)", "  -[i_A]-> ∅"]
     assert text.splitlines() == want, text
