@@ -330,13 +330,14 @@ class Compiler:
         return loops[0] if len(loops) == 1 else Block(tuple(loops))
 
     def one_case(self, f: Forall, seq: Seq, L: SeqLattice, built: list, kept, rewind) -> tuple | None:
-        """The lattice ``L`` of ``f``'s loop over ``seq``, a union of levels (intersections of them) of as many tensors
-        and universes, as one merged loop, ``(lattice, loop)``, where every case of every point (``built``: each
-        point's locators and cases) is one statement (None: not so). That statement reads nothing the cases tell apart: each value it
-        reads is located and tested where it is (a column of a COO matrix, searched in the row its walk is at, fill
-        where the walk is not), so the ``2^n - 1`` points' loops run it at each coordinate of the union, as one loop
-        does until all its operands ran out (a cross product of two COO matrices with a NaN stored: 3 loops, 5 cases,
-        one statement; a column of one plus 1, ``i_A ∪ U_i``: 2 loops, 3 cases)."""
+        """The lattice ``L`` of ``f``'s loop over ``seq``, a union of levels (intersections of them) of as many
+        tensors and universes, as one merged loop, ``(lattice, loop)``, where every case of every point (``built``:
+        each point's locators and cases) is one statement (None: not so). That statement reads nothing the cases
+        tell apart: each value it reads is located and tested where it is (a column of a COO matrix, searched in
+        the row its walk is at, fill where the walk is not), so the ``2^n - 1`` points' loops run it at each
+        coordinate of the union, as one loop does until all its operands ran out (a cross product of two COO
+        matrices with a NaN stored: 3 loops, 5 cases, one statement; a column of one plus 1, ``i_A ∪ U_i``: 2
+        loops, 3 cases)."""
         ops = union_operands(seq)
         bodies = [b for _, cases in built for _, b in cases]
         if ops is None or len(bodies) < 2 or any(b != bodies[0] or isinstance(b, Skip) for b in bodies) or \
