@@ -75,7 +75,7 @@ from .seqnesting import DiscordantWalk, LoopOrder, check_concordant, check_split
 from .seqwalk import stored_entries
 from .sequences import Level, Seq, SequenceError, Union, Universe
 from .seqparts import part_keys, walked_whole
-from .seqvalues import call_kind, expr_fill, fill_fold, in_order, real_constant, reduction_fill
+from .seqvalues import call_kind, expr_fill, fill_fold, in_order, real_constant, reduction_fill, wild_product
 from .seqrules import AccessLevels, Derivation, Deriver, level_kinds
 
 
@@ -398,8 +398,13 @@ def seq_lower(program, trace: Trace | None = None, loop_order=None, result_fill=
     info = infer_shapes(program, {n: t.shape for n, t in tensors.items() if n != program.lhs.tensor})
     # (and an access read twice, a[i] + a[i] * b[i], through two where an intersection moves its cursor)
     fills = input_fills(program, tensors)
+    # (a product of wild factors walks their ∪, its other factors beside them, a dense one intersected: v's two reads
+    # in (x + w * v) * v of a w holding NaN, one cursor, read v as absent where only x is)
+    def beside(call) -> bool:
+        wild = wild_product(call, fills, info.extents)
+        return bool(wild) and any(not isinstance(a, Literal) and all(a is not w for w in wild) for a in call.args)
     program = replace(program, rhs=separate_reads(
-        program.rhs, lambda call: call_kind(call, fills, info.extents) not in ("sum", "union"),
+        program.rhs, lambda call: call_kind(call, fills, info.extents) not in ("sum", "union") or beside(call),
         frozenset(row_located)))
     with_data = not any(isinstance(t, ShapedFormat) for t in tensors.values())
     fill = copy_fill(program, tensors, info.extents) if result_fill is NOTGIVEN else result_fill

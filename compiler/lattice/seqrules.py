@@ -29,8 +29,8 @@ from .sequences import Concat as SeqConcat
 from .sequences import Intersect, Product, Project, Seq, Stride, Union, Universe, rebuild, reverse
 from .sequences import Slice as SeqSlice
 from .seqparts import other_fills, tie, with_fill
-from .seqvalues import (algebra_sequence, call_kind, call_sequence, expr_fill, fills_zero, nonfinite_factors,
-                        product_sequence, stated_algebra, union_terms)
+from .seqvalues import (algebra_sequence, call_kind, call_sequence, expr_fill, product_sequence, stated_algebra,
+                        union_terms, wild_product)
 
 
 # -- the levels of the accessed tensors ------------------------------------------------------------
@@ -346,8 +346,7 @@ class Deriver:
                         call_sequence(e, seqs, self.size(i), str(i), intersect=True))
             if kind == "union":
                 seqs = [sub(a) for a in e.args]
-                wild = not e.op.is_user and e.op.name == "mul" and fills_zero(e, self.fills, self.extents) \
-                    and nonfinite_factors(e, self.fills)
+                wild = wild_product(e, self.fills, self.extents)
                 if wild:
                     values.decide("exact-path", e, f"{', '.join(map(str, wild))} may hold NaN or inf, and 0 * inf "
                                                    f"is NaN: the loops walk the ∪ of those factors, not the ∩")

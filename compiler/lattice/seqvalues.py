@@ -365,6 +365,14 @@ def merged(args, seqs: list, size: int, index: str, intersect: bool = False):
     return out
 
 
+def wild_product(e, fills: dict, extents: dict | None = None) -> list:
+    """The factors of ``e``, a ``*`` of fill-0 factors, that may hold NaN or inf (:func:`nonfinite_factors`), whose
+    ∪ its loops walk (:func:`product_sequence`, the others walked beside them); ``[]`` for any other call."""
+    if e.op.is_user or e.op.name != "mul" or not fills_zero(e, fills, extents):
+        return []
+    return nonfinite_factors(e, fills)
+
+
 def product_sequence(e, wild: list, seqs: list, size: int, index: str):
     """The sequence of ``*`` (the call ``e``, of fill-0 factors) where the factors ``wild`` may hold NaN or
     inf (:func:`nonfinite_factors`), its arguments' sequences ``seqs`` (None: not varying with ``index``):
@@ -386,10 +394,18 @@ def product_sequence(e, wild: list, seqs: list, size: int, index: str):
     # (wild factors none of which varies with ``index``: one may be inf at every coordinate of it)
     out = merged([e.args[k] for k in picked], [seqs[k] for k in picked], size, index) or Universe(size, index)
     for k, (a, s) in enumerate(zip(e.args, seqs)):
-        if k in picked or s is None or isinstance(a, Literal) or s.iters() <= out.iters():
+        # (a factor walked at every coordinate of the wild factors' ∪ already, in each of its operands; one walked in
+        # some (v of (x + w * v) * v, beside w only) is walked beside them all, or x's cases read v as absent)
+        if k in picked or s is None or isinstance(a, Literal) or \
+                all(s.iters() <= op.iters() for op in _union_operands(out)):
             continue
         out = Intersect(out, s) if s.dense else Union(out, s)
     return out
+
+
+def _union_operands(s) -> list:
+    """The operands of the chain of unions ``s`` (``[s]`` where it is none)."""
+    return _union_operands(s.a) + _union_operands(s.b) if isinstance(s, Union) else [s]
 
 
 def union_terms(e, fills: dict, extents: dict | None = None) -> list:
@@ -405,7 +421,7 @@ def union_terms(e, fills: dict, extents: dict | None = None) -> list:
 #: the operators whose result is NaN whenever an argument is (IEEE arithmetic)
 NAN_PROPAGATING = frozenset({"add", "sub", "mul", "div"})
 
-__all__ = ["expr_fill", "fills_zero", "call_kind", "nonfinite_factors", "stated_algebra", "algebra_sequence",
+__all__ = ["expr_fill", "fills_zero", "call_kind", "nonfinite_factors", "wild_product", "stated_algebra", "algebra_sequence",
            "call_sequence", "merged", "product_sequence", "union_terms", "NAN_PROPAGATING", "fill_fold",
            "real_constant", "in_order"]
 

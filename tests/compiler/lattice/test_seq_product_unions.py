@@ -14,7 +14,7 @@ the array front end as one kernel (no retry, nothing materialized or converted) 
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from compiler.lattice.seqcfir import Assign, Forall, Lit, build_cfir
@@ -23,7 +23,13 @@ from compiler.lattice.seqinterp import interpret
 from compiler.lattice.sequences import Intersect, Level, Product, Union, coordinates
 from compiler.lattice.seqproductnest import factored, nests
 from tests.compiler.lattice.split_kernels import operand
+from compiler import Tensor
 from tests.compiler.lattice.test_seq_concat_fills import one_kernel, tensor
+
+
+def tensor_of(values, fmt):
+    """``values`` stored in ``fmt`` (fill 0)."""
+    return Tensor.from_numpy(np.asarray(values), fmt)
 
 nan, inf = np.nan, np.inf
 
@@ -144,11 +150,31 @@ def test_fills_values_and_densities(name, case):
 @given(st.sampled_from(sorted(PROGRAMS)), st.lists(st.sampled_from(["csr", "csc", "coo", "dcsr", "dense"]),
                                                    min_size=4, max_size=4),
        st.sampled_from([0.0, 1.0, nan]), st.sampled_from([0.0, 0.4, 1.0]), st.booleans(), st.integers(0, 99))
+# (v dense, read inside the product of w, which holds NaN, and outside it: one cursor, walked beside w only, so where
+# only the collapse was, v read as absent and its product written as 0)
+@example(name="plus a product", formats=["dense", "csr", "csr", "csr"], fill=0.0, density=0.0, sparse_out=False,
+         seed=1)
 def test_random_nested_products_merged_with_other_operands(name, formats, fill, density, sparse_out, seed):
     program = PROGRAMS[name]
     one_kernel(program, sparse_output(program) if sparse_out else None,
                **operands(program, formats, seed, fill=fill, odd=(nan, inf, -inf)[:seed % 4], density=density,
                           merged_density=(0.0, 0.4, 1.0)[seed % 3]))
+
+
+@pytest.mark.parametrize("stored", [nan, inf])
+@pytest.mark.parametrize("fa", ["csr", "coo", "dense"])
+def test_a_dense_factor_read_inside_and_outside_a_product_of_wild_factors(fa, stored):
+    # ((x + w * v) * v, w holding NaN or inf: each product walks the ∪ of its wild factors, v beside them; v's two
+    # reads shared one cursor, walked beside w only, so where only x was, v was read as absent, its product 0)
+    a = np.array([[0.0, 1.5, 0.0, -2.0], [1.0, 0.0, 0.0, 3.0], [0.0, 0.0, 0.5, 0.0]])
+    w = np.array([stored, 0.0, 0.0, 3.5, 0.0, 3.5, 0.0, -2.0, 0.0, 0.0, 0.0, 0.0])
+    v = np.array([0.0, 0.0, 0.0, 3.5, 1.0, 3.5, 3.5, 3.5, 1.0, 0.0, 2.0, -2.0])
+    tensors = dict(A=tensor_of(a, fa), w=tensor_of(w, "sparse_vector"), v=tensor_of(v, "dense"))
+    k, got = one_kernel("c[m] = (collapse(A[i, j], (i, j) -> m) + w[m] * v[m]) * v[m]", **tensors)
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_array_equal(got.to_numpy(), (a.ravel() + w * v) * v)
+    # (the second read of v through a cursor of its own, intersected with the ∪)
+    assert k.trace.find("seq-derive")[0].after_text.splitlines()[0].endswith("∩ m_v'")
 
 
 # -- the array front end: one kernel ------------------------------------------------------------------------------
