@@ -421,9 +421,9 @@ def union_terms(e, fills: dict, extents: dict | None = None) -> list:
 #: the operators whose result is NaN whenever an argument is (IEEE arithmetic)
 NAN_PROPAGATING = frozenset({"add", "sub", "mul", "div"})
 
-__all__ = ["expr_fill", "fills_zero", "call_kind", "nonfinite_factors", "wild_product", "stated_algebra", "algebra_sequence",
-           "call_sequence", "merged", "product_sequence", "union_terms", "NAN_PROPAGATING", "fill_fold",
-           "real_constant", "in_order"]
+__all__ = ["expr_fill", "fills_zero", "call_kind", "nonfinite_factors", "wild_product", "stated_algebra",
+           "algebra_sequence", "call_sequence", "merged", "product_sequence", "union_terms", "NAN_PROPAGATING",
+           "fill_fold", "real_constant", "in_order"]
 
 
 def in_order(op, fill) -> bool:
