@@ -44,9 +44,9 @@ _DIV, _MOD = lookup("//"), lookup("%")
 class CollapsedPart:
     """The loops a concatenation's part made by a collapse walks in the part's place, outermost first, their
     extents, and the part's coordinate they make, row-major (``j' + i'·|j|``); a collapse of a collapse (a 3-D
-    tensor's ravel) walks a loop for each index it collapses in the end. ``inner``: each collapse of the chain
-    by its result, the index it makes, with the coordinates its own indices take from the loops (the first,
-    ``at``'s, too).
+    tensor's ravel) walks a loop for each index it collapses in the end. ``inner``: for each collapse of the
+    chain, the coordinates its own indices take from the loops and the coordinate it makes (the first, ``at``'s,
+    too).
 
     >>> from compiler.notation import parse
     >>> c = parse("y[k] = collapse(collapse(B[i, j, l], (i, j) -> m), (m, l) -> k)").rhs
@@ -81,7 +81,7 @@ class CollapsedPart:
             at, size = coords[0]
             for coord, extent in coords[1:]:
                 at, size = plus(coord, times(at, extent)), times(size, extent)
-            inner.append((c.result.name, tuple(coord for coord, _ in coords), at))
+            inner.append((tuple(coord for coord, _ in coords), at))
             return at, size
         at, _ = bind(top)
         return cls(tuple(loops), tuple(extents), at, tuple(inner))
@@ -89,7 +89,7 @@ class CollapsedPart:
     def coords(self, made) -> tuple | None:
         """The coordinates the indices of the collapse of this chain that makes ``made`` (a coordinate: the
         part's, or an inner collapse's) take from the loops; None where none makes it."""
-        return next((c for _, c, at in self.inner if at == made), None)
+        return next((c for c, at in self.inner if at == made), None)
 
 
 class Scope:
