@@ -508,7 +508,7 @@ class Operator:
                 # gives -inf + inf j)
                 with np.errstate(all="ignore"):
                     return _scalar(np.multiply.reduce(np.full(count, fill, dtype=rdt)))
-            return _scalar(self(_ipow_fill(fill, count, self), 1))
+            return _scalar(self(_ipow_fill(fill, count, self), rdt.type(1)))   # (a Python 1 makes uint64 float64)
         for special in (self.identity_for(rdt), self.annihilator_for(rdt)):
             if special is not NOVALUE and _same(fill, special):
                 return fill

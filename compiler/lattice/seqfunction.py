@@ -13,6 +13,8 @@ entry's stand-ins, a sum's workspaces), the output's assembly that the lowering 
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..algebra import lookup
 from ..binding import input_params
 from ..imperative import ir
@@ -34,6 +36,19 @@ from .seqsumrows import emit_producers, workspace_codes
 from .seqsumsort import summed_output
 from .seqwhiles import inner_sequences, whiles
 from .sequences import Product, walk
+
+
+def output_fill(fill, dtype):
+    """The fill of a dense output of ``dtype`` whose fill the sequences' algebra computed (None: 0).
+
+    >>> output_fill(-3784425932234851461, "uint64"), output_fill(None, "float64")
+    (14662318141474700155, 0)
+    """
+    fill = 0 if fill is None else fill
+    if isinstance(fill, int) and np.dtype(dtype).kind in "iu":
+        # (a product of integer fills is computed in int64, wrapping: its bits are the dtype's product's, 3 ** 43)
+        fill = np.asarray(fill).astype(dtype).item()
+    return fill
 
 
 def emit_function(low, formats: dict, name: str, out_format=None, dtype: str | None = None,
@@ -60,7 +75,7 @@ def emit_function(low, formats: dict, name: str, out_format=None, dtype: str | N
         # (the statement's type: x > y is bool, a sum of int32 values int64, as numpy's)
         dtype = expr_dtype(program.rhs, lambda a: formats[a.tensor].dtype).name
     if out_format is None:
-        out_format = dense(1 if low.flattened else len(program.lhs.indices), fill=0 if low.fill is None else low.fill,
+        out_format = dense(1 if low.flattened else len(program.lhs.indices), fill=output_fill(low.fill, dtype),
                            dtype=dtype)
     params = [p for t in inputs for p in input_params(t, formats[t])]
     # (and the loops a product's nesting added: compiler.lattice.seqproductnest; and a workspace's parameters)
@@ -137,4 +152,4 @@ def kernel_helpers(fn: ir.Function, low) -> tuple:
                  if h.name.startswith(f"ss_{op.name}_"))
 
 
-__all__ = ["emit_function", "kernel_helpers"]
+__all__ = ["emit_function", "kernel_helpers", "output_fill"]

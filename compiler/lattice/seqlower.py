@@ -95,7 +95,7 @@ from .seqsumscatter import bucketed
 from .seqsumrows import unbucketed
 from .seqsumsort import sorts_sums
 from .exprs import names_used
-from .seqfunction import emit_function, kernel_helpers
+from .seqfunction import emit_function, kernel_helpers, output_fill
 from .seqwalk import UnwalkableLevel, walkable_format
 from .seqassembly import sequence_building
 
@@ -287,8 +287,8 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
         refusal.searches = f"which searches each group of a split for its minor index's coordinate ({found[0]})"
         raise refusal
     if out_format is None:
-        out_format = dense(len(program.lhs.indices), fill=0 if fill is None else fill,
-                           dtype=fn.param(f"{out}_val").dtype)
+        dtype = fn.param(f"{out}_val").dtype
+        out_format = dense(len(program.lhs.indices), fill=output_fill(fill, dtype), dtype=dtype)
     loops = sum(1 for line in low.cfir.text().splitlines() if line.lstrip().startswith("while "))
     trace.record("lower", before=low.cfir.cfir, after=fn, artifacts=[ir_artifact(fn)],
                  note="; ".join([f"the CFIR's {loops} loop(s) through the iterator model: one cursor per level, "

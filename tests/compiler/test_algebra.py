@@ -239,6 +239,16 @@ def test_reduce_fill(name, fill, count, expected):
         assert same(op.reduce(np.full(count, fill)), r)
 
 
+@pytest.mark.parametrize("dtype", ["uint64", "uint32", "int32", "int64", "uint8"])
+def test_an_integer_product_of_the_fill_wraps_in_its_own_dtype(dtype):
+    # (3 ** 43 in uint64 is 14662318141474700155; it came out float64 where the squaring was multiplied by a Python 1)
+    fill = np.dtype(dtype).type(3)
+    with np.errstate(over="ignore"):
+        want = np.multiply.reduce(np.full(43, fill), dtype=dtype)   # (numpy widens an int32 product: not here)
+    got = lookup("mul").reduce_fill(fill, 43)
+    assert got.dtype == np.dtype(dtype) and got == want
+
+
 def test_reduce_fill_by_squaring_matches_folding():
     gcd = user_function("gcd2", math.gcd, "return 0;", identity=0, commutative=True, associative=True)
     assert gcd.reduce_fill(np.int64(12), 10**9) == 12

@@ -173,6 +173,7 @@ def test_an_integer_product_of_any_fill_is_one_lattice_kernel(dtype, fill, fmt):
        st.integers(0, len(INTEGER_PRODUCTS) - 1), st.floats(0.0, 1.0), st.integers(0, 2**16))
 @example("coo", "int64", -3, 3, 45, 1, 0.0, 0)   # (every coordinate skipped: the fill to the power 44, wrapped)
 @example("csr", "int64", 0, 1, 1, 1, 0.0, 0)   # (an empty slice: its product is 1, not the fill 0's power)
+@example("csr", "uint64", 3, 4, 11, 3, 0.0, 0)   # (3 ** 43 wrapped in uint64: computed in int64, it was negative)
 def test_integer_products_by_property(fmt, dtype, fill, rows, cols, pick, density, seed):
     if dtype == "uint64" and fill < 0:
         fill = -fill
