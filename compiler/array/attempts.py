@@ -15,17 +15,21 @@ True
 from __future__ import annotations
 
 from collections import OrderedDict
+
+import numpy as np
 from typing import NamedTuple
 
 from ..format import Format
 from ..levels.level import exact_key
 from ..lowering import forget_with_cache
 from ..tensor import Tensor
+from ..trace import Trace
 from .default_output import ORDER_WHY, has_shape_ops
-from .nodes import Leaf, Node
+from .nodes import Broadcast, Leaf, Map, Node, Permute, Reduction, Scalar, ShapeOp
 
-__all__ = ["CHOSEN", "CHOSEN_KEPT", "Chosen", "FILL_ROWS_WHY", "PUSHED_WHY", "REFINED_WHY", "RESHAPES_AS",
-           "attempt_text", "chosen", "chosen_key", "keep_chosen"]
+__all__ = ["CHOSEN", "CHOSEN_KEPT", "Chosen", "FILL_ROWS_WHY", "PREPARED", "PREPARED_KEPT", "PUSHED_WHY", "Prepared",
+           "REFINED_WHY", "RESHAPES_AS", "attempt_text", "called_key", "chosen", "chosen_key", "keep_chosen",
+           "keep_prepared", "prepared", "structure"]
 
 #: what the ``array`` step adds where the reshapes were refined because the statement read an input converted
 REFINED_WHY = ("; each reshape of several axes to several as each axis split into the pieces both sides' axes "
@@ -149,3 +153,122 @@ def keep_chosen(key: tuple, chosen: Chosen) -> None:
     CHOSEN[key] = chosen
     if len(CHOSEN) > CHOSEN_KEPT:
         CHOSEN.popitem(last=False)
+
+
+class Prepared(NamedTuple):
+    """What :func:`~compiler.array.fuse.lower_node` gave for a call of an expression: the kernel (with no trace of
+    its own: a call does not look at it) and its tensors by name, each the place of a leaf's tensor among the
+    tensors :func:`structure` met (an int), or a dense all-true vector the emitter made for a new axis."""
+
+    kernel: object
+    tensors: tuple
+
+    def arguments(self, leaves: list) -> dict:
+        """The kernel's tensors for an expression whose leaves hold ``leaves`` (:func:`structure`)."""
+        return {name: leaves[t] if t.__class__ is int else t for name, t in self.tensors}
+
+
+#: the calls of expressions, by :func:`called_key` -> :class:`Prepared`, the last used last: ``(A @ x).compute()``
+#: built again in a solver's loop is neither emitted nor lowered again, shape operators and all (no leaf's
+#: tensor is held: each call's are put in)
+PREPARED: OrderedDict = OrderedDict()
+PREPARED_KEPT = 256
+forget_with_cache(PREPARED.clear)
+
+
+class _Unkept(Exception):
+    """An expression :func:`structure` keeps no key for."""
+
+
+def structure(node: Node, format, strategy, checked: bool) -> tuple | None:
+    """``(key, leaves)``: what the forms :func:`~compiler.array.fuse.lower_node` tries depend on of ``node``
+    computed in ``format``, but its tensors' values (every node's operator, axes, parameters and dtype; each
+    leaf's tensor's name, format, dtype, shape and fill, or which leaf before it holds the same tensor; which
+    nodes are one node read twice), and the tensors of its leaves in the order met. None for an expression
+    with a leaf computed before it (``sort``), or a format given as something else than a name or a Format.
+
+    >>> import numpy as np
+    >>> from compiler.interop import to_tensor
+    >>> from compiler.array import build
+    >>> x, y = (Leaf(to_tensor(np.arange(3.0), n)) for n in "xy")
+    >>> key = lambda e: structure(e, None, None, False)[0]
+    >>> key(build.elementwise("add", x, x)) == key(build.elementwise("add", x, x))
+    True
+    >>> key(build.elementwise("add", x, x)) == key(build.elementwise("add", x, y))
+    False
+    """
+    if not (format is None or isinstance(format, (str, Format))):
+        return None
+    leaves: list = []
+    places: dict = {}   # id(tensor) -> its place in leaves
+    nodes: dict = {}    # id(node) -> how many nodes were met before it
+
+    def walk(n):
+        if id(n) in nodes:
+            return ("again", nodes[id(n)])
+        nodes[id(n)] = len(nodes)
+        cls = n.__class__
+        if cls is Leaf:
+            t = n.tensor
+            if n.origin is not None or t.__class__ is not Tensor:
+                raise _Unkept
+            if id(t) in places:
+                return ("same", places[id(t)])
+            places[id(t)] = len(leaves)
+            leaves.append(t)
+            return ("leaf", t.name, t.format, t.dtype, t.shape, exact_key(t.fill))
+        if cls is Scalar:
+            return ("scalar", exact_key(n.value), n.dtype, n.shape)
+        if cls is Map:
+            return ("map", n.op, tuple(walk(a) for a in n.args))
+        if cls is Reduction:
+            return ("reduce", n.op, walk(n.child), n.axes, n.keepdims, n.dtype)
+        if cls is Permute:
+            return ("permute", walk(n.child), n.axes)
+        if cls is Broadcast:
+            return ("broadcast", walk(n.child), n.shape, n.axes)
+        if cls is ShapeOp:
+            return ("shape", n.kind, tuple(walk(a) for a in n.args), n.params, n.shape)
+        raise _Unkept
+
+    try:
+        key = (walk(node), format, strategy, checked)
+        hash(key)
+    except (_Unkept, TypeError):   # (a parameter or a literal no key holds)
+        return None
+    return key, leaves
+
+
+def called_key(found: tuple) -> tuple:
+    """The key of :data:`PREPARED` for an expression of :func:`structure` ``found``: it, with what the lowering
+    reads of its leaves' tensors beside their formats and shapes (value facts and stored counts, as
+    :func:`chosen_key`'s)."""
+    key, leaves = found
+    return key, tuple((t.value_facts, t.nnz) for t in leaves)
+
+
+def prepared(key: tuple) -> Prepared | None:
+    """The call kept for ``key`` (made the last used), or None."""
+    found = PREPARED.get(key)
+    if found is not None:
+        try:
+            PREPARED.move_to_end(key)
+        except KeyError:   # (left out by another thread since)
+            pass
+    return found
+
+
+def keep_prepared(key: tuple, kernel, leaves: list, tensors: dict) -> None:
+    """Keep ``kernel`` called with ``tensors`` (name -> Tensor) for the expression of :func:`called_key` ``key``
+    whose leaves hold ``leaves``, the oldest left where :data:`PREPARED_KEPT` are kept; not where a tensor is
+    neither a leaf's nor a dense all-true vector (a value another call's leaves would not give)."""
+    place = {id(t): k for k, t in enumerate(leaves)}
+    kept = []
+    for name, t in tensors.items():
+        if id(t) not in place and not (name.startswith("one_") and t.format.is_dense and t.dtype == bool
+                                       and t.fill is True and bool(np.all(t.vals))):
+            return
+        kept.append((name, place.get(id(t), t)))
+    PREPARED[key] = Prepared(kernel.retraced(Trace(), {}), tuple(kept))
+    if len(PREPARED) > PREPARED_KEPT:
+        PREPARED.popitem(last=False)

@@ -69,8 +69,8 @@ from ..notation import (Access, Assign, Call, Collapse, Concat, Index, Literal, 
 from ..tensor import Tensor
 from ..values import same_value
 from ..trace import Trace
-from .attempts import (FILL_ROWS_WHY, PUSHED_WHY, REFINED_WHY, RESHAPES_AS, Chosen, attempt_text, chosen,
-                       chosen_key, keep_chosen)
+from .attempts import (FILL_ROWS_WHY, PUSHED_WHY, REFINED_WHY, RESHAPES_AS, Chosen, attempt_text, called_key,
+                       chosen, chosen_key, keep_chosen, keep_prepared, prepared, structure)
 from .default_output import ORDER_WHY, has_shape_ops, keeps_column_order, output_format, stacks_as_coo
 from .exprtree import expression_artifact
 from .nodes import Broadcast, Leaf, Map, Node, Permute, Reduction, Scalar, ShapeOp, describe
@@ -674,13 +674,32 @@ def _times(rhs, factor, op):
     return Call(op, (rhs, factor))
 
 
-def lower_node(node: Node, format=None, strategy=None, checked: bool = False, materialized=None):
+def lower_node(node: Node, format=None, strategy=None, checked: bool = False, materialized=None,
+               traced: bool = True):
     """Lower ``node`` as one kernel: ``(kernel, tensors)``; ``kernel(**tensors)`` computes it. If the
     strategy refuses the fused statement, reductions under operators are computed apart (and a
     default sparse output is made dense, which looplets needs for a sparse output whose fill is not 0), as
     the trace's ``retry`` steps (each refusal and what was tried instead) and ``materialize`` steps
     (each node computed apart) say. Given no strategy, lower() lowers each form by the lattice, or
-    by looplets where the lattice refuses it (its kernel's trace quotes the refusal)."""
+    by looplets where the lattice refuses it (its kernel's trace quotes the refusal). Not ``traced`` (for a
+    call, not a look at its kernel): the kernel of an expression of the same structure over tensors of the
+    same facts is taken again, with no trace of its own, not emitted again (:data:`~.attempts.PREPARED`)."""
+    found = structure(node, format, strategy, checked) if not traced and not materialized else None
+    if found is None:
+        return _lowered(node, format, strategy, checked, materialized)
+    key = called_key(found)
+    kept = prepared(key)
+    if kept is not None:
+        return kept.kernel, kept.arguments(found[1])
+    made: dict = {}
+    kernel, tensors = _lowered(node, format, strategy, checked, made)
+    if not made:   # (nothing computed apart: a value no other call's leaves would give)
+        keep_prepared(key, kernel, found[1], tensors)
+    return kernel, tensors
+
+
+def _lowered(node: Node, format, strategy, checked: bool, materialized) -> tuple:
+    """:func:`lower_node`'s ``(kernel, tensors)``, traced."""
     from ..lowering import lower
     materialized = {} if materialized is None else materialized
     refused = []

@@ -94,9 +94,9 @@ class Array:
             return _in_format(node.tensor, format)
         unread = {}
         shared = _check_shared(node, unread)
-        kernel, tensors = lower_node(node, format, strategy, checked)
+        kernel, tensors = lower_node(node, format, strategy, checked, traced=False)
         if unread and _values_widened(kernel, tensors, unread):
-            kernel, tensors = lower_node(node, format, strategy, checked)   # (for what they hold now)
+            kernel, tensors = lower_node(node, format, strategy, checked, traced=False)   # (for what they hold now)
         with checked_now(shared):   # (checked once per compute(): the call does not read them again)
             return kernel(**tensors)
 

@@ -14,6 +14,7 @@ compute time. Nodes compare by identity (a graph may hold the same Tensor twice)
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -123,7 +124,10 @@ class Map(Node):
     fill: Any = field(init=False)
 
     def __post_init__(self):
-        object.__setattr__(self, "shape", np.broadcast_shapes(*(a.shape for a in self.args)))
+        shapes = [a.shape for a in self.args]
+        # (numpy's broadcast_shapes costs 5 us; operands of one shape, as most are, need none)
+        same = all(s == shapes[0] for s in shapes[1:])
+        object.__setattr__(self, "shape", shapes[0] if same else np.broadcast_shapes(*shapes))
         dt, f = fill_of(self.op, self.args)
         object.__setattr__(self, "dtype", dt)
         object.__setattr__(self, "fill", f)
@@ -172,7 +176,7 @@ class Reduction(Node):
         if not self.keepdims:
             shape = tuple(n for k, n in enumerate(self.child.shape) if k not in self.axes)
         object.__setattr__(self, "shape", shape)
-        count = int(np.prod([self.child.shape[k] for k in self.axes], dtype=np.int64))
+        count = math.prod(self.child.shape[k] for k in self.axes)
         object.__setattr__(self, "fill", _reduced_fill(self.op, self.child.dtype, self.child.fill, self.dtype, count))
 
     def children(self):
@@ -200,10 +204,11 @@ class Permute(Rearranged):
 
     child: Node
     axes: tuple
+    shape: tuple = field(init=False)
 
-    @property
-    def shape(self):
-        return tuple(self.child.shape[a] for a in self.axes)
+    def __post_init__(self):
+        shape = self.child.shape
+        object.__setattr__(self, "shape", tuple(shape[a] for a in self.axes))
 
 
 @dataclass(frozen=True, eq=False)

@@ -10,7 +10,7 @@ import scipy.sparse as sp
 from hypothesis import example, given, settings, strategies as st
 
 from compiler import array as xp, lowering
-from compiler.array import attempts
+from compiler.array import attempts, fuse
 from compiler.capabilities import _CAPABILITIES, capabilities, register_capabilities
 from compiler.errors import StrategyError
 from compiler.lattice import lower_lattice
@@ -140,4 +140,93 @@ def test_the_same_expression_over_other_values_agrees_with_numpy(fmt, fill, firs
         with np.errstate(all="ignore"):
             want = np.maximum(m * v + 2.0, v) - m.sum(axis=0)
             got = (xp.maximum(a * x + 2.0, x) - a.sum(axis=0)).compute(strategy=strategy).to_numpy()
+        np.testing.assert_array_equal(got, want)
+
+
+def _emissions():
+    """A stand-in for the front end's emission of an expression as a statement that counts its calls."""
+    calls = []
+    real = fuse.notation
+
+    def counted(*args, **kwargs):
+        calls.append(args[0])
+        return real(*args, **kwargs)
+    return calls, mock.patch.object(fuse, "notation", counted)
+
+
+B = np.array([[0, 0, 7.0, 0], [1.0, 0, 0, -2.0]])
+#: expressions of two matrices a (3 x 4) and b (2 x 4) and a vector x (4), shape operators among them
+BUILT = {"matvec plus one": (lambda a, b, x: a @ x + 1.0, lambda a, b, x: a @ x + 1.0),
+         "vstack times x": (lambda a, b, x: xp.concat([a, b]) @ x, lambda a, b, x: np.concatenate([a, b]) @ x),
+         "strided rows": (lambda a, b, x: a[::-2] * x, lambda a, b, x: a[::-2] * x),
+         "ravel": (lambda a, b, x: xp.reshape(a, (-1,)) * 2.0, lambda a, b, x: a.reshape(-1) * 2.0),
+         "stack of rows": (lambda a, b, x: xp.stack([a[0], b[1], x]), lambda a, b, x: np.stack([a[0], b[1], x])),
+         "new axis": (lambda a, b, x: xp.expand_dims(x, 0) + b, lambda a, b, x: x[None] + b),
+         "sum under max": (lambda a, b, x: xp.maximum(xp.sum(a, axis=0), x), lambda a, b, x: np.maximum(a.sum(0), x))}
+
+
+@pytest.mark.parametrize("name", sorted(BUILT))
+def test_an_expression_built_again_is_not_emitted_again_and_its_lower_is_traced(name):
+    """An expression built afresh in a loop over new values of the same facts and stored counts takes the call
+    kept for its structure (attempts.PREPARED): no emission, no lowering; over a NaN or an infinity it is emitted again; lower() still says
+    the array step of its own expression."""
+    ours, numpy = BUILT[name]
+    draws = [(A, B, np.arange(4.0)), (A * 3.0, B * -2.0, np.ones(4)), (A, B, np.array([2.0, -1.0, 0.5, 3.0]))]
+    emitted, patched = _emissions()
+    with patched:
+        for n, (a, b, x) in enumerate(draws):
+            got = ours(xp.asarray(sp.csr_matrix(a)), xp.asarray(sp.coo_matrix(b)), xp.asarray(x)).compute()
+            np.testing.assert_array_equal(np.asarray(got.to_numpy()), numpy(a, b, x))
+            if n == 0:
+                first, emitted[:] = len(emitted), []
+        assert first >= 1 and emitted == [], name
+        a, b, x = A.copy(), B.copy(), np.array([np.nan, 1.0, 0.0, 2.0])
+        a[0, 1], b[0, 2] = np.nan, -np.inf
+        with np.errstate(all="ignore"):
+            got = ours(xp.asarray(sp.csr_matrix(a)), xp.asarray(sp.coo_matrix(b)), xp.asarray(x)).compute()
+            np.testing.assert_array_equal(np.asarray(got.to_numpy()), numpy(a, b, x))
+        assert emitted, name
+        k = ours(xp.asarray(sp.csr_matrix(a)), xp.asarray(sp.coo_matrix(b)), xp.asarray(x)).lower()
+    assert k.trace.find("array") and str(k.trace.find("array")[-1].after) == str(k.program)
+
+
+def test_an_expression_with_a_part_computed_apart_is_not_kept():
+    """A tensor made from an operand's (here a column's extent-1 axis read away, squeeze_tensor) is a value no
+    other call's leaves give: the call is not kept, and each call reads its own column."""
+    m = xp.asarray(make(A, "csr"))
+    for col in (A[:, :1], A[:, 3:] - 1.0):
+        assert (xp.asarray(make(col, "csr")) * m).lower().trace.find("materialize")
+        got = (xp.asarray(make(col, "csr")) * m).compute()
+        np.testing.assert_array_equal(got.to_numpy(), col * A)
+    assert not attempts.PREPARED
+
+
+def test_the_structure_tells_apart_a_tensor_read_twice_and_a_node_read_twice():
+    """``x + y``, ``y + x``, ``x + x`` (one tensor twice), ``s + s`` (one node twice) and ``2x + 2x`` over
+    tensors of one format, shape and name: each its own statement, each computed right."""
+    m, n = np.array([1.0, 0.0, 3.0]), np.array([0.0, 5.0, -1.0])
+    x, y = xp.asarray(make(m, "csr")), xp.asarray(make(n, "csr"))   # (sparse vectors, named alike)
+    s = x * 2.0
+    cases = [(lambda: x + y, m + n), (lambda: y + x, n + m), (lambda: x + x, m + m), (lambda: s + s, 4 * m),
+             (lambda: x * 2.0 + x * 2.0, 4 * m), (lambda: x - y, m - n), (lambda: y - x, n - m)]
+    for _ in range(2):   # (the second round takes each kept statement)
+        for build, want in cases:
+            np.testing.assert_array_equal(build().compute().to_numpy(), want)
+
+
+@settings(max_examples=30, deadline=None)
+@given(picks=st.lists(st.integers(0, 2), min_size=3, max_size=3),
+       fmts=st.lists(st.sampled_from(["csr", "dense"]), min_size=3, max_size=3),
+       values=st.lists(_VALUES, min_size=9, max_size=9))
+@example(picks=[0, 0, 1], fmts=["csr", "csr", "dense"], values=[1.0] * 9)
+def test_one_structure_over_each_choice_of_leaves_agrees_with_numpy(picks, fmts, values):
+    """``max(u * v, w) - u`` for u, v, w each one of three vectors (one read twice or thrice): computed
+    for each choice after every other, so a statement kept for one choice is asked for the others."""
+    vecs = [np.array(values[3 * k:3 * k + 3]) for k in range(3)]
+    arrays = [xp.asarray(make(v, f)) for v, f in zip(vecs, fmts)]
+    choices = [picks, picks[::-1], [picks[0]] * 3, [0, 1, 2], picks]
+    for u, v, w in choices:
+        with np.errstate(all="ignore"):
+            want = np.maximum(vecs[u] * vecs[v], vecs[w]) - vecs[u]
+            got = (xp.maximum(arrays[u] * arrays[v], arrays[w]) - arrays[u]).compute().to_numpy()
         np.testing.assert_array_equal(got, want)
