@@ -252,18 +252,21 @@ def contract(what: str, operands, labels, out_labels) -> Node:
     """The einsum ``labels[0],labels[1],...->out_labels``: the operands multiplied with their axes
     aligned by label (extent-1 axes broadcast), summed over the labels not in ``out_labels``. A
     product of bools is and-ed and or-ed, as numpy's matmul of bools is."""
-    everything = []
+    position: dict = {}   # label -> its place among every operand's labels, in the order met
     for ls in labels:
-        everything += [c for c in ls if c not in everything]
+        for c in ls:
+            position.setdefault(c, len(position))
+    everything = list(position)
     extents = {}
     for node, ls in zip(operands, labels):
-        if len(ls) != node.ndim:
-            raise ShapeError(f"{what}: operand of shape {node.shape} has {node.ndim} axes but "
+        shape = node.shape
+        if len(ls) != len(shape):
+            raise ShapeError(f"{what}: operand of shape {shape} has {len(shape)} axes but "
                              f"{len(ls)} labels {''.join(map(str, ls))!r}")
         if len(set(ls)) != len(ls):
             raise UsageError(f"{what}: a label repeated in one operand ({''.join(map(str, ls))!r}: a diagonal) "
                              f"is not supported; take the diagonal first")
-        for c, n in zip(ls, node.shape):
+        for c, n in zip(ls, shape):
             if extents.get(c, 1) not in (1, n) and n != 1:
                 shapes = " and ".join(str(o.shape) for o in operands)
                 raise ShapeError(f"{what}: shapes {shapes} do not match: axis {c!r} has extent "
@@ -274,10 +277,11 @@ def contract(what: str, operands, labels, out_labels) -> Node:
             raise UsageError(f"{what}: output label {c!r} is in no operand")
     aligned = []
     for node, ls in zip(operands, labels):
-        order = sorted(range(len(ls)), key=lambda k: everything.index(ls[k]))
+        order = sorted(range(len(ls)), key=lambda k: position[ls[k]])
         node = permute_dims(node, order)
-        placed = [everything.index(ls[k]) for k in order]
-        shape = tuple(node.shape[placed.index(p)] if p in placed else 1 for p in range(len(everything)))
+        placed = [position[ls[k]] for k in order]
+        at = dict(zip(placed, node.shape))
+        shape = tuple(at.get(p, 1) for p in range(len(everything)))
         if shape != node.shape:
             node = Broadcast(node, shape, tuple(placed))
         aligned.append(node)
