@@ -6,7 +6,8 @@ Used by :class:`compiler.lattice.seqcfir.Compiler`.
 
 from __future__ import annotations
 
-from .sequences import EMPTIES, LEAVES, Concat, Intersect, Product, Project, Seq, Union, Universe, rebuild, walk
+from .sequences import (EMPTIES, LEAVES, Concat, Intersect, Product, Project, Seq, Union, Universe, chain_operands,
+                        rebuild, walk)
 
 
 def once_each(s: Seq) -> Seq:
@@ -36,21 +37,13 @@ def once_each(s: Seq) -> Seq:
             if x not in ops:
                 ops.append(x)
     chain(s)
-    if len(ops) == sum(1 for _ in _chain_operands(s, kind)):
+    if len(ops) == len(chain_operands(s, kind)):
         new = (once_each(s.a), once_each(s.b))
         return s if new == kids else rebuild(s, new)
     out = ops[0]
     for x in ops[1:]:
         out = kind(out, x)
     return out
-
-
-def _chain_operands(s, kind):
-    for c in (s.a, s.b):
-        if isinstance(c, kind):
-            yield from _chain_operands(c, kind)
-        else:
-            yield c
 
 
 def remove_locators(s: Seq) -> tuple[Seq, tuple]:
@@ -70,7 +63,7 @@ def remove_locators(s: Seq) -> tuple[Seq, tuple]:
     # (a dense level the loop's union also walks is at every coordinate the loop visits; located at another
     # operand's, its cursor left the coordinate its walk was at: stack([a * b, b * C, C]) of a dense C wrote no
     # row before b's first)
-    top = frozenset(x for x in (_chain_operands(seq, Union) if isinstance(seq, Union) else (seq,))
+    top = frozenset(x for x in chain_operands(seq, Union)
                     if isinstance(x, LEAVES) and x.dense)
     return seq, tuple((x, at) for x, at in ((unshared(x, walked, top), at) for x, at in locs) if x is not None)
 

@@ -562,6 +562,16 @@ def walk(s: Seq):
         yield from walk(c)
 
 
+def chain_operands(s: Seq, kind: type) -> list:
+    """The operands of the chain of ``kind`` merges ``s`` (``[s]`` where it is none of them).
+
+    >>> a, b, c = (Level(t, 0, "compressed", 4) for t in "abc")
+    >>> [str(x) for x in chain_operands(Union(Union(a, b), c), Union)], chain_operands(a, Union) == [a]
+    (['i_a', 'i_b', 'i_c'], True)
+    """
+    return chain_operands(s.a, kind) + chain_operands(s.b, kind) if isinstance(s, kind) else [s]
+
+
 # -- set semantics ------------------------------------------------------------------------------
 
 ABSENT = object()   # a leaf known not to be at the enclosing coordinate (its children are empty)
@@ -771,4 +781,4 @@ def lower_bound(fiber, x: int) -> int:
 
 __all__ = ["span", "can_meet", "never_at_one", "Seq", "Level", "Universe", "Empty", "Full", "Union", "Intersect", "Product", "Concat",
            "Project", "Slice", "Stride", "at_index", "stride_at", "Offset", "Pad", "SequenceError", "coordinates", "bind", "leaf_fiber",
-           "rebuild", "reverse", "walk", "lower_bound", "side_key", "ABSENT", "EMPTIES", "LEAVES", "KINDS"]
+           "rebuild", "reverse", "walk", "chain_operands", "lower_bound", "side_key", "ABSENT", "EMPTIES", "LEAVES", "KINDS"]

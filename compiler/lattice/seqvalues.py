@@ -39,7 +39,7 @@ from .algebra import Intersect as AlgIntersect
 from .algebra import Region, check_stated, de_morgan, expr_facts, parse_algebra, stated
 from .algebra import Union as AlgUnion
 from .seqreads import map_accesses
-from .sequences import Intersect, Union, Universe
+from .sequences import Intersect, Union, Universe, chain_operands
 
 
 def _same(a, b) -> bool:
@@ -397,15 +397,10 @@ def product_sequence(e, wild: list, seqs: list, size: int, index: str):
         # (a factor walked at every coordinate of the wild factors' ∪ already, in each of its operands; one walked in
         # some (v of (x + w * v) * v, beside w only) is walked beside them all, or x's cases read v as absent)
         if k in picked or s is None or isinstance(a, Literal) or \
-                all(s.iters() <= op.iters() for op in _union_operands(out)):
+                all(s.iters() <= op.iters() for op in chain_operands(out, Union)):
             continue
         out = Intersect(out, s) if s.dense else Union(out, s)
     return out
-
-
-def _union_operands(s) -> list:
-    """The operands of the chain of unions ``s`` (``[s]`` where it is none)."""
-    return _union_operands(s.a) + _union_operands(s.b) if isinstance(s, Union) else [s]
 
 
 def union_terms(e, fills: dict, extents: dict | None = None) -> list:
