@@ -130,7 +130,15 @@ def shape_program(stmt: N.Assign, formats: dict, dtype=None):
         copies = copied_beside(stmt, formats)
         planned = {**formats, **copies}
         workspace = needs_workspace(stmt, planned) or passes_in_workspace(stmt, planned)
-        prog, info, reads = (_through_workspace if workspace else _shape_program)(stmt, planned, dtype)
+        try:
+            prog, info, reads = (_through_workspace if workspace else _shape_program)(stmt, planned, dtype)
+        except StrategyError:
+            # (a dense output is written in any order: its loops in the operands' storage order, where the
+            # output's walked them against it, a CSC's row windows stacked)
+            order = None if workspace else _operands_order(stmt, planned)
+            if order is None:
+                raise
+            prog, info, reads = _shape_program(stmt, planned, dtype, order)
         prog, notes = read_copies(prog, stmt, copies, formats, lambda i: extent_ir(info.extents[i], formats))
         return prog, info, (*reads, *notes)
     except StrategyError as e:
@@ -157,9 +165,35 @@ def _stored_order(stmt: N.Assign, formats: dict) -> tuple:
     return tuple(given[m] for m in order)
 
 
-def _shape_program(stmt: N.Assign, formats: dict, dtype):
+def _operands_order(stmt: N.Assign, formats: dict) -> tuple | None:
+    """The output's indices in the storage order its operands share, where the output is dense, the statement
+    concatenates along one of its indices, and every operand of the output's rank stores its modes in one
+    order other than the output's (None: not so).
+
+    >>> from compiler.notation import parse
+    >>> from compiler.format import parse_format
+    >>> stmt = parse("out[i, j] = concat((A[k, j], B[l, j]), (k, l) -> i)")
+    >>> csc, dense = parse_format("csc"), parse_format("dense", ndim=2)
+    >>> _operands_order(stmt, {"out": dense, "A": csc, "B": csc}), _operands_order(stmt, {"out": csc, "A": csc})
+    ((Index(name='j'), Index(name='i')), None)
+    """
+    out, given = formats.get(stmt.lhs.tensor), tuple(stmt.lhs.indices)
+    if out is None or not out.is_dense or not any(isinstance(n, Concat) and n.result in given for n in N.walk(stmt.rhs)):
+        return None
+    orders = {tuple(formats[a.tensor].mode_order) for a in N.accesses(stmt.rhs)
+              if a.tensor in formats and len(a.indices) == len(given)}
+    if len(orders) != 1:
+        return None
+    (order,) = orders
+    if order == tuple(out.mode_order) or sorted(order) != list(range(len(given))):
+        return None
+    return tuple(given[m] for m in order)
+
+
+def _shape_program(stmt: N.Assign, formats: dict, dtype, order: tuple | None = None):
     """The loop program of ``stmt``: its loops planned (:class:`~.loop_plan.LoopPlanner`), then built
-    around the statement its right side reads in them (:class:`~.shape_reads.ShapeReads`)."""
+    around the statement its right side reads in them (:class:`~.shape_reads.ShapeReads`); its output's indices
+    looped in ``order`` where given (else :func:`_stored_order`)."""
     shapes = {t: tuple((t, m) for m in range(len(f.mode_order))) for t, f in formats.items()
               if t != stmt.lhs.tensor}
     info = infer_shapes(stmt, shapes)
@@ -169,7 +203,7 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
     # (a reduction at the top is the statement's own loops, writing the output inside them; where
     # planning them splits a loop into parts, it goes through a scalar instead: see below)
     rhs, red, op, init = _top_reduction(stmt, dtype)
-    top_indices = list(dict.fromkeys(_stored_order(stmt, formats) + red))
+    top_indices = list(dict.fromkeys((order or _stored_order(stmt, formats)) + red))
     # (an operator's consumed indices are bound inside it: a collapse's loops may take their names)
     produced = {i.name for n in N.walk(stmt) if isinstance(n, ShapeOp) for i in n.produced()}
     planner = LoopPlanner(stmt, formats, rhs, info.extents, {i.name for i in top_indices} | produced)
@@ -179,7 +213,7 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
         # per part; the reduction goes through a scalar, the entry written once. Planned again from the
         # start over the output's indices alone, the names fresh as they were, before anything is built)
         rhs, red, op, init = stmt.rhs, (), stmt.op, None
-        top_indices = list(_stored_order(stmt, formats))
+        top_indices = list(order or _stored_order(stmt, formats))
         planner.restart(rhs, {i.name for i in top_indices} | produced)
         loops, env, top_scope = planner.plan(tuple(top_indices), [i.name for i in top_indices], rhs,
                                              Scope.empty(), True)
