@@ -37,6 +37,7 @@ output C is written by two loops over i (lines 4 and 6) into one fiber of its Sp
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 from ..algebra import Operator
@@ -64,6 +65,9 @@ class _Append:
                          # (None for a collapse's outer loop: j + o * M's o)
     at: tuple = ()       # the write's index expressions of the level's modes
     write: object = None   # the write's left side, ``y[j + 1]``
+    # per parent mode, its index expression and the loops that walk it (several for a collapse's: ``n + (m + l * M)
+    # * N`` by l, m and n), however many loops each takes
+    parent_walks: tuple = ()
 
 
 def _base(x):
@@ -252,8 +256,14 @@ def never_runs(loop) -> bool:
 def _disjoint(earlier: list, here: _Append) -> bool:
     """Whether a nest's writes land in fibers no earlier nest wrote: at the first parent mode where
     their loops differ, its coordinates all come after the earlier's (a vstack's rows after the
-    first operand's)."""
-    if not here.coords or not earlier:
+    first operand's; a 3-D ravel's rows, then a vector's: :func:`_spans_follow`)."""
+    return bool(earlier) and (_coords_follow(earlier, here) or _spans_follow(earlier, here))
+
+
+def _coords_follow(earlier: list, here: _Append) -> bool:
+    """:func:`_disjoint` where each parent mode's coordinate is walked by one loop (a strided part's by its
+    one-step loop too)."""
+    if not here.coords:
         return False
     def walked(w):   # (a strided part's one-step loop walks no parent coordinate of its own)
         return [lp for lp in w.parents if lp.idx not in _strides(w.parents, w.coords)]
@@ -269,6 +279,26 @@ def _disjoint(earlier: list, here: _Append) -> bool:
             ra, rb = (_reach(x, a, _strides(seen.parents, seen.coords)),
                       _reach(y, b, _strides(here.parents, here.coords)))
             if ra is None or rb is None or not provably_below(ra[1], rb[0]):
+                return False
+            break
+        else:
+            return False
+    return True
+
+
+def _spans_follow(earlier: list, here: _Append) -> bool:
+    """Whether at the first parent mode where a nest's loops differ from each earlier nest's, the span of its
+    coordinates there provably starts where the earlier's ends, each mode's coordinate walked by its own loops (a
+    collapse's by several: ``out[n + (m + l * |m|) * |n|, j]``, then ``out[q + |l|·|m|·|n|, j]``)."""
+    for seen in earlier:
+        for (x, la), (y, lb) in zip(seen.parent_walks, here.parent_walks):
+            if len(la) == len(lb) and all(a is b for a, b in zip(la, lb)):
+                if x != y:
+                    return False
+                continue
+            spans = (span_of(coordinate_terms(x), la, one_step_loops(seen.parents)),
+                     span_of(coordinate_terms(y), lb, one_step_loops(here.parents)))
+            if None in spans or not provably_below(spans[0][1], spans[1][0]):
                 return False
             break
         else:
@@ -315,14 +345,20 @@ def _after(p: _Append, here: _Append) -> bool:
 
 
 def _follows(p: _Append, here: _Append) -> bool:
-    """Whether every coordinate ``here`` writes in a one-mode level provably comes after every one
-    ``p`` writes, their nests however deep: from their first differing loop on, ``p``'s span ends
-    where ``here``'s starts (a ravel ``l + k * |l|`` over ``[0, |k|·|l|)``, then ``m + |k|·|l|``: a
-    concatenation of a collapse and a vector)."""
+    """Whether every coordinate ``here`` writes in a level provably comes after every one ``p`` writes, their
+    nests however deep: from their first differing loop on, ``p``'s span ends where ``here``'s starts (a ravel
+    ``l + k * |l|`` over ``[0, |k|·|l|)``, then ``m + |k|·|l|``: a concatenation of a collapse and a vector), at
+    the first of the level's modes they write apart."""
     d = next((d for d, (a, b) in enumerate(zip(p.loops, here.loops)) if a is not b), None)
-    if d is None or len(p.at) != 1 or len(here.at) != 1:
+    if d is None or len(p.at) != len(here.at) or not p.at:
         return False
-    spans = [span_of(coordinate_terms(w.at[0]), w.loops[d:], one_step_loops(w.parents + w.loops)) for w in (p, here)]
+    # (a level of several modes, a COO's, appended in the order of its coordinates' tuples: compared at the first
+    # mode they write apart, the modes before it written alike by the loops both share, ``out[i, ...]`` under a
+    # row's broadcast; ``out[..., j]`` with a column's after it)
+    e = next((e for e, (x, y) in enumerate(zip(p.at, here.at)) if x != y), None)
+    if e is None or not all(x in p.own[:d] for x in p.at[:e]):
+        return False
+    spans = [span_of(coordinate_terms(w.at[e]), w.loops[d:], one_step_loops(w.parents + w.loops)) for w in (p, here)]
     return None not in spans and provably_below(spans[0][1], spans[1][0])
 
 
@@ -528,9 +564,11 @@ def _record(s, loops, nest, info, k):
     # inner ones the write's, j + o * M, or a strided part's t + (q + o * M) as q then t)
     own = tuple(c for w, x in zip(walks[m0:], s.lhs.idxs[m0:m0 + lvl.nmodes])
                 for c in ([None] + [x] * (len(w) - 1) if len(w) > 1 else [x]))
+    bounds = list(itertools.accumulate([len(w) for w in walks[:m0]], initial=0))
     here = _Append(nest[:n0], nest[n0:len(want)], tuple(isinstance(x, Index) for x in own),
                    s.line, tuple(s.lhs.idxs[:m0]) if n0 - len(_strides(nest[:n0], s.lhs.idxs[:m0])) == m0
-                   else (), own, tuple(s.lhs.idxs[m0:m0 + lvl.nmodes]), s.lhs)
+                   else (), own, tuple(s.lhs.idxs[m0:m0 + lvl.nmodes]), s.lhs,
+                   tuple((x, tuple(nest[a:b])) for x, a, b in zip(s.lhs.idxs[:m0], bounds[:-1], bounds[1:])))
     return here, want, n0, m0
 
 

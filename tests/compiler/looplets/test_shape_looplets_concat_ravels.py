@@ -4,8 +4,9 @@ collapse's two loops writing ``l + k·|l|`` over ``[0, |k|·|l|)`` and the vecto
 ``m + |k|·|l|`` after it. A sparse vector output is appended in order: the append-order check
 proves each later nest's coordinates start where the earlier's end, their nests however deep. It
 was refused ('walk one fiber of its SparseList level by different loop nests'), and the array
-front end materialized the ravel and the concat. Against numpy, the dense oracle and the IR
-interpreter; a write not provably after the earlier one is still refused."""
+front end materialized the ravel and the concat. So too given an extent-1 axis: a CSR's rows, each nest's spanning
+its part's, or a COO's entries, compared at the first mode they write apart. Against numpy, the dense oracle and
+the IR interpreter; a write not provably after the earlier one is still refused."""
 
 import numpy as np
 import pytest
@@ -161,3 +162,49 @@ def test_a_later_nest_not_provably_after_the_earlier_is_still_refused():
     # (b's coordinates, [0, |b|), may reach past the ravel's start at 2: not provably in order)
     with pytest.raises(ProgramError, match=r"output c is written by two loops .* by different loop nests"):
         compile_program(vector_then_ravel_too_soon, c=c, A=A, b=b)
+
+
+@pytest.mark.parametrize("ft", ["csf", "coo", "dense"])
+@pytest.mark.parametrize("fa", ["csr", "coo"])
+@pytest.mark.parametrize("shape", [(1, 29), (29, 1)])
+@pytest.mark.parametrize("fill", [0.0, np.nan])
+def test_a_concatenation_of_ravels_given_an_extent_1_axis_is_one_kernel(ft, fa, shape, fill):
+    # (into a CSR, (29, 1): each row's fiber written by the nest of its part, the 3-D ravel's rows n + (m + l·|m|)·|n|
+    # by three loops, then the vector's, the append-order check spanning each nest's rows ('the second nest would
+    # append to fibers the first closed'); into a COO, (1, 29): out[i, ...] under the row's one-step loop, the parts'
+    # columns compared ('by different loop nests'); each refused before, and materialized)
+    rng = np.random.default_rng(5)
+    t, a, v = data((2, 3, 2), fill, rng), data((3, 4), fill, rng), data(5, fill, rng)
+    T, A = xp.asarray(Tensor.from_numpy(t, ft, fill=fill)), xp.asarray(Tensor.from_numpy(a, fa, fill=fill))
+    V = xp.asarray(Tensor.from_numpy(v, "sparse_vector", fill=fill))
+    kernel = one_kernel(xp.reshape(xp.concat([T.reshape(-1), A.reshape(-1), V]), shape))
+    want = np.concatenate([t.ravel(), a.ravel(), v]).reshape(shape)
+    for got in (kernel(), kernel.interpret()):
+        got.validate()
+        np.testing.assert_array_equal(got.to_numpy(), want)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(parts=st.lists(st.sampled_from([(2, 3, 2), (3, 4), (5,), (0, 3), (1, 1, 2)]), min_size=2, max_size=3),
+       fmts=st.lists(st.sampled_from(["csf", "coo", "dense", "csr"]), min_size=3, max_size=3),
+       column=st.booleans(), fill=st.sampled_from(FILLS), seed=st.integers(0, 2 ** 16))
+@example(parts=[(2, 3, 2), (5,)], fmts=["dense", "coo", "csr"], column=True, fill=0.0, seed=0)
+def test_ravels_given_an_extent_1_axis_by_property(parts, fmts, column, fill, seed):
+    """A concatenation of ravels of 3-D, 2-D and 1-D operands (empty ones too) given an extent-1 axis in front or
+    behind: one kernel into the default output (CSR for a column of rows, COO for a row), against numpy and the
+    interpreter."""
+    rng = np.random.default_rng(seed)
+    arrays, operands = [], []
+    for shape, f in zip(parts, fmts):
+        a = data(shape, fill, rng)
+        fmt = "sparse_vector" if len(shape) == 1 else f if len(shape) == 3 else ("csr" if f in ("csf", "csr") else f)
+        fmt = "coo" if len(shape) == 3 and fmt == "csr" else fmt
+        arrays.append(a)
+        operands.append(xp.asarray(Tensor.from_numpy(a, fmt, fill=fill)).reshape(-1))
+    n = sum(a.size for a in arrays)
+    shape = (n, 1) if column else (1, n)
+    kernel = one_kernel(xp.reshape(xp.concat(operands), shape))
+    want = np.concatenate([a.ravel() for a in arrays]).reshape(shape)
+    for got in (kernel(), kernel.interpret()):
+        got.validate()
+        np.testing.assert_array_equal(got.to_numpy(), want)
