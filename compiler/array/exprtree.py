@@ -37,14 +37,28 @@ from ..trace import Artifact
 from .nodes import Broadcast, Leaf, Map, Node, Permute, Reduction, Scalar, ShapeOp
 
 
-def _item(it, extent: int | None) -> str:
-    """One indexing item as Python writes it (``0:6:2``, ``3``; ``:`` for the whole axis)."""
-    if not isinstance(it, tuple):
-        return str(it)
-    start, stop, step = it
-    if (start, stop, step) == (0, extent, 1):
-        return ":"
-    return f"{start}:{stop}" + (f":{step}" if step != 1 else "")
+def index_items(node: ShapeOp) -> str:
+    """The items of an ``index`` node as Python writes them (``0:6:2``, ``3``; ``:`` for the whole axis; ``5::-1``
+    down to the first entry, whose stop numpy writes as none).
+
+    >>> import numpy as np
+    >>> from compiler.array import asarray
+    >>> index_items(asarray(np.ones((6, 4)))[::-2, 1].node), index_items(asarray(np.ones((6, 4)))[1:3].node)
+    ('5::-2, 1', '1:3, :')
+    """
+    (items,) = node.params
+    child = node.args[0]
+    shown = []
+    for k, it in enumerate(items):
+        if not isinstance(it, tuple):
+            shown.append(str(it))
+            continue
+        start, stop, step = it
+        if (start, stop, step) == (0, child.shape[k] if k < child.ndim else None, 1):
+            shown.append(":")
+            continue
+        shown.append(f"{start}:{'' if stop < 0 else stop}" + (f":{step}" if step != 1 else ""))
+    return ", ".join(shown)
 
 
 def node_label(node: Node, name) -> str:
@@ -64,10 +78,7 @@ def node_label(node: Node, name) -> str:
         return f"broadcast to {node.shape}"
     if isinstance(node, ShapeOp):
         if node.kind == "index":
-            (items,) = node.params
-            child = node.args[0]
-            shown = [_item(it, child.shape[k] if k < child.ndim else None) for k, it in enumerate(items)]
-            return f"index [{', '.join(shown)}]"
+            return f"index [{index_items(node)}]"
         if node.kind in ("concat", "stack"):
             return f"{node.kind} axis {node.params[0]}"
         return f"{node.kind} to {node.shape}"
@@ -181,4 +192,4 @@ def expression_artifact(root: Node, em, statement=None) -> Artifact:
     return Artifact.deferred("array-expression", "array expression", make)
 
 
-__all__ = ["expression_artifact", "expression_nodes", "node_label", "node_tags"]
+__all__ = ["expression_artifact", "expression_nodes", "index_items", "node_label", "node_tags"]

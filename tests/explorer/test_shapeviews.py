@@ -55,7 +55,7 @@ def test_the_array_step_draws_the_expression_and_shows_it_as_its_input(stacked):
     assert "<svg" in html and "concat axis 0" in text(html)
     view = diff_view(stacked, i)
     assert view.kind == "input" and "index notation" in view.title
-    assert view.text.startswith("add-reduce(mul(concat(A, B, C)")
+    assert view.text.startswith("add-reduce(mul(concat((A, B, C), axis=0)")
 
 
 def test_a_materialized_node_is_drawn_dashed_and_says_why():

@@ -64,7 +64,7 @@ def test_the_drawing_survives_a_saved_trace():
     again = ss.Trace.from_json(kernel.trace.to_json())
     art = again.find("array")[0].artifact("array-expression")
     assert art.data == json.loads(json.dumps(art.data)) and art.data["nodes"][0]["label"] == "concat axis 1"
-    assert again.find("array")[0].before_text == "concat(A, B)"
+    assert again.find("array")[0].before_text == "concat((A, B), axis=1)"
 
 
 def test_each_node_names_the_statement_tree_nodes_it_became_and_their_c_lines():
@@ -99,3 +99,14 @@ def test_a_materialized_node_names_no_code_of_the_statement():
     inner = [n["id"] for n in art.data["nodes"] if n["label"] in ("A (csr)", "3.0")]
     assert inner and not any(k in art.data["node_tags"] for k in inner)
     assert art.data["node_tags"][index]      # (the temporary it became is read by the statement)
+
+
+def test_the_array_step_says_each_shape_operators_parameters():
+    """The array step's text names a slice's items, a reshape's shape and a concatenation's axis, as the
+    drawing does (it said ``concat(index(A), index(A))``)."""
+    a = ss.asarray(S, name="A")
+    cases = [(xp.concat([a[1:3, 2:], a[::-2, 1:5]], axis=0), "concat((A[1:3, 2:6], A[3::-2, 1:5]), axis=0)"),
+             (xp.reshape(a, (-1,)) * 2.0, "mul(reshape(A, (24,)), 2.0)"),
+             (xp.stack([a[0], a[2]], axis=1), "stack((A[0, :], A[2, :]), axis=1)")]
+    for expr, text in cases:
+        assert ss.lower(expr).trace.find("array")[0].before_text == text
