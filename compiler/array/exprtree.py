@@ -61,6 +61,38 @@ def index_items(node: ShapeOp) -> str:
     return ", ".join(shown)
 
 
+def expression_text(node: Node, name) -> str:
+    """The expression as text, ``name(tensor)`` naming stored tensors as the statement does.
+
+    >>> import numpy as np
+    >>> from compiler.array import asarray, concat
+    >>> a, x = asarray(np.ones((4, 3))), asarray(np.ones(3))
+    >>> expression_text((a @ x).node, lambda t: "A" if t.ndim == 2 else "x")
+    'add-reduce(mul(A, broadcast(x, (1, 3))), axes=(1,))'
+    >>> expression_text(concat([a[1:3], a[::2]]).node, lambda t: "A")
+    'concat((A[1:3, :], A[0:4:2, :]), axis=0)'
+    """
+    def text(n):
+        if isinstance(n, Leaf):
+            return name(n.tensor)
+        if isinstance(n, Scalar):
+            return repr(n.value)
+        if isinstance(n, Map):
+            return f"{n.op.name}({', '.join(text(a) for a in n.args)})"
+        if isinstance(n, Reduction):
+            return f"{n.op.name}-reduce({text(n.child)}, axes={n.axes})"
+        if isinstance(n, Permute):
+            return f"permute_dims({text(n.child)}, {n.axes})"
+        if isinstance(n, Broadcast):
+            return f"broadcast({text(n.child)}, {n.shape})"
+        if n.kind == "index":
+            return f"{text(n.args[0])}[{index_items(n)}]"
+        if n.kind == "reshape":
+            return f"reshape({text(n.args[0])}, {n.shape})"
+        return f"{n.kind}(({', '.join(text(a) for a in n.args)}), axis={n.params[0]})"
+    return text(node)
+
+
 def node_label(node: Node, name) -> str:
     """What a node does, in the array language's terms; ``name(tensor)`` names stored tensors."""
     if isinstance(node, Leaf):
@@ -192,4 +224,4 @@ def expression_artifact(root: Node, em, statement=None) -> Artifact:
     return Artifact.deferred("array-expression", "array expression", make)
 
 
-__all__ = ["expression_artifact", "expression_nodes", "index_items", "node_label", "node_tags"]
+__all__ = ["expression_artifact", "expression_nodes", "expression_text", "index_items", "node_label", "node_tags"]

@@ -72,7 +72,7 @@ from ..trace import Trace
 from .attempts import (FILL_ROWS_WHY, PUSHED_WHY, REFINED_WHY, RESHAPES_AS, Chosen, attempt_text, called_key,
                        chosen, chosen_key, keep_chosen, keep_prepared, prepared, structure)
 from .default_output import ORDER_WHY, has_shape_ops, keeps_column_order, output_format, stacks_as_coo
-from .exprtree import expression_artifact, index_items
+from .exprtree import expression_artifact, expression_text
 from .nodes import Broadcast, Leaf, Map, Node, Permute, Reduction, Scalar, ShapeOp, describe
 from .pushed_reshapes import reshapes_pushed
 from .pushed_slices import slices_pushed
@@ -827,7 +827,7 @@ def _attempt_trace(node: Node, format, attempts: list, refused: list, em: Emitte
     for what, why, kernel in em.notes:
         trace.record("materialize", after=kernel.program if kernel is not None else None,
                      note=f"{what} materialized: {why}")
-    shown = show(node, em)
+    shown = expression_text(node, em.name)
     trace.record("array", before=shown, after=assign, note=f"the array expression {shown} as one statement{refined}",
                  artifacts=[expression_artifact(node, em, assign)])
     return trace
@@ -892,27 +892,5 @@ def _has_refinable_reshape(node: Node) -> bool:
     return any(_has_refinable_reshape(c) for c in node.children())
 
 
-def show(node: Node, em: Emitter) -> str:
-    """The expression as text, naming tensors as the statement does: ``add-reduce(mul(A, broadcast(x, (1, 3))),
-    axes=(1,))``, ``concat((A[1:3, :], A[0:4:2, :]), axis=0)``."""
-    if isinstance(node, Leaf):
-        return em.name(node.tensor)
-    if isinstance(node, Scalar):
-        return repr(node.value)
-    if isinstance(node, Map):
-        return f"{node.op.name}({', '.join(show(a, em) for a in node.args)})"
-    if isinstance(node, Reduction):
-        return f"{node.op.name}-reduce({show(node.child, em)}, axes={node.axes})"
-    if isinstance(node, Permute):
-        return f"permute_dims({show(node.child, em)}, {node.axes})"
-    if isinstance(node, Broadcast):
-        return f"broadcast({show(node.child, em)}, {node.shape})"
-    if node.kind == "index":
-        return f"{show(node.args[0], em)}[{index_items(node)}]"
-    if node.kind == "reshape":
-        return f"reshape({show(node.args[0], em)}, {node.shape})"
-    return f"{node.kind}(({', '.join(show(a, em) for a in node.args)}), axis={node.params[0]})"
-
-
 __all__ = ["Emitter", "collapse_chain", "split_chain", "notation", "lower_node", "output_format", "keeps_column_order",
-           "show", "stack_reduced"]
+           "stack_reduced"]
