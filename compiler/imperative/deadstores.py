@@ -125,10 +125,11 @@ class _Liveness:
 
     def loop(self, s, after: frozenset, around: _Declared):
         """``(what is live before the loop s, s without its dead stores)``, ``after`` live after it.
-        Its head keeps alive what the loop reads at any depth: a sound bound on what its body needs
-        from one iteration to the next, found without iterating to a fixed point (nested loops
-        would each iterate their bodies again)."""
-        reads = var_names(s)
+        Its head keeps alive what the loop reads at any depth but a local each iteration sets before it
+        reads it (:func:`_set_first`: a search's position, ``pC0 = 0;`` before a loop that starts with
+        ``pC0 = idx[p];``): a sound bound on what its body needs from one iteration to the next, found
+        without iterating to a fixed point (nested loops would each iterate their bodies again)."""
+        reads = (var_names(s) - _set_first(s.body.body)) | _reads(s)
         if isinstance(s, While):
             head = after | reads
             _, body = self.scope(list(s.body.body), head, after, around)
@@ -143,6 +144,25 @@ class _Liveness:
         no pragma's, and its value computed without effects."""
         name = s.target.name
         return declared and name not in live and name not in self.mentioned and pure(s.value)
+
+
+def _set_first(stmts) -> frozenset:
+    """The locals that ``stmts`` (a loop's body) set before anything in them reads them: each first mentioned by
+    a plain assignment at the body's own level, whose value does not read it.
+
+    >>> from compiler.imperative.ir import Var, Load
+    >>> p, q = Var("p"), Var("q")
+    >>> sorted(_set_first([Assign(p, Load("idx", q)), Assign(q, p), If(p, [Assign(q, 1)])]))
+    ['p']
+    """
+    seen: set = set()
+    out = set()
+    for s in _items(stmts):
+        mentioned = var_names(s)
+        if isinstance(s, Assign) and s.target.name not in seen and s.target.name not in _reads(s):
+            out.add(s.target.name)
+        seen |= mentioned
+    return frozenset(out)
 
 
 def _with_body(s, body: list):

@@ -52,6 +52,20 @@ def test_a_store_that_may_be_read_stays(body):
     assert drop_dead_stores(body) == body
 
 
+def test_a_store_before_a_loop_that_sets_the_local_before_reading_it_goes():
+    # (a gather's position: pC0 = 0; then each turn pC0 = idx[p]; read x[pC0]; its start value read by nothing)
+    p, q = Var("p"), Var("q")
+    body = [Declare(p, "int64", 0), Declare(a, "int64", 0), Assign(a, 0),
+            While(BinOp("<", p, n), [Assign(a, BinOp("+", p, 2)), Store("out", p, a), CompoundAssign("+", p, 1)])]
+    assert assigns(drop_dead_stores(body)) == [Assign(a, BinOp("+", p, 2)), CompoundAssign("+", p, 1)]
+    # (read after the loop, which may run no turn: it stays; set only under a branch in the loop: it stays)
+    after = body + [Store("out", 0, a)]
+    assert drop_dead_stores(after) == after
+    branch = [Declare(a, "int64", 0), Assign(a, 1),
+              For(q, 0, n, [If(c, [Assign(a, q)]), Store("out", q, a)])]
+    assert drop_dead_stores(branch) == branch
+
+
 # --- a property: random programs, run by the IR interpreter before and after
 
 LOCALS = "abcde"
@@ -123,6 +137,9 @@ def run(stmts):
 @example([Declare(a, "int64", 1), Declare(Var("q0"), "int64", 0),
           While(BinOp("<", Var("q0"), 3), [CompoundAssign("+", Var("q0"), 1),
                                             Store("out", 0, BinOp("+", Var("q0"), a), "+"), Assign(a, 5)])])
+# (a store before a loop whose turns set the local first, read after a loop of no turn)
+@example([Declare(a, "int64", 1), Assign(a, 5), For(Var("q0"), 0, 0, [Assign(a, Var("q0")), Store("out", 0, a, "+")]),
+          Store("out", 1, a, "+")])
 @settings(max_examples=20, deadline=None)
 @given(programs())
 def test_dropping_dead_stores_keeps_what_the_interpreter_computes(stmts):
