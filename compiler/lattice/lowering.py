@@ -71,6 +71,7 @@ from ..imperative.ir import c_name_problem
 from ..imperative.traverse import names_read, walk as ir_walk
 from ..imperative.cleanup import cleanup, first_grows, reuse_dead_locals
 from ..imperative.copies import drop_copies
+from ..imperative.declarations import DECLARED_WHERE_SET, declare_where_set
 from ..imperative.ir_dot import ir_artifact
 from ..imperative.prefetch import prefetch
 from ..imperative.privatize import privatize
@@ -320,7 +321,8 @@ def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, ver
              "row that a coordinate a few entries ahead picks"),
             ("vectorize", vectorize, "map loops and contiguous sum loops run in SIMD lanes"),
             ("reuse-locals", reuse_dead_locals,
-             "a loop's local that would hide a local of the same name, dead by then, assigns that one")):
+             "a loop's local that would hide a local of the same name, dead by then, assigns that one"),
+            ("declarations", declare_where_set, DECLARED_WHERE_SET)):
         after = _without_unread_inputs(replace(fn, body=Block(tuple(apply(fn.body.body)))))
         if after != fn:
             trace.record(stage, before=fn, after=after, artifacts=[ir_artifact(after)], note=note)

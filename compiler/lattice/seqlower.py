@@ -67,6 +67,7 @@ from ..imperative.cleanup import cleanup
 from ..imperative.copies import drop_copies
 from ..imperative.samevalues import read_only, same_values
 from ..imperative.deadstores import drop_dead_stores
+from ..imperative.declarations import DECLARED_WHERE_SET, declare_where_set
 from ..imperative.ir_dot import ir_artifact
 from ..imperative.ir import Block, Buffer, Growable, Scalar
 from ..notation.ast import Reduce, accesses, free_indices, walk
@@ -329,7 +330,8 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
             ("copies", drop_copies, "locals that only copy another (neither changing while the copy lives) "
              "replaced by it"),
             ("dead-stores", drop_dead_stores, "assignments to locals that nothing reads after them dropped: a "
-             "block copy's position past the run it copied")):
+             "block copy's position past the run it copied"),
+            ("declarations", declare_where_set, DECLARED_WHERE_SET)):
         after = replace(fn, body=Block(tuple(run(fn.body.body))))
         if after != fn:
             trace.record(stage, before=fn, after=after, artifacts=[ir_artifact(after)], note=note)

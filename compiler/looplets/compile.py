@@ -35,6 +35,7 @@ from ..imperative.copies import drop_copies
 from ..imperative.samevalues import read_only, same_values
 from ..imperative.branchfree import branch_free_appends
 from ..imperative.deadstores import drop_dead_stores
+from ..imperative.declarations import DECLARED_WHERE_SET, declare_where_set
 from ..imperative.ir_dot import ir_artifact
 from ..imperative.ir import BinOp, Buffer, Const, Growable, Scalar, Select, Var
 from ..imperative.traverse import var_names
@@ -380,7 +381,8 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
             *(("privatize", lambda b, step=step: privatize_one(b, step, infos, outs, out_sizes, ctx.fresh),
                step) for step in privatized),
             ("promote", lambda b: promote(b, promotable, ctx.fresh), "loop-invariant output slots kept in locals"),
-            ("vectorize", vectorize, "map loops and contiguous sum loops run in SIMD lanes")):
+            ("vectorize", vectorize, "map loops and contiguous sum loops run in SIMD lanes"),
+            ("declarations", declare_where_set, DECLARED_WHERE_SET)):
         after = run(stmts)
         if stage == "privatize":
             after, note = after
