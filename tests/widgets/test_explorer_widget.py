@@ -644,7 +644,7 @@ def test_the_explorer_shows_the_shape_operator_stages_of_an_array_expression():
 
     e.goto(stages.index("array"))
     assert "<svg" in e.artifact_pane.value and "concat axis 0" in text(e.artifact_pane.value)
-    assert "input of array" in e.diff_title.value and "concat(A, B)" in text(e.diff_pane.value)
+    assert "input of array" in e.diff_title.value and "concat((A, B), axis=0)" in text(e.diff_pane.value)
     # the concat's name and binding in the program coloured as its box in the drawing: its node's tag first
     assert len(concat_marks()) == 2 and all(t[0].startswith("expr:") for t in concat_marks()), concat_marks()
     e.goto(stages.index("shapes"))
