@@ -4,7 +4,9 @@ A strategy declares a loop's cursors together, then sets each (the lattice's ite
 of a series of loops before the first). A student reading the C should meet a local where it gets its value.
 :func:`declare_where_set` moves a declaration with no value of its own down to the first statement of its scope
 that mentions the local, where that statement is a plain assignment to it whose value does not read it: nothing
-between them mentions the local, so nothing can tell. A local a pragma names keeps its place.
+between them mentions the local, so nothing can tell. Where that statement is a loop that sets the local first in
+each turn, and nothing after the loop mentions it, the declaration moves into the loop's body (a gather's position:
+``while (...) { int64_t pC0 = idx[p]; ... }``). A local a pragma names keeps its place.
 
 >>> from compiler.imperative.ir import Var, Declare, Assign, Load, Store
 >>> p, q = Var("p"), Var("q")
@@ -18,7 +20,9 @@ int64 q = p;
 
 from __future__ import annotations
 
-from .ir import Assign, Declare
+from dataclasses import replace
+
+from .ir import Assign, Block, Declare, For, Tagged, While
 from .traverse import map_bodies, pragma_names, var_names
 
 __all__ = ["DECLARED_WHERE_SET", "declare_where_set"]
@@ -38,12 +42,47 @@ def _moved(stmts: list, pragmas: set) -> list:
     while k < len(out):
         s = out[k]
         if isinstance(s, Declare) and s.init is None and s.var.name not in pragmas:
-            name = s.var.name
-            j = next((j for j in range(k + 1, len(out)) if name in var_names(out[j])), None)
-            first = out[j] if j is not None else None
-            if isinstance(first, Assign) and first.target.name == name and name not in var_names(first.value):
-                out[j] = Declare(s.var, s.dtype, first.value)
-                del out[k]
+            # (the local's scope ends with these statements: nothing after them mentions it)
+            placed = _placed(out[k + 1:], s, True)
+            if placed is not None:
+                out[k:] = placed
                 continue
         k += 1
     return out
+
+
+def _placed(stmts: list, declared: Declare, free_after: bool) -> list | None:
+    """``stmts`` with the local of ``declared`` declared at its first mention in them, or None where it cannot be: a
+    plain assignment to it whose value does not read it, at their own level or inside a provenance tag or a block
+    (which share their C scope); or, where nothing after the loop mentions it (``free_after`` for what follows
+    ``stmts``), a loop whose body sets it first in each turn (:func:`_declared_in_loop`)."""
+    name = declared.var.name
+    j = next((j for j, t in enumerate(stmts) if name in var_names(t)), None)
+    if j is None:
+        return None
+    first, rest = stmts[j], stmts[j + 1:]
+    free = free_after and all(name not in var_names(t) for t in rest)
+    there = None
+    if isinstance(first, Assign) and first.target.name == name and name not in var_names(first.value):
+        there = Declare(declared.var, declared.dtype, first.value)
+    elif isinstance(first, (Tagged, Block)):
+        inner = []
+        spliced = map_bodies(first, lambda body: inner.append(_placed(list(body), declared, free)) or inner[-1] or body)
+        there = spliced if inner and inner[0] is not None else None
+    elif free and isinstance(first, (While, For)):
+        there = _declared_in_loop(first, declared)
+    return None if there is None else [*stmts[:j], there, *rest]
+
+
+def _declared_in_loop(loop, declared: Declare):
+    """``loop`` declaring the local of ``declared`` in its body where the body sets it first, each turn (a gather's
+    position ``pC0``: ``while (...) { int64_t pC0 = idx[p]; ... }``), or None where it does not: the loop's own
+    expressions (its condition, bounds) read it, or something in its body mentions it before a plain assignment
+    (:func:`_placed`). Only where nothing after the loop mentions it (the caller's test)."""
+    if isinstance(loop, For) and loop.var.name == declared.var.name:
+        return None
+    own = loop.cond if isinstance(loop, While) else (loop.start, loop.stop)
+    if declared.var.name in var_names(own):
+        return None
+    body = _placed(list(loop.body.body), declared, False)
+    return None if body is None else replace(loop, body=Block(tuple(body)))

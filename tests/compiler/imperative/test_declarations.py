@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 import compiler as ss
 from compiler.imperative.declarations import declare_where_set
-from compiler.imperative.ir import Assign, BinOp, Declare, If, Load, Pragma, Store, Tagged, Var, While
+from compiler.imperative.ir import Assign, BinOp, Declare, For, If, Load, Pragma, Store, Tagged, Var, While
 from compiler.imperative.traverse import map_bodies, walk
 from tests.compiler.imperative.test_deadstores import programs, run
 
@@ -19,17 +19,39 @@ p, q, n = Var("p"), Var("q"), Var("n")
 def test_a_declaration_moves_to_its_first_assignment():
     body = [Declare(p, "int64"), Declare(q, "int64"), Store("out", 0, 1.0), Assign(p, Load("pos", 0)),
             While(BinOp("<", p, n), [Assign(q, p), Assign(p, BinOp("+", p, 1))])]
-    # (q's first mention is the loop: it stays)
-    assert declare_where_set(body) == [Declare(q, "int64"), Store("out", 0, 1.0), Declare(p, "int64", Load("pos", 0)),
-                                       body[-1]]
+    # (q's first mention is the loop, which sets it first in each turn: declared there)
+    assert declare_where_set(body) == [Store("out", 0, 1.0), Declare(p, "int64", Load("pos", 0)),
+                                       While(BinOp("<", p, n), [Declare(q, "int64", p), Assign(p, BinOp("+", p, 1))])]
+
+
+def test_a_declaration_moves_into_a_provenance_tag_that_sets_it_first():
+    # (a tag is no C scope: the statements after it see the declaration)
+    body = [Declare(p, "int64"), Tagged("t", [Store("out", 1, 2.0), Assign(p, 1)]), Store("out", 0, p)]
+    assert declare_where_set(body) == [Tagged("t", [Store("out", 1, 2.0), Declare(p, "int64", 1)]), body[-1]]
+
+
+def test_a_declaration_moves_into_the_loop_that_sets_it_first_in_each_turn():
+    loop = While(BinOp("<", n, 4), [Assign(p, Load("idx", n)), Store("out", p, 1.0), Assign(n, BinOp("+", n, 1))])
+    moved = declare_where_set([Declare(p, "int64"), loop])
+    assert moved == [While(loop.cond, [Declare(p, "int64", Load("idx", n)), *loop.body.body[1:]])]
+    # (and the interpreter computes the same, each turn's value its own)
+    a, q0 = Var("a"), Var("q0")
+    prog = [Declare(a, "int64", 0), Declare(p, "int64"),
+            For(q0, 0, 3, [Assign(p, BinOp("*", q0, 2)), Store("out", 0, p, "+"), Assign(a, BinOp("+", a, p))]),
+            Store("out", 1, a, "+")]
+    moved = declare_where_set(prog)
+    assert isinstance(moved[1].body.body[0], Declare) and np.array_equal(run(moved), run(prog))
+    # (read after the loop, or by its condition: it stays outside)
+    for body in ([Declare(p, "int64"), loop, Store("out", 0, p)],
+                 [Declare(p, "int64"), While(BinOp("<", p, 4), loop.body.body)]):
+        assert declare_where_set(body) == body
 
 
 def test_a_declaration_stays_where_its_first_mention_is_no_plain_assignment():
     cases = [[Declare(p, "int64"), If(n, [Assign(p, 1)], [Assign(p, 2)]), Store("out", 0, p)],   # set in branches
              [Declare(p, "int64"), Store("out", 0, p), Assign(p, 1)],                           # read first
              [Declare(p, "int64"), Assign(p, BinOp("+", p, 1))],                                # its value reads it
-             [Declare(p, "int64"), Pragma("omp simd reduction(+:p)"), Assign(p, 1)],            # a pragma names it
-             [Declare(p, "int64"), Tagged("t", [Assign(p, 1)]), Store("out", 0, p)]]            # set in a tag
+             [Declare(p, "int64"), Pragma("omp simd reduction(+:p)"), Assign(p, 1)]]            # a pragma names it
     for body in cases:
         assert declare_where_set(body) == body
 
