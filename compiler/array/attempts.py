@@ -139,10 +139,15 @@ def chosen_key(node: Node, assign, tensors: dict, format, strategy, checked: boo
 
 def chosen(key: tuple | None) -> Chosen | None:
     """The choice kept for ``key`` (made the last used), or None."""
-    found = None if key is None else CHOSEN.get(key)
+    return None if key is None else _last_used(CHOSEN, key)
+
+
+def _last_used(kept: OrderedDict, key):
+    """What ``kept`` holds for ``key``, made its last used, or None."""
+    found = kept.get(key)
     if found is not None:
         try:
-            CHOSEN.move_to_end(key)
+            kept.move_to_end(key)
         except KeyError:   # (left out by another thread since)
             pass
     return found
@@ -249,13 +254,7 @@ def called_key(found: tuple) -> tuple:
 
 def prepared(key: tuple) -> Prepared | None:
     """The call kept for ``key`` (made the last used), or None."""
-    found = PREPARED.get(key)
-    if found is not None:
-        try:
-            PREPARED.move_to_end(key)
-        except KeyError:   # (left out by another thread since)
-            pass
-    return found
+    return _last_used(PREPARED, key)
 
 
 def keep_prepared(key: tuple, kernel, leaves: list, tensors: dict) -> None:
