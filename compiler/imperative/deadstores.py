@@ -33,7 +33,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .ir import Allocate, Assign, Block, Break, CompoundAssign, Declare, For, If, Tagged, While
-from .traverse import map_bodies, pragma_names, pure, same_block, var_names
+from .traverse import map_bodies, pragma_names, pure, same_block, sets_fresh, var_names
 
 __all__ = ["drop_dead_stores"]
 
@@ -158,10 +158,9 @@ def _set_first(stmts) -> frozenset:
     seen: set = set()
     out = set()
     for s in _items(stmts):
-        mentioned = var_names(s)
-        if isinstance(s, Assign) and s.target.name not in seen and s.target.name not in _reads(s):
+        if isinstance(s, Assign) and s.target.name not in seen and sets_fresh(s, s.target.name):
             out.add(s.target.name)
-        seen |= mentioned
+        seen |= var_names(s)
     return frozenset(out)
 
 

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .ir import Assign, Block, Declare, For, Tagged, While
-from .traverse import map_bodies, pragma_names, var_names
+from .ir import Block, Declare, For, Tagged, While
+from .traverse import map_bodies, pragma_names, sets_fresh, var_names
 
 __all__ = ["DECLARED_WHERE_SET", "declare_where_set"]
 
@@ -63,12 +63,11 @@ def _placed(stmts: list, declared: Declare, free_after: bool) -> list | None:
     first, rest = stmts[j], stmts[j + 1:]
     free = free_after and all(name not in var_names(t) for t in rest)
     there = None
-    if isinstance(first, Assign) and first.target.name == name and name not in var_names(first.value):
+    if sets_fresh(first, name):
         there = Declare(declared.var, declared.dtype, first.value)
-    elif isinstance(first, (Tagged, Block)):
-        inner = []
-        spliced = map_bodies(first, lambda body: inner.append(_placed(list(body), declared, free)) or inner[-1] or body)
-        there = spliced if inner and inner[0] is not None else None
+    elif isinstance(first, (Tagged, Block)):   # (one list of statements each)
+        inner = _placed(list(first.body if isinstance(first, Block) else first.body.body), declared, free)
+        there = None if inner is None else map_bodies(first, lambda _: inner)
     elif free and isinstance(first, (While, For)):
         there = _declared_in_loop(first, declared)
     return None if there is None else [*stmts[:j], there, *rest]

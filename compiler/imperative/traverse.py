@@ -398,6 +398,18 @@ def untagged(stmts) -> list:
     return out
 
 
+def sets_fresh(s, name: str) -> bool:
+    """Whether ``s`` is a plain assignment to the local ``name`` whose value does not read it: what the local held
+    before it is read by nothing in it (a loop's turn that starts so needs no value from the turn before).
+
+    >>> from compiler.imperative.ir import Var, BinOp
+    >>> p = Var("p")
+    >>> sets_fresh(Assign(p, 1), "p"), sets_fresh(Assign(p, BinOp("+", p, 1)), "p")
+    (True, False)
+    """
+    return isinstance(s, Assign) and s.target.name == name and name not in var_names(s.value)
+
+
 def pure(e) -> bool:
     """Whether evaluating the expression ``e`` (or None) only computes a value: it calls no helper
     that might do more. (Passes drop an assignment nothing reads only when it is pure.)

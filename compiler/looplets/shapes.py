@@ -145,6 +145,12 @@ def shape_program(stmt: N.Assign, formats: dict, dtype=None):
         raise StrategyError(f"{e}{LATTICE_HINT}") from None
 
 
+def _concatenates_along_output(stmt: N.Assign) -> bool:
+    """Whether ``stmt`` concatenates along one of its output's indices (a vstack, an hstack)."""
+    given = stmt.lhs.indices
+    return any(isinstance(n, Concat) and n.result in given for n in N.walk(stmt.rhs))
+
+
 def _stored_order(stmt: N.Assign, formats: dict) -> tuple:
     """The output's indices, in the order its levels store them where it concatenates along one of them (a
     CSC's columns first: a vstack's loop over rows is then split into parts inside each column, which no later
@@ -159,8 +165,7 @@ def _stored_order(stmt: N.Assign, formats: dict) -> tuple:
     out = formats.get(stmt.lhs.tensor)
     order = getattr(out, "mode_order", None)
     given = tuple(stmt.lhs.indices)
-    if order is None or sorted(order) != list(range(len(given))) or \
-            not any(isinstance(n, Concat) and n.result in given for n in N.walk(stmt.rhs)):
+    if order is None or sorted(order) != list(range(len(given))) or not _concatenates_along_output(stmt):
         return given
     return tuple(given[m] for m in order)
 
@@ -178,7 +183,7 @@ def _operands_order(stmt: N.Assign, formats: dict) -> tuple | None:
     ((Index(name='j'), Index(name='i')), None)
     """
     out, given = formats.get(stmt.lhs.tensor), tuple(stmt.lhs.indices)
-    if out is None or not out.is_dense or not any(isinstance(n, Concat) and n.result in given for n in N.walk(stmt.rhs)):
+    if out is None or not out.is_dense or not _concatenates_along_output(stmt):
         return None
     orders = {tuple(formats[a.tensor].mode_order) for a in N.accesses(stmt.rhs)
               if a.tensor in formats and len(a.indices) == len(given)}

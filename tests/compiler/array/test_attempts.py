@@ -24,15 +24,21 @@ def _fresh():
     lowering.clear_cache()
 
 
-def _lowerings():
-    """A stand-in for lower() that counts its calls (the array front end imports it when it lowers)."""
+def _counted(module, name: str):
+    """A stand-in for ``module.name`` that counts its calls, each call's first argument kept (the array front end
+    imports lower() when it lowers; it calls its emission through its module)."""
     calls = []
-    real = lowering.lower
+    real = getattr(module, name)
 
     def counted(*args, **kwargs):
         calls.append(args[0])
         return real(*args, **kwargs)
-    return calls, mock.patch.object(lowering, "lower", counted)
+    return calls, mock.patch.object(module, name, counted)
+
+
+def _lowerings():
+    """Counts lower()'s calls."""
+    return _counted(lowering, "lower")
 
 
 A = np.array([[0, 1.0, 0, 2.0], [3.0, 0, 0, 0], [0, 0, 4.0, 5.0]])
@@ -144,14 +150,8 @@ def test_the_same_expression_over_other_values_agrees_with_numpy(fmt, fill, firs
 
 
 def _emissions():
-    """A stand-in for the front end's emission of an expression as a statement that counts its calls."""
-    calls = []
-    real = fuse.notation
-
-    def counted(*args, **kwargs):
-        calls.append(args[0])
-        return real(*args, **kwargs)
-    return calls, mock.patch.object(fuse, "notation", counted)
+    """Counts the front end's emissions of an expression as a statement."""
+    return _counted(fuse, "notation")
 
 
 B = np.array([[0, 0, 7.0, 0], [1.0, 0, 0, -2.0]])
