@@ -535,6 +535,12 @@ def test_exported_array_and_shape_operator_steps_link_their_c(browser, tmp_path,
     section.wait_for(state="visible")
     opened = section.evaluate(C_OPENED_JS)
     assert opened and opened["inView"] and opened["opens"] > max(includes), opened
+    # the expression as text, its concatenation's axis said (it read 'concat(A, B)'), whole in its pane
+    shown = kernel.trace.find("array")[0].before_text
+    assert shown.startswith("add-reduce(mul(concat((A, B), axis=0), broadcast(x, (1, 5)))"), shown
+    given = section.locator(".pane", has=page.locator(".pane-title", has_text=re.compile("^input of array"))).first
+    box = given.locator("pre").evaluate("p => ({text: p.innerText, scroll: p.scrollWidth, client: p.clientWidth})")
+    assert shown in box["text"] and box["scroll"] <= box["client"], box
     tree = section.locator('.artifact[data-kind="array-expression"]').first
     boxes = tree.locator("svg g.node[data-tags]")
     assert boxes.count() == 7, boxes.count()
