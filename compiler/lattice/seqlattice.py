@@ -596,8 +596,8 @@ def unsupported(seq: Seq, straddle: bool = False) -> str | None:
     * a projection ``π0(a ⊔ b, J)`` with ``J`` not dividing ``|a|``: a group straddles the two
       fissioned loops and is visited by both, each over its own part of the group: right where
       the loop's body writes the group's entries one by one (``straddle``: the caller found no
-      temporary in it, and the concatenation is the projection's operand, or a part of one:
-      ``stack([A, B]).reshape(5, 8)`` of 4x5 matrices), wrong where it reduces them into a
+      temporary in it, and the concatenation is the projection's operand, or a part of one, or what
+      a lattice point leaves of one: ``stack([A, B]).reshape(5, 8)`` of 4x5 matrices), wrong where it reduces them into a
       temporary first, which the second visit would start again from its identity (and not
       supported under a product or a slice);
       likewise ``π0((a ∪ b) × c, J)``, whose group the loop after ``a`` runs out would visit again,
@@ -619,13 +619,16 @@ def unsupported(seq: Seq, straddle: bool = False) -> str | None:
             return (f"{node}: a split's major index walked inside the loop over its minor one, of a "
                     f"concatenation, is not supported (each group is searched in one walk of its operand)")
         if isinstance(node, Project) and node.k == 0:
-            # (the concatenations the group's loops fission directly: a concat of concats)
+            # (the concatenations the group's loops fission directly: a concat of concats, or what is
+            # left of one once an operand is done, as a point of its lattice is)
             top, stack = [], [node.a]
             while stack:
                 x = stack.pop()
                 if isinstance(x, Concat):
                     top.append(x)
                     stack += [x.a, x.b]
+                elif isinstance(x, (Pad, Offset)):
+                    stack.append(x.a)
             inside = {id(x) for x in walk(node.a)}
             # (a union around the split, with a universe for `+ 1` or another operand, is there at each
             # coordinate of the group: the first part's loop writes the whole group, and the second

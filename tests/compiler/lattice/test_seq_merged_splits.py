@@ -118,6 +118,9 @@ def reshaped_hstacks(draw):
 @example((3, [1, 2, 3], ["csr", "coo", "csr"], -inf, 0.0, (2, 9), "csr"), 2)           # nothing stored
 @example((2, [2, 2, 2, 2, 2], ["coo", "coo", "csr", "coo", "csr"], 1.0, 1.0, (5, 4), None), 3)   # all stored
 @example((3, [3, 3, 1, 1], ["dcsr", "csr", "coo", "dense"], nan, 0.5, (2, 6, 2), None), 4)   # three axes
+# (fuzz-found: the last part, COO, done before the others, left π0(((m_A ⊔ n_B) ⊔ p_C) + |q_D|, 2), whose group
+# straddling the empty parts was refused: only a concatenation directly under the split could straddle)
+@example((2, [0, 1, 0, 3], ["csr", "csr", "csr", "coo"], 0.0, 0.5, (2, 2, 2), None), 1)
 def test_reshaped_hstacks_by_property(case, seed):
     rows, widths, fmts, fill, density, shape, out = case
     arrays, parts = parts_of(widths, fmts, fill, density, seed, rows)
