@@ -15,8 +15,6 @@ True
 from __future__ import annotations
 
 from collections import OrderedDict
-
-import numpy as np
 from typing import NamedTuple
 
 from ..format import Format
@@ -25,7 +23,7 @@ from ..lowering import forget_with_cache
 from ..tensor import Tensor
 from ..trace import Trace
 from .default_output import ORDER_WHY, has_shape_ops
-from .nodes import Broadcast, Leaf, Map, Node, Permute, Reduction, Scalar, ShapeOp
+from .nodes import Broadcast, Leaf, Map, Node, Permute, Reduction, Scalar, ShapeOp, is_all_true
 
 __all__ = ["CHOSEN", "CHOSEN_KEPT", "Chosen", "FILL_ROWS_WHY", "PREPARED", "PREPARED_KEPT", "PUSHED_WHY", "Prepared",
            "REFINED_WHY", "RESHAPES_AS", "attempt_text", "called_key", "chosen", "chosen_key", "keep_chosen",
@@ -163,7 +161,7 @@ def keep_chosen(key: tuple, chosen: Chosen) -> None:
 class Prepared(NamedTuple):
     """What :func:`~compiler.array.fuse.lower_node` gave for a call of an expression: the kernel (with no trace of
     its own: a call does not look at it) and its tensors by name, each the place of a leaf's tensor among the
-    tensors :func:`structure` met (an int), or a dense all-true vector the emitter made for a new axis."""
+    tensors :func:`structure` met (an int), or the :func:`~.nodes.all_true` vector the emitter made for a new axis."""
 
     kernel: object
     tensors: tuple
@@ -260,12 +258,11 @@ def prepared(key: tuple) -> Prepared | None:
 def keep_prepared(key: tuple, kernel, leaves: list, tensors: dict) -> None:
     """Keep ``kernel`` called with ``tensors`` (name -> Tensor) for the expression of :func:`called_key` ``key``
     whose leaves hold ``leaves``, the oldest left where :data:`PREPARED_KEPT` are kept; not where a tensor is
-    neither a leaf's nor a dense all-true vector (a value another call's leaves would not give)."""
+    neither a leaf's nor an :func:`~.nodes.all_true` vector (a value another call's leaves would not give)."""
     place = {id(t): k for k, t in enumerate(leaves)}
     kept = []
     for name, t in tensors.items():
-        if id(t) not in place and not (name.startswith("one_") and t.format.is_dense and t.dtype == bool
-                                       and t.fill is True and bool(np.all(t.vals))):
+        if id(t) not in place and not is_all_true(t):
             return
         kept.append((name, place.get(id(t), t)))
     PREPARED[key] = Prepared(kernel.retraced(Trace(), {}), tuple(kept))

@@ -55,8 +55,6 @@ from __future__ import annotations
 import contextlib
 import math
 
-import numpy as np
-
 from ..algebra import astype, lookup
 from ..capabilities import capabilities
 from ..errors import CompileError, CompilerNotFoundError, KernelError, SparsescopeError
@@ -73,7 +71,7 @@ from .attempts import (FILL_ROWS_WHY, PUSHED_WHY, REFINED_WHY, RESHAPES_AS, Chos
                        chosen, chosen_key, keep_chosen, keep_prepared, prepared, structure)
 from .default_output import ORDER_WHY, has_shape_ops, keeps_column_order, output_format, stacks_as_coo
 from .exprtree import expression_artifact, expression_text
-from .nodes import Broadcast, Leaf, Map, Node, Permute, Reduction, Scalar, ShapeOp, describe
+from .nodes import Broadcast, Leaf, Map, Node, Permute, Reduction, Scalar, ShapeOp, all_true, describe
 from .pushed_reshapes import reshapes_pushed
 from .pushed_slices import slices_pushed
 from .reshapes import groups_apart_from_ones, refined_group
@@ -551,6 +549,7 @@ def unviewed(node: Node) -> Node:
     one array operand too (``a.T.reshape(-1) > 1`` is ``a > 1`` moved): what a reduction over every axis of it
     reduces. ``node`` itself where there are none.
 
+    >>> import numpy as np
     >>> from compiler.interop import to_tensor
     >>> from compiler.array import build
     >>> a = Leaf(to_tensor(np.eye(2), "a"))
@@ -658,7 +657,7 @@ def notation(node: Node, emitter: Emitter | None = None) -> tuple[Assign, dict, 
         if i not in used:
             # an output axis no operand has (a new axis of expand_dims, one broadcast_to adds): a
             # dense all-true vector gives its extent (x * true is x, NaN and -0.0 included)
-            ones = Tensor.from_numpy(np.ones(n, dtype=bool), "dense", fill=True, name=f"one_{i.name}")
+            ones = all_true(n, f"one_{i.name}")
             em.tensors[ones.name] = ones
             rhs = _times(rhs, Access(ones.name, (i,)), lookup("and" if node.dtype.kind == "b" else "mul"))
     assign = Assign(Access("out", out_idx), None, rhs)

@@ -63,6 +63,33 @@ def _kept(op: Operator, key: tuple, make):
 _FILLS: dict = {}
 
 
+def all_true(n: int, name: str) -> Tensor:
+    """A dense vector of ``n`` trues, fill True, named ``name``: the factor the notation multiplies by for an output axis no
+    operand has (``x * true`` is ``x``, NaN and -0.0 included). One is made per extent and name and kept, read-only, so a
+    kept call (:mod:`compiler.array.attempts`) tells it from a value by identity (:func:`is_all_true`).
+
+    >>> t = all_true(3, "one_i")
+    >>> t is all_true(3, "one_i"), t.to_numpy().tolist(), is_all_true(t), t.vals.flags.writeable
+    (True, [True, True, True], True, False)
+    """
+    made = _ALL_TRUE.get((n, name))
+    if made is None:
+        if len(_ALL_TRUE) >= 256:
+            _ALL_TRUE.clear()
+        made = _ALL_TRUE[n, name] = Tensor.from_numpy(np.ones(n, dtype=bool), "dense", fill=True, name=name)
+        made.vals.flags.writeable = False
+    return made
+
+
+def is_all_true(t: Tensor) -> bool:
+    """Whether ``t`` is a vector :func:`all_true` made (and keeps)."""
+    return len(t.shape) == 1 and _ALL_TRUE.get((t.shape[0], t.name)) is t
+
+
+#: (extent, name) -> :func:`all_true`'s vector
+_ALL_TRUE: dict = {}
+
+
 @dataclass(frozen=True, eq=False)
 class Node:
     """Base: ``shape``, ``dtype`` and ``fill`` are set by each subclass."""

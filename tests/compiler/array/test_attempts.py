@@ -10,7 +10,7 @@ import scipy.sparse as sp
 from hypothesis import example, given, settings, strategies as st
 
 from compiler import array as xp, lowering
-from compiler.array import attempts, fuse
+from compiler.array import attempts, fuse, nodes
 from compiler.capabilities import _CAPABILITIES, capabilities, register_capabilities
 from compiler.errors import StrategyError
 from compiler.lattice import lower_lattice
@@ -188,6 +188,21 @@ def test_an_expression_built_again_is_not_emitted_again_and_its_lower_is_traced(
         assert emitted, name
         k = ours(xp.asarray(sp.csr_matrix(a)), xp.asarray(sp.coo_matrix(b)), xp.asarray(x)).lower()
     assert k.trace.find("array") and str(k.trace.find("array")[-1].after) == str(k.program)
+
+
+def test_a_new_axis_keeps_the_one_all_true_vector_of_its_extent():
+    """The factor of an axis no operand has is the emitter's all-true vector of that extent, one per extent and kept
+    read-only (nodes.all_true): a kept call holds it by identity, and no caller can change what it multiplies by."""
+    x = np.arange(4.0)
+    got = (xp.broadcast_to(xp.asarray(x), (2, 4)) * 2.0).compute()
+    np.testing.assert_array_equal(got.to_numpy(), np.broadcast_to(x, (2, 4)) * 2.0)
+    [kept] = attempts.PREPARED.values()
+    ones = [t for _, t in kept.tensors if not isinstance(t, int)]
+    assert len(ones) == 1 and ones[0] is nodes.all_true(2, ones[0].name) and nodes.is_all_true(ones[0])
+    with pytest.raises(ValueError):
+        ones[0].vals[0] = False
+    # (a dense bool vector of trues the user gives is a leaf, not the emitter's)
+    assert not nodes.is_all_true(make(np.ones(2, dtype=bool), "dense"))
 
 
 def test_an_expression_with_a_part_computed_apart_is_not_kept():
