@@ -36,6 +36,7 @@ from .format import Format, checked_mode_order, parse_format
 from .levels import Dense, Element, Level, Pattern, SparseCOO, SparseList, flatten
 from .levels.level import POS, is_fill, normalize_fill
 from .scipy_arrays import check_scipy_arrays
+from .tensor_operators import ArrayOperators
 
 #: the mode order of a tensor stored in its modes' order, by rank
 _IN_ORDER = {n: tuple(range(n)) for n in range(33)}
@@ -65,7 +66,7 @@ def _same_fill(a, b) -> bool:
     return bool(is_fill(np.asarray([a]), b)[0])
 
 
-class Tensor:
+class Tensor(ArrayOperators):
     """A tensor stored as a tree of levels; see the module docstring.
 
     ``Tensor(root, shape=None, mode_order=None, name=None)``: ``root`` is the outermost
@@ -354,23 +355,6 @@ class Tensor:
         except UsageError as e:   # (its arrays were handed to a later call: compiler.reused_outputs)
             rest = f"unreadable: {e}"
         return f"Tensor({head}{short}{fmt}, shape={self.shape}, {rest})"
-
-    # --- the array language's matmul --------------------------------------------------------
-
-    #: numpy leaves ``x @ tensor`` and ``array_op(tensor)`` to the Tensor (which has no ufuncs)
-    __array_ufunc__ = None
-
-    def __matmul__(self, other):
-        """``A @ x``: the product computed by one kernel (:func:`compiler.array.matmul`), a Tensor.
-
-        >>> A = Tensor.from_numpy(np.array([[0, 2.0], [1.0, 0]]), "csr")
-        >>> (A @ np.array([1.0, 3.0])).to_numpy().tolist()
-        [6.0, 1.0]
-        """
-        return _matmul(self, other)
-
-    def __rmatmul__(self, other):
-        return _matmul(other, self)
 
     # --- enumeration -------------------------------------------------------------------------
 
@@ -828,16 +812,6 @@ class Tensor:
         """The coordinate tree as indented text; see :mod:`compiler.fibertree`."""
         from .fibertree import fiber_tree_text
         return fiber_tree_text(self, name or self._label, max_children=max_children)
-
-
-#: ``(a, b) -> a @ b`` computed; set by :mod:`compiler.array`, which builds on Tensor
-MATMUL = []
-
-
-def _matmul(a, b):
-    if not MATMUL:
-        raise UsageError("A @ B of Tensors is the array language's matmul: import compiler.array first")
-    return MATMUL[0](a, b)
 
 
 #: the format :meth:`Tensor.from_numpy` stores an array of each number of dimensions in when given none (CSF from 3)

@@ -23,7 +23,7 @@ from ..format import parse_format
 from ..interop import is_foreign, to_tensor
 from ..recheck import check_again, checked_now, revalidator
 from ..sealing import index_writers, sealed
-from .. import tensor as tensor_module
+from .. import tensor_operators
 from ..tensor import Tensor
 from . import build
 from .fuse import lower_node
@@ -578,11 +578,7 @@ def stack(arrays, axis=0) -> Array:
     return Array(build.stack([asarray(a).node for a in arrays], axis))
 
 
-def _tensor_matmul(a, b) -> Tensor:
-    return matmul(a, b).compute()
-
-
-tensor_module.MATMUL[:] = [_tensor_matmul]
+tensor_operators.ASARRAY[:] = [asarray]
 
 __all__ = ["Array", "asarray", "compute", "astype", "where", "sum", "prod", "min", "max", "any", "all", "matmul",
            "tensordot", "einsum", "permute_dims", "matrix_transpose", "expand_dims", "broadcast_to",
