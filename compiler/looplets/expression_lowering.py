@@ -66,6 +66,9 @@ class ExpressionLowering:
             if v is MISSING:
                 raise ProgramError("a missing value reached the generated code; wrap the permissive "
                                    "access in coalesce(..., default)", line)
+            if e.dtype is not None and not isinstance(v, bool) and e.dtype != "bool":
+                # (a tensor's fill, or folded from fills: a value of its dtype, as numpy's are, not a weak literal)
+                return Const(v, e.dtype), e.dtype
             if isinstance(v, bool):
                 return Const(v, "bool"), "bool"
             if isinstance(v, int):   # (past int64, as numpy types it: uint64 when it fits)
@@ -119,6 +122,8 @@ class ExpressionLowering:
         would type uint8 (0 - 1 would wrap), nor is a uint32's (see :func:`~compiler.imperative.cints.weak_constants`)."""
         if not isinstance(e, Literal):
             return None
+        if e.dtype is not None:
+            return numpy_dtype(e.dtype)
         owners = {numpy_dtype(self.tensors[n].format.dtype) for n in e.fills if n in self.tensors}
         return owners.pop() if len(owners) == 1 else None
 

@@ -187,7 +187,8 @@ def when_present(f: SubFiber, value, absent):
 
 
 def fill_value(info: TensorInfo):
-    return Literal(info.fill)
+    """The fill of ``info``'s tensor as a literal of its dtype (what is folded from it wraps as numpy's values do)."""
+    return Literal(info.fill, dtype=info.dtype)
 
 
 def leaf_value(f: SubFiber):

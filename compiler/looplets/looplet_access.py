@@ -127,7 +127,7 @@ def _consume(new, n):
         if not isinstance(new, Literal):
             return new
     if isinstance(new, Literal) and n.source:   # (a fill of n's tensor: the constant is folded from it)
-        return folded(new.value, new, n.source)
+        return folded(new.value, new, n.source, dtype=new.dtype)
     if isinstance(new, (Literal, Value)):
         return new
     if isinstance(new, SubFiber):

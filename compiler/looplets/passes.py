@@ -599,7 +599,7 @@ def lifecycle(prog, tensors: dict):
                 if name not in mine:
                     # an undeclared output starts at its fill value
                     mine[name] = "update"
-                    out.append(Declare(TensorRef(name), Literal(info.fill), implicit=True))
+                    out.append(Declare(TensorRef(name), Literal(info.fill, dtype=info.dtype), implicit=True))
                 elif mine[name] == "read":
                     out.append(Thaw(TensorRef(name)))
                     mine[name] = "update"

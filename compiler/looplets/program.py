@@ -83,16 +83,33 @@ class Literal(Expr):
     Equality is by type and value (NaN equals NaN), so the simplifier can match it. ``fills``:
     the program's tensors whose fills it was folded from (a fill region's ``A[i] * 2 + 1`` is
     ``1.0`` from A's fill 0), which the statement writing it is tagged with, as ``Value.source``
-    is (:mod:`compiler.notation.node_provenance`); not part of its equality.
+    is (:mod:`compiler.notation.node_provenance`); not part of its equality. ``dtype``: the numpy
+    dtype it is a value of (a tensor's fill, or what was folded from one), None for a literal of the
+    program, which takes the dtype of what it meets as numpy's Python scalars do (:meth:`typed`);
+    not part of its equality either.
+
+    >>> Literal(np.int32(7)).dtype, Literal(7).dtype, Literal(7) == Literal(7, dtype="int32")
+    ('int32', None, True)
     """
 
     value: Any
     fills: tuple = field(default=(), kw_only=True, repr=False)
+    dtype: str | None = field(default=None, kw_only=True, repr=False)
 
     def __post_init__(self):
         v = self.value
         if isinstance(v, np.generic):
+            if self.dtype is None:
+                object.__setattr__(self, "dtype", v.dtype.name)
             object.__setattr__(self, "value", v.item())
+
+    def typed(self):
+        """The value as numpy computes with it: a scalar of :attr:`dtype`, or the Python value (weak).
+
+        >>> type(Literal(7, dtype="int32").typed()).__name__, type(Literal(7).typed()).__name__
+        ('int32', 'int')
+        """
+        return self.value if self.dtype is None else np.asarray(self.value, dtype=self.dtype)[()]
 
     def _key(self):
         v = self.value
@@ -107,15 +124,15 @@ class Literal(Expr):
         return hash(self._key())
 
 
-def folded(value, *parts) -> Literal:
-    """The literal ``value`` folded from ``parts`` (literals, or names of tensors whose fills it
+def folded(value, *parts, dtype: str | None = None) -> Literal:
+    """The literal ``value`` (of ``dtype``) folded from ``parts`` (literals, or names of tensors whose fills it
     computes with): it keeps the fills they were folded from.
 
     >>> folded(1.0, folded(0.0, "A"), Literal(1.0)).fills
     ('A',)
     """
     names = {n for p in parts for n in ((p,) if isinstance(p, str) else getattr(p, "fills", ()))}
-    return Literal(value, fills=tuple(sorted(names)))
+    return Literal(value, fills=tuple(sorted(names)), dtype=dtype)
 
 
 @serialize.node

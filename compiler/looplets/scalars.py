@@ -324,7 +324,7 @@ class ScalarLowering:
     def _split(self, s, info):
         low = self.low
         name, v, d = info.name, low.scalar_locals[info.name], self.dirty[info.name]
-        value, fill = Value(v, info.dtype), Literal(_py(info.fill))
+        value, fill = Value(v, info.dtype), Literal(_py(info.fill), dtype=info.dtype)
         sw = Switch((Case(d, Run(value)), Case(Const(True, "bool"), Fill(fill))))
 
         def put(x):

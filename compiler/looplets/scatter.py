@@ -188,7 +188,7 @@ def scatter_unfurl(f: SubFiber, ctx) -> Lookup:
             if combined:   # (a coordinate counts once in its fiber: the last one counted is marked)
                 last = last_array(info)
                 add = If(BinOp("!=", Load(last, f.pos), i), [Store(last, f.pos, i), add])
-            return Thunk((add,), Fill(Literal(info.fill)), (), info)
+            return Thunk((add,), Fill(Literal(info.fill, dtype=info.dtype)), (), info)
         return Lookup(count, f"i -> count {'each coordinate once ' if combined else ''}in {nxt}[{f.pos}]", info)
     idx_b = info.array(k, f.lvl.crd_array)
     t = fiber_tag(info)

@@ -70,14 +70,37 @@ def _is(e, v) -> bool:
         (isinstance(e.value, bool) == isinstance(v, bool))
 
 
+def applied(op: Operator, args, parts=None) -> Literal | None:
+    """``op`` of the literals ``args`` folded as numpy computes it (None where it cannot be): those of a dtype
+    (a tensor's fill, or folded from one) in it, so an int32 product wraps as numpy's does, the program's own
+    taking the dtype they meet as numpy's Python scalars do; the literal keeps the fills of ``parts`` (``args``).
+
+    >>> from compiler.algebra import lookup
+    >>> big = Literal(50000, dtype="int32")
+    >>> product = applied(lookup("mul"), (big, big))
+    >>> product.value, product.dtype, applied(lookup("mul"), (Literal(50000), Literal(50000))).value
+    (-1794967296, 'int32', 2500000000)
+    >>> applied(lookup("gt"), (product, Literal(0))).value, applied(lookup("add"), (big, Literal(0.5))).dtype
+    (False, 'float64')
+    """
+    typed = [a.dtype for a in args if a.dtype is not None]
+    try:
+        if typed:
+            to = np.result_type(*typed, *[a.value for a in args if a.dtype is None])
+            values_ = [a.typed() if a.dtype is not None else np.asarray(a.value, dtype=to)[()] for a in args]
+        else:
+            values_ = [a.value for a in args]
+        with np.errstate(all="ignore"):
+            v = np.asarray(op(*values_))[()]
+    except Exception:
+        return None
+    return folded(v.item(), *(args if parts is None else parts), dtype=v.dtype.name if typed else None)
+
+
 def fold(t):
     if isinstance(t, Call) and isinstance(t.op, Operator) and t.args and all(_lit(a) for a in t.args) \
             and all(a.value is not MISSING for a in t.args):
-        try:
-            v = t.op(*[a.value for a in t.args])
-        except Exception:
-            return None
-        return folded(np.asarray(v)[()].item(), *t.args)
+        return applied(t.op, t.args)
     if isinstance(t, Call) and t.op == "ifelse" and _lit(t.args[0]) and t.args[0].value is not MISSING:
         return t.args[1] if t.args[0].value else t.args[2]
     return None
@@ -109,11 +132,7 @@ def select(t):
             not all(same_literal(a.value, chosen[0].value) for a in chosen[1:]) or \
             any(_lit(a) and a.value is MISSING for a in t.args):
         return None
-    try:
-        v = t.op(*[a.value if _lit(a) else chosen[0].value for a in t.args])
-    except Exception:
-        return None
-    return folded(np.asarray(v)[()].item(), *chosen)
+    return applied(t.op, [a if _lit(a) else chosen[0] for a in t.args], chosen)
 
 
 def annihilator(t, facts=values.FINITE):
@@ -273,7 +292,8 @@ def integrate(t, facts=values.FINITE):
         # each part of a complex value by it, as the copies' sum does, where numpy's product with n made complex
         # has an imaginary part inf * 0 for inf + 0j: compiler.looplets.expression_lowering)
         real = _lit(a.rhs) and not isinstance(a.rhs.value, complex)
-        n = Literal(length.value) if isinstance(length, Const) and real else Value(length, "int64")
+        # (an int64 count: n copies of an int32 fill are summed in the accumulator's dtype, not multiplied in int32)
+        n = Literal(length.value, dtype="int64") if isinstance(length, Const) and real else Value(length, "int64")
         if isinstance(length, Const) and length.value == 1:
             return a
         scaled = Assign(a.lhs, a.op, Call(_mul(), (n, a.rhs)), line=a.line, column=a.column)
