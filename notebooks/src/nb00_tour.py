@@ -101,6 +101,15 @@ is its dense array."""),
     ("code", """col_means = ss.array.mean(ss.asarray(S), axis=0)
 print(ss.lower(col_means).program)
 assert np.allclose(np.asarray(col_means), S.toarray().mean(axis=0))"""),
+    ("md", """A Tensor's own operators compute at once, as scipy.sparse's do: `t.T`, `t[::2]`, `t * 2`,
+`t.reshape(...)`, `t.sum(axis=0)` each run one kernel and give a Tensor. Wrap the tensor with
+`ss.asarray` to make a chain of them one kernel instead."""),
+    ("code", """t = ss.Tensor.from_scipy(S)
+rows = t[::2].T * 2   # three kernels, a Tensor after each
+assert np.allclose(rows.to_numpy(), S.toarray()[::2].T * 2)
+fused = ss.asarray(t)[::2].T * 2   # one kernel
+assert np.allclose(fused.compute().to_numpy(), rows.to_numpy())
+print(rows)"""),
     ("md", """Each strategy records different steps. The **lattice** strategy concretizes the index
 notation, chooses a loop order (the *iteration graph*), builds one *iteration lattice* per loop
 (which operands to co-iterate, and which cases arise), then CFIR and the imperative IR. The
