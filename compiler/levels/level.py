@@ -424,6 +424,8 @@ def normalize_fill(fill, dtype):
     ...
     compiler.errors.DTypeError: fill value 1e+300 cannot be represented in float32
     """
+    if fill.__class__ is float and dtype is not None and dtype == _FLOAT64:
+        return fill   # (float64 is Python's float: most fills, and numpy's conversions below cost 5 us)
     if isinstance(fill, np.generic):
         fill = fill.item()
     if not isinstance(fill, (bool, int, float, complex)):   # ("0" or None would pass numpy's conversions)
@@ -458,6 +460,9 @@ def normalize_fill(fill, dtype):
     if math.isinf(out) and math.isfinite(float(fill)):   # (1e300 as float32)
         raise _unrepresentable(fill, dtype)
     return out
+
+
+_FLOAT64 = np.dtype("float64")
 
 
 def _unrepresentable(fill, dtype) -> DTypeError:
