@@ -47,6 +47,9 @@ class Read(Value):
     #: the loop indices a stand-in located at each of their coordinates is read at (``A_i_1(i)``, column 1 of
     #: ``A`` in row ``i``: :mod:`compiler.lattice.seqlocated`); it has no levels, a value every coordinate has
     at: tuple = ()
+    #: the tensor's integer dtype where it is not int64 (its fill, read where it is absent, is a value of that
+    #: dtype: an int32 fill times an int32 value wraps in int32, as numpy's product does)
+    typed: str | None = field(default=None, repr=False)
 
 
 @serialize.node
@@ -193,6 +196,27 @@ def value_facts(e: Value) -> values.Facts:
     return values.ANY
 
 
+def computed(op: Operator, args: tuple) -> "Lit":
+    """``op`` of the literals ``args`` in numpy's dtypes, as the emitter computes it: a typed integer in its dtype
+    (an int32 product of fills wraps in int32), another integer in int64, a float in float64.
+
+    >>> from compiler.algebra import lookup
+    >>> computed(lookup("*"), (Lit(50000, "int32"), Lit(50000, "int32")))
+    Lit(value=-1794967296)
+    >>> computed(lookup("*"), (Lit(50000, "int32"), Lit(50000))), computed(lookup("+"), (Lit(1.5), Lit(2)))
+    (Lit(value=2500000000), Lit(value=3.5))
+    """
+    def scalar(a):
+        v = a.value
+        if isinstance(v, bool) or not isinstance(v, int):
+            return v
+        return np.asarray(v, dtype=a.typed or "int64")[()]
+    with np.errstate(all="ignore"):
+        out = np.asarray(op(*(scalar(a) for a in args)))[()]
+    typed = out.dtype.name if out.dtype.kind in "iu" and out.dtype.name != "int64" else None
+    return Lit(out.item(), typed)
+
+
 def fold(op: Operator, args: tuple) -> Value:
     """``op`` of ``args`` (values), computed now where every argument is a literal, NaN where one is
     and ``op`` propagates it, its annihilator where an argument is and the others surely hold no value
@@ -207,7 +231,7 @@ def fold(op: Operator, args: tuple) -> Value:
     (Lit(value=0.0), '0 * y()')
     """
     if all(isinstance(a, Lit) for a in args):
-        return Lit(op(*(a.value for a in args)).item())
+        return computed(op, args)
     if op.name in NAN_PROPAGATING and any(isinstance(a, Lit) and a.value != a.value for a in args):
         return Lit(float("nan"))
     for ann in op.annihilators:
@@ -265,7 +289,7 @@ def specialize_value(e: Value, defs, known_temps=None) -> Value:
     """
     known_temps = known_temps or {}
     if isinstance(e, Read):
-        return e if _live_read(e, defs) else Lit(e.fill)
+        return e if _live_read(e, defs) else Lit(e.fill, e.typed if isinstance(e.fill, int) else None)
     if isinstance(e, Temp):
         return known_temps.get(e.name, e)
     if isinstance(e, Op):
@@ -286,7 +310,7 @@ def specialize_value(e: Value, defs, known_temps=None) -> Value:
             return b if isinstance(a, Lit) else a if isinstance(b, Lit) else Cat(a, b, e.left, e.right, e.fill)
         nan = float("nan")
         if isinstance(a, Lit) and isinstance(b, Lit):
-            return Lit(a.value + b.value if isinstance(e, Add) else a.value * b.value)
+            return computed(lookup("+" if isinstance(e, Add) else "*"), (a, b))
         if any(isinstance(x, Lit) and x.value != x.value for x in (a, b)):
             return Lit(nan)
         if isinstance(e, Mul):

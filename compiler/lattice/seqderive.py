@@ -75,7 +75,7 @@ from .seqnesting import DiscordantWalk, LoopOrder, check_concordant, check_split
 from .seqwalk import stored_entries
 from .sequences import Level, Seq, SequenceError, Union, Universe
 from .seqparts import part_keys, walked_whole
-from .seqvalues import call_kind, expr_fill, fill_fold, in_order, real_constant, reduction_fill, wild_product
+from .seqvalues import Fills, call_kind, expr_fill, fill_fold, in_order, real_constant, reduction_fill, wild_product
 from .seqrules import AccessLevels, Derivation, Deriver, level_kinds
 
 
@@ -161,12 +161,15 @@ class CinBuilder:
             # (a tensor whose values are surely finite: 0 times it is 0, so where only it is stored
             # under an exact product, nothing is written)
             finite = values.assumed(e.tensor).finite and bool(np.isfinite(fill))
+            dt = np.dtype(getattr(self.d.fills, "dtypes", {}).get(e.tensor, "float64"))
+            typed = dt.name if dt.kind in "iu" and dt.name != "int64" else None
+            # (an integer's fill stays an integer: t += 0.0 of an int64 sum computes it in double, to 53 bits)
+            fill = 0.0 if _plain_zero(fill) and dt.kind not in "iu" else fill
             if e.tensor in self.d.located_rows:
                 # (a column located at each coordinate of its index, in the statement: no level to walk)
-                return [], cin.Read(self.d.access_levels[e].name, (), 0.0 if _plain_zero(fill) else fill, finite,
-                                    tuple(map(str, e.indices)))
-            return [], cin.Read(self.d.access_levels[e].name, self.d.access_levels[e].levels,
-                                0.0 if _plain_zero(fill) else fill, finite)
+                return [], cin.Read(self.d.access_levels[e].name, (), fill, finite, tuple(map(str, e.indices)), typed)
+            return [], cin.Read(self.d.access_levels[e].name, self.d.access_levels[e].levels, fill, finite,
+                                typed=typed)
         if isinstance(e, Literal):
             if isinstance(e.value, bool):
                 raise StrategyError(f"{e}: the sequence lowering computes numbers, not booleans")
@@ -241,13 +244,16 @@ def _plain_zero(f) -> bool:
     return not isinstance(f, bool) and f == 0
 
 
-def input_fills(program: Assign, tensors: dict) -> dict:
-    """The fill of each tensor ``program`` reads (None read as 0)."""
-    out = {}
+def input_fills(program: Assign, tensors: dict) -> Fills:
+    """The fill of each tensor ``program`` reads (None read as 0), with its dtype (:class:`~.seqvalues.Fills`)."""
+    out = Fills()
     for a in accesses_of(program.rhs):
         if a.tensor in tensors:
-            f = tensors[a.tensor].fill
-            out.setdefault(a.tensor, 0.0 if f is None else f)
+            t = tensors[a.tensor]
+            out.setdefault(a.tensor, 0.0 if t.fill is None else t.fill)
+            dtype = getattr(t, "format", t).dtype   # (a Tensor's, a ShapedFormat's or a Format's)
+            if dtype is not None:
+                out.dtypes[a.tensor] = np.dtype(dtype)
     return out
 
 
@@ -421,7 +427,7 @@ def seq_lower(program, trace: Trace | None = None, loop_order=None, result_fill=
     # (each derivation step names its node of the expression tree: the tree's shape is the one the
     # parse step drew, distinct_bindings renaming indices only)
     deriver = Deriver(access_levels, info.extents,
-                      {**input_fills(program, tensors), **{w.name: w.fill for w in work}},
+                      input_fills(program, tensors).with_fills({w.name: w.fill for w in work}),
                       {id(e): n.ident for n, e in expression_nodes(program)})
     order = tuple(range(len(program.lhs.indices))) if loop_order is None else tuple(loop_order)
     # (the loops' nesting: the output's in its order, or a sum's among them where they run around it)

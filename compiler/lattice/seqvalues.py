@@ -91,7 +91,13 @@ def _node_fill(e, fills: dict, extents: dict | None, exact: bool):
     if isinstance(e, Call):
         if call_kind(e, fills, extents) in ("sum", "product") and not exact:
             return 0.0     # (a literal added is there at every coordinate: the loops write it)
-        return np.asarray(e.op.fill(*(expr_fill(a, fills, extents, exact) for a in e.args))).item()
+        args = [expr_fill(a, fills, extents, exact) for a in e.args]
+        dtypes = [_dtype_of(a, fills) for a in e.args]
+        if None not in dtypes and e.op.result_dtype(*dtypes).kind in "iu":
+            # (in the operands' dtypes, as numpy computes them: an int32 product of fills 50000 wraps)
+            with np.errstate(all="ignore"):
+                args = [np.asarray(v).astype(d)[()] for v, d in zip(args, dtypes)]
+        return np.asarray(e.op.fill(*args)).item()
     if isinstance(e, Reduce):
         f = expr_fill(e.body, fills, extents, exact)
         logical = not e.op.is_user and e.op.name in ("or", "and")     # (any and all reduce booleans)
@@ -111,6 +117,43 @@ def _node_fill(e, fills: dict, extents: dict | None, exact: bool):
     # compiler.lattice.seqparts; each operand's is computed, a sum in one checked)
     out = [expr_fill(c, fills, extents, exact) for c in e.children()]
     return out[0]
+
+
+class Fills(dict):
+    """Each tensor's fill (``{"A": 0.0}``), and its values' dtype where known (``dtypes``), in which an integer
+    operator of the fills computes (:func:`expr_fill`).
+
+    >>> from compiler.notation import parse_expr
+    >>> fills = Fills({"x": 50000, "y": 50000}, dtypes={"x": np.dtype("int32"), "y": np.dtype("int32")})
+    >>> expr_fill(parse_expr("x[i] * y[i]"), fills, exact=True), expr_fill(parse_expr("x[i] * y[i]"), dict(fills), exact=True)
+    (-1794967296, 2500000000)
+    """
+
+    def __init__(self, *args, dtypes: dict | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.dtypes = dict(dtypes or {})
+
+    def with_fills(self, more: dict) -> "Fills":
+        """These fills and ``more``'s (their dtypes unknown)."""
+        return Fills({**self, **more}, dtypes=self.dtypes)
+
+
+def _dtype_of(e, fills):
+    """The dtype of the notation expression ``e``'s values, where ``fills`` (:class:`Fills`) tell its tensors' and
+    it is an operator of those and literals (None otherwise)."""
+    if isinstance(e, Access):
+        return getattr(fills, "dtypes", {}).get(e.tensor)
+    if isinstance(e, Literal):
+        return getattr(e, "dtype", None)
+    if isinstance(e, Call) and not e.op.is_user:
+        dts = [_dtype_of(a, fills) for a in e.args]
+        return None if None in dts else e.op.result_dtype(*dts)
+    if isinstance(e, Concat):
+        dts = {_dtype_of(a, fills) for a in e.children()}
+        return dts.pop() if len(dts) == 1 else None
+    if not isinstance(e, Reduce) and len(e.children()) == 1:   # (a shape operator: its operand's values)
+        return _dtype_of(e.children()[0], fills)
+    return None
 
 
 def fills_zero(e, fills: dict, extents: dict | None = None) -> bool:

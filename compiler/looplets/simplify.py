@@ -292,8 +292,11 @@ def integrate(t, facts=values.FINITE):
         # each part of a complex value by it, as the copies' sum does, where numpy's product with n made complex
         # has an imaginary part inf * 0 for inf + 0j: compiler.looplets.expression_lowering)
         real = _lit(a.rhs) and not isinstance(a.rhs.value, complex)
-        # (an int64 count: n copies of an int32 fill are summed in the accumulator's dtype, not multiplied in int32)
-        n = Literal(length.value, dtype="int64") if isinstance(length, Const) and real else Value(length, "int64")
+        # (a 64-bit count: n copies of an int32 fill are summed in 64 bits, as numpy sums int32s, not multiplied in
+        # int32; of a uint64 fill, unsigned: numpy's int64 times uint64 is a float64)
+        rhs_dtype = getattr(a.rhs, "dtype", None)
+        count = "uint64" if rhs_dtype is not None and np.dtype(rhs_dtype).kind == "u" else "int64"
+        n = Literal(length.value, dtype=count) if isinstance(length, Const) and real else Value(length, count)
         if isinstance(length, Const) and length.value == 1:
             return a
         scaled = Assign(a.lhs, a.op, Call(_mul(), (n, a.rhs)), line=a.line, column=a.column)

@@ -2,7 +2,8 @@
 fills 50000 wraps to -1794967296, and what is computed from it (a maximum, a comparison, a floor division, a sum in
 int64) starts from the wrapped value. The looplets folded the fills' arithmetic in Python's unbounded ints: the
 maximum with 0 kept 2500000000 and wrote it wrapped (-1794967296 where numpy's is 0), and a comparison with 0 was
-true. Their literals now carry the dtype of the fills they were folded from (compiler.looplets.program.Literal)."""
+true. Their literals now carry the dtype of the fills they were folded from (compiler.looplets.program.Literal), and
+the lattice's sequences compute their fills in their tensors' dtypes (compiler.lattice.seqvalues.Fills)."""
 
 import numpy as np
 import pytest
@@ -42,7 +43,17 @@ EXPRESSIONS = {
     "prod(a, axis=0)": lambda m, a, b, c: m.prod(a, axis=0),
     "(a << 3) ^ b": lambda m, a, b, c: (a << 3) ^ b,
     "a * b.astype(int8)": lambda m, a, b, c: a * b.astype(np.int8) if m is np else a * m.astype(b, m.int8),
+    # (shape operators: the sequences' fill algebra, compiler.lattice.seqvalues)
+    "concat([a * b, c]) > 0": lambda m, a, b, c: _concat(m)([a * b, c]) > 0,
+    "reshape(a * b, -1)[::-2] // 3": lambda m, a, b, c: m.reshape(a * b, (-1,))[::-2] // 3,
+    "sum(concat([a * b, c], axis=1), axis=1)": lambda m, a, b, c: m.sum(_concat(m)([a * b, c], axis=1), axis=1),
+    "maximum(a[::-1] * b, c)": lambda m, a, b, c: m.maximum(a[::-1] * b, c),
+    "prod(reshape(a, -1)[1:])": lambda m, a, b, c: m.prod(m.reshape(a, (-1,))[1:]),
 }
+
+
+def _concat(m):
+    return np.concatenate if m is np else m.concat
 
 
 def check(name, fill, dtype, seed, strategy, fmt="csr"):
@@ -68,6 +79,13 @@ def test_an_int32_product_of_fills_wraps_as_numpys(name, strategy):
 @example("a * b > 0", np.int8, 100, 0, "looplets", "csr")          # (100 * 100 is 16 as an int8)
 @example("sum(a * b, axis=1)", np.uint32, 2 ** 31 + 5, 2, "looplets", "coo")   # (summed in uint64 after wrapping)
 @example("a * b * 3 - c", np.int64, 2 ** 62, 3, "looplets", "csr")   # (wraps in int64 too)
+# (fuzz-found: the lattice's sequences multiplied a stored int32 by another's fill in int64, and folded the fills'
+# product unwrapped; an int64 sum added an int fill of 0 as 0.0, in double; the looplets' count of a uint64 fill's
+# copies was an int64, their product a float64; a uint8 times an int8 fill was a uint8 product)
+@example("sum(concat([a * b, c], axis=1), axis=1)", np.int32, 0, 0, "lattice", "csr")
+@example("sum(concat([a * b, c], axis=1), axis=1)", np.int64, 1, 0, "lattice", "csr")
+@example("sum(a * b, axis=1)", np.uint64, 2, 0, "looplets", "csr")
+@example("a * b.astype(int8)", np.uint8, 2, 0, "looplets", "csr")
 def test_integer_fills_by_property(name, dtype, raw, seed, strategy, fmt):
     info = np.iinfo(dtype)
     fill = info.min + raw % (int(info.max) - int(info.min) + 1)
