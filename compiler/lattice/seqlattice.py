@@ -597,9 +597,9 @@ def unsupported(seq: Seq, straddle: bool = False) -> str | None:
       fissioned loops and is visited by both, each over its own part of the group: right where
       the loop's body writes the group's entries one by one (``straddle``: the caller found no
       temporary in it, and the concatenation is the projection's operand, or a part of one, or what
-      a lattice point leaves of one: ``stack([A, B]).reshape(5, 8)`` of 4x5 matrices), wrong where it reduces them into a
-      temporary first, which the second visit would start again from its identity (and not
-      supported under a product or a slice);
+      a lattice point leaves of one: ``stack([A, B]).reshape(5, 8)`` of 4x5 matrices), wrong where
+      it reduces them into a temporary first, which the second visit would start again from its
+      identity (and not supported under a product or a slice);
       likewise ``π0((a ∪ b) × c, J)``, whose group the loop after ``a`` runs out would visit again,
       and a straddling split in a union (``stack([A, B]).reshape(5, 8) + 1``), whose group the first
       part's loop writes whole;

@@ -151,7 +151,7 @@ def _dtype_of(e, fills):
     if isinstance(e, Concat):
         dts = {_dtype_of(a, fills) for a in e.children()}
         return dts.pop() if len(dts) == 1 else None
-    if not isinstance(e, Reduce) and len(e.children()) == 1:   # (a shape operator: its operand's values)
+    if not isinstance(e, (Reduce, Call)) and len(e.children()) == 1:   # (a shape operator: its operand's values)
         return _dtype_of(e.children()[0], fills)
     return None
 
