@@ -109,7 +109,7 @@ def dense_view(arr: np.ndarray, name: str | None = None) -> Tensor:
         flat = arr.transpose(order).reshape(-1)
     else:
         flat = np.ascontiguousarray(arr).reshape(-1)
-    root = Element(normalize_fill(False if dt.kind == "b" else 0.0 if dt.kind == "f" else 0, dt), flat, dt)
+    root = Element(normalize_fill(dt.type(0).item(), dt), flat, dt)   # (0.0 of float64: normalize_fill's fast path)
     for m in reversed(order):
         root = Dense(root, arr.shape[m])
     # (the format of every dense view of one dtype and order is one: made once, not per array, which an

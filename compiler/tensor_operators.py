@@ -21,6 +21,8 @@ index it, or convert it with ``numpy.asarray``.
 
 from __future__ import annotations
 
+import math
+
 from .errors import UsageError
 
 #: ``tensor -> Array`` (:func:`compiler.array.asarray`), set by :mod:`compiler.array`, which builds on Tensor
@@ -74,10 +76,7 @@ class ArrayOperators:
     @property
     def size(self) -> int:
         """The number of entries, stored or not (numpy's and the Array API's ``size``)."""
-        n = 1
-        for extent in self.shape:
-            n *= extent
-        return n
+        return math.prod(self.shape)
 
 
 for _name in _BINARY:
