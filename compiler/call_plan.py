@@ -29,6 +29,7 @@ from .levels import Element
 from .levels.level import fill_key
 from .notation import Assign, accesses
 from .notation.ast import Reduce, walk
+from .notation.shape import Concat
 from .output_extents import EXTENT_OPS
 from .reference_fill import NeedsExtents, expression_fill
 from .reuse_plans import ReusePlan
@@ -151,7 +152,8 @@ class FreshFill:
         self.default = output
         self.plans: dict = {}
         # (index, tensor, mode): where each reduced index's extent is read
-        reduced = {i for n in walk(program.rhs) if isinstance(n, Reduce) for i in n.indices}
+        # (and each concatenated part's: its fill is the first non-empty part's)
+        reduced = {i for n in walk(program.rhs) if isinstance(n, (Reduce, Concat)) for i in n.indices}
         uses = {}
         for acc in accesses(program.rhs):
             for mode, i in enumerate(acc.indices):

@@ -16,7 +16,7 @@ import numpy as np
 from .algebra import NOVALUE
 from .errors import DTypeError
 from .notation.ast import Access, Call, IndexValue, Literal, Reduce
-from .notation.shape import ShapeOp
+from .notation.shape import Concat, ShapeOp
 from .values import same_value
 
 
@@ -50,9 +50,16 @@ def expression_fill(e, fills: dict, extents: dict):
         return NOVALUE
     if isinstance(e, Call):
         return e.op.fill(*[expression_fill(a, fills, extents) for a in e.args])
-    if isinstance(e, ShapeOp):
-        # a shape operator moves its operands' values: the fill stays (a concat's is its first
-        # operand's: a kernel's output stores the others' fills where they differ)
+    if isinstance(e, Concat):
+        # (its first non-empty part's: a kernel's output stores the others' fills where they differ)
+        parts = [expression_fill(x, fills, extents) for x in e.operands]
+        if all(same_value(f, parts[0]) for f in parts):
+            return parts[0]
+        if extents is None:
+            raise NeedsExtents(f"{e} has a fill only for given extents of {', '.join(map(str, e.indices))}")
+        chosen = e.fill_operand(extents)
+        return next(f for x, f in zip(e.operands, parts) if x is chosen)
+    if isinstance(e, ShapeOp):   # (a shape operator moves its operand's values: the fill stays)
         return expression_fill(e.children()[0], fills, extents)
     if isinstance(e, Reduce):
         body = expression_fill(e.body, fills, extents)

@@ -266,7 +266,10 @@ class ShapeOp(Node):
 
     def __post_init__(self):
         object.__setattr__(self, "dtype", np.result_type(*(a.dtype for a in self.args)))
-        object.__setattr__(self, "fill", np.asarray(self.args[0].fill, dtype=self.dtype)[()].item())
+        lead = self.args[0]
+        if self.kind == "concat":   # (its first non-empty operand's fill, as the notation's concat's)
+            lead = next((a for a in self.args if a.shape[self.params[0]]), lead)
+        object.__setattr__(self, "fill", np.asarray(lead.fill, dtype=self.dtype)[()].item())
 
     def children(self):
         return self.args

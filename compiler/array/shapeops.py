@@ -79,12 +79,12 @@ def reshape_tensor(t: Tensor, shape: tuple) -> Tensor:
     return _result(t, np.array(new, dtype=np.int64).reshape(len(shape), len(vals)), vals, shape)
 
 
-def _same_fill(ts: list, dtype) -> list:
-    """``ts`` with the fill of the first (converted through a dense array only for an operand of
+def _same_fill(ts: list, dtype, lead: Tensor) -> list:
+    """``ts`` with the fill of ``lead`` (converted through a dense array only for an operand of
     another fill, whose unstored entries must then be stored)."""
-    f0 = np.asarray(ts[0].fill, dtype=dtype)
-    out = [ts[0]]
-    for t in ts[1:]:
+    f0 = np.asarray(lead.fill, dtype=dtype)
+    out = []
+    for t in ts:
         same = np.asarray(t.fill, dtype=dtype)
         if not (same == f0 or (np.isnan(same) and np.isnan(f0) if dtype.kind == "f" else False)):
             t = Tensor.from_numpy(t.to_numpy().astype(dtype), sparse_format_like(t, t.ndim), fill=f0.item())
@@ -96,9 +96,11 @@ def concat_tensors(ts, axis: int) -> Tensor:
     """``ts`` joined along ``axis``: each operand's entries shifted by the extents before it."""
     ts = list(ts)
     dtype = np.result_type(*(t.dtype for t in ts))
+    # (the result's fill is its first non-empty operand's, as the notation's concat's: an empty one's is no value)
+    lead = next((t for t in ts if t.shape[axis]), ts[0])
     if all(_is_dense(t) for t in ts):
-        return _dense(ts[0], np.concatenate([t.to_numpy().astype(dtype) for t in ts], axis=axis))
-    ts = _same_fill(ts, dtype)
+        return _dense(lead, np.concatenate([t.to_numpy().astype(dtype) for t in ts], axis=axis))
+    ts = _same_fill(ts, dtype, lead)
     shape = list(ts[0].shape)
     shape[axis] = sum(t.shape[axis] for t in ts)
     all_coords, all_vals, offset = [], [], 0
@@ -108,7 +110,7 @@ def concat_tensors(ts, axis: int) -> Tensor:
         offset += t.shape[axis]
         all_coords.append(coords)
         all_vals.append(cast_values(vals, dtype, "concat"))
-    return _result(ts[0], np.concatenate(all_coords, axis=1), np.concatenate(all_vals), tuple(shape), dtype)
+    return _result(lead, np.concatenate(all_coords, axis=1), np.concatenate(all_vals), tuple(shape), dtype)
 
 
 def stack_tensors(ts, axis: int) -> Tensor:
@@ -117,7 +119,7 @@ def stack_tensors(ts, axis: int) -> Tensor:
     dtype = np.result_type(*(t.dtype for t in ts))
     if all(_is_dense(t) for t in ts):
         return _dense(ts[0], np.stack([t.to_numpy().astype(dtype) for t in ts], axis=axis))
-    ts = _same_fill(ts, dtype)
+    ts = _same_fill(ts, dtype, ts[0])
     all_coords, all_vals = [], []
     for k, t in enumerate(ts):
         coords, vals = t.to_coords()

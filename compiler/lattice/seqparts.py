@@ -100,7 +100,7 @@ def tie(s: Seq, part: Seq, parts: list) -> Seq:
 
 def other_fills(e: ConcatOp, fills: dict, extents: dict | None = None) -> list:
     """``(operand, fill, result's fill)`` of each part of the concatenation ``e`` whose value where it stores
-    nothing is not the result's, its first operand's (``fills``: each tensor's): the fill the loops skip, which
+    nothing is not the result's, its first non-empty operand's (``fills``: each tensor's): the fill the loops skip, which
     a sum around folds in (:func:`~compiler.lattice.seqvalues.expr_fill`), or else the value itself, which the
     output holds (``exact``). ``A[j] + 0.5`` of an ``A`` of fill 0 skips nothing (its ``U_j``), fill 0, yet is
     0.5 where ``A`` stores nothing: a part ``B[j]`` of fill 0 after it would leave the output's 0.5 where it skips.
@@ -113,9 +113,12 @@ def other_fills(e: ConcatOp, fills: dict, extents: dict | None = None) -> list:
     ([(0.5, 0.0)], [])
     """
     out = []
-    for x in e.operands[1:]:
+    first = e.fill_operand(extents)
+    for x in e.operands:
+        if x is first:
+            continue
         for exact in (False, True):
-            f, g = expr_fill(e.operands[0], fills, extents, exact), expr_fill(x, fills, extents, exact)
+            f, g = expr_fill(first, fills, extents, exact), expr_fill(x, fills, extents, exact)
             if not same_value(g, f):
                 out.append((x, g, f))
                 break

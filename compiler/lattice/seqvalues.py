@@ -113,10 +113,11 @@ def _node_fill(e, fills: dict, extents: dict | None, exact: bool):
                                 f"are not known to count the coordinates the loops skip")
         n = int(np.prod([extents[i] for i in e.indices]))
         return np.asarray(e.op.reduce_fill(f, n)).item()
-    # (a concatenation's is its first operand's, as evaluate's: a part of another fill writes it,
+    # (a concatenation's is its first non-empty operand's, as evaluate's: a part of another fill writes it,
     # compiler.lattice.seqparts; each operand's is computed, a sum in one checked)
     out = [expr_fill(c, fills, extents, exact) for c in e.children()]
-    return out[0]
+    chosen = e.fill_operand(extents) if isinstance(e, Concat) else e.children()[0]
+    return next(f for c, f in zip(e.children(), out) if c is chosen)
 
 
 class Fills(dict):

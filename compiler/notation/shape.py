@@ -186,6 +186,20 @@ class Concat(ShapeOp):
     def children(self):
         return self.operands
 
+    def fill_operand(self, extents: dict | None = None) -> Expr:
+        """The operand whose fill the concatenation takes: its first whose part is not empty by ``extents``
+        (each index's; one not there counts as not empty), else its first. An empty part's fill is no value
+        of the result: ``concat`` of an empty ``B`` of fill NaN and a ``B1`` of fill 0 is 0 where ``B1``
+        stores nothing.
+
+        >>> from compiler.notation import parse_expr
+        >>> e = parse_expr("concat((B[q, j], B1[r, j]), (q, r) -> p)")
+        >>> str(e.fill_operand({Index("q"): 0})), str(e.fill_operand({Index("q"): 2})), str(e.fill_operand())
+        ('B1[r, j]', 'B[q, j]', 'B[q, j]')
+        """
+        return next((x for x, i in zip(self.operands, self.indices) if (extents or {}).get(i) != 0),
+                    self.operands[0])
+
     def consumed(self, k):
         return (self.indices[k],)
 

@@ -73,6 +73,23 @@ def test_concat_of_operands_with_other_fills_keeps_the_first_fill():
     assert out.fill == 0.0
 
 
+@pytest.mark.parametrize("strategy", ["lattice", "looplets", None])
+@pytest.mark.parametrize("fmt", ["csr", "coo", "dense"])
+def test_an_empty_first_operand_s_fill_is_not_the_concatenation_s(fmt, strategy):
+    """An empty operand's fill is no value of the result: the first non-empty operand's is its fill, as
+    the notation's concat's (``Concat.fill_operand``), computed fused or apart."""
+    empty = xp.asarray(ss.Tensor.from_numpy(np.zeros((0, 2)), fmt, fill=np.nan))
+    b = ss.Tensor.from_numpy(np.array([[1.0, 2.0], [2.0, 2.0]]), "csr", fill=2.0)
+    joined = xp.concat([empty, b, empty])
+    assert joined.fill_value == 2.0
+    with np.errstate(invalid="ignore"):
+        out = joined.compute(strategy=strategy) if strategy else joined.compute()
+        apart = shapeops.concat_tensors([empty.compute(), b], 0)
+    for t in (out, apart):
+        np.testing.assert_array_equal(t.to_numpy(), b.to_numpy())
+        assert t.fill == 2.0
+
+
 @pytest.mark.parametrize("fill", [1.0, np.nan, -np.inf])
 def test_shape_operators_of_one_fill_are_one_lattice_kernel_keeping_it(fill):
     """A concat of operands of equal fills, a slice (negative steps too), a ravel: the lattice

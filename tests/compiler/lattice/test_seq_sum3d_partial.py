@@ -153,3 +153,17 @@ def partial_sums(draw):
 def test_any_partial_sum_into_a_3d_sparse_output(case):
     program, tensors, out = case
     summed(program, out, vector=True, **tensors)
+
+
+@pytest.mark.parametrize("out", OUTPUTS)
+def test_an_empty_first_part_s_fill_is_no_value(out):
+    """(fuzz-found) ``STACK * ROWS`` where ``B`` is empty and of fill NaN, ``B1`` of fill 0: the concatenation took
+    its first part's fill, NaN, which none of its entries holds, so the output's fill was NaN and the lattice left
+    an entry of -0 at it. A concatenation's fill is now its first non-empty part's (``Concat.fill_operand``), in
+    evaluate and in both strategies."""
+    program = f"c[j, m, n] = {STACK} * {ROWS}"
+    tensors = {"A": tensor((1, 2, 2, 3), "csf", 1, 0.0, 0.4), "A1": tensor((1, 2, 2, 3), "coo", 2, 0.0, 0.4),
+               "B": tensor((0, 2, 2, 3), "coo", 3, nan, 0.4), "B1": tensor((2, 2, 2, 3), "csf", 4, 0.0, 0.4)}
+    assert ss.evaluate(program, **tensors)[1] == 0.0
+    _, got = summed(program, out, **tensors)
+    assert got.fill == 0.0
