@@ -648,7 +648,7 @@ def _lower(program, strategy, checked, functions, trace, options, tensors, facts
                     value.validate(as_name=name)
                 facts[name] = facts_of(value)
         facts = {name: facts.get(name, values.FINITE) for name in formats}
-        facts_key = tuple(sorted((n, f) for n, f in facts.items() if not f.finite))
+        facts_key = tuple(sorted((n, f) for n, f in facts.items() if not f.small))
         # shape operators' premises are checked before lowering (and a cached kernel is returned)
         shape_info = infer_given(parsed, {n: np.shape(v) for n, v in tensors.items() if isinstance(v, (Tensor, np.ndarray))},
                                  {n: len(f.mode_order) for n, f in formats.items()}) if shaped else None

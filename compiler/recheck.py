@@ -110,14 +110,15 @@ static int64_t check_##T(int64_t parents, const T *pos, int64_t stored, int64_t 
     return 0;                                                                                   \
 }
 
-/* which non-finite values some values hold: 1 NaN, 2 +inf, 4 -inf (one vectorized pass finds
-   whether any is not finite; only then are they told apart) */
-#define FACTS(T)                                                                                \
+/* which non-finite values some values hold: 1 NaN, 2 +inf, 4 -inf, and 8 a finite one of magnitude 2^64 or
+   more (compiler.values.Facts.scale); one vectorized pass finds whether any is either, only then are they told
+   apart */
+#define FACTS(T, BIG)                                                                           \
 static int64_t facts_##T(const T *v, int64_t n)                                                 \
 {                                                                                               \
     int any = 0;                                                                                \
     for (int64_t q = 0; q < n; q++)                                                             \
-        any |= v[q] - v[q] != 0;                                                                \
+        any |= (v[q] - v[q] != 0) | (v[q] >= BIG) | (v[q] <= -BIG);                             \
     if (!any)                                                                                   \
         return 0;                                                                               \
     int64_t held = 0;                                                                           \
@@ -125,14 +126,16 @@ static int64_t facts_##T(const T *v, int64_t n)                                 
         T x = v[q];                                                                             \
         if (x - x != 0)                                                                         \
             held |= x != x ? 1 : x > 0 ? 2 : 4;                                                 \
+        else if (x >= BIG || x <= -BIG)                                                         \
+            held |= 8;                                                                          \
     }                                                                                           \
     return held;                                                                                \
 }
 
 CHECK_LEVEL(int32_t, uint32_t, INT32_MAX)
 CHECK_LEVEL(int64_t, uint64_t, INT64_MAX)
-FACTS(float)
-FACTS(double)
+FACTS(float, 0x1p64f)
+FACTS(double, 0x1p64)
 
 int64_t sparsescope_facts_f32(const float *v, int64_t n) { return facts_float(v, n); }
 int64_t sparsescope_facts_f64(const double *v, int64_t n) { return facts_double(v, n); }
@@ -168,7 +171,8 @@ int64_t sparsescope_recheck(const int64_t *ops, int64_t n)
 _lock = threading.Lock()
 _library: list = []
 # the facts of each mask the C function returns (0: the shared FINITE, which kernels compare by identity)
-_FACTS = [values.FINITE] + [values.Facts(bool(m & 1), bool(m & 2), bool(m & 4)) for m in range(1, 8)]
+_FACTS = [values.FINITE] + [values.Facts(bool(m & 1), bool(m & 2), bool(m & 4), scale=values.LIMIT if m & 8 else values.SMALL)
+                             for m in range(1, 16)]
 
 
 def _lib():

@@ -14,17 +14,21 @@ products) only where the facts allow it, and the exact path otherwise.
 ('may hold +inf', False)
 >>> str(of_call(lookup("*"), [FINITE, facts]))     # inf * 0 is NaN
 'may hold NaN, +inf, -inf'
->>> str(of_call(lookup("+"), [FINITE, FINITE]))    # overflow is not modelled (see below)
+>>> str(of_call(lookup("+"), [FINITE, FINITE]))    # both under 2^64: their sum is under 2^65
 'finite'
+>>> big = of_array(np.array([1e200]))                 # 1e200 * 1e200 overflows to inf (and inf * 0 is NaN)
+>>> str(big), str(of_call(lookup("*"), [big, big]))
+('finite, of magnitude up to 2^1024', 'may hold +inf, -inf')
 
 Rules (sound for every value, with one documented exception):
 
 * integer and boolean values are finite; comparisons and logical operators give booleans;
-* ``+ - * min max neg abs choose overwrite`` of finite values are taken as finite: an
-  overflow of a float ``+``, ``-`` or ``*`` past ±1.8e308 (float64) to ±inf is **not**
-  modelled. Where it happens, an annihilated product (``0 * (a + b)``, ``a + b`` overflowing)
-  gives 0 where numpy gives NaN. The alternative would send every ``b * (c + d)`` down the
-  exact path;
+* ``+ - * min max neg abs choose overwrite`` of finite values are finite unless they may overflow:
+  :attr:`Facts.scale` bounds the magnitude of the finite values (``|x| < 2 ** scale``), an array's
+  quantized to two steps (under 2^64, the common case, or any float64) so that kernels
+  specialized on facts stay few; ``+`` adds one to the larger scale, ``*`` adds the scales, a sum
+  over ``n < 2^64`` values adds 64, and a result past 2^1024 may be ±inf (float64's overflow: the
+  exception is a float32 or float16 result, whose narrower overflow is **not** modelled);
 * ``/``, ``pow``, ``log``, ``exp``, ``sqrt`` and user functions with a float result may give
   any non-finite value from finite operands (``1 / 0``, ``log(0)``, ``exp(1000)``).
 """
@@ -34,7 +38,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -53,10 +57,22 @@ class Facts:
     #: the values may be complex: each fact above is of either part, and what keeps a real value finite
     #: need not keep a complex one so (``sin(1000j)`` has an infinite imaginary part)
     complex: bool = False
+    #: every finite value (each part of a complex one) is under ``2 ** scale`` in magnitude
+    scale: int = 64
 
     @property
     def finite(self) -> bool:
         return not (self.nan or self.posinf or self.neginf)
+
+    @property
+    def small(self) -> bool:
+        """Finite and under 2^64 in magnitude (:data:`SMALL`): ``+ - *`` of a few such values stay finite,
+        which the lowerings assume of a tensor's values where they fold ``0 * x`` to 0.
+
+        >>> FINITE.small, of_array(np.array([1e300])).small, of_array(np.array([1e300])).finite
+        (True, False, True)
+        """
+        return self.finite and self.scale <= SMALL
 
     def kinds(self) -> tuple[str, ...]:
         """The non-finite values possible, as :class:`~compiler.algebra.Annihilator` names them."""
@@ -64,22 +80,26 @@ class Facts:
 
     def __or__(self, other: "Facts") -> "Facts":
         return Facts(self.nan or other.nan, self.posinf or other.posinf, self.neginf or other.neginf,
-                     self.complex or other.complex)
+                     self.complex or other.complex, max(self.scale, other.scale))
 
     def __le__(self, other: "Facts") -> bool:
         """Whether every value these facts allow, ``other``'s allow too."""
         return (not self.nan or other.nan) and (not self.posinf or other.posinf) \
-            and (not self.neginf or other.neginf)
+            and (not self.neginf or other.neginf) and self.scale <= other.scale
 
     def __str__(self) -> str:
-        return "finite" if self.finite else "may hold " + ", ".join(
-            {"nan": "NaN"}.get(k, k) for k in self.kinds())
+        if self.finite:
+            # (a scale below float64's largest is an intermediate bound, not worth a word)
+            return "finite" if self.scale < LIMIT else f"finite, of magnitude up to 2^{self.scale}"
+        return "may hold " + ", ".join({"nan": "NaN"}.get(k, k) for k in self.kinds())
 
 
+#: the scale of an array's values under 2^64 (:attr:`Facts.scale`); float64's largest finite value is under 2^1024
+SMALL, LIMIT = 64, 1024
 FINITE = Facts()
-ANY = Facts(True, True, True)
+ANY = Facts(True, True, True, scale=LIMIT)
 FINITE_COMPLEX = Facts(complex=True)
-ANY_COMPLEX = Facts(True, True, True, complex=True)
+ANY_COMPLEX = Facts(True, True, True, complex=True, scale=LIMIT)
 
 
 def of_array(values) -> Facts:
@@ -94,17 +114,33 @@ def of_array(values) -> Facts:
     if arr.dtype.kind not in "fc" or arr.size == 0:
         return FINITE
     if arr.dtype.kind == "c":
-        return FINITE_COMPLEX if np.isfinite(arr).all() else ANY_COMPLEX
-    if arr.size <= 16:
-        # (a kernel call checks a small vector argument every time: a list beats two numpy calls)
-        if all(map(math.isfinite, arr.reshape(-1).tolist())):
-            return FINITE
-    elif np.isfinite(arr).all():    # (one pass in the common case)
+        parts = arr.reshape(-1).view(arr.real.dtype)
+        if _small(parts):
+            return FINITE_COMPLEX
+        return Facts(complex=True, scale=LIMIT) if np.isfinite(arr).all() else ANY_COMPLEX
+    if _small(arr):
         return FINITE
     # (fmax and fmin skip NaN: three passes without the two temporaries isposinf and isneginf make,
     # a quarter of the time on a distance vector holding inf, which a Bellman-Ford round checks)
+    finite = arr[np.isfinite(arr)]
     return Facts(bool(np.isnan(arr).any()), bool(np.fmax.reduce(arr, axis=None) == np.inf),
-                 bool(np.fmin.reduce(arr, axis=None) == -np.inf))
+                 bool(np.fmin.reduce(arr, axis=None) == -np.inf),
+                 scale=SMALL if finite.size == 0 or np.abs(finite).max() < _BOUND else LIMIT)
+
+
+#: the magnitude under which values are small (:attr:`Facts.small`)
+_BOUND = 2.0 ** SMALL
+
+
+def _small(arr) -> bool:
+    """Whether every value of the real array ``arr`` is finite and under 2^64 in magnitude, in one pass: their
+    sum of squares is under 2^128 only then (a NaN, an infinity or one value past 2^64 puts it past; many values
+    near 2^64 do too, and the caller then looks at each)."""
+    v = arr.reshape(-1)
+    if v.size <= 16:   # (a kernel call checks a small vector argument every time: a list beats numpy calls)
+        return sum(map(abs, v.tolist())) < _BOUND
+    with np.errstate(all="ignore"):   # (an overflow of the squares is the answer, not a warning)
+        return bool(np.dot(v, v) < _BOUND * _BOUND)
 
 
 def of_value(value) -> Facts:
@@ -139,6 +175,29 @@ def of_call(op, args: list[Facts], result_dtype=None) -> Facts:
     name = op.name
     if name in _BOOLEAN or name == "astype" and np.dtype(op.param).kind in "biu":
         return FINITE
+    out = _of_float_call(op, name, args)
+    scale = _SCALE.get(name, lambda s: LIMIT)([a.scale for a in args]) if args else SMALL
+    if out.complex and name in _BOUNDED or out.nan and out.posinf and out.neginf:
+        scale = LIMIT   # (bounded for real values only: sin(1000j) is about 1e434j; anything is of any size)
+    if name == "astype" and np.dtype(op.param).kind in "fc" and scale > np.finfo(op.param).maxexp:
+        scale = LIMIT + 1   # (1e300 as a float32 is inf)
+    if scale > LIMIT:   # (an overflow: past float64's largest, to an infinity of either sign)
+        return Facts(out.nan, True, True, out.complex, LIMIT)
+    return replace(out, scale=scale)
+
+
+#: functions whose finite real results are under 2^64 in magnitude whatever their operands (tan's near a pole too)
+_BOUNDED = ("sin", "cos", "tan", "atan", "tanh", "asin", "acos", "atan2", "log", "log1p", "log2", "log10")
+#: the scale of each operator's finite results from its operands' (:attr:`Facts.scale`); any other's, any value's
+_SCALE = {"add": lambda s: max(s) + 1, "sub": lambda s: max(s) + 1, "mul": lambda s: sum(s) + 1,
+          "hypot": lambda s: max(s) + 1, "sqrt": lambda s: s[0] // 2 + 1,
+          **{name: max for name in ("min", "max", "choose", "overwrite", "neg", "abs", "floor", "ceil", "trunc",
+                                    "round", "asinh", "copysign", "real", "imag", "conj", "astype")},
+          **{name: lambda s: SMALL for name in _BOUNDED}}
+
+
+def _of_float_call(op, name: str, args: list[Facts]) -> Facts:
+    """:func:`of_call`'s non-finite values of a built-in operator of float (or complex) operands."""
     union = FINITE
     for f in args:
         union = union | f
@@ -211,9 +270,22 @@ def _of_complex_call(name: str, args: list[Facts], union: Facts) -> Facts:
 
 def of_reduce(op, body: Facts, result_dtype=None) -> Facts:
     """The facts of a reduction by ``op`` of values with ``body``'s facts (the identity of an
-    empty reduction is its fill, known exactly, so it is not counted here)."""
+    empty reduction is its fill, known exactly, so it is not counted here): a sum of fewer than 2^64
+    values is 64 past its terms' scale; a float product of any count may overflow.
+
+    >>> from compiler.algebra import lookup
+    >>> of_reduce(lookup("+"), FINITE).scale, str(of_reduce(lookup("*"), FINITE))
+    (128, 'may hold +inf, -inf')
+    """
     once = of_call(op, [body, body], result_dtype) if op.arity == 2 else ANY
-    return once | of_call(op, [once, once], result_dtype) if op.arity == 2 else once
+    out = once | of_call(op, [once, once], result_dtype) if op.arity == 2 else once
+    if op.is_user or result_dtype is not None and np.dtype(result_dtype).kind in "biu":
+        return out
+    if op.name == "add":
+        return of_call(op, [replace(body, scale=body.scale + SMALL - 1), body], result_dtype) | out
+    if op.name == "mul":
+        return out | Facts(posinf=True, neginf=True, scale=LIMIT)
+    return out
 
 
 # -- the facts a lowering assumes ------------------------------------------------------------
@@ -347,5 +419,5 @@ def _text(v) -> str:
     return str(v)
 
 
-__all__ = ["Facts", "FINITE", "ANY", "of_array", "of_value", "of_call", "of_reduce", "same_value", "Assumptions",
+__all__ = ["Facts", "FINITE", "ANY", "SMALL", "LIMIT", "of_array", "of_value", "of_call", "of_reduce", "same_value", "Assumptions",
            "assuming", "assumed", "assume", "check_assumed", "decide", "annihilates"]

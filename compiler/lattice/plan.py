@@ -471,7 +471,7 @@ def _nonfinite_temps(stmt, setup) -> set:
         if a.tensor in setup.temps:
             return a.tensor in out
         return a.tensor in setup.formats and (nonfinite_fill(setup.formats[a.tensor].fill)
-                                              or not values.assumed(a.tensor).finite)
+                                              or not values.assumed(a.tensor).small)
 
     changed = True
     while changed:   # (a temporary may read another)

@@ -41,8 +41,9 @@ class Read(Value):
     #: what the read is where its levels are not all live (the tensor's fill: ``x - y`` where only
     #: ``y`` is stored is ``fill_x - y``)
     fill: float = 0.0
-    #: whether its values are surely finite (as the lowering assumes the tensor's): then ``0 * x`` is
-    #: 0 where only ``x`` is stored, and that case writes nothing (:func:`fold`)
+    #: whether its values and fill are surely finite and small (as the lowering assumes the tensor's,
+    #: :attr:`compiler.values.Facts.small`): then ``0 * x`` is 0 where only ``x`` is stored, and that case
+    #: writes nothing (:func:`fold`)
     finite: bool = False
     #: the loop indices a stand-in located at each of their coordinates is read at (``A_i_1(i)``, column 1 of
     #: ``A`` in row ``i``: :mod:`compiler.lattice.seqlocated`); it has no levels, a value every coordinate has

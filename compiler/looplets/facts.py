@@ -44,7 +44,8 @@ class OperandFacts:
         self.vals = {info.array(None, "vals"): name for name, info in tensors.items()}
 
     def __call__(self, expr) -> values.Facts:
-        if self.pooled.finite and not self.pooled.complex:   # (a complex sin of finite values may not be)
+        # (finite and small: + - * of them stay finite; a complex sin of finite values may not be)
+        if self.pooled.small and not self.pooled.complex:
             return self.pooled
         if isinstance(expr, Literal):
             return values.of_value(expr.value)

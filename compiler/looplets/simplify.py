@@ -315,7 +315,7 @@ def _may_hold(e, facts) -> values.Facts:
         v = e.value
         if isinstance(v, complex):   # (a complex fill's NaN part: 0 * (nan - 1j) is NaN, not 0)
             return values.of_value(v)
-        return values.FINITE if v is MISSING or not isinstance(v, float) or math.isfinite(v) else values.of_value(v)
+        return values.FINITE if v is MISSING or not isinstance(v, float) or -2.0 ** 64 < v < 2.0 ** 64 else values.of_value(v)
     if isinstance(e, Call) and isinstance(e.op, Operator):
         return values.of_call(e.op, [_may_hold(x, facts) for x in e.args])
     return facts(e) if callable(facts) else facts
@@ -366,7 +366,7 @@ def simplify(node, log: list | None = None, extra=(), facts=values.FINITE, fixed
     """
     pooled = getattr(facts, "pooled", facts)   # (what any operand may hold)
     # (finite complex values do not keep a function's result finite: sin(1000j) is not)
-    rules = RULES if pooled.finite and not pooled.complex else \
+    rules = RULES if pooled.small and not pooled.complex else \
         [Rule(r.name, _with_facts[r.name](facts, pooled), r.types) if r.name in _with_facts else r for r in RULES]
     out = rewrite(node, [*rules, *extra], log, fixed=fixed)
     # the engine reports the sieve rule under one name; name its two cases as the notes do

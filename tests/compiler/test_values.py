@@ -1,4 +1,5 @@
-"""compiler.values.of_array: the facts of an array's values are exactly which non-finite values it holds."""
+"""compiler.values.of_array: the facts of an array's values are exactly which non-finite values it holds, and
+whether a finite one reaches 2^64; of_call and of_reduce: where ``+ - *`` may overflow."""
 
 import numpy as np
 from hypothesis import example, given, settings
@@ -6,7 +7,7 @@ from hypothesis import strategies as st
 
 from compiler import values
 
-KINDS = [0.0, -2.5, 1e30, np.nan, np.inf, -np.inf]
+KINDS = [0.0, -2.5, 1e19, 1e30, -2e19, np.nan, np.inf, -np.inf]
 
 
 @settings(max_examples=60, deadline=None)
@@ -19,7 +20,10 @@ def test_the_facts_are_the_non_finite_values_held(draws, dtype, as_matrix):
     if as_matrix and len(arr) % 2 == 0:
         arr = arr.reshape(2, -1)
     facts = values.of_array(arr)
-    want = values.Facts(bool(np.isnan(arr).any()), bool(np.isposinf(arr).any()), bool(np.isneginf(arr).any()))
+    finite = arr[np.isfinite(arr)]
+    large = bool((np.abs(finite.astype(np.float64)) >= 2.0 ** 64).any())
+    want = values.Facts(bool(np.isnan(arr).any()), bool(np.isposinf(arr).any()), bool(np.isneginf(arr).any()),
+                        scale=values.LIMIT if large else values.SMALL)
     assert facts == want
 
 
@@ -40,7 +44,8 @@ def test_finite_complex_values_do_not_keep_a_function_finite():
         args = [z] * lookup(name).arity
         assert values.of_call(lookup(name), args) == values.ANY_COMPLEX, name
     for name in ("+", "-", "*", "neg", "conj", "round"):
-        assert values.of_call(lookup(name), [z] * lookup(name).arity) == values.FINITE_COMPLEX, name
+        got = values.of_call(lookup(name), [z] * lookup(name).arity)
+        assert got.finite and got.complex and got.scale < values.LIMIT, name
     # a part or the magnitude is real, and keeps what the value held
     assert values.of_call(lookup("real"), [z]) == values.FINITE and values.of_call(lookup("abs"), [z]) == values.FINITE
     wild = values.of_array(np.array([complex(np.inf, 0)]))
@@ -48,3 +53,28 @@ def test_finite_complex_values_do_not_keep_a_function_finite():
     assert values.of_call(lookup("astype", "complex128"), [values.FINITE]).complex   # (complex from here on)
     assert values.of_call(lookup("astype", "int32"), [wild]) == values.FINITE
     assert (values.FINITE | z).complex and z <= values.FINITE   # (the check at a call ignores the flag)
+
+
+def test_a_sum_or_product_that_may_pass_2_to_the_1024_may_be_infinite():
+    from compiler.algebra import lookup
+    add, mul = lookup("+"), lookup("*")
+    big = values.of_array(np.array([1e200]))
+    assert big.finite and not big.small and big.scale == values.LIMIT and str(big) == "finite, of magnitude up to 2^1024"
+    assert values.of_array(np.array([1e19])) is values.FINITE
+    # (small values: a product of 15 stays under 2^1024, the 16th may not)
+    f = values.FINITE
+    for _ in range(14):
+        f = values.of_call(mul, [f, values.FINITE])
+    assert f.finite and f.scale == 64 * 15 + 14
+    assert values.of_call(mul, [f, values.FINITE]) == values.Facts(False, True, True, scale=values.LIMIT)
+    assert values.of_call(add, [big, values.FINITE]) == values.Facts(False, True, True, scale=values.LIMIT)
+    assert values.of_call(lookup("min"), [big, values.FINITE]) == big
+    assert values.of_call(lookup("sin"), [big]).scale == values.SMALL
+    assert values.of_call(lookup("sqrt"), [big]).scale == values.LIMIT // 2 + 1
+    assert values.of_call(lookup("astype", "float32"), [big]).posinf      # (1e200 as a float32 is inf)
+    # a sum of fewer than 2^64 terms is 64 past them; a product of any count may overflow
+    assert values.of_reduce(add, values.FINITE).scale == 128 and values.of_reduce(add, values.FINITE).finite
+    assert values.of_reduce(mul, values.FINITE) == values.Facts(False, True, True, scale=values.LIMIT)
+    assert values.of_reduce(mul, values.FINITE, np.dtype("int64")) == values.FINITE
+    # a kernel built for small values does not serve large ones
+    assert values.FINITE <= big and not big <= values.FINITE and (big | values.FINITE) == big
