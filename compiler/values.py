@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import math
 from dataclasses import dataclass, replace
 
 import numpy as np
