@@ -29,6 +29,7 @@ from .levels import Element
 from .levels.level import fill_key
 from .notation import Assign, accesses
 from .notation.ast import Reduce, walk
+from .notation.infer import infer_shapes
 from .notation.shape import Concat
 from .output_extents import EXTENT_OPS
 from .reference_fill import NeedsExtents, expression_fill
@@ -160,6 +161,9 @@ class FreshFill:
                 if i in reduced:
                     uses.setdefault(i, (acc.tensor, mode))
         self.uses = tuple((i, t, m) for i, (t, m) in uses.items())
+        # (a concatenated part's index that no access reads, collapse(A[i, j], (i, j) -> k)'s k: each call's
+        # extents are inferred from its tensors' shapes)
+        self.inferred = any(i not in uses for n in walk(program.rhs) if isinstance(n, Concat) for i in n.indices)
         try:   # (most fills depend on no extent: SpMV's is 0 whatever the row length)
             self.fixed = self._plan(self._fill(None))
         except NeedsExtents:
@@ -171,14 +175,17 @@ class FreshFill:
         init = inputs.get(self.output_name)   # (an update's output given at the call starts from it)
         if init is None and not raw and self.fixed is not None:
             return self.fixed
-        key = (tuple(inputs[t]._shape[m] for _, t, m in self.uses),
+        shapes = {name: t._shape for name, t in inputs.items() if name != self.output_name} if self.inferred else None
+        key = (tuple(inputs[t]._shape[m] for _, t, m in self.uses) if shapes is None else tuple(sorted(shapes.items())),
                None if init is None else fill_key(raw.get(self.output_name, init.fill)),
                tuple((name, fill_key(f)) for name, f in raw.items()))
         plan = self.plans.get(key)
         if plan is None:
             fills = {**self.fills, **raw}
             start = None if init is None else raw.get(self.output_name, init.fill)
-            plan = self._plan(self._fill({i: inputs[t]._shape[m] for i, t, m in self.uses}, start, fills))
+            extents = {i: inputs[t]._shape[m] for i, t, m in self.uses} if shapes is None else \
+                infer_shapes(self.program, shapes).extents
+            plan = self._plan(self._fill(extents, start, fills))
             if len(self.plans) >= 16:   # (a kernel called on many shapes keeps the last few)
                 self.plans.clear()
             self.plans[key] = plan

@@ -127,3 +127,20 @@ def test_a_shape_operators_kernel_checks_their_premises_once_per_set_of_shapes(m
         with pytest.raises(ss.ShapeError, match="extent"):
             k(B=B, C=wide)
     assert len(inferred) == 4
+
+
+@pytest.mark.parametrize("strategy", ["lattice", "looplets"])
+def test_a_concatenation_s_fill_follows_which_parts_each_call_finds_empty(strategy):
+    # (the fill is the first non-empty part's; k, the collapse's index, is read by no access: each call's
+    # extents are inferred from its shapes)
+    program = "c[m] = concat((collapse(A[i, j], (i, j) -> k), B[l]), (k, l) -> m) * 2"
+    B = ss.Tensor.from_numpy(np.array([0.0, 2.0, 0.0]), "sparse_vector")
+    empty = ss.Tensor.from_numpy(np.zeros((0, 3)), "csr", fill=np.nan)
+    full = ss.Tensor.from_numpy(np.array([[np.nan, 1.0, np.nan]]), "csr", fill=np.nan)
+    for A in (empty, full, empty):
+        # (the looplets' kernel is lower()'s cached one each time; the lattice's is specialized to the shapes)
+        got = ss.lower(program, strategy=strategy, A=A, B=B)(A=A, B=B)
+        want, fill = ss.evaluate(program, A=A, B=B)
+        np.testing.assert_array_equal(got.to_numpy(), want)
+        assert np.array_equal(got.fill, fill, equal_nan=True) and np.array_equal(fill, np.nan if A is full else 0.0,
+                                                                                  equal_nan=True)
