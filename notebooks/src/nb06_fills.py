@@ -84,6 +84,24 @@ print("\\n".join(lines[at:at + 4]))
 ones = ss.Tensor.from_numpy(np.array([[1.0, 5.0, 1.0, 1.0]]), ss.csr(fill=1.0), name="A")
 _, y, fill = check("y[i] = A[i, j]", A=ones)
 print(y.to_numpy(), "fill", fill)   # (a row of four fills sums to 4)"""),
+    ("md", """## When `0 * x` is not 0: NaN, infinities and overflow
+
+A product visits only where an operand of fill 0 is stored, because `0 * x` is 0, but only for a
+finite `x`: `0 * inf` and `0 * NaN` are NaN. So every tensor knows which non-finite values it holds,
+and whether a finite one reaches 2^64 (`Tensor.value_facts`): two such values may multiply past the
+largest double (`1e200 * 1e200` is `inf`). Here `x * y` may overflow, so `x * y * 0` is computed
+where both are stored, and is NaN there, as numpy's is. The trace's `value-facts` step says which
+path each product takes, and why. With values under 2^64 every product takes the sparse path."""),
+    ("code", """# NBVAL_CHECK_OUTPUT
+x = ss.Tensor.from_numpy(np.array([0.0, 2.0, 0.0, 1e200]), sv(), name="x")
+y = ss.Tensor.from_numpy(np.array([5.0, 3.0, 0.0, 1e200]), sv(), name="y")
+print("x:", x.value_facts, "| y:", y.value_facts)
+with np.errstate(over="ignore", invalid="ignore"):   # (the dense oracle overflows too, as it should)
+    kernel, z, fill = check("z[i] = x[i] * y[i] * 0", x=x, y=y)
+print(z.to_numpy())
+for step in kernel.trace.find("value-facts"):
+    for r in step.rewrites:
+        print(f"{r.rule:11} {r.before:16} {r.after}")"""),
     ("md", """## User functions with properties
 
 `user_function(name, python, c_body, ...)` defines an operator: a Python implementation (the
