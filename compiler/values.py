@@ -131,6 +131,16 @@ def of_array(values) -> Facts:
 _BOUND = 2.0 ** SMALL
 
 
+def small_value(v) -> bool:
+    """Whether the scalar ``v`` (a fill, a literal) is finite and under 2^64 in magnitude (:attr:`Facts.small`),
+    without building its facts.
+
+    >>> small_value(1e19), small_value(-2e19), small_value(float("nan")), small_value(1 + 1j)
+    (True, False, False, True)
+    """
+    return bool(abs(v) < _BOUND)
+
+
 def _small(arr) -> bool:
     """Whether every value of the real array ``arr`` is finite and under 2^64 in magnitude, in one pass: their
     sum of squares is under 2^128 only then (a NaN, an infinity or one value past 2^64 puts it past; many values
@@ -175,7 +185,7 @@ def of_call(op, args: list[Facts], result_dtype=None) -> Facts:
     if name in _BOOLEAN or name == "astype" and np.dtype(op.param).kind in "biu":
         return FINITE
     out = _of_float_call(op, name, args)
-    scale = _SCALE.get(name, lambda s: LIMIT)([a.scale for a in args]) if args else SMALL
+    scale = _SCALE.get(name, _ANY_SIZE)([a.scale for a in args]) if args else SMALL
     if out.complex and name in _BOUNDED or out.nan and out.posinf and out.neginf:
         scale = LIMIT   # (bounded for real values only: sin(1000j) is about 1e434j; anything is of any size)
     if name == "astype" and np.dtype(op.param).kind in "fc" and scale > np.finfo(op.param).maxexp:
@@ -183,6 +193,10 @@ def of_call(op, args: list[Facts], result_dtype=None) -> Facts:
     if scale > LIMIT:   # (an overflow: past float64's largest, to an infinity of either sign)
         return Facts(out.nan, True, True, out.complex, LIMIT)
     return replace(out, scale=scale)
+
+
+def _ANY_SIZE(scales) -> int:
+    return LIMIT
 
 
 #: functions whose finite real results are under 2^64 in magnitude whatever their operands (tan's near a pole too)
@@ -280,7 +294,7 @@ def of_reduce(op, body: Facts, result_dtype=None) -> Facts:
     out = once | of_call(op, [once, once], result_dtype) if op.arity == 2 else once
     if op.is_user or result_dtype is not None and np.dtype(result_dtype).kind in "biu":
         return out
-    if op.name == "add":
+    if op.name == "add":   # (fewer than 2^64 terms: one + of a term 2^63 times the body's largest, overflow checked)
         return of_call(op, [replace(body, scale=body.scale + SMALL - 1), body], result_dtype) | out
     if op.name == "mul":
         return out | Facts(posinf=True, neginf=True, scale=LIMIT)
@@ -418,5 +432,5 @@ def _text(v) -> str:
     return str(v)
 
 
-__all__ = ["Facts", "FINITE", "ANY", "SMALL", "LIMIT", "of_array", "of_value", "of_call", "of_reduce", "same_value", "Assumptions",
+__all__ = ["Facts", "FINITE", "ANY", "SMALL", "LIMIT", "small_value", "of_array", "of_value", "of_call", "of_reduce", "same_value", "Assumptions",
            "assuming", "assumed", "assume", "check_assumed", "decide", "annihilates"]

@@ -23,6 +23,7 @@ import numpy as np
 from ..algebra import Operator, lookup   # (lookup: for the doctests)
 from ..levels.level import exact_key
 from ..tensor import Tensor
+from .shapeops import fill_source
 
 
 def fill_of(op: Operator, args) -> tuple[np.dtype, Any]:
@@ -266,9 +267,7 @@ class ShapeOp(Node):
 
     def __post_init__(self):
         object.__setattr__(self, "dtype", np.result_type(*(a.dtype for a in self.args)))
-        lead = self.args[0]
-        if self.kind == "concat":   # (its first non-empty operand's fill, as the notation's concat's)
-            lead = next((a for a in self.args if a.shape[self.params[0]]), lead)
+        lead = fill_source(self.args, self.params[0]) if self.kind == "concat" else self.args[0]
         object.__setattr__(self, "fill", np.asarray(lead.fill, dtype=self.dtype)[()].item())
 
     def children(self):

@@ -92,12 +92,24 @@ def _same_fill(ts: list, dtype, lead: Tensor) -> list:
     return out
 
 
+def fill_source(parts, axis: int):
+    """The operand of a concatenation of ``parts`` (tensors or array nodes) along ``axis`` whose fill it takes: its
+    first non-empty one (an empty one's fill is no value of the result), as the notation's concat's
+    (:meth:`compiler.notation.shape.Concat.fill_operand`).
+
+    >>> import numpy as np
+    >>> empty, full = Tensor.from_numpy(np.zeros((0, 2)), "csr", fill=1.0), Tensor.from_numpy(np.ones((1, 2)), "csr")
+    >>> fill_source([empty, full], 0) is full, fill_source([empty, empty], 0) is empty
+    (True, True)
+    """
+    return next((p for p in parts if p.shape[axis]), parts[0])
+
+
 def concat_tensors(ts, axis: int) -> Tensor:
     """``ts`` joined along ``axis``: each operand's entries shifted by the extents before it."""
     ts = list(ts)
     dtype = np.result_type(*(t.dtype for t in ts))
-    # (the result's fill is its first non-empty operand's, as the notation's concat's: an empty one's is no value)
-    lead = next((t for t in ts if t.shape[axis]), ts[0])
+    lead = fill_source(ts, axis)
     if all(_is_dense(t) for t in ts):
         return _dense(lead, np.concatenate([t.to_numpy().astype(dtype) for t in ts], axis=axis))
     ts = _same_fill(ts, dtype, lead)
@@ -171,5 +183,5 @@ MATERIALIZE = {
     "index": lambda ts, params: index_tensor(ts[0], params[0]),
 }
 
-__all__ = ["sparse_format_like", "reshape_tensor", "concat_tensors", "stack_tensors",
+__all__ = ["fill_source", "sparse_format_like", "reshape_tensor", "concat_tensors", "stack_tensors",
            "index_tensor", "squeeze_tensor", "MATERIALIZE"]

@@ -160,7 +160,7 @@ class CinBuilder:
             fill = 0.0 if fill is None else fill
             # (a tensor whose values are surely finite: 0 times it is 0, so where only it is stored
             # under an exact product, nothing is written)
-            finite = values.assumed(e.tensor).small and bool(np.abs(fill) < 2.0 ** 64)
+            finite = values.assumed(e.tensor).small and values.small_value(fill)
             dt = np.dtype(getattr(self.d.fills, "dtypes", {}).get(e.tensor, "float64"))
             typed = dt.name if dt.kind in "iu" and dt.name != "int64" else None
             # (an integer's fill stays an integer: t += 0.0 of an int64 sum computes it in double, to 53 bits)

@@ -315,7 +315,7 @@ def _may_hold(e, facts) -> values.Facts:
         v = e.value
         if isinstance(v, complex):   # (a complex fill's NaN part: 0 * (nan - 1j) is NaN, not 0)
             return values.of_value(v)
-        return values.FINITE if v is MISSING or not isinstance(v, float) or -2.0 ** 64 < v < 2.0 ** 64 else values.of_value(v)
+        return values.FINITE if v is MISSING or not isinstance(v, float) or values.small_value(v) else values.of_value(v)
     if isinstance(e, Call) and isinstance(e.op, Operator):
         return values.of_call(e.op, [_may_hold(x, facts) for x in e.args])
     return facts(e) if callable(facts) else facts
