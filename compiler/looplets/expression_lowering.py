@@ -21,7 +21,7 @@ from ..opimpls import (BINARY_MATH, COMPLEX_HELPED, COMPLEX_PARTS, ROUNDING, UNA
 from .errors import ProgramError
 from .fibers import SubFiber, leaf_value
 from .looplets import Fill
-from .program import MISSING, Access, Call, Index, Literal, Value, Variable
+from .program import MISSING, Access, Call, Count, Index, Literal, Value, Variable
 
 
 def numpy_dtype(d):
@@ -49,9 +49,11 @@ def compound_symbol(op, dt, vdt):
 
 def copies(e: Call, dtypes) -> bool:
     """Whether ``e`` is the sum of ``n`` copies of a complex value as :func:`compiler.looplets.simplify.integrate`
-    makes it, ``n * v`` with ``n`` a :class:`Value` (no program's operand is one): computed part by part, as the
-    copies' sum (``3 * (inf + 0j)`` is ``inf + 0j``), not as numpy's product with 3 made complex."""
-    return (isinstance(e.op, Operator) and not e.op.is_user and e.op.name == "mul" and isinstance(e.args[0], Value)
+    makes it, ``n * v`` with ``n`` a :class:`~compiler.looplets.program.Count`: computed part by part, as the
+    copies' sum (``3 * (inf + 0j)`` is ``inf + 0j``), not as numpy's product with 3 made complex. (A uint32
+    tensor's value times a complex64 one is a product of the program: numpy's complex128, not the complex64 part
+    by part.)"""
+    return (isinstance(e.op, Operator) and not e.op.is_user and e.op.name == "mul" and isinstance(e.args[0], Count)
             and numpy_dtype(dtypes[0]).kind in "iu" and numpy_dtype(dtypes[1]).kind == "c")
 
 

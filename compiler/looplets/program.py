@@ -165,6 +165,20 @@ class Value(Expr):
 
 @serialize.node
 @dataclass(frozen=True)
+class Count(Value):
+    """The number of copies of a value a loop adds (:func:`compiler.looplets.simplify.integrate`'s ``n`` in
+    ``n * v``): the lowering multiplies each part of a complex ``v`` by it, as the copies' sum does, where numpy's
+    product with ``n`` made complex would give ``(inf + 0j) * 3`` an imaginary part ``inf * 0``. No program's
+    operand is one (a tensor's value read at a leaf is a plain :class:`Value`).
+
+    >>> from compiler.imperative.ir import Var
+    >>> Count(Var("n"), "int64") == Value(Var("n"), "int64"), isinstance(Count(Var("n"), "int64"), Value)
+    (False, True)
+    """
+
+
+@serialize.node
+@dataclass(frozen=True)
 class Size(Value):
     """``size(A, m)`` (written ``A.shape[m]`` or ``len(A)``): the size of logical mode ``mode``
     of ``tensor``, an int64 kernel parameter. The parser leaves ``expr`` None; wrapperization
@@ -747,7 +761,8 @@ def is_pass(s) -> bool:
     return isinstance(s, Block) and not s.stmts
 
 
-__all__ = ["MISSING", "Node", "Expr", "Stmt", "Literal", "folded", "Index", "Variable", "Value", "Size", "TensorRef",
+__all__ = ["MISSING", "Node", "Expr", "Stmt", "Literal", "folded", "Index", "Variable", "Value", "Count", "Size",
+           "TensorRef",
            "Swizzle", "Raveled", "Strided", "IndexModifier",
            "Access", "Call", "Extent", "Loop", "Sieve", "Define", "Block", "Declare", "Freeze",
            "Thaw", "Assign", "show_expr", "show_spans", "show_stmt", "walk", "postmap", "substitute", "uses",

@@ -42,7 +42,7 @@ from ..algebra import NOVALUE, Operator
 from ..imperative.ir import BinOp, Const
 from ..rewrite import Rule, rewrite
 from . import extents as X
-from .program import (MISSING, Access, Assign, Block, Call, Define, Literal, Loop, Sieve, Value, folded, is_pass,
+from .program import (MISSING, Access, Assign, Block, Call, Count, Define, Literal, Loop, Sieve, Value, folded, is_pass,
                       substitute, uses, walk)
 
 INF = math.inf
@@ -288,7 +288,7 @@ def integrate(t, facts=values.FINITE):
             return a
         return Sieve(Value(BinOp("<", t.ext.start, t.ext.stop), "bool"), a, line=t.line)
     if not a.op.is_user and a.op.name == "add":
-        # (a count of n copies added is a Value, never folded with the value as a product: the lowering multiplies
+        # (a count of n copies added is a Count, never folded with the value as a product: the lowering multiplies
         # each part of a complex value by it, as the copies' sum does, where numpy's product with n made complex
         # has an imaginary part inf * 0 for inf + 0j: compiler.looplets.expression_lowering)
         real = _lit(a.rhs) and not isinstance(a.rhs.value, complex)
@@ -296,7 +296,7 @@ def integrate(t, facts=values.FINITE):
         # int32; of a uint64 fill, unsigned: numpy's int64 times uint64 is a float64)
         rhs_dtype = getattr(a.rhs, "dtype", None)
         count = "uint64" if rhs_dtype is not None and np.dtype(rhs_dtype).kind == "u" else "int64"
-        n = Literal(length.value, dtype=count) if isinstance(length, Const) and real else Value(length, count)
+        n = Literal(length.value, dtype=count) if isinstance(length, Const) and real else Count(length, count)
         if isinstance(length, Const) and length.value == 1:
             return a
         scaled = Assign(a.lhs, a.op, Call(_mul(), (n, a.rhs)), line=a.line, column=a.column)

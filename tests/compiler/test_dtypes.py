@@ -267,6 +267,9 @@ EINSUM_DTYPES = ["bool", "int8", "uint8", "int16", "int32", "uint32", "int64", "
        sparse=st.booleans(), seed=st.integers(0, 2 ** 16))
 @example(adt="bool", bdt="bool", strategy="lattice", sparse=True, seed=0)
 @example(adt="int8", bdt="uint8", strategy="looplets", sparse=False, seed=1)
+# (the looplets took a uint32 value times a complex64 one for a count of copies: the complex64 parts times a float
+# uint32, 2^32 - 1 rounded to 2^32, where numpy's product is complex128)
+@example(adt="uint32", bdt="complex64", strategy="looplets", sparse=False, seed=0)
 def test_numpys_einsum_call_over_dtype_pairs_is_numpys(adt, bdt, strategy, sparse, seed):
     rng = np.random.default_rng(seed)
     a = np.where(rng.random((3, 4)) < 0.5, 0, rng.integers(-3, 100, (3, 4)))
