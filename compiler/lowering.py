@@ -647,8 +647,10 @@ def _lower(program, strategy, checked, functions, trace, options, tensors, facts
                 if checked and isinstance(value, Tensor):
                     value.validate(as_name=name)
                 facts[name] = facts_of(value)
-        facts = {name: facts.get(name, values.FINITE) for name in formats}
-        facts_key = tuple(sorted((n, f) for n, f in facts.items() if not f.small))
+        facts = {name: facts.get(name) or values.finite_of(formats[name].dtype) for name in formats}
+        # (the overflow scale of the kernel's arithmetic: a float32 product overflows at 2^128)
+        limit = values.limit_of(f.dtype for f in formats.values())
+        facts_key = tuple(sorted((n, f) for n, f in facts.items() if f != values.finite_of(formats[n].dtype)))
         # shape operators' premises are checked before lowering (and a cached kernel is returned)
         shape_info = infer_given(parsed, {n: np.shape(v) for n, v in tensors.items() if isinstance(v, (Tensor, np.ndarray))},
                                  {n: len(f.mode_order) for n, f in formats.items()}) if shaped else None
@@ -698,7 +700,7 @@ def _lower(program, strategy, checked, functions, trace, options, tensors, facts
         # (a long lattice CFIR may have a kernel in its place before its C is emitted: lowering_budget)
         early = None if instead is None or strategy != "lattice" else functools.partial(instead, cfir=True)
         try:
-            with values.assuming(facts) as assumed, user_function_check.noting() as applied, checked_cfir(early):
+            with values.assuming(facts, limit) as assumed, user_function_check.noting() as applied, checked_cfir(early):
                 lowered = _STRATEGIES[strategy](parsed, dict(formats), trace, **options)
             # (each statement computing the expression: tagged by the nodes of the parse step's tree it computes)
             lowered = replace(lowered, function=name_nodes(lowered.function, parsed))

@@ -110,32 +110,38 @@ static int64_t check_##T(int64_t parents, const T *pos, int64_t stored, int64_t 
     return 0;                                                                                   \
 }
 
-/* which non-finite values some values hold: 1 NaN, 2 +inf, 4 -inf, and 8 a finite one of magnitude 2^64 or
-   more (compiler.values.Facts.scale); one vectorized pass finds whether any is either, only then are they told
-   apart */
-#define FACTS(T, BIG)                                                                           \
+/* which non-finite values some values hold: 1 NaN, 2 +inf, 4 -inf; in bits 3 to 5 the step of their largest
+   finite magnitude (compiler.values.Facts.scale: 0 under 2^SMALL, then under 2^(2 SMALL), 2^(4 SMALL), ...);
+   and FLAG, which says the dtype (64 for float32). One vectorized pass finds whether any is past the small
+   bound, only then are they told apart */
+#define FACTS(T, SMALL, FLAG)                                                                   \
 static int64_t facts_##T(const T *v, int64_t n)                                                 \
 {                                                                                               \
+    const T big = (T)0x1p##SMALL;                                                               \
     int any = 0;                                                                                \
     for (int64_t q = 0; q < n; q++)                                                             \
-        any |= (v[q] - v[q] != 0) | (v[q] >= BIG) | (v[q] <= -BIG);                             \
+        any |= (v[q] - v[q] != 0) | (v[q] >= big) | (v[q] <= -big);                             \
     if (!any)                                                                                   \
-        return 0;                                                                               \
+        return FLAG;                                                                            \
     int64_t held = 0;                                                                           \
+    T largest = 0;                                                                              \
     for (int64_t q = 0; q < n; q++) {                                                           \
         T x = v[q];                                                                             \
         if (x - x != 0)                                                                         \
             held |= x != x ? 1 : x > 0 ? 2 : 4;                                                 \
-        else if (x >= BIG || x <= -BIG)                                                         \
-            held |= 8;                                                                          \
+        else if ((x < 0 ? -x : x) > largest)                                                    \
+            largest = x < 0 ? -x : x;                                                           \
     }                                                                                           \
-    return held;                                                                                \
+    int64_t step = 0;                                                                           \
+    for (T bound = big; step < 4 && largest >= bound; step++)                                   \
+        bound = step < 3 ? bound * bound : bound;                                               \
+    return held | step << 3 | FLAG;                                                             \
 }
 
 CHECK_LEVEL(int32_t, uint32_t, INT32_MAX)
 CHECK_LEVEL(int64_t, uint64_t, INT64_MAX)
-FACTS(float, 0x1p64f)
-FACTS(double, 0x1p64)
+FACTS(float, 8, 64)
+FACTS(double, 64, 0)
 
 int64_t sparsescope_facts_f32(const float *v, int64_t n) { return facts_float(v, n); }
 int64_t sparsescope_facts_f64(const double *v, int64_t n) { return facts_double(v, n); }
@@ -170,9 +176,15 @@ int64_t sparsescope_recheck(const int64_t *ops, int64_t n)
 
 _lock = threading.Lock()
 _library: list = []
-# the facts of each mask the C function returns (0: the shared FINITE, which kernels compare by identity)
-_FACTS = [values.FINITE] + [values.Facts(bool(m & 1), bool(m & 2), bool(m & 4), scale=values.LIMIT if m & 8 else values.SMALL)
-                             for m in range(1, 16)]
+def _facts_of_mask(m: int) -> values.Facts:
+    small = values.finite_of("float32" if m & 64 else "float64")
+    if m & 63 == 0:   # (the shared FINITE and FINITE32, which kernels compare by identity)
+        return small
+    return values.Facts(bool(m & 1), bool(m & 2), bool(m & 4), scale=small.scale << (m >> 3 & 7))
+
+
+# the facts of each mask the C function returns
+_FACTS = [_facts_of_mask(m) for m in range(128)]
 
 
 def _lib():

@@ -721,4 +721,4 @@ def facts_of(value):
         return values.of_array(value)
     if is_foreign(value):   # (a scipy or pydata array's stored values)
         return values.of_array(np.asarray(value.data))
-    return values.FINITE
+    return values.finite_of(getattr(value, "dtype", None))

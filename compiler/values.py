@@ -25,10 +25,11 @@ Rules (sound for every value, with one documented exception):
 * integer and boolean values are finite; comparisons and logical operators give booleans;
 * ``+ - * min max neg abs choose overwrite`` of finite values are finite unless they may overflow:
   :attr:`Facts.scale` bounds the magnitude of the finite values (``|x| < 2 ** scale``), an array's
-  quantized to two steps (under 2^64, the common case, or any float64) so that kernels
-  specialized on facts stay few; ``+`` adds one to the larger scale, ``*`` adds the scales, a sum
-  over ``n < 2^64`` values adds 64, and a result past 2^1024 may be ±inf (float64's overflow: the
-  exception is a float32 or float16 result, whose narrower overflow is **not** modelled);
+  quantized to five steps of its dtype (under 2^64, the common case, 2^128, 2^256, 2^512 or any
+  float64; under 2^8, 2^16, 2^32, 2^64 or any float32) so that kernels specialized on facts stay
+  few; ``+`` adds one to the larger scale, ``*`` adds the scales, a sum over ``n < 2^64`` values
+  adds 64, and a result past the lowering's overflow scale may be ±inf (2^1024, float64's; 2^128 in a
+  kernel with a float32 tensor, whose arithmetic overflows there: :func:`assuming`);
 * ``/``, ``pow``, ``log``, ``exp``, ``sqrt`` and user functions with a float result may give
   any non-finite value from finite operands (``1 / 0``, ``log(0)``, ``exp(1000)``).
 """
@@ -37,6 +38,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import math
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -65,13 +67,17 @@ class Facts:
 
     @property
     def small(self) -> bool:
-        """Finite and under 2^64 in magnitude (:data:`SMALL`): ``+ - *`` of a few such values stay finite,
+        """Finite and under 2^64 in magnitude (:data:`SMALL`), 2^8 in a kernel with a float32 tensor (a
+        sixteenth of its overflow scale, :func:`small_scale`): ``+ - *`` of a few such values stay finite,
         which the lowerings assume of a tensor's values where they fold ``0 * x`` to 0.
 
         >>> FINITE.small, of_array(np.array([1e300])).small, of_array(np.array([1e300])).finite
         (True, False, True)
+        >>> with assuming({}, limit=128):
+        ...     FINITE.small, of_array(np.array([100.0], dtype=np.float32)).small
+        (False, True)
         """
-        return self.finite and self.scale <= SMALL
+        return self.finite and self.scale <= small_scale()
 
     def kinds(self) -> tuple[str, ...]:
         """The non-finite values possible, as :class:`~compiler.algebra.Annihilator` names them."""
@@ -99,65 +105,148 @@ FINITE = Facts()
 ANY = Facts(True, True, True, scale=LIMIT)
 FINITE_COMPLEX = Facts(complex=True)
 ANY_COMPLEX = Facts(True, True, True, complex=True, scale=LIMIT)
+#: a float32 array's small values: under 2^8 (float32's largest finite value is under 2^128)
+FINITE32 = Facts(scale=8)
+FINITE32_COMPLEX = Facts(complex=True, scale=8)
 
 
-def of_array(values) -> Facts:
-    """The facts of the values of an array (integer and boolean arrays are finite).
+def overflow_scale(dtype) -> int:
+    """The scale past which arithmetic of ``dtype`` overflows: 128 for float32 (and complex64), else 1024
+    (float64's; an integer's wraps, and the facts of an integer result are finite).
+
+    >>> overflow_scale("float32"), overflow_scale(np.complex128), overflow_scale("int8")
+    (128, 1024, 1024)
+    """
+    d = np.dtype(dtype)
+    return 128 if d.kind in "fc" and d.itemsize == (4 if d.kind == "f" else 8) else LIMIT
+
+
+def limit_of(dtypes) -> int:
+    """The overflow scale of a kernel computing in ``dtypes`` (None for one not known): its narrowest float's,
+    since its arithmetic of that dtype is done in that dtype (a float32 product overflows at 2^128).
+
+    >>> limit_of(["float64", "int32"]), limit_of(["float64", None, "float32"])
+    (1024, 128)
+    """
+    return min((overflow_scale(d) for d in dtypes if d is not None), default=LIMIT)
+
+
+def small_scale(limit: int | None = None) -> int:
+    """The scale of small values (:attr:`Facts.small`) under the overflow scale ``limit`` (the current
+    lowering's, :func:`assuming`, by default): a sixteenth of it, so that a product of 15 of them stays finite.
+
+    >>> small_scale(), small_scale(128)
+    (64, 8)
+    """
+    return (current_limit() if limit is None else limit) // 16
+
+
+def finite_of(dtype=None) -> Facts:
+    """The facts a lowering assumes of a tensor of ``dtype`` given by its format alone (as TACO and Finch
+    assume): small finite values, under 2^64 for float64 and 2^8 for float32 (:func:`small_scale`); a call
+    with larger values lowers again.
+
+    >>> str(finite_of("float32")), finite_of("float32").scale, finite_of(None) is FINITE
+    ('finite', 8, True)
+    """
+    d = None if dtype is None else np.dtype(dtype)
+    if d is None or overflow_scale(d) == LIMIT:
+        return FINITE_COMPLEX if d is not None and d.kind == "c" else FINITE
+    return FINITE32_COMPLEX if d.kind == "c" else FINITE32
+
+
+def _quantized(magnitude: float, dtype) -> int:
+    """The scale of finite values of ``dtype`` whose largest magnitude is ``magnitude``: the least of its five
+    steps (its small scale doubled up to its overflow scale) above it."""
+    limit = overflow_scale(dtype)
+    scale = small_scale(limit)
+    while scale < limit and magnitude >= 2.0 ** scale:
+        scale *= 2
+    return scale
+
+
+def of_array(values, exact: bool = False) -> Facts:
+    """The facts of the values of an array (integer and boolean arrays are finite), their scale quantized to the
+    steps of its dtype (:attr:`Facts.scale`), or ``exact``.
 
     >>> str(of_array(np.array([np.nan, -np.inf]))), of_array(np.arange(3)).finite
     ('may hold NaN, -inf', True)
+    >>> of_array(np.array([3e20])).scale, of_array(np.array([3e20]), exact=True).scale
+    (128, 69)
     """
+    if exact:
+        return _exactly(np.asarray(values))
     arr = np.asarray(values)
-    if arr.dtype.kind == "c" and arr.size == 0:
-        return FINITE_COMPLEX
     if arr.dtype.kind not in "fc" or arr.size == 0:
-        return FINITE
+        return finite_of(arr.dtype) if arr.dtype.kind in "fc" else FINITE
+    small = finite_of(arr.dtype)
+    parts = arr.reshape(-1).view(arr.real.dtype) if arr.dtype.kind == "c" else arr.reshape(-1)
+    largest = _largest(parts, 2.0 ** small.scale)
+    if largest is not None:
+        return small if largest < 2.0 ** small.scale else replace(small, scale=_quantized(largest, arr.dtype))
     if arr.dtype.kind == "c":
-        parts = arr.reshape(-1).view(arr.real.dtype)
-        if _small(parts):
-            return FINITE_COMPLEX
-        return Facts(complex=True, scale=LIMIT) if np.isfinite(arr).all() else ANY_COMPLEX
-    if _small(arr):
-        return FINITE
+        return replace(ANY_COMPLEX, scale=overflow_scale(arr.dtype))
     # (fmax and fmin skip NaN: three passes without the two temporaries isposinf and isneginf make,
     # a quarter of the time on a distance vector holding inf, which a Bellman-Ford round checks)
     finite = arr[np.isfinite(arr)]
     return Facts(bool(np.isnan(arr).any()), bool(np.fmax.reduce(arr, axis=None) == np.inf),
                  bool(np.fmin.reduce(arr, axis=None) == -np.inf),
-                 scale=SMALL if finite.size == 0 or np.abs(finite).max() < _BOUND else LIMIT)
-
-
-#: the magnitude under which values are small (:attr:`Facts.small`)
-_BOUND = 2.0 ** SMALL
+                 scale=_quantized(float(np.abs(finite).max()) if finite.size else 0.0, arr.dtype))
 
 
 def small_value(v) -> bool:
-    """Whether the scalar ``v`` (a fill, a literal) is finite and under 2^64 in magnitude (:attr:`Facts.small`),
-    without building its facts.
+    """Whether the scalar ``v`` (a fill, a literal) is finite and small (:attr:`Facts.small`: under 2^64, or 2^8 in
+    a kernel with a float32 tensor), without building its facts.
 
     >>> small_value(1e19), small_value(-2e19), small_value(float("nan")), small_value(1 + 1j)
     (True, False, False, True)
     """
-    return bool(abs(v) < _BOUND)
+    return bool(abs(v) < 2.0 ** small_scale())
 
 
-def _small(arr) -> bool:
-    """Whether every value of the real array ``arr`` is finite and under 2^64 in magnitude, in one pass: their
-    sum of squares is under 2^128 only then (a NaN, an infinity or one value past 2^64 puts it past; many values
-    near 2^64 do too, and the caller then looks at each)."""
-    v = arr.reshape(-1)
+def _largest(v, bound: float) -> float | None:
+    """The largest magnitude of the real vector ``v``, or 0 where every value is under ``bound`` in magnitude; None
+    where it holds a NaN or an infinity. Float64's common case in one pass: a sum of squares under ``bound ** 2``
+    holds only then (a NaN, an infinity or one value past ``bound`` puts it past, rounding too, as a rounded sum of
+    squares is never below its largest). Else, and for float32 (whose bound, 2^8, a long vector's squares pass),
+    a maximum and a minimum, which a NaN makes NaN."""
     if v.size <= 16:   # (a kernel call checks a small vector argument every time: a list beats numpy calls)
-        return sum(map(abs, v.tolist())) < _BOUND
-    with np.errstate(all="ignore"):   # (an overflow of the squares is the answer, not a warning)
-        return bool(np.dot(v, v) < _BOUND * _BOUND)
+        vals = v.tolist()
+        if sum(map(abs, vals)) < bound:
+            return 0.0
+        largest = max(map(abs, vals))
+        return largest if math.isfinite(largest) and all(x == x for x in vals) else None
+    if v.dtype.itemsize == 8:
+        with np.errstate(all="ignore"):   # (an overflow of the squares is the answer, not a warning)
+            if np.dot(v, v) < bound * bound:
+                return 0.0
+    largest = max(float(v.max()), -float(v.min()))
+    return largest if math.isfinite(largest) else None
+
+
+def _exactly(arr) -> Facts:
+    """:func:`of_array`'s facts of ``arr`` with the least scale of its finite values."""
+    quantized = of_array(arr)
+    if arr.dtype.kind not in "fc" or arr.size == 0:
+        return quantized
+    parts = arr.reshape(-1).view(arr.real.dtype) if arr.dtype.kind == "c" else arr.reshape(-1)
+    finite = np.abs(parts[np.isfinite(parts)])
+    # (|v| < 2 ** e where v = m * 2 ** e, 0.5 <= |m| < 1)
+    return replace(quantized, scale=max(1, math.frexp(float(finite.max()))[1]) if finite.size else 1)
 
 
 def of_value(value) -> Facts:
-    """The facts of one value (a fill, a literal); an unknown one (not a number) may be anything."""
+    """The facts of one value (a fill, a literal), its scale exact (one value makes no kernel of its own); an
+    unknown one (not a number) may be anything.
+
+    >>> of_value(100.0).scale, of_value(-0.5 + 3j).scale, str(of_value(float("inf"))), of_value(0.0).scale
+    (7, 2, 'may hold +inf', 1)
+    """
     try:
-        return of_array(np.asarray(value))
+        arr = np.asarray(value)
     except (TypeError, ValueError):
         return ANY
+    return of_array(arr, exact=True)
 
 
 # operators whose result is finite where their operands are (overflow aside, see the module doc)
@@ -185,12 +274,13 @@ def of_call(op, args: list[Facts], result_dtype=None) -> Facts:
     if name in _BOOLEAN or name == "astype" and np.dtype(op.param).kind in "biu":
         return FINITE
     out = _of_float_call(op, name, args)
+    limit = current_limit() if result_dtype is None else min(current_limit(), overflow_scale(result_dtype))
     scale = _SCALE.get(name, _ANY_SIZE)([a.scale for a in args]) if args else SMALL
     if out.complex and name in _BOUNDED or out.nan and out.posinf and out.neginf:
         scale = LIMIT   # (bounded for real values only: sin(1000j) is about 1e434j; anything is of any size)
     if name == "astype" and np.dtype(op.param).kind in "fc" and scale > np.finfo(op.param).maxexp:
         scale = LIMIT + 1   # (1e300 as a float32 is inf)
-    if scale > LIMIT:   # (an overflow: past float64's largest, to an infinity of either sign)
+    if scale > limit:   # (an overflow: past the largest float the kernel computes in, to an infinity of either sign)
         return Facts(out.nan, True, True, out.complex, LIMIT)
     return replace(out, scale=scale)
 
@@ -200,13 +290,15 @@ def _ANY_SIZE(scales) -> int:
 
 
 #: functions whose finite real results are under 2^64 in magnitude whatever their operands (tan's near a pole too)
-_BOUNDED = ("sin", "cos", "tan", "atan", "tanh", "asin", "acos", "atan2", "log", "log1p", "log2", "log10")
+_BOUNDED = {"sin": 2, "cos": 2, "atan": 2, "tanh": 2, "asin": 2, "acos": 2, "atan2": 2,   # (under pi)
+            "log": 11, "log1p": 11, "log2": 11, "log10": 11,   # (log2 of the least subnormal is -1074)
+            "tan": SMALL}   # (tan of the float next to pi/2 is about 1.6e16)
 #: the scale of each operator's finite results from its operands' (:attr:`Facts.scale`); any other's, any value's
 _SCALE = {"add": lambda s: max(s) + 1, "sub": lambda s: max(s) + 1, "mul": lambda s: sum(s) + 1,
           "hypot": lambda s: max(s) + 1, "sqrt": lambda s: s[0] // 2 + 1,
           **{name: max for name in ("min", "max", "choose", "overwrite", "neg", "abs", "floor", "ceil", "trunc",
                                     "round", "asinh", "copysign", "real", "imag", "conj", "astype")},
-          **{name: lambda s: SMALL for name in _BOUNDED}}
+          **{name: (lambda bound: lambda s: bound)(bound) for name, bound in _BOUNDED.items()}}
 
 
 def _of_float_call(op, name: str, args: list[Facts]) -> Facts:
@@ -316,6 +408,8 @@ class Assumptions:
 
     facts: dict
     decisions: list
+    #: the scale past which the kernel's arithmetic overflows (:func:`limit_of` its dtypes)
+    limit: int = LIMIT
 
     def of(self, tensor: str) -> Facts:
         """The facts of ``tensor``'s stored values; a tensor the lowering made (a converted copy,
@@ -334,14 +428,27 @@ class Assumptions:
 
 
 @contextlib.contextmanager
-def assuming(facts: dict):
-    """Lower under the facts ``{tensor: Facts}``; yields the :class:`Assumptions`."""
-    a = Assumptions(dict(facts), [])
+def assuming(facts: dict, limit: int = LIMIT):
+    """Lower under the facts ``{tensor: Facts}`` and the overflow scale ``limit`` (:func:`limit_of` the kernel's
+    dtypes: 128 where it computes in float32); yields the :class:`Assumptions`.
+
+    >>> from compiler.algebra import lookup
+    >>> with assuming({}, limit=128):     # (a float32 product of values under 2^64 may pass float32's largest)
+    ...     str(of_call(lookup("*"), [FINITE, FINITE]))
+    'may hold +inf, -inf'
+    """
+    a = Assumptions(dict(facts), [], limit)
     token = _ASSUMED.set(a)
     try:
         yield a
     finally:
         _ASSUMED.reset(token)
+
+
+def current_limit() -> int:
+    """The overflow scale of the current lowering (:func:`assuming`), float64's outside one."""
+    a = _ASSUMED.get()
+    return LIMIT if a is None else a.limit
 
 
 def assumed(tensor: str) -> Facts:
@@ -432,5 +539,6 @@ def _text(v) -> str:
     return str(v)
 
 
-__all__ = ["Facts", "FINITE", "ANY", "SMALL", "LIMIT", "small_value", "of_array", "of_value", "of_call", "of_reduce", "same_value", "Assumptions",
-           "assuming", "assumed", "assume", "check_assumed", "decide", "annihilates"]
+__all__ = ["Facts", "FINITE", "FINITE32", "ANY", "SMALL", "LIMIT", "small_value", "small_scale", "overflow_scale",
+           "limit_of", "finite_of", "current_limit", "of_array", "of_value", "of_call", "of_reduce", "same_value",
+           "Assumptions", "assuming", "assumed", "assume", "check_assumed", "decide", "annihilates"]

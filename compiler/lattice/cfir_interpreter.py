@@ -284,7 +284,8 @@ def cfir_evaluate(program, **tensors) -> np.ndarray:
     >>> cfir_evaluate(parse("y[i] = sum[l](A[l] * B[l, i])"), A=A, B=B)     # (inf * B's absent 0)
     array([nan, inf])
     """
-    with values.assuming({name: t.value_facts for name, t in tensors.items()}):
+    with values.assuming({name: t.value_facts for name, t in tensors.items()},
+                         values.limit_of(t.dtype for t in tensors.values())):
         _, setup, conversions = setup_converting(program, {n: t.format for n, t in tensors.items()}, None, None)
         cfir = build_cfir(setup.statement, setup)
     read = dict(tensors)

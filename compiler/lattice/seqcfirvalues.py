@@ -187,7 +187,7 @@ def value_facts(e: Value) -> values.Facts:
     if isinstance(e, Lit):
         return values.of_value(e.value)
     if isinstance(e, Read):
-        return values.FINITE if e.finite else values.ANY
+        return values.Facts(scale=values.small_scale()) if e.finite else values.ANY
     if isinstance(e, Op):
         return values.of_call(e.op, [value_facts(a) for a in e.args])
     if isinstance(e, (Add, Mul)):

@@ -495,7 +495,8 @@ def seq_evaluate(program, trace: Trace | None = None, loop_order=None, hoisted=N
 
     def lowered(tensors):
         # (assuming what these tensors hold: a part read densely holds its fill too, which the lowering knows)
-        with values.assuming({name: t.value_facts for name, t in tensors.items()}):
+        with values.assuming({name: t.value_facts for name, t in tensors.items()},
+                             values.limit_of(t.dtype for t in tensors.values())):
             return seq_lower(program, trace=trace, loop_order=loop_order, hoisted=hoisted, sparse_rows=sparse_rows,
                              **tensors)
 

@@ -58,7 +58,8 @@ def interpret(cf, data: Mapping, env: Mapping | None = None) -> Run:
         if name in data:
             # (a tensor read again is read under a primed name, A')
             tensor = name.rstrip("'")
-            values.check_assumed(tensor, values.of_array(list(data[name].values())), facts, "the sequence CFIR",
+            held = values.of_array(list(data[name].values()), exact=True)
+            values.check_assumed(tensor, held, facts, "the sequence CFIR",
                                  f"lower it under values.assuming({{{tensor!r}: {tensor}.value_facts, ...}}), or "
                                  f"call seq_evaluate")
     run = Run({}, [])

@@ -312,10 +312,8 @@ def _may_hold(e, facts) -> values.Facts:
     and ``x * inf`` may be infinite for a finite ``x``, ``0 / 0`` is NaN), anything else what ``facts``
     say (or, given a function, what it says of that operand)."""
     if _lit(e):
-        v = e.value
-        if isinstance(v, complex):   # (a complex fill's NaN part: 0 * (nan - 1j) is NaN, not 0)
-            return values.of_value(v)
-        return values.FINITE if v is MISSING or not isinstance(v, float) or values.small_value(v) else values.of_value(v)
+        # (a complex fill's NaN part: 0 * (nan - 1j) is NaN, not 0)
+        return values.FINITE if e.value is MISSING else values.of_value(e.value)
     if isinstance(e, Call) and isinstance(e.op, Operator):
         return values.of_call(e.op, [_may_hold(x, facts) for x in e.args])
     return facts(e) if callable(facts) else facts
