@@ -88,7 +88,7 @@ print(y.to_numpy(), "fill", fill)   # (a row of four fills sums to 4)"""),
 
 A product visits only where an operand of fill 0 is stored, because `0 * x` is 0, but only for a
 finite `x`: `0 * inf` and `0 * NaN` are NaN. So every tensor knows which non-finite values it holds,
-and whether a finite one reaches 2^64 (`Tensor.value_facts`): two such values may multiply past the
+and how large a finite one may be (`Tensor.value_facts`): two such values may multiply past the
 largest double (`1e200 * 1e200` is `inf`). Here `x * y` may overflow, so `x * y * 0` is computed
 where both are stored, and is NaN there, as numpy's is. The trace's `value-facts` step says which
 path each product takes, and why. With values under 2^64 every product takes the sparse path."""),
@@ -102,6 +102,17 @@ print(z.to_numpy())
 for step in kernel.trace.find("value-facts"):
     for r in step.rewrites:
         print(f"{r.rule:11} {r.before:16} {r.after}")"""),
+    ("md", """A kernel computing in float32 overflows much sooner: float32's largest value is about 3.4e38, so
+`1e19 * 1e19 * 1e19` is already `inf`. The facts of a float32 tensor are measured in its own steps
+(under 2^8, 2^16, 2^32, 2^64 or any float32), and a float32 kernel takes a product past 2^128 to be
+possibly infinite: `a * a * a * w` is NaN where `a` stores 1e19 and `w` stores nothing, as numpy's is."""),
+    ("code", """# NBVAL_CHECK_OUTPUT
+a = ss.Tensor.from_numpy(np.array([1e19, 2.0, 0.0], dtype=np.float32), "sparse_vector", name="a")
+w = ss.Tensor.from_numpy(np.array([0.0, 0.0, 4.0], dtype=np.float32), "sparse_vector", name="w")
+print("a:", a.value_facts, "up to 2 **", a.value_facts.scale, "| w: up to 2 **", w.value_facts.scale)
+with np.errstate(over="ignore", invalid="ignore"):
+    kernel, v, fill = check("v[i] = a[i] * a[i] * a[i] * w[i]", a=a, w=w)
+print(v.to_numpy(), v.dtype)"""),
     ("md", """## User functions with properties
 
 `user_function(name, python, c_body, ...)` defines an operator: a Python implementation (the
