@@ -59,6 +59,7 @@ from ..notation.ast import Access, Assign, Call, Index, Literal, Reduce, free_in
 from ..notation.ast import accesses as accesses_of
 from ..notation.ast import walk as walk_notation
 from ..notation.drawing import expression_nodes
+from ..notation.dtypes import expr_dtype, reduce_dtype
 from ..notation.infer import infer_shapes
 from ..notation.shape import Broadcast, Collapse, Concat, Slice, Split, distinct_bindings
 from .seqconstants import with_constants
@@ -214,8 +215,17 @@ class CinBuilder:
                 body = self.forall(j, e.body, body, ordered)
             fold = [cin.Fold(t, n, int(np.prod([self.d.size(j) for j in e.indices])), folded, op=op, power=power)] \
                 if n else []
-            return [cin.Alloc(t, n, 0.0 if op is None else op.identity), body] + fold, cin.Temp(t)
+            return [cin.Alloc(t, n, 0.0 if op is None else op.identity, self.reduced_dtype(e)), body] + fold, \
+                cin.Temp(t)
         raise StrategyError(f"{e}: the sequence lowering does not take this node")
+
+    def reduced_dtype(self, e: Reduce) -> str:
+        """The dtype the reduction ``e`` accumulates in (:func:`~compiler.notation.dtypes.reduce_dtype` of its
+        body's), or "" (the output's) where a tensor's dtype is not known."""
+        known = self.d.fills.dtypes if isinstance(self.d.fills, Fills) else {}
+        if any(a.tensor not in known for a in accesses_of(e.body)):
+            return ""
+        return reduce_dtype(e.op, expr_dtype(e.body, lambda a: known[a.tensor])).name
 
 
 #: the reductions other than a sum the sequence lowering takes, into a scalar (each's identity the start)

@@ -117,6 +117,7 @@ class SeqEmitter(LeafWalks, RowLocates):
         self.starts: dict = {}        # such a group key -> leaf key -> [(cursor variable, its start)]
         self.closed: frozenset = frozenset()      # the group keys of π0s past their last group (no start)
         self.temps: dict = {}         # CFIR temporary -> C name
+        self.temp_dtypes: dict = {}   # CFIR temporary -> the dtype it reduces in (its Alloc's, else the output's)
         self.summed: dict = {}        # CFIR temporary -> the tensors its sum's summand reads
         self.helpers: dict = {}       # C helper name -> (source, operator): user functions, integer pow
         self.workspaces: dict = {}    # a sum's workspace -> its code (compiler.lattice.seqworkspace)
@@ -536,15 +537,20 @@ class SeqEmitter(LeafWalks, RowLocates):
                 return Const(e.value, "complex128"), "complex128"
             return Const(float(e.value), "float64"), "float64"
         if isinstance(e, cf.Temp):
-            return Var(self.temps[e.name]), self.dtype
+            return Var(self.temps[e.name]), self.temp_dtype(e.name)
         if isinstance(e, cf.Cat):
-            return arith("+", self.value(e.a), self.value(e.b)), self.dtype
+            (a, da), (b, db) = self.typed(e.a), self.typed(e.b)
+            return arith("+", a, b), lookup("add").result_dtype(da, db).name
         if isinstance(e, (cf.Add, cf.Mul)):
             return self.arithmetic(e)
         if isinstance(e, cf.Op):
             args = [self.typed(x) for x in e.args]
             return apply_op(e.op, [a for a, _ in args], [d for _, d in args], self.helpers)
         raise TypeError(f"not a value: {e!r}")
+
+    def temp_dtype(self, name: str) -> str:
+        """The dtype the temporary ``name`` reduces in."""
+        return self.temp_dtypes.get(name, self.dtype)
 
     def arithmetic(self, e) -> tuple:
         """``(IR, dtype)`` of the CFIR's ``a + b`` or ``a * b``: integers in numpy's dtype (an int32 times
@@ -554,7 +560,7 @@ class SeqEmitter(LeafWalks, RowLocates):
         symbol, name = ("+", "add") if isinstance(e, cf.Add) else ("*", "mul")
         want = lookup(name).result_dtype(da, db)
         if want.kind not in "iu":
-            return BinOp(symbol, a, b), self.dtype
+            return BinOp(symbol, a, b), want.name
         a, b = operands([a, b], [da, db], want.name)
         return wrap(BinOp(symbol, a, b), want.name), want.name
 
@@ -565,10 +571,11 @@ class SeqEmitter(LeafWalks, RowLocates):
             return []
         if isinstance(s, cf.Alloc):
             name = self.temps.setdefault(s.name, self.fresh(s.name))
+            dt = self.temp_dtypes.setdefault(s.name, s.dtype or self.dtype)
             init = s.init if s.init != 0 else 0
-            if np.dtype(self.dtype).kind in "iu" and not np.isfinite(init):   # (max's identity in an integer)
-                init = int(np.iinfo(self.dtype).min if init < 0 else np.iinfo(self.dtype).max)
-            out = [Declare(Var(name), self.dtype, Const(init, self.dtype))]
+            if np.dtype(dt).kind in "iu" and not np.isfinite(init):   # (max's identity in an integer)
+                init = int(np.iinfo(dt).min if init < 0 else np.iinfo(dt).max)
+            out = [Declare(Var(name), dt, Const(init, dt))]
             if s.count:
                 out.append(Declare(Var(self.temps.setdefault(s.count, self.fresh(s.count))), I64, _c(0)))
             return out
@@ -585,7 +592,7 @@ class SeqEmitter(LeafWalks, RowLocates):
             if s.op is not None:    # (max, min or a product into a scalar: t = max(t, v), the operator's C)
                 t = Var(self.temps[s.out])
                 v, dt = self.typed(s.value)
-                new = apply_op(s.op, [t, v], [self.dtype, dt], self.helpers)[0]
+                new = apply_op(s.op, [t, v], [self.temp_dtype(s.out), dt], self.helpers)[0]
                 out = self.computing(s, [ir.Assign(t, new)], None)
             else:
                 out = self.computing(s, [ir.CompoundAssign("+", Var(self.temps[s.out]), self.value(s.value))], None)
@@ -596,22 +603,22 @@ class SeqEmitter(LeafWalks, RowLocates):
         if isinstance(s, cf.Fold) and s.op is not None:
             # (the fill, a fixed point of the operator, once where the loops skipped any coordinate; a product's
             # other fill to the power of the coordinates skipped)
-            t = Var(self.temps[s.out])
-            fill = Const(s.fill, self.dtype)
+            t, dt = Var(self.temps[s.out]), self.temp_dtype(s.out)
+            fill = Const(s.fill, dt)
             if s.power:
-                fill = fold_power(fill, arith("-", _c(s.extent), Var(self.temps[s.count])), self.dtype, self.helpers)
-            folded = apply_op(s.op, [t, fill], [self.dtype, self.dtype], self.helpers)[0]
+                fill = fold_power(fill, arith("-", _c(s.extent), Var(self.temps[s.count])), dt, self.helpers)
+            folded = apply_op(s.op, [t, fill], [dt, dt], self.helpers)[0]
             return computing([If(BinOp("<", Var(self.temps[s.count]), _c(s.extent)), [ir.Assign(t, folded)])],
                              (), None, fills=self.summed.get(s.out, ()))
         if isinstance(s, cf.Fold):
             # (the summand's fill once for each coordinate the loops skipped, where they skipped any)
-            n, extent = Var(self.temps[s.count]), _c(s.extent)
+            n, extent, dt = Var(self.temps[s.count]), _c(s.extent), self.temp_dtype(s.out)
             missed = arith("-", extent, n)
             # (the fill added once a coordinate missed: a complex one's parts each times the count, as their sum,
             # C's real times complex, where a complex count's product would make inf * 0 of inf + 0j)
-            missed = missed if self.dtype == I64 else Cast(real_part_dtype(self.dtype).name, missed)
+            missed = missed if dt == I64 else Cast(real_part_dtype(dt).name, missed)
             if s.fill != 1:
-                missed = arith("*", missed, Const(s.fill, self.dtype))
+                missed = arith("*", missed, Const(s.fill, dt))
             # (it computes the summand with its tensors' fills: tagged as the summand's nodes)
             return computing([If(BinOp("<", n, extent), [ir.CompoundAssign("+", Var(self.temps[s.out]), missed)])],
                              (), None, fills=self.summed.get(s.out, ()))

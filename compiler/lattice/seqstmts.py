@@ -107,11 +107,13 @@ class Reduce(Stmt):
 @dataclass(frozen=True)
 class Alloc(Stmt):
     """``alloc t``: a scalar temporary, 0 (and its ``count``, 0, where it has one); ``init``: another start
-    (the identity of the reduction into it: ``-inf`` for ``max``)."""
+    (the identity of the reduction into it: ``-inf`` for ``max``); ``dtype``: the dtype it reduces in, where it is
+    not the output's (``max[i](x[i]) != 0`` of a float ``x`` into a bool output reduces in float64)."""
 
     name: str
     count: str = ""
     init: float = 0.0
+    dtype: str = ""
 
 
 @serialize.node
