@@ -18,7 +18,7 @@ import numpy as np
 from ..errors import DTypeError, ShapeError, UsageError
 from ..tensor import Tensor
 from . import build
-from .lazy import Array, asarray, broadcast_to, where
+from .lazy import Array, asarray, broadcast_to, check_device, where
 
 
 #: numpy's most dimensions of an array
@@ -77,7 +77,7 @@ def _allocated(what: str, shape: tuple, make):
         raise
 
 
-def full(shape, fill_value, *, dtype=None, format=None) -> Array:
+def full(shape, fill_value, *, dtype=None, device=None, format=None) -> Array:
     """An array of ``shape`` holding ``fill_value`` everywhere (dtype: ``fill_value``'s, as numpy's).
     Stored dense by default; in a sparse ``format`` it stores no entry, ``fill_value`` being its fill.
 
@@ -87,6 +87,7 @@ def full(shape, fill_value, *, dtype=None, format=None) -> Array:
     ...
     compiler.errors.DTypeError: full: fill value 300 does not fit dtype int8 (Python integer 300 out of bounds for int8)
     """
+    check_device("full", device)
     return _full("full", shape, fill_value, dtype, format)
 
 
@@ -110,39 +111,46 @@ def _full(what: str, shape, fill_value, dtype, format) -> Array:
                                       format=format, fill=value, dtype=dt.name))
 
 
-def zeros(shape, *, dtype=np.float64, format=None) -> Array:
-    """An array of zeros (in a sparse ``format``: no entry stored)."""
+def zeros(shape, *, dtype=None, device=None, format=None) -> Array:
+    """An array of zeros (in a sparse ``format``: no entry stored); float64 unless ``dtype`` says otherwise."""
+    check_device("zeros", device)
     dtype = _dtype("zeros", dtype)
     return _full("zeros", shape, np.zeros((), dtype)[()], dtype, format)
 
 
-def ones(shape, *, dtype=np.float64, format=None) -> Array:
-    """An array of ones (in a sparse ``format``: no entry stored, its fill 1)."""
+def ones(shape, *, dtype=None, device=None, format=None) -> Array:
+    """An array of ones (in a sparse ``format``: no entry stored, its fill 1); float64 unless ``dtype`` says
+    otherwise."""
+    check_device("ones", device)
     dtype = _dtype("ones", dtype)
     return _full("ones", shape, np.ones((), dtype)[()], dtype, format)
 
 
-def full_like(x, fill_value, *, dtype=None, format=None) -> Array:
+def full_like(x, /, fill_value, *, dtype=None, device=None, format=None) -> Array:
     """``full`` of ``x``'s shape (and dtype, unless given)."""
     x = asarray(x)
-    return full(x.shape, fill_value, dtype=x.dtype if dtype is None else dtype, format=format)
+    return full(x.shape, fill_value, dtype=x.dtype if dtype is None else dtype, device=device, format=format)
 
 
-def zeros_like(x, *, dtype=None, format=None) -> Array:
+def zeros_like(x, /, *, dtype=None, device=None, format=None) -> Array:
     """Zeros of ``x``'s shape and dtype."""
     x = asarray(x)
-    return full_like(x, np.zeros((), x.dtype if dtype is None else dtype)[()], dtype=dtype, format=format)
+    return full_like(x, np.zeros((), x.dtype if dtype is None else dtype)[()], dtype=dtype, device=device,
+                     format=format)
 
 
-def ones_like(x, *, dtype=None, format=None) -> Array:
+def ones_like(x, /, *, dtype=None, device=None, format=None) -> Array:
     """Ones of ``x``'s shape and dtype."""
     x = asarray(x)
-    return full_like(x, np.ones((), x.dtype if dtype is None else dtype)[()], dtype=dtype, format=format)
+    return full_like(x, np.ones((), x.dtype if dtype is None else dtype)[()], dtype=dtype, device=device,
+                     format=format)
 
 
-def eye(n_rows: int, n_cols: int | None = None, *, k: int = 0, dtype=np.float64, format=None) -> Array:
-    """Ones on the ``k``-th diagonal (above the main one for ``k > 0``), zeros elsewhere; in a sparse
-    ``format`` (``"csr"``, ...) only the diagonal is stored, as ``scipy.sparse.eye_array``'s."""
+def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype=None, device=None, format=None) -> Array:
+    """Ones on the ``k``-th diagonal (above the main one for ``k > 0``), zeros elsewhere (float64 unless ``dtype``
+    says otherwise); in a sparse ``format`` (``"csr"``, ...) only the diagonal is stored, as
+    ``scipy.sparse.eye_array``'s."""
+    check_device("eye", device)
     n_cols = n_rows if n_cols is None else n_cols
     rows, cols = _shape("eye", (n_rows, n_cols))
     k = _integer("eye", "k", k)
@@ -155,8 +163,9 @@ def eye(n_rows: int, n_cols: int | None = None, *, k: int = 0, dtype=np.float64,
                                       dtype=np.dtype(dtype).name))
 
 
-def arange(start, /, stop=None, step=1, *, dtype=None) -> Array:
+def arange(start, /, stop=None, step=1, *, dtype=None, device=None) -> Array:
     """numpy's ``arange`` as a dense array (``arange(5)``, ``arange(2, 10, 3)``)."""
+    check_device("arange", device)
     start, step = _number("arange", "start", start), _number("arange", "step", step)
     stop = None if stop is None else _number("arange", "stop", stop)
     dtype = None if dtype is None else _dtype("arange", dtype)
@@ -171,7 +180,7 @@ def arange(start, /, stop=None, step=1, *, dtype=None) -> Array:
         np.arange(start, step=step, dtype=dtype) if step != 1 else np.arange(start, dtype=dtype))))
 
 
-def linspace(start, stop, /, num: int, *, dtype=None, endpoint: bool = True) -> Array:
+def linspace(start, stop, /, num: int, *, dtype=None, device=None, endpoint: bool = True) -> Array:
     """numpy's ``linspace`` as a dense array.
 
     >>> from compiler import array as xp
@@ -180,6 +189,7 @@ def linspace(start, stop, /, num: int, *, dtype=None, endpoint: bool = True) -> 
     ...
     compiler.errors.UsageError: linspace: num must be an integer, got 2.5
     """
+    check_device("linspace", device)
     start, stop = _number("linspace", "start", start), _number("linspace", "stop", stop)
     num = _integer("linspace", "num", num, least=0)
     dtype = None if dtype is None else _dtype("linspace", dtype)
@@ -190,8 +200,7 @@ def linspace(start, stop, /, num: int, *, dtype=None, endpoint: bool = True) -> 
 def from_dlpack(x, /, *, device=None, copy=None) -> Array:
     """An array of any DLPack producer's data (a numpy array, a torch CPU tensor, another Array),
     shared as numpy's ``from_dlpack`` shares it."""
-    if device not in (None, "cpu"):
-        raise UsageError(f"from_dlpack: the only device is 'cpu', not {device!r}")
+    check_device("from_dlpack", device)
     kwargs = {} if copy is None else {"copy": copy}
     if not hasattr(x, "__dlpack__"):
         raise UsageError(f"from_dlpack: a {type(x).__name__} is no DLPack producer (it has no __dlpack__); "
@@ -199,14 +208,14 @@ def from_dlpack(x, /, *, device=None, copy=None) -> Array:
     return asarray(np.from_dlpack(x, **kwargs))
 
 
-def empty(shape, *, dtype=None, format=None) -> Array:
+def empty(shape, *, dtype=None, device=None, format=None) -> Array:
     """An array whose values the standard leaves unspecified: zeros here (so a sparse one stores nothing)."""
-    return zeros(shape, dtype=dtype, format=format)
+    return zeros(shape, dtype=dtype, device=device, format=format)
 
 
-def empty_like(x, *, dtype=None, format=None) -> Array:
+def empty_like(x, /, *, dtype=None, device=None, format=None) -> Array:
     """``empty`` of ``x``'s shape and dtype."""
-    return zeros_like(x, dtype=dtype, format=format)
+    return zeros_like(x, dtype=dtype, device=device, format=format)
 
 
 def _triangle(what: str, x, k: int, lower: bool) -> Array:

@@ -182,8 +182,7 @@ class Array:
         return "cpu"
 
     def to_device(self, device, /, *, stream=None) -> "Array":
-        if device != "cpu":
-            raise ValueError(f"the only device is 'cpu', not {device!r}")
+        check_device("to_device", device)
         return self
 
     @property
@@ -255,10 +254,24 @@ def _in_format(t: Tensor, format) -> Tensor:
     return t if same else t.asformat(format)
 
 
-def asarray(obj, format=None, name: str | None = None, *, copy: bool | None = None) -> Array:
+def check_device(what: str, device) -> None:
+    """Refuse a device other than the CPU, the only one (``device=None`` is the default device, the CPU), with a
+    UsageError (a ValueError, as the Array API's libraries raise).
+
+    >>> check_device("zeros", "gpu")
+    Traceback (most recent call last):
+    ...
+    compiler.errors.UsageError: zeros: the only device is 'cpu', not 'gpu'
+    """
+    if device is not None and device != "cpu":
+        raise UsageError(f"{what}: the only device is 'cpu', not {device!r}")
+
+
+def asarray(obj, format=None, name: str | None = None, *, dtype=None, device=None, copy: bool | None = None) -> Array:
     """An Array over ``obj``: a numpy array, a scipy.sparse matrix or array, a pydata/sparse array,
-    a Tensor or an Array, sharing its buffers where the layout allows. ``format`` converts it
-    (``"csr"``, a Format, ...).
+    a Tensor, an Array, a Python scalar or nested list, sharing its buffers where the layout allows.
+    ``format`` converts it (``"csr"``, a Format, ...); ``dtype`` casts its values (as the Array API's
+    ``asarray``: a Python float list is float64, an int one int64, unless ``dtype`` says otherwise).
 
     ``copy`` is the Array API's: None shares the buffers where it can; True makes the Array's own
     copy, its index arrays sealed read-only, so that kernels read them with no check per call (a
@@ -280,9 +293,23 @@ def asarray(obj, format=None, name: str | None = None, *, copy: bool | None = No
     Traceback (most recent call last):
     ...
     ValueError: array: copy=False, but format='csr' converts it (a copy); leave copy=None to allow it
+    >>> asarray([1, 2], dtype="float32").dtype, asarray(m, dtype="int32").to_scipy().dtype
+    (dtype('float32'), dtype('int32'))
     """
     if copy is not None and not isinstance(copy, bool):
         raise UsageError(f"asarray: copy is True, False or None, not {copy!r}")
+    check_device("asarray", device)
+    if dtype is not None:
+        want = np.dtype(dtype)
+        if isinstance(obj, (list, tuple, bool, int, float, complex, np.generic)):
+            obj = np.asarray(obj, dtype=want)   # (a Python int past int64 fits a uint64 or float64 asked for)
+        made = asarray(obj, format, name, copy=copy)
+        if made.dtype == want:
+            return made
+        if copy is False:
+            raise ValueError(f"{name or 'array'}: copy=False, but dtype={want.name} converts its {made.dtype} "
+                             f"values (a copy); leave copy=None to allow it")
+        return made.astype(want)
     if copy:
         made = asarray(obj, format, name)
         tensor = made.compute() if not isinstance(made.node, Leaf) else made.node.tensor
@@ -580,7 +607,7 @@ def stack(arrays, axis=0) -> Array:
 
 tensor_operators.ASARRAY[:] = [asarray]
 
-__all__ = ["Array", "asarray", "compute", "astype", "where", "sum", "prod", "min", "max", "any", "all", "matmul",
+__all__ = ["Array", "asarray", "check_device", "compute", "astype", "where", "sum", "prod", "min", "max", "any", "all", "matmul",
            "tensordot", "einsum", "permute_dims", "matrix_transpose", "expand_dims", "broadcast_to",
            "reshape", "concat", "concatenate", "stack", "abs", "negative", "sqrt", "exp", "log", "sin",
            "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "expm1",

@@ -177,3 +177,37 @@ def test_creation_functions_still_take_numpy_integers_and_scalars():
     np.testing.assert_array_equal(xp.eye(3, k=np.int64(-1)).todense(), np.eye(3, k=-1))
     np.testing.assert_array_equal(xp.full(np.int64(2), np.int8(-3), dtype="int8").todense(), np.full(2, -3, np.int8))
     np.testing.assert_array_equal(xp.zeros((), dtype="int32").todense(), np.zeros((), np.int32))
+
+
+def test_asarray_takes_the_array_api_s_dtype_and_device():
+    # (the Array API's asarray(obj, /, *, dtype=None, device=None, copy=None): a TypeError before)
+    assert xp.asarray([1, 2], dtype=xp.float32).dtype == np.float32
+    assert xp.asarray(3, dtype="uint8").dtype == np.uint8 and xp.asarray(2.5).dtype == np.float64
+    assert xp.asarray([True, False]).dtype == np.bool_ and xp.asarray([1 + 2j]).dtype == np.complex128
+    np.testing.assert_array_equal(np.asarray(xp.asarray([2 ** 63 + 1], dtype="uint64")), [2 ** 63 + 1])
+    m = sp.csr_array(np.array([[0, 1.5], [2.5, 0]]))
+    cast = xp.asarray(m, dtype="int32")
+    assert cast.dtype == np.int32 and cast.to_scipy().nnz == 2
+    np.testing.assert_array_equal(np.asarray(cast), [[0, 1], [2, 0]])
+    same = xp.asarray(m)
+    assert xp.asarray(same, dtype="float64") is same                 # (nothing to cast: the same Array)
+    assert xp.asarray(same, dtype=np.float64, copy=False) is same
+    with pytest.raises(ValueError, match="copy=False, but dtype=float32 converts its float64 values"):
+        xp.asarray(m, dtype="float32", copy=False)
+    assert xp.asarray(m, device="cpu").device == "cpu"
+    with pytest.raises(ValueError, match="asarray: the only device is 'cpu', not 'cuda'"):
+        xp.asarray(m, device="cuda")
+
+
+@pytest.mark.parametrize("make", [
+    lambda device: xp.zeros(2, device=device), lambda device: xp.ones(2, device=device),
+    lambda device: xp.empty(2, device=device), lambda device: xp.full(2, 3, device=device),
+    lambda device: xp.eye(2, device=device), lambda device: xp.arange(3, device=device),
+    lambda device: xp.linspace(0, 1, 3, device=device), lambda device: xp.zeros_like(xp.ones(2), device=device),
+    lambda device: xp.ones_like(xp.ones(2), device=device), lambda device: xp.empty_like(xp.ones(2), device=device),
+    lambda device: xp.full_like(xp.ones(2), 5, device=device)])
+def test_every_creation_function_takes_a_device(make):
+    assert make(None).device == make("cpu").device == "cpu"
+    with pytest.raises(ValueError, match="the only device is 'cpu', not 'gpu'"):
+        make("gpu")
+    assert make("cpu").dtype == make(None).dtype
