@@ -13,7 +13,7 @@ from .algebra import Operator, lookup
 from .user_functions import user_function
 from .array import Array, asarray, compute
 from .backend import Kernel, compile_function
-from .errors import (CompileError, CompilerNotFoundError, DTypeError, FormatError, KernelError,
+from .errors import (AxisError, CompileError, CompilerNotFoundError, DTypeError, FormatError, KernelError,
                      ParseError, ShapeError, SparsescopeError, StrategyError, UsageError, UserCodeError)
 from .fibertree import fiber_tree_artifact, fiber_tree_dot, fiber_tree_text
 from .format import Format, coo, csc, csf, csr, dcsr, dense, parse_format, sparse_vector
@@ -29,7 +29,7 @@ from .trace import Artifact, Rewrite, Step, Trace
 __all__ = [
     "Array", "array", "asarray", "compute", "Artifact", "CompileError", "CompilerNotFoundError", "Compressed", "DTypeError", "Dense",
     "Element", "Format", "FormatError", "Kernel", "KernelError", "Operator", "ParseError",
-    "Pattern", "Rewrite", "ShapeError", "SparseCOO", "SparseList", "SparsescopeError", "Step",
+    "Pattern", "Rewrite", "ShapeError", "AxisError", "SparseCOO", "SparseList", "SparsescopeError", "Step",
     "StrategyError", "Tensor", "Trace", "algebra", "backend", "compile_function", "coo", "csc",
     "csf", "csr", "dcsr", "dense", "einsum", "evaluate", "fiber_tree_artifact", "fiber_tree_dot",
     "fiber_tree_text", "imperative", "lookup", "lower", "LoweredKernel", "notation", "parse",

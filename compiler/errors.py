@@ -25,6 +25,11 @@ class ShapeError(SparsescopeError, ValueError):
     """Mismatched shapes or index extents."""
 
 
+class AxisError(ShapeError, IndexError):
+    """An axis out of range for an array's dimensions (an ``IndexError`` too, as the Array API's ``expand_dims``
+    raises, and numpy's ``AxisError``)."""
+
+
 class DTypeError(SparsescopeError, TypeError):
     """An unsupported dtype, or an operator applied to dtypes it does not accept."""
 

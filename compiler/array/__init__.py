@@ -20,8 +20,8 @@ operators' shape and dtype rules), :mod:`~compiler.array.lazy` (the ``Array`` AP
 whose result depends on the values, computed on the stored entries before the expression around them
 (:mod:`~compiler.array.lanes`, what they read): :mod:`~compiler.array.searching` (``argmax``, ``nonzero``,
 ``searchsorted``), :mod:`~compiler.array.sets` (``unique_*``), :mod:`~compiler.array.sorting` (``sort``,
-``argsort``), :mod:`~compiler.array.statistics` (``cumulative_sum``) and :mod:`~compiler.array.indexing`
-(``take``, ``take_along_axis``).
+``argsort``), :mod:`~compiler.array.statistics` (``cumulative_sum``), :mod:`~compiler.array.indexing`
+(``take``, ``take_along_axis``) and :mod:`~compiler.array.assignment` (``x[mask]``, ``x[key] = value``).
 """
 
 from .lazy import *  # noqa: F401,F403
@@ -33,6 +33,7 @@ from .creation import __all__ as _creation_all
 from .data_types import *  # noqa: F401,F403
 from .data_types import __all__ as _data_types_all
 from .indexing import take, take_along_axis
+from . import assignment   # (x[mask] and x[key] = value: installed into Array)
 from .searching import *  # noqa: F401,F403
 from .searching import __all__ as _searching_all
 from .sets import *  # noqa: F401,F403

@@ -25,7 +25,7 @@ import numpy as np
 from ..algebra import UnknownOperatorError, lookup
 from ..user_functions import user_function
 from ..dtypes import is_integer
-from ..errors import DTypeError, ShapeError, UsageError
+from ..errors import AxisError, DTypeError, ShapeError, UsageError
 from ..notation.subscripts import parse_subscripts
 from .nodes import Broadcast, Map, Node, Permute, Reduction, Scalar, ShapeOp
 
@@ -64,7 +64,8 @@ def scalar(value, others) -> Scalar:
                        "float64" if isinstance(value, float) else "complex128")
     dts = [o.dtype for o in others if not isinstance(o, Scalar)]
     dt = np.result_type(*dts) if dts else natural
-    dt = dt if dt.kind in kinds else np.result_type(dt, natural) if dts else natural
+    # (numpy 2's weak scalar of a higher kind: 1j beside float32 is complex64, 0.5 beside int32 float64)
+    dt = dt if dt.kind in kinds else np.result_type(dt, value) if dts else natural
     if dt.kind in "iu" and not (np.iinfo(dt).min <= value <= np.iinfo(dt).max):
         raise DTypeError(f"the Python int {value} does not fit the operand's dtype {dt.name}")
     return Scalar(dt.type(value).item(), dt)
@@ -167,8 +168,9 @@ def integer_shape(what: str, shape) -> tuple:
     return tuple(int(s) for s in items)
 
 
-def normalize_axes(what: str, axis, ndim: int) -> tuple:
-    """``axis`` (None, an int or a tuple, negative counting from the end) as sorted axes."""
+def normalize_axes(what: str, axis, ndim: int, ordered: bool = False) -> tuple:
+    """``axis`` (None, an int or a tuple, negative counting from the end) as sorted axes, or in their given order
+    (``ordered``: ``moveaxis``'s source and destination pair up by place)."""
     if axis is None:
         return tuple(range(ndim))
     items = axis if isinstance(axis, (tuple, list)) else (axis,)
@@ -177,12 +179,12 @@ def normalize_axes(what: str, axis, ndim: int) -> tuple:
         if not isinstance(a, (int, np.integer)) or isinstance(a, bool):
             raise UsageError(f"{what}: an axis is an int, not {a!r}")
         if not -ndim <= a < ndim:
-            raise ShapeError(f"{what}: axis {a} is out of range for an array of {ndim} dimension(s)")
+            raise AxisError(f"{what}: axis {a} is out of range for an array of {ndim} dimension(s)")
         a = int(a) % ndim
         if a in out:
             raise ShapeError(f"{what}: axis {a} is repeated in {axis}")
         out.append(a)
-    return tuple(sorted(out))
+    return tuple(out if ordered else sorted(out))
 
 
 #: numpy's name of each reduction
@@ -194,6 +196,12 @@ def reduce(name: str, x: Node, axis=None, keepdims: bool = False, dtype=None) ->
     dtype (a sum of int32 or bool is int64)."""
     axes = normalize_axes(name, axis, x.ndim)
     op = lookup(_REDUCTIONS[name])
+    if dtype is not None and name in ("sum", "prod") and np.dtype(dtype) != x.dtype:
+        # (numpy's: the values cast to dtype, then summed in it; a narrow integer's sum counts in 64 bits and
+        # wraps back to dtype at the end, which is the same modulo 2^bits)
+        dtype = np.dtype(dtype)
+        counted = reduce(name, astype(x, dtype), axis, keepdims)
+        return astype(counted, dtype)
     if dtype is None:
         if name in ("sum", "prod"):
             dtype = getattr(np, name)(np.zeros(1, x.dtype)).dtype
@@ -231,7 +239,7 @@ def expand_dims(x: Node, axis=0) -> Node:
     if not is_integer(axis):
         raise UsageError(f"expand_dims: an axis is an int, not {axis!r}")
     if not -nd <= axis < nd:
-        raise ShapeError(f"expand_dims: axis {axis} is out of range for a result of {nd} dimension(s)")
+        raise AxisError(f"expand_dims: axis {axis} is out of range for a result of {nd} dimension(s)")
     axis %= nd
     shape = x.shape[:axis] + (1,) + x.shape[axis:]
     return Broadcast(x, shape, tuple(k if k < axis else k + 1 for k in range(x.ndim)))
@@ -401,33 +409,39 @@ def stack(xs, axis=0) -> Node:
         raise ShapeError(f"stack: all arrays need one shape; got {', '.join(str(x.shape) for x in xs)}")
     nd = xs[0].ndim + 1
     if not -nd <= axis < nd:
-        raise ShapeError(f"stack: axis {axis} is out of range for a result of {nd} dimension(s)")
+        raise AxisError(f"stack: axis {axis} is out of range for a result of {nd} dimension(s)")
     axis %= nd
     shape = xs[0].shape[:axis] + (len(xs),) + xs[0].shape[axis:]
     return ShapeOp("stack", xs, (axis,), shape)
 
 
-def getitem(x: Node, key) -> Node:
-    """Basic indexing: ints, ``start:stop:step`` slices (negative steps too), ``None`` and ``...``."""
+def basic_key(shape: tuple, key) -> tuple[tuple, list]:
+    """``key`` (ints, ``start:stop:step`` slices, ``None`` and ``...``) as one item per axis of ``shape``, an int
+    or a slice's ``(start, stop, step)`` in range, and the places of the new axes ``None`` makes; an IndexError
+    naming what does not fit.
+
+    >>> basic_key((4, 5), (1, slice(None, None, -2), None))
+    ((1, (4, -1, -2)), [1])
+    """
     key = key if isinstance(key, tuple) else (key,)
     if sum(k is Ellipsis for k in key) > 1:
         raise IndexError("an index can have only one ellipsis ('...')")
     used = sum(1 for k in key if k is not None and k is not Ellipsis)
-    if used > x.ndim:
-        raise IndexError(f"too many indices: {used} for an array of {x.ndim} dimension(s), shape {x.shape}")
+    if used > len(shape):
+        raise IndexError(f"too many indices: {used} for an array of {len(shape)} dimension(s), shape {shape}")
     # (by identity: ``Ellipsis in key`` compares a numpy array in the key with ``==``)
     if any(k is Ellipsis for k in key):
         at = next(n for n, k in enumerate(key) if k is Ellipsis)
-        key = key[:at] + (slice(None),) * (x.ndim - used) + key[at + 1:]
+        key = key[:at] + (slice(None),) * (len(shape) - used) + key[at + 1:]
     else:
-        key = key + (slice(None),) * (x.ndim - used)
+        key = key + (slice(None),) * (len(shape) - used)
     items, new_axes, out_pos, axis = [], [], 0, 0
     for k in key:
         if k is None:
             new_axes.append(out_pos)
             out_pos += 1
             continue
-        n = x.shape[axis]
+        n = shape[axis]
         if isinstance(k, (int, np.integer)) and not isinstance(k, bool):
             if not -n <= k < n:
                 raise IndexError(f"index {k} is out of bounds for axis {axis} with extent {n}")
@@ -447,7 +461,12 @@ def getitem(x: Node, key) -> Node:
             raise IndexError(f"only ints, slices (start:stop:step), None and ... index an array; got "
                              f"{type(k).__name__} for axis {axis} (advanced indexing is not supported)")
         axis += 1
-    items = tuple(items)
+    return tuple(items), new_axes
+
+
+def getitem(x: Node, key) -> Node:
+    """Basic indexing: ints, ``start:stop:step`` slices (negative steps too), ``None`` and ``...``."""
+    items, new_axes = basic_key(x.shape, key)
     out = x
     if any(not (isinstance(it, tuple) and it == (0, x.shape[a], 1)) for a, it in enumerate(items)):
         shape = tuple(len(range(*it)) for it in items if isinstance(it, tuple))
@@ -459,4 +478,4 @@ def getitem(x: Node, key) -> Node:
 
 __all__ = ["WHERE", "matrix_offset", "scalar", "broadcast_shape", "elementwise", "where", "integer_shape", "normalize_axes", "reduce",
            "permute_dims", "expand_dims", "broadcast_to", "contract", "matmul", "tensordot", "einsum",
-           "reshape", "concat", "stack", "getitem"]
+           "reshape", "concat", "stack", "basic_key", "getitem"]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import builtins
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -40,9 +41,31 @@ def _dtype(x) -> np.dtype:
     return x.dtype if isinstance(x, Array) else np.dtype(x)
 
 
-def finfo(type) -> np.finfo:
-    """numpy's ``finfo`` of a floating dtype or array (of a complex one: its parts' float, as the standard's)."""
-    return np.finfo(_dtype(type))
+@dataclass(frozen=True)
+class FloatInfo:
+    """The Array API's ``finfo`` object: the limits of a floating dtype as Python numbers (numpy's ``finfo``
+    gives them as numpy scalars of the dtype, which the standard does not)."""
+
+    bits: int
+    eps: float
+    max: float
+    min: float
+    smallest_normal: float
+    #: the real floating dtype (a complex one's parts')
+    dtype: np.dtype
+
+
+def finfo(type) -> FloatInfo:
+    """The limits of a floating dtype or array (of a complex one: its parts' float, as the standard's).
+
+    >>> from compiler import array as xp
+    >>> info = xp.finfo(xp.float32)
+    >>> info.bits, info.eps, type(info.max).__name__, xp.finfo(xp.complex128).dtype
+    (32, 1.1920928955078125e-07, 'float', dtype('float64'))
+    """
+    info = np.finfo(_dtype(type))
+    return FloatInfo(int(info.bits), float(info.eps), float(info.max), float(info.min), float(info.smallest_normal),
+                     info.dtype)
 
 
 def iinfo(type) -> np.iinfo:
@@ -71,9 +94,9 @@ class _Info:
     """What :func:`__array_namespace_info__` tells: one device, the CPU, and the supported dtypes."""
 
     def capabilities(self) -> dict:
-        # (a boolean index's result has a size known only from the values; a kernel's output does
-        # not, but the front end computes it: so both hold)
-        return {"boolean indexing": False, "data-dependent shapes": True, "max dimensions": None}
+        # (a boolean index's result, unique_values' and nonzero's have sizes known only from the values: the
+        # front end computes what decides them first, compiler.array.assignment)
+        return {"boolean indexing": True, "data-dependent shapes": True, "max dimensions": None}
 
     def default_device(self) -> str:
         return "cpu"

@@ -66,6 +66,11 @@ def vecdot(x1, x2, axis=-1) -> Array:
     """The dot product of ``x1`` and ``x2`` along ``axis`` (broadcast together): ``sum(conj(x1) * x2)``, the
     standard's (the conjugate of a real array is itself). As numpy's, the sum is in the product's dtype
     (of int32 arrays int32, wrapping; of bools their ``any``), not promoted as ``sum``'s."""
+    x1, x2 = asarray(x1), asarray(x2)
+    at = [x.shape[axis] if -x.ndim <= axis < x.ndim else None for x in (x1, x2)]
+    if at[0] != at[1]:   # (the dot's axis is not broadcast: numpy's vecdot refuses 1 against n too)
+        raise ShapeError(f"vecdot: axis {axis} has extent {at[0]} in the first operand (shape {x1.shape}) and "
+                         f"{at[1]} in the second (shape {x2.shape}); they must be equal")
     product = multiply(conj(x1), x2)
     if product.dtype.kind == "b":
         return lazy.any(product, axis=axis)
@@ -121,8 +126,11 @@ def sign(x) -> Array:
     x = asarray(x)
     if x.dtype.kind == "c":
         return where(equal(x, 0), x, divide(x, abs(x)))
-    one = True if x.dtype.kind == "b" else 1
-    return where(x > 0, one, where(x < 0, -1, x)) if x.dtype.kind != "b" else x
+    if x.dtype.kind == "b":
+        return x
+    if x.dtype.kind == "u":   # (no -1 in an unsigned dtype, and no entry below 0)
+        return where(x > 0, 1, x)
+    return where(x > 0, 1, where(x < 0, -1, x))
 
 
 def clip(x, min=None, max=None) -> Array:
@@ -299,8 +307,8 @@ def squeeze(x, axis) -> Array:
 def moveaxis(x, source, destination) -> Array:
     """``x`` with the axes ``source`` moved to the places ``destination`` (the others keep their order)."""
     x = asarray(x)
-    src = _axes("moveaxis", x, source if isinstance(source, tuple) else (source,))
-    dst = _axes("moveaxis", x, destination if isinstance(destination, tuple) else (destination,))
+    src = build.normalize_axes("moveaxis", source, x.ndim, ordered=True)
+    dst = build.normalize_axes("moveaxis", destination, x.ndim, ordered=True)
     if len(src) != len(dst):
         raise ShapeError(f"moveaxis: {len(src)} source axes but {len(dst)} destinations")
     rest = [a for a in range(x.ndim) if a not in src]

@@ -200,8 +200,27 @@ class Array:
         return Array(build.permute_dims(self._node, axes))
 
     def __getitem__(self, key) -> "Array":
+        if isinstance(key, (bool, np.bool_)) or isinstance(key, (Array, np.ndarray)) and key.dtype == np.bool_:
+            return _ASSIGNMENT[0](self, key)
         key = tuple(_node_or(k) for k in key) if isinstance(key, tuple) else _node_or(key)
         return Array(build.getitem(self._node, key))
+
+    def __setitem__(self, key, value) -> None:
+        """``x[key] = value``: ``x`` becomes the expression ``x`` with ``x[key]`` replaced (ints, slices and
+        ``...``, or a boolean mask; ``value`` a scalar or an array broadcast to ``x[key]``'s shape, cast to
+        ``x``'s dtype). Arrays made from ``x`` before keep its values before; see :mod:`compiler.array.assignment`.
+
+        >>> import numpy as np
+        >>> x = asarray(np.zeros(4))
+        >>> x[1:3] = 2.0
+        >>> x.todense().tolist()
+        [0.0, 2.0, 2.0, 0.0]
+        """
+        if isinstance(key, tuple):
+            key = tuple(_node_or(k) for k in key)
+        elif not (isinstance(key, (bool, np.bool_)) or isinstance(key, (Array, np.ndarray)) and key.dtype == np.bool_):
+            key = _node_or(key)
+        self._node = _ASSIGNMENT[1](self, key, value).node
 
     def reshape(self, *shape) -> "Array":
         return reshape(self, shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape)
@@ -228,8 +247,22 @@ class Array:
         return all(self, axis=axis, keepdims=keepdims)
 
 
+#: ``x[mask]`` and ``x[key] = value``'s functions, which :mod:`compiler.array.assignment` installs (it builds on this
+#: module: they compute a mask, take entries and make a ``where``)
+_ASSIGNMENT: list = []
+
+
+def install_assignment(masked, assigned) -> None:
+    """Make ``x[mask]`` read with ``masked(x, mask)`` and ``x[key] = value`` make ``x`` ``assigned(x, key, value)``
+    (:mod:`compiler.array.assignment` calls this once)."""
+    _ASSIGNMENT[:] = [masked, assigned]
+
+
 def _node_or(k):
-    """An index item as given (an int-valued 0-d Array reads its value)."""
+    """An index item as given (an int-valued 0-d Array reads its value, as a slice's bound does: ``x[a:b]`` of
+    0-d integer Arrays ``a`` and ``b``, as numpy takes them)."""
+    if isinstance(k, slice) and builtins.any(isinstance(p, Array) for p in (k.start, k.stop, k.step)):
+        return slice(*(p.__index__() if isinstance(p, Array) else p for p in (k.start, k.stop, k.step)))
     return k.__index__() if isinstance(k, Array) else k
 
 
@@ -237,7 +270,7 @@ def _node(x) -> Node | object:
     """An operand as a node: an Array's, a stored object wrapped, a Python scalar left as is."""
     if isinstance(x, Array):
         return x.node
-    if isinstance(x, (bool, int, float, np.generic)) and not isinstance(x, np.ndarray):
+    if isinstance(x, (bool, int, float, complex, np.generic)) and not isinstance(x, np.ndarray):
         return x
     return asarray(x).node
 
@@ -450,9 +483,12 @@ Array.__hash__ = None   # (== builds an array, as numpy's does)
 Array.__neg__ = lambda self: Array(build.elementwise("neg", self._node, function="negative"))
 Array.__pos__ = lambda self: self
 Array.__abs__ = lambda self: Array(build.elementwise("abs", self._node))
+# (x ^ all ones: -1 for a signed integer, the largest value for an unsigned one, which -1 does not fit)
 Array.__invert__ = lambda self: Array(build.elementwise("not" if self.dtype.kind == "b" else "bitxor",
                                                         *((self._node,) if self.dtype.kind == "b" else
-                                                          (self._node, -1)), function="bitwise_invert"))
+                                                          (self._node, -1 if self.dtype.kind == "i" else
+                                                           int(np.iinfo(self.dtype).max))),
+                                                        function="bitwise_invert"))
 Array.__matmul__ = lambda self, other: matmul(self, other)
 Array.__rmatmul__ = lambda self, other: matmul(other, self)
 
@@ -607,7 +643,7 @@ def stack(arrays, axis=0) -> Array:
 
 tensor_operators.ASARRAY[:] = [asarray]
 
-__all__ = ["Array", "asarray", "check_device", "compute", "astype", "where", "sum", "prod", "min", "max", "any", "all", "matmul",
+__all__ = ["Array", "asarray", "check_device", "install_assignment", "compute", "astype", "where", "sum", "prod", "min", "max", "any", "all", "matmul",
            "tensordot", "einsum", "permute_dims", "matrix_transpose", "expand_dims", "broadcast_to",
            "reshape", "concat", "concatenate", "stack", "abs", "negative", "sqrt", "exp", "log", "sin",
            "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "expm1",

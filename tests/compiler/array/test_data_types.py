@@ -169,3 +169,16 @@ def test_a_wrapped_product_under_an_operator_is_numpys(strategy, format):
         out = np.asarray(got.compute(strategy=strategy))
         assert out.dtype == want.dtype == got.dtype
         np.testing.assert_array_equal(out, want)
+
+
+def test_finfo_gives_python_numbers_and_a_complex_scalar_is_weak():
+    # (the Array API's finfo fields are Python floats; numpy's finfo gave float32 scalars for float32)
+    for dt in (xp.float32, xp.float64, xp.complex64, xp.complex128):
+        info, want = xp.finfo(dt), np.finfo(dt)
+        assert type(info.eps) is float and type(info.max) is float and type(info.smallest_normal) is float
+        assert (info.bits, info.eps, info.min, info.dtype) == (want.bits, float(want.eps), float(want.min), want.dtype)
+    # (1j beside float32 or complex64 is complex64, numpy 2's weak scalar: it was made a complex128 array first)
+    for adt in ("float32", "complex64", "float64", "int8", "bool"):
+        a = np.array([1, 0], dtype=adt)
+        for s in (1j, 2.5, 3, True):
+            assert (xp.asarray(a) * s).dtype == (a * s).dtype and (s + xp.asarray(a)).dtype == (s + a).dtype

@@ -179,3 +179,29 @@ def test_property_derived_functions_on_random_sparse_inputs(data):
     with np.errstate(all="ignore"):
         want = theirs(a)
     check(ours(x), want)
+
+
+def test_unsigned_sign_and_invert_moveaxis_order_and_vecdot_extents():
+    # (sign and ~ of an unsigned array put -1 in its dtype: a DTypeError before)
+    for dt in ("uint8", "uint16", "uint64"):
+        a = np.array([0, 1, 200, 3], dtype=dt)
+        np.testing.assert_array_equal(np.asarray(xp.sign(xp.asarray(a))), np.sign(a))
+        np.testing.assert_array_equal(np.asarray(~xp.asarray(a)), ~a)
+        assert xp.bitwise_invert(xp.asarray(a)).dtype == a.dtype
+    # (moveaxis pairs source and destination by place: they were sorted first, so (0, 1) -> (1, 0) moved nothing)
+    a = np.zeros((2, 3, 4))
+    for src, dst in [((0, 1), (1, 0)), ((2, 0), (0, 1)), (-1, 0), ((0, 2), (-1, -3))]:
+        assert xp.moveaxis(xp.asarray(a), src, dst).shape == np.moveaxis(a, src, dst).shape
+    # (vecdot's axis is not broadcast, as numpy's: an extent 1 against 0 was summed)
+    with pytest.raises(ShapeError, match="vecdot: axis -1 has extent 0 in the first operand"):
+        xp.vecdot(xp.asarray(np.zeros(0)), xp.asarray(np.zeros(1)))
+    assert complex(xp.vecdot(xp.asarray(np.array([1j, 2j])), xp.asarray(np.array([1, 2j])))) == 4 - 1j
+
+
+def test_an_axis_out_of_range_is_an_index_error_too():
+    from compiler import AxisError
+    for call in (lambda: xp.expand_dims(xp.asarray(1.0), axis=-2), lambda: xp.sum(xp.asarray(np.zeros(2)), axis=1),
+                 lambda: xp.stack([xp.asarray(np.zeros(2))], axis=3)):
+        with pytest.raises(IndexError, match="out of range") as e:
+            call()
+        assert isinstance(e.value, (AxisError, ShapeError, ValueError))

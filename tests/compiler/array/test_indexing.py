@@ -161,3 +161,12 @@ def test_property_take_along_axis_matches_numpy(case, data):
         # (an extent-1 axis of the indices broadcasts against the array's)
         pick = pick[tuple(slice(0, 1) if d != axis % a.ndim else slice(None) for d in range(a.ndim))]
     same(xp.take_along_axis(x, pick, axis=axis), np.take_along_axis(a, pick, axis))
+
+
+def test_a_slice_takes_zero_dimensional_integer_arrays_as_bounds():
+    x = xp.arange(6)
+    a, b = xp.asarray(1), xp.asarray(5)
+    np.testing.assert_array_equal(np.asarray(x[a:b:xp.asarray(2)]), [1, 3])
+    np.testing.assert_array_equal(np.asarray(x[a + a:]), [2, 3, 4, 5])
+    with pytest.raises(TypeError, match="no index"):
+        x[xp.asarray(1.5):]

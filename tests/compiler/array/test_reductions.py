@@ -103,3 +103,15 @@ def test_a_reduction_over_a_broadcast_axis(strategy, kind, axis, copies):
         # (the lattice's sequences reduce a product too: prod[k](broadcast(k:3, A[i, j])), where they refused it)
         check(e, want, strategy=strategy, checked=True)
         check(e[1:3], want[1:3], strategy=strategy)
+
+
+def test_a_sum_or_product_in_a_given_dtype_casts_first_as_numpy():
+    # (prod(int8, dtype=uint8) multiplied in int64 into a uint8 output, which was refused)
+    x = np.array([[100, -3, 7], [2, 5, 127]], dtype=np.int8)
+    for dt in ("uint8", "int16", "float32", "float64", "uint64", "bool"):
+        for f in ("sum", "prod"):
+            for axis in (None, 1):
+                got = np.asarray(getattr(xp, f)(xp.asarray(x), axis=axis, dtype=dt))
+                want = getattr(np, f)(x, axis=axis, dtype=dt)
+                assert got.dtype == want.dtype, (f, dt)
+                np.testing.assert_array_equal(got, want)
