@@ -2,9 +2,9 @@
 diagonals and traces, each built of the array language, so it fuses with what surrounds it.
 
 A diagonal is a strided slice of the raveled matrix (``x.reshape(-1)[k::n + 1]``): the shape operators
-walk a CSR's stored entries once, keeping those on the diagonal. Factorizations (``inv``, ``solve``,
-``cholesky``, ``svd``, ``eigh``, ``qr``, ``det``, ...) are no sparse kernels and are not offered: use
-numpy's or scipy's on ``numpy.asarray(x)`` or ``x.to_scipy()``.
+walk a CSR's stored entries once, keeping those on the diagonal. Factorizations and solvers (``inv``,
+``solve``, ``cholesky``, ``svd``, ``eigh``, ``qr``, ``det``, ...) are no sparse kernels: they call numpy's
+LAPACK on the computed, dense operand (:mod:`compiler.array.factorizations`).
 
 >>> import numpy as np
 >>> from compiler import array as xp
@@ -25,6 +25,8 @@ import numpy as np
 from ..errors import ShapeError, UsageError
 from . import build
 from .derived import count_nonzero, vecdot
+from .factorizations import (EighResult, QRResult, SlogdetResult, SVDResult, cholesky, det, eigh, eigvalsh, inv,
+                             matrix_power, matrix_rank, pinv, qr, slogdet, solve, svd, svdvals)
 from .lazy import (Array, abs, asarray, matmul, matrix_transpose, max, min, multiply, pow, reshape, sqrt, stack,
                    subtract, sum, tensordot)
 
@@ -128,5 +130,7 @@ def cross(x1, x2, /, *, axis: int = -1) -> Array:
     return stack(comps, axis=a)
 
 
-__all__ = ["matmul", "matrix_transpose", "tensordot", "vecdot", "diagonal", "trace", "outer", "vector_norm",
+__all__ = ["cholesky", "det", "slogdet", "eigh", "eigvalsh", "inv", "pinv", "matrix_rank", "qr", "svd",
+           "svdvals", "solve", "matrix_power", "EighResult", "QRResult", "SlogdetResult", "SVDResult",
+           "matmul", "matrix_transpose", "tensordot", "vecdot", "diagonal", "trace", "outer", "vector_norm",
            "matrix_norm", "cross"]
