@@ -709,8 +709,8 @@ def check_lattice(L: Lattice, expr, *, trials: int = 12, seed: int = 0, free_dty
                 present = {k for k in S if ops[k].leaf} | set(sub)
                 for _ in range(trials):
                     vals = dict(fixed_vals)
-                    for n in coordinates:
-                        vals[f"index {n}"] = np.int64(rng.integers(-3, 8))
+                    for n in coordinates:   # (a coordinate is never negative: min(0, i) is 0 of any i)
+                        vals[f"index {n}"] = np.int64(rng.integers(0, 8))
                     for k, op in ops.items():
                         vals[k] = _sample(op.fill, op.dtype, rng) if k in present else typed_fill(op)
                     for k in free_accesses:

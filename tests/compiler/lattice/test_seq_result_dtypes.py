@@ -70,6 +70,7 @@ def test_integer_literals_and_products_are_integer_arithmetic_in_numpys_dtype(dt
        fmt=st.sampled_from(["dense", "csr"]),
        how=st.sampled_from(["isnan_max", "sum_positive", "prod_equal", "min_less"]))
 @example(dtype="float32", values=[np.nan, 0, 0, 0, 0, 0], fmt="dense", how="isnan_max")   # (max was a bool)
+@example(dtype="float32", values=[0, 0, 0, 0, 0, 250], fmt="dense", how="sum_positive")    # (the sum was a bool)
 def test_a_reduction_compared_into_a_bool_reduces_in_its_own_dtype(dtype, values, fmt, how):
     # (the sequence lowering's scalar temporaries took the output's dtype: isnan(max(x)), the front end's
     # max(x) != max(x), reduced into two bools, -inf made true, and said False of a NaN maximum)
