@@ -289,7 +289,7 @@ def _ANY_SIZE(scales) -> int:
     return LIMIT
 
 
-#: functions whose finite real results are under 2^64 in magnitude whatever their operands (tan's near a pole too)
+#: functions whose finite real results are bounded whatever their operands, and the scale of that bound
 _BOUNDED = {"sin": 2, "cos": 2, "atan": 2, "tanh": 2, "asin": 2, "acos": 2, "atan2": 2,   # (under pi)
             "log": 11, "log1p": 11, "log2": 11, "log10": 11,   # (log2 of the least subnormal is -1074)
             "tan": SMALL}   # (tan of the float next to pi/2 is about 1.6e16)

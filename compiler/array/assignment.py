@@ -26,14 +26,8 @@ import numpy as np
 from ..errors import ShapeError
 from . import build
 from .indexing import take
-from .lazy import Array, asarray, astype, broadcast_to, expand_dims, install_assignment, logical_and, reshape, where
-
-
-def is_mask(key) -> bool:
-    """Whether ``key`` is a boolean array (an Array, a numpy array, a bool): the sole index of ``x[mask]``."""
-    if isinstance(key, (bool, np.bool_)):
-        return True
-    return isinstance(key, (Array, np.ndarray)) and key.dtype == np.bool_
+from .lazy import (Array, asarray, astype, broadcast_to, expand_dims, install_assignment, is_mask, logical_and,
+                   reshape, where)
 
 
 def _mask_of(x: Array, key) -> np.ndarray:
@@ -128,4 +122,4 @@ def _assigned_masked(x: Array, key, value) -> Array:
 
 install_assignment(masked, assigned)
 
-__all__ = ["is_mask", "masked", "assigned"]
+__all__ = ["masked", "assigned"]

@@ -200,7 +200,7 @@ class Array:
         return Array(build.permute_dims(self._node, axes))
 
     def __getitem__(self, key) -> "Array":
-        if isinstance(key, (bool, np.bool_)) or isinstance(key, (Array, np.ndarray)) and key.dtype == np.bool_:
+        if is_mask(key):
             return _ASSIGNMENT[0](self, key)
         key = tuple(_node_or(k) for k in key) if isinstance(key, tuple) else _node_or(key)
         return Array(build.getitem(self._node, key))
@@ -218,7 +218,7 @@ class Array:
         """
         if isinstance(key, tuple):
             key = tuple(_node_or(k) for k in key)
-        elif not (isinstance(key, (bool, np.bool_)) or isinstance(key, (Array, np.ndarray)) and key.dtype == np.bool_):
+        elif not is_mask(key):
             key = _node_or(key)
         self._node = _ASSIGNMENT[1](self, key, value).node
 
@@ -250,6 +250,13 @@ class Array:
 #: ``x[mask]`` and ``x[key] = value``'s functions, which :mod:`compiler.array.assignment` installs (it builds on this
 #: module: they compute a mask, take entries and make a ``where``)
 _ASSIGNMENT: list = []
+
+
+def is_mask(key) -> bool:
+    """Whether ``key`` is a boolean array (an Array, a numpy array, a bool): the sole index of ``x[mask]``."""
+    if isinstance(key, (bool, np.bool_)):
+        return True
+    return isinstance(key, (Array, np.ndarray)) and key.dtype == np.bool_
 
 
 def install_assignment(masked, assigned) -> None:
@@ -643,7 +650,7 @@ def stack(arrays, axis=0) -> Array:
 
 tensor_operators.ASARRAY[:] = [asarray]
 
-__all__ = ["Array", "asarray", "check_device", "install_assignment", "compute", "astype", "where", "sum", "prod", "min", "max", "any", "all", "matmul",
+__all__ = ["Array", "asarray", "compute", "astype", "where", "sum", "prod", "min", "max", "any", "all", "matmul",
            "tensordot", "einsum", "permute_dims", "matrix_transpose", "expand_dims", "broadcast_to",
            "reshape", "concat", "concatenate", "stack", "abs", "negative", "sqrt", "exp", "log", "sin",
            "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "expm1",
