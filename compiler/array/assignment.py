@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from ..errors import ShapeError
+from ..errors import DTypeError, ShapeError
 from . import build
 from .indexing import take
 from .lazy import (Array, asarray, astype, broadcast_to, expand_dims, install_assignment, is_mask, logical_and,
@@ -52,7 +52,12 @@ def _value(x: Array, value, shape: tuple):
     """``value`` as the assignment writes it: a Python or numpy scalar as it is, cast as numpy casts it into
     ``x``'s dtype; an array broadcast to ``shape`` (the region written) and converted to ``x``'s dtype."""
     if isinstance(value, (bool, int, float, complex, np.generic)):
-        return np.asarray(value).astype(x.dtype)[()] if np.asarray(value).dtype != x.dtype else value
+        held = np.empty((), dtype=x.dtype)
+        try:   # (numpy's own assignment of a scalar: 300 into int8, NaN into an int, 1j into a float are refused)
+            held[()] = value
+        except (TypeError, ValueError, OverflowError) as e:
+            raise DTypeError(f"cannot assign {value!r} into an array of dtype {x.dtype.name}: {e}") from None
+        return held[()]
     v = asarray(value)
     try:
         build.broadcast_shape("assignment", [v.shape, shape])

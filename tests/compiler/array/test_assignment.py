@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compiler import array as xp
-from compiler.errors import ShapeError
+from compiler.errors import DTypeError, ShapeError
 
 FORMATS = [None, "csr", "coo"]
 
@@ -121,9 +121,20 @@ def test_a_sparse_array_stays_sparse_where_a_mask_picks_its_entries():
     (lambda x: x.__setitem__(np.ones(5, dtype=bool), 1.0), IndexError, r"boolean index of shape \(5,\)"),
     (lambda x: x.__setitem__((0, None), 1.0), IndexError, "None adds an axis to read, not one to assign to"),
     (lambda x: x.__setitem__((4, 0), 1.0), IndexError, "index 4 is out of bounds for axis 0 with extent 4"),
+    (lambda x: x.__setitem__(0, 1j), DTypeError, "cannot assign 1j into an array of dtype float64"),
 ])
 def test_a_bad_index_or_value_is_refused_naming_it(do, error, message):
     x = xp.asarray(np.zeros((4, 3)))
     with pytest.raises(error, match=message):
         do(x)
     np.testing.assert_array_equal(dense(x), np.zeros((4, 3)))   # (nothing assigned)
+
+
+def test_a_scalar_is_assigned_as_numpy_assigns_it():
+    x = xp.asarray(np.zeros(3, dtype=np.int8))
+    with pytest.raises(DTypeError, match="cannot assign 300 into an array of dtype int8"):
+        x[0] = 300
+    with pytest.raises(DTypeError, match="cannot assign nan"):
+        x[1] = float("nan")
+    x[2] = 2.9   # (truncated, as numpy's)
+    assert dense(x).tolist() == [0, 0, 2]
