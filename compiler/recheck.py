@@ -35,6 +35,7 @@ __all__ = ["FACTS", "c_check", "CHECKED", "check_again", "checked_now", "checker
 
 _SOURCE = r"""
 #include <stdint.h>
+#include <string.h>
 
 /* a compressed level's pos over its coordinate keys ((address, extent) pairs): 0 if well formed.
    Each test is a reduction over the whole array with no early exit, which the compiler vectorizes
@@ -112,36 +113,47 @@ static int64_t check_##T(int64_t parents, const T *pos, int64_t stored, int64_t 
 
 /* which non-finite values some values hold: 1 NaN, 2 +inf, 4 -inf; in bits 3 to 5 the step of their largest
    finite magnitude (compiler.values.Facts.scale: 0 under 2^SMALL, then under 2^(2 SMALL), 2^(4 SMALL), ...);
-   and FLAG, which says the dtype (64 for float32). One vectorized pass finds whether any is past the small
-   bound, only then are they told apart */
-#define FACTS(T, SMALL, FLAG)                                                                   \
+   and FLAG, which says the dtype (64 for float32). One vectorized pass takes the largest magnitude as the
+   values' bits with the sign cleared (a float's magnitudes order as those integers do; NaN and the infinities
+   are the largest, their exponent all ones): that tells small values, and the step of finite ones; only an
+   array holding a NaN or an infinity is looked at again, to tell them apart. The bits are integers, so no
+   -ffast-math folds the test away */
+#define FACTS(T, I, SMALL, SMALLBITS, INFBITS, FLAG)                                            \
 static int64_t facts_##T(const T *v, int64_t n)                                                 \
 {                                                                                               \
-    const T big = (T)0x1p##SMALL;                                                               \
-    int any = 0;                                                                                \
-    for (int64_t q = 0; q < n; q++)                                                             \
-        any |= (v[q] - v[q] != 0) | (v[q] >= big) | (v[q] <= -big);                             \
-    if (!any)                                                                                   \
+    const I *bits = (const I *)(const void *)v;                                                 \
+    const I magnitude = ~((I)1 << (sizeof(I) * 8 - 1));                                         \
+    I top = 0;                                                                                  \
+    for (int64_t q = 0; q < n; q++) {                                                           \
+        I b = bits[q] & magnitude;                                                              \
+        top = b > top ? b : top;                                                                \
+    }                                                                                           \
+    if (top < (I)SMALLBITS)                                                                     \
         return FLAG;                                                                            \
     int64_t held = 0;                                                                           \
     T largest = 0;                                                                              \
-    for (int64_t q = 0; q < n; q++) {                                                           \
-        T x = v[q];                                                                             \
-        if (x - x != 0)                                                                         \
-            held |= x != x ? 1 : x > 0 ? 2 : 4;                                                 \
-        else if ((x < 0 ? -x : x) > largest)                                                    \
-            largest = x < 0 ? -x : x;                                                           \
+    if (top < (I)INFBITS) {                                                                     \
+        memcpy(&largest, &top, sizeof largest);                                                 \
+    } else {                                                                                    \
+        for (int64_t q = 0; q < n; q++) {                                                       \
+            T x = v[q];                                                                         \
+            I b = bits[q] & magnitude;                                                          \
+            if (b >= (I)INFBITS)                                                                \
+                held |= b > (I)INFBITS ? 1 : bits[q] < 0 ? 4 : 2;                               \
+            else if ((x < 0 ? -x : x) > largest)                                                \
+                largest = x < 0 ? -x : x;                                                       \
+        }                                                                                       \
     }                                                                                           \
     int64_t step = 0;                                                                           \
-    for (T bound = big; step < 4 && largest >= bound; step++)                                   \
+    for (T bound = (T)0x1p##SMALL; step < 4 && largest >= bound; step++)                        \
         bound = step < 3 ? bound * bound : bound;                                               \
     return held | step << 3 | FLAG;                                                             \
 }
 
 CHECK_LEVEL(int32_t, uint32_t, INT32_MAX)
 CHECK_LEVEL(int64_t, uint64_t, INT64_MAX)
-FACTS(float, 8, 64)
-FACTS(double, 64, 0)
+FACTS(float, int32_t, 8, 0x43800000, 0x7f800000, 64)
+FACTS(double, int64_t, 64, 0x43f0000000000000, 0x7ff0000000000000, 0)
 
 int64_t sparsescope_facts_f32(const float *v, int64_t n) { return facts_float(v, n); }
 int64_t sparsescope_facts_f64(const double *v, int64_t n) { return facts_double(v, n); }
