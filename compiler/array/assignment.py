@@ -60,11 +60,10 @@ def _value(x: Array, value, shape: tuple):
         return held[()]
     v = asarray(value)
     try:
-        build.broadcast_shape("assignment", [v.shape, shape])
+        fits = len(v.shape) <= len(shape) and build.broadcast_shape("assignment", [v.shape, shape]) == shape
     except ShapeError:
-        raise ShapeError(f"could not broadcast a value of shape {v.shape} into the region of shape {shape} it "
-                         f"is assigned to") from None
-    if len(v.shape) > len(shape) or build.broadcast_shape("assignment", [v.shape, shape]) != shape:
+        fits = False
+    if not fits:
         raise ShapeError(f"could not broadcast a value of shape {v.shape} into the region of shape {shape} it "
                          f"is assigned to")
     return astype(broadcast_to(v, shape), x.dtype)

@@ -97,23 +97,25 @@ def inv(x, /) -> Array:
     return _out(np.linalg.inv(_dense("inv", x, square=True)))
 
 
+def _rtol(a: np.ndarray, rtol) -> np.ndarray:
+    """``rtol`` as numpy's routines take it (an Array computed); by default ``max(M, N)`` times ``a``'s epsilon."""
+    if rtol is None:
+        return np.asarray(builtins.max(a.shape[-2:]) * np.finfo(a.dtype).eps)
+    return np.asarray(asarray(rtol).todense()) if isinstance(rtol, Array) else np.asarray(rtol)
+
+
 def pinv(x, /, *, rtol=None) -> Array:
     """The Moore-Penrose pseudo-inverse; singular values under ``rtol`` times the largest are taken as zero
     (by default ``max(M, N)`` times the dtype's epsilon)."""
     a = _dense("pinv", x)
-    if rtol is None:
-        rtol = builtins.max(a.shape[-2:]) * np.finfo(a.dtype).eps
-    return _out(np.linalg.pinv(a, rtol=np.asarray(asarray(rtol).todense()) if isinstance(rtol, Array) else rtol))
+    return _out(np.linalg.pinv(a, rtol=_rtol(a, rtol)))
 
 
 def matrix_rank(x, /, *, rtol=None) -> Array:
     """The number of singular values above ``rtol`` times the largest (by default ``max(M, N)`` times epsilon)."""
     a = _dense("matrix_rank", x)
     s = np.linalg.svd(a, compute_uv=False)
-    if rtol is None:
-        rtol = builtins.max(a.shape[-2:]) * np.finfo(a.dtype).eps
-    rtol = np.asarray(asarray(rtol).todense()) if isinstance(rtol, Array) else np.asarray(rtol)
-    tol = (s.max(axis=-1, initial=0.0) * rtol)[..., None] if s.size else np.zeros(s.shape[:-1] + (1,))
+    tol = (s.max(axis=-1, initial=0.0) * _rtol(a, rtol))[..., None] if s.size else np.zeros(s.shape[:-1] + (1,))
     return _out(np.count_nonzero(s > tol, axis=-1).astype(np.int64))
 
 
