@@ -670,6 +670,7 @@ _BUILTINS: list[Operator] = [
     _op("or", "or", 2, identity=False, annihilator=True, idempotent=True, commutative=True, associative=True),
     _op("not", "!", 1),
     _op("neg", "-", 1),
+    _op("isnan", "isnan", 1),
     _op("lt", "<", 2), _op("le", "<=", 2), _op("gt", ">", 2), _op("ge", ">=", 2),
     _op("eq", "==", 2, commutative=True), _op("ne", "!=", 2, commutative=True),
     _op("overwrite", "overwrite", 2, idempotent=True, associative=True),

@@ -201,7 +201,7 @@ DTYPE_RULES: dict[str, Callable] = {
     **{n: (lambda op, dts: _promote(*dts)) for n in ("choose", "overwrite")},
     **{n: _real_only(lambda op, dts: _promote(*dts)) for n in ("min", "max")},
     **{n: _bitwise for n in ("bitand", "bitor", "bitxor")},
-    **{n: (lambda op, dts: np.dtype("bool")) for n in ("and", "or", "not", "eq", "ne")},
+    **{n: (lambda op, dts: np.dtype("bool")) for n in ("and", "or", "not", "eq", "ne", "isnan")},
     **{n: _real_only(lambda op, dts: np.dtype("bool")) for n in ("lt", "le", "gt", "ge")},
     "ldexp": _real_only(_ldexp, "it scales a real float by a power of two"),
     "lshift": _shift, "rshift": _shift,
@@ -384,6 +384,7 @@ IMPLS: dict[Any, Callable] = {
     "and": lambda op, arrays, rdt: np.logical_and(*arrays),
     "or": lambda op, arrays, rdt: np.logical_or(*arrays),
     "not": lambda op, arrays, rdt: np.logical_not(*arrays),
+    "isnan": lambda op, arrays, rdt: np.isnan(arrays[0]),
     "lt": _compare_impl(np.less), "le": _compare_impl(np.less_equal),
     "gt": _compare_impl(np.greater), "ge": _compare_impl(np.greater_equal),
     "eq": _compare_impl(np.equal), "ne": _compare_impl(np.not_equal),
@@ -460,6 +461,12 @@ def _c_math(name):
         fn = "c" + name if rdt.kind == "c" else name + "f" if rdt == np.float32 else name
         return f"{fn}({', '.join(a)})"
     return emit
+
+
+def _c_isnan(op, a, dts):
+    # (C's isnan takes no complex value, where a NaN part makes v != v; an integer is never NaN)
+    kind = np.dtype(dts[0]).kind
+    return f"isnan({a[0]})" if kind == "f" else f"({a[0]} != {a[0]})" if kind == "c" else "false"
 
 
 def _c_pow(op, a, dts):
@@ -739,7 +746,7 @@ C_EXPRS: dict[str, Callable] = {
     "min": _c_minmax("<"), "max": _c_minmax(">"),
     "bitand": _c_infix("&"), "bitor": _c_infix("|"), "bitxor": _c_infix("^"),
     "and": _c_infix("&&"), "or": _c_infix("||"), "not": lambda op, a, dts: f"(!{a[0]})",
-    "neg": _c_neg, "abs": _c_abs,
+    "neg": _c_neg, "abs": _c_abs, "isnan": _c_isnan,
     **{n: _c_part for n in COMPLEX_PARTS},
     "lt": _c_infix("<"), "le": _c_infix("<="), "gt": _c_infix(">"), "ge": _c_infix(">="),
     "eq": _c_infix("=="), "ne": _c_infix("!="),

@@ -251,7 +251,7 @@ def of_value(value) -> Facts:
 
 # operators whose result is finite where their operands are (overflow aside, see the module doc)
 _CLOSED = {"add", "sub", "mul", "min", "max", "neg", "abs", "choose", "overwrite"}
-_BOOLEAN = {"not", "lt", "le", "gt", "ge", "eq", "ne", "and", "or", "bitand", "bitor", "bitxor"}
+_BOOLEAN = {"not", "isnan", "lt", "le", "gt", "ge", "eq", "ne", "and", "or", "bitand", "bitor", "bitxor"}
 
 
 def of_call(op, args: list[Facts], result_dtype=None) -> Facts:

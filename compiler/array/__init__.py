@@ -8,7 +8,7 @@
 
 Modules: :mod:`~compiler.array.nodes` (the expression graph), :mod:`~compiler.array.build` (the
 operators' shape and dtype rules), :mod:`~compiler.array.lazy` (the ``Array`` API),
-:mod:`~compiler.array.derived` (the API's functions made of others: ``mean``, ``flip``, ``isnan``, ...),
+:mod:`~compiler.array.derived` (the API's functions made of others: ``mean``, ``flip``, ``isinf``, ...),
 :mod:`~compiler.array.creation` (``zeros``, ``full``, ``eye``, ...: a sparse one stores only what differs from its fill),
 :mod:`~compiler.array.data_types` (the dtypes, constants and their functions: ``result_type``, ``finfo``, ...),
 :mod:`~compiler.array.linalg` (the linear algebra extension: norms, diagonals, traces),

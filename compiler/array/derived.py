@@ -1,5 +1,5 @@
 """The Array API's functions that are other functions of the array language: ``mean`` is a sum
-divided by a count, ``flip`` a slice with step -1, ``isnan(x)`` is ``x != x``. Each builds the
+divided by a count, ``flip`` a slice with step -1, ``isinf(x)`` is ``abs(x) == inf``. Each builds the
 same lazy expression a user could write, so it fuses into one kernel with what surrounds it.
 
 >>> import numpy as np
@@ -95,11 +95,6 @@ def positive(x) -> Array:
 def reciprocal(x) -> Array:
     """``1 / x``, elementwise, a float."""
     return divide(1.0, x)
-
-
-def isnan(x) -> Array:
-    """Whether each entry is NaN (``x != x``: false for integers and bools)."""
-    return not_equal(x, x)
 
 
 def isinf(x) -> Array:
@@ -402,7 +397,7 @@ def broadcast_arrays(*arrays) -> list:
     return [broadcast_to(x, shape) for x in xs]
 
 
-__all__ = ["mean", "var", "std", "vecdot", "count_nonzero", "square", "positive", "reciprocal", "isnan",
+__all__ = ["mean", "var", "std", "vecdot", "count_nonzero", "square", "positive", "reciprocal",
            "isinf", "isfinite", "sign", "clip", "logical_xor", "flip", "roll", "tile", "repeat", "squeeze",
            "moveaxis", "broadcast_arrays", "bitwise_invert", "logaddexp", "signbit", "real", "imag", "conj", "diff",
            "unstack"]

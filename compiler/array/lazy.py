@@ -530,6 +530,15 @@ asinh, acosh, atanh = _unary("asinh"), _unary("acosh"), _unary("atanh")
 expm1, log1p, log2, log10 = _unary("expm1"), _unary("log1p"), _unary("log2"), _unary("log10")
 floor, ceil, trunc, round = _unary("floor"), _unary("ceil"), _unary("trunc"), _unary("round")
 logical_not = _unary("not", "logical_not")
+isnan = _unary("isnan")
+isnan.__doc__ = """Whether each entry is NaN (a complex one where either part is; never an integer or bool), as numpy's.
+
+    One operator, so ``isnan(x @ y)`` computes the product once (``e != e`` would compute it twice).
+
+    >>> import numpy as np
+    >>> isnan(asarray(np.array([1.0, np.nan]))).todense().tolist()
+    [False, True]
+    """
 add, subtract, multiply = _binary_fn("add", "add"), _binary_fn("subtract", "sub"), _binary_fn("multiply", "mul")
 divide, floor_divide = _binary_fn("divide", "div"), _binary_fn("floor_divide", "floordiv")
 remainder, pow = _binary_fn("remainder", "mod"), _binary_fn("pow", "pow")
@@ -654,7 +663,7 @@ __all__ = ["Array", "asarray", "compute", "astype", "where", "sum", "prod", "min
            "tensordot", "einsum", "permute_dims", "matrix_transpose", "expand_dims", "broadcast_to",
            "reshape", "concat", "concatenate", "stack", "abs", "negative", "sqrt", "exp", "log", "sin",
            "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "expm1",
-           "log1p", "log2", "log10", "atan2", "hypot", "copysign", "nextafter", "floor", "ceil", "trunc", "round", "logical_not", "add", "subtract", "multiply", "divide",
+           "log1p", "log2", "log10", "atan2", "hypot", "copysign", "nextafter", "floor", "ceil", "trunc", "round", "logical_not", "isnan", "add", "subtract", "multiply", "divide",
            "floor_divide", "remainder", "pow", "minimum", "maximum", "less", "less_equal", "greater",
            "greater_equal", "equal", "not_equal", "bitwise_and", "bitwise_or", "bitwise_xor",
            "bitwise_left_shift", "bitwise_right_shift", "logical_and", "logical_or"]

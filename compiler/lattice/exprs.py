@@ -98,6 +98,8 @@ def apply_op(op: Operator, args, dtypes, helpers: dict):
         return BinOp(_INFIX[name], args[0], args[1]), rname
     if name == "not":
         return UnOp("!", args[0]), rname
+    if name == "isnan":   # (of the operand in its own dtype: an integer is never NaN)
+        return (isnan_of(args[0], dtypes[0]) if np.dtype(dtypes[0]).kind in "fc" else const_of(False, rname)), rname
     if name == "astype":
         return converted(args[0], dtypes[0], rname), rname
     if np.dtype(dtypes[0]).kind == "c" and name in ("abs", "real", "imag", "conj"):
