@@ -511,6 +511,42 @@ def drop_empty(stmts) -> list:
     return out
 
 
+def drop_repeated_conditions(stmts) -> list:
+    """``stmts`` where an ``if`` whose one statement (through tags) is an ``if`` on the same condition keeps
+    the inner one's then-branch alone: nothing runs between the two tests, so the inner is always true
+    (a phase's bound checked by the loop around it and again by its first looplet).
+
+    >>> from compiler.imperative.ir import BinOp, Var, If, Store
+    >>> go = BinOp("<", Var("j"), Var("n"))
+    >>> for s in drop_repeated_conditions([If(go, [If(go, [Store("v", 0, 1.0)], [Store("v", 0, 2.0)])])]):
+    ...     print(s)
+    if (j < n) {
+        v[0] = 1.0;
+    }
+    """
+    out = []
+    for s in stmts:
+        s = map_bodies(s, drop_repeated_conditions)
+        if isinstance(s, If):
+            then = _without_if_on(s.then, s.cond)
+            s = s if then is s.then else replace(s, then=then)   # (kept as it was: later passes' memos are by identity)
+        out.append(s)
+    return out
+
+
+def _without_if_on(block, cond):
+    """``block`` with its one statement, where that is an ``if`` on ``cond`` (inside tags), replaced by its then-branch."""
+    if len(block.body) != 1:
+        return block
+    (s,) = block.body
+    if isinstance(s, Tagged):
+        inner = _without_if_on(s.body, cond)
+        return block if inner is s.body else replace(block, body=(replace(s, body=inner),))
+    if isinstance(s, If) and s.cond == cond:
+        return s.then
+    return block
+
+
 def drop_idle_loops(stmts) -> list:
     """``stmts`` without the ``while`` loops that compute nothing the kernel uses: their
     bodies only advance locals of this block, which nothing after the loop reads. (A
@@ -765,10 +801,10 @@ def reuse_dead_locals(stmts) -> list:
 
 
 def cleanup(stmts) -> list:
-    """:func:`fold_flags`, :func:`drop_unread_scratch`, :func:`drop_idle_loops`,
+    """:func:`fold_flags`, :func:`drop_repeated_conditions`, :func:`drop_unread_scratch`, :func:`drop_idle_loops`,
     :func:`drop_dead_assignments`, :func:`~compiler.imperative.deadstores.drop_dead_stores`, :func:`drop_unused_locals`,
     :func:`drop_empty` (the locals then unread dropped too), :func:`drop_overwritten_stores`, then :func:`reuse_declared`."""
-    stmts = drop_idle_loops(drop_unread_scratch(fold_flags(stmts)))
+    stmts = drop_idle_loops(drop_unread_scratch(drop_repeated_conditions(fold_flags(stmts))))
     memo: dict = {}   # (the statements the first leaves as they were keep their summaries for the last)
     stmts = drop_dead_stores(_drop_dead_assignments(stmts, memo))
     stmts = _drop_unused_locals(stmts, memo)

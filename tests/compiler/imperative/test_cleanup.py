@@ -5,10 +5,11 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import compiler as ss
 from compiler import Tensor
 from compiler.imperative import Buffer, Function, Scalar, interpret
-from compiler.imperative.cleanup import cleanup, drop_overwritten_stores, fold_flags
-from compiler.imperative.ir import (Assign, Break, CompoundAssign, Const, Declare, For, Grow, If, Load, Store, Tagged,
+from compiler.imperative.cleanup import cleanup, drop_overwritten_stores, drop_repeated_conditions, fold_flags
+from compiler.imperative.ir import (Assign, BinOp, Break, CompoundAssign, Const, Declare, For, Grow, If, Load, Store, Tagged,
                                     UnOp, Var, While)
 from compiler.imperative.traverse import walk
 
@@ -469,3 +470,25 @@ def test_statements_the_cleanup_leaves_as_they_were_are_kept_themselves():
     body = [Declare(x, "int64", Load("w", 0)), loop, Store("v", 0, x)]
     out = cleanup(body)
     assert out[1] is loop and all(a is b for a, b in zip(out, body, strict=True))
+
+
+def test_an_if_inside_an_if_on_the_same_condition_is_dropped_through_tags():
+    # (the looplets tested a row's tail `j < A1_size` twice: the phase's bound, then its looplet's own)
+    i, n = Var("i"), Var("n")
+    go, other = BinOp("<", i, n), BinOp("<", i, Var("m"))
+    inner = If(go, [Store("v", 0, 1.0)], [Store("v", 0, 2.0)])
+    out = drop_repeated_conditions([If(go, [Tagged("t", [inner])]), If(go, [If(other, [Store("v", 0, 3.0)])])])
+    assert out[0] == If(go, [Tagged("t", [Store("v", 0, 1.0)])])
+    assert out[1] == If(go, [If(other, [Store("v", 0, 3.0)])])   # (another condition: kept)
+    # (two statements: the first may change what the condition reads)
+    two = [If(go, [Assign(i, BinOp("+", i, Const(1, "int64"))), If(go, [Store("v", 0, 1.0)])])]
+    assert drop_repeated_conditions(two) == two
+
+
+def test_a_row_max_by_the_looplets_tests_its_tail_once():
+    a = sp.random(30, 40, density=0.1, format="csr", random_state=3)
+    A = Tensor.from_scipy(a, name="A")
+    k = ss.lower("y[i] = max[j](A[i, j])", strategy="looplets", A=A)
+    lines = [line.strip() for line in k.c_source.splitlines()]
+    assert not any(x.startswith("if (") and x == y for x, y in zip(lines, lines[1:])), k.c_source
+    np.testing.assert_array_equal(k(A=A).to_numpy(), a.toarray().max(axis=1))
