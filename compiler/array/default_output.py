@@ -1,5 +1,5 @@
 """The format of an array expression's result where none is asked (:func:`output_format`): dense where every
-operand is, else a sparse one of the result's rank (a sparse vector, CSR, COO), CSC for shape operators over CSC
+operand is or for a product with a dense factor (:func:`dense_product`, as scipy's ``csr @ ndarray``), else a sparse one of the result's rank (a sparse vector, CSR, COO), CSC for shape operators over CSC
 matrices only (:func:`keeps_column_order`), COO for a stack of matrices not all CSR or all CSC, as scipy's
 (:func:`stacks_as_coo`). :mod:`compiler.array.fuse` tries these first, CSR where a kernel cannot write them.
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from ..format import Format, parse_format
 from ..index_fit import OpenIndex
-from .nodes import Leaf, Node, Permute, ShapeOp
+from .nodes import Broadcast, Leaf, Map, Node, Permute, Reduction, ShapeOp
 
 
 def all_dense(tensors: dict) -> bool:
@@ -31,7 +31,7 @@ def output_format(node: Node, format, tensors: dict):
     A shorthand name (or no format) leaves the index dtype to the lowering, which picks int32 where
     scipy would (an :class:`~compiler.index_fit.OpenIndex`); a Format keeps its own."""
     if format is None:
-        if node.ndim == 0 or all_dense(tensors):
+        if node.ndim == 0 or all_dense(tensors) or dense_product(node):
             return None
         format = {1: "sparse_vector", 2: "csr"}.get(node.ndim, "coo")
     if isinstance(format, str):
@@ -40,6 +40,32 @@ def output_format(node: Node, format, tensors: dict):
     if isinstance(format, Format):
         return format
     return parse_format(format)
+
+
+def dense_product(node: Node) -> bool:
+    """Whether ``node`` is a sum of products with a stored dense factor (``matmul``, ``tensordot``, ``einsum``,
+    ``vecdot`` of a sparse and a dense operand): its default result is dense, as scipy's ``csr @ ndarray`` and
+    pydata's ``COO @ ndarray`` are. Each of its rows holds a value wherever the sparse operand's row holds an
+    entry, so a sparse result would store nearly every entry, and a CSR one could not be appended in the loop
+    order that reads both operands as stored.
+
+    >>> import numpy as np
+    >>> from compiler.interop import to_tensor
+    >>> from compiler.array import build
+    >>> A = Leaf(to_tensor(np.eye(3), "A").asformat("csr")); X = Leaf(to_tensor(np.ones((3, 2)), "X"))
+    >>> dense_product(build.matmul(A, X)), dense_product(build.matmul(A, A)), dense_product(build.elementwise("mul", A, A))
+    (True, False, False)
+    """
+    if not (isinstance(node, Reduction) and node.op.name == "add" and isinstance(node.child, Map)
+            and node.child.op.name == "mul"):
+        return False
+
+    def stored_dense(n: Node) -> bool:
+        while isinstance(n, (Broadcast, Permute)):
+            n = n.child
+        return isinstance(n, Leaf) and n.tensor.ndim > 0 and n.tensor.format.is_dense
+
+    return any(stored_dense(a) for a in node.child.args)
 
 
 #: why a default result is first tried in a format other than CSR (:func:`compiler.array.fuse.lower_node`)
@@ -127,4 +153,4 @@ def has_shape_ops(node: Node) -> bool:
     return isinstance(node, ShapeOp) or any(has_shape_ops(c) for c in node.children())
 
 
-__all__ = ["ORDER_WHY", "all_dense", "has_shape_ops", "keeps_column_order", "output_format", "stacks_as_coo"]
+__all__ = ["ORDER_WHY", "all_dense", "dense_product", "has_shape_ops", "keeps_column_order", "output_format", "stacks_as_coo"]

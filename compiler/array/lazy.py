@@ -79,7 +79,8 @@ class Array:
 
     def compute(self, format=None, strategy: str | None = None, checked: bool = False) -> Tensor:
         """The array as a Tensor, computed by one kernel (``format``: a shorthand or Format for the
-        result; by default dense when every operand is, else sparse of the result's rank). A result
+        result; by default dense when every operand is or for a product with a dense factor, as scipy's
+        ``csr @ ndarray``, else sparse of the result's rank). A result
         computed already (``sort(A)``, ``take(A, rows)``: a function of the values, computed on the
         stored entries) is that Tensor, converted only where ``format`` asks another: no copy kernel.
 

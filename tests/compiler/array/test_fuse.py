@@ -126,10 +126,14 @@ def test_shape_operators_take_the_lattice_strategy_by_default_and_looplets_where
     assert "by a scatter" in k.trace.find("output-order")[0].note
     np.testing.assert_array_equal(k().to_numpy(), A[:, ::-2])
     # a CSC's rows sliced with a step: looplets refused it and the lattice converted A; now looplets walk
-    # each column's kept entries under the sum's loop, into a dense workspace copied into the output
-    k = (c[::-2] @ x).lower()
+    # each column's kept entries under the sum's loop, into a dense workspace copied into a sparse output
+    k = (c[::-2] @ x).lower(format="sparse_vector")
     assert k.strategy == "looplets" and _materialized(k) == [] and _retried(k) == []
     assert k.trace.find("workspace") and not k.trace.find("convert")
+    np.testing.assert_array_equal(k().to_numpy(), A[::-2] @ X)
+    # (by default a product with a dense factor is dense, as scipy's: the output is that workspace)
+    k = (c[::-2] @ x).lower()
+    assert k.strategy == "looplets" and k().format.is_dense and not k.trace.find("convert")
     np.testing.assert_array_equal(k().to_numpy(), A[::-2] @ X)
 
 
