@@ -42,6 +42,8 @@ n_kept
 >>> print(entry_bound(parse("C[i, j] = A[i, j] * B[i, j]"), {"A": parse_format("csr"), "B": parse_format("csr")},
 ...                   Namer())[1])
 (int64)A1_pos[A0_size] + (int64)B1_pos[B0_size]
+>>> print(entry_bound(parse("C[i, j] = A[i, j] * A[i, j] - A[i, j]"), {"A": parse_format("csr")}, Namer())[1])
+(int64)A1_pos[A0_size]
 """
 
 from __future__ import annotations
@@ -131,7 +133,7 @@ def entry_bound(stmt, formats: dict, fresh, extents: dict | None = None):
         if isinstance(e, (Collapse, Split, Broadcast)):
             return visit(e.operand)
         if isinstance(e, N.Call):   # (elementwise: at most where one of its operands stores an entry)
-            return all(visit(x) for x in e.args)
+            return all(visit(x) for x in _distinct_operands(e))
         if isinstance(e, Slice):
             counted = kept_rows(e, formats, fresh)
             if counted is None:
@@ -147,6 +149,21 @@ def entry_bound(stmt, formats: dict, fresh, extents: dict | None = None):
     for t in terms[1:]:
         total = X.add(total, t)
     return stmts, total
+
+
+def _distinct_operands(call) -> list:
+    """The operands of the elementwise operators ``call`` is made of, each once: ``A * A - A`` writes where ``A``
+    stores an entry, not three times as many (a concatenation of ``A`` with itself does write each twice)."""
+    out = []
+
+    def leaves(e):
+        if isinstance(e, N.Call):
+            for a in e.args:
+                leaves(a)
+        elif e not in out:
+            out.append(e)
+    leaves(call)
+    return out
 
 
 def kept_rows(e, formats: dict, fresh):

@@ -83,6 +83,17 @@ def test_an_elementwise_operator_of_moved_entries_reserves_their_sum(fill):
 
 
 @pytest.mark.parametrize("fill", [0.0, 1.0, nan])
+def test_an_operand_read_several_times_reserves_its_entries_once(fill):
+    # (A * A - A writes where A stores an entry: its count was reserved three times, three times the memory;
+    # a concatenation of A with itself does write each twice)
+    a = np.where(A == 0, fill, A)
+    k, _ = check("C[i, j] = A[i, j] * A[i, j] - A[i, j]", "csr", A=(a, "csr", fill))
+    assert "if ((int64_t)A1_pos[A0_size] > C1_idx_cap)" in k.c_source
+    k, got = check("D[l, i] = concat((A[j, i], A[k, i]), (j, k) -> l)", "csr", A=(a, "csr", fill))
+    assert "(int64_t)A1_pos[A0_size] + (int64_t)A1_pos[A0_size] > D1_idx_cap" in k.c_source
+
+
+@pytest.mark.parametrize("fill", [0.0, 1.0, nan])
 @pytest.mark.parametrize("out", ["csr", "coo"])
 @pytest.mark.parametrize("rows", [(0, 3, 2), (2, -1, -1), (1, 3, 1), (1, 1, 1), (0, 6, 3), (3, -1, -2)])
 def test_a_row_slice_of_csr_counts_the_entries_of_the_rows_it_keeps(rows, out, fill):
