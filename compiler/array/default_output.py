@@ -1,7 +1,8 @@
 """The format of an array expression's result where none is asked (:func:`output_format`): dense where every
-operand is or for a product with a dense factor (:func:`dense_product`, as scipy's ``csr @ ndarray``), else a sparse one of the result's rank (a sparse vector, CSR, COO), CSC for shape operators over CSC
-matrices only (:func:`keeps_column_order`), COO for a stack of matrices not all CSR or all CSC, as scipy's
-(:func:`stacks_as_coo`). :mod:`compiler.array.fuse` tries these first, CSR where a kernel cannot write them.
+operand is or for a product with a dense factor (:func:`dense_product`, as scipy's ``csr @ ndarray``), else a
+sparse one of the result's rank (a sparse vector, CSR, COO), CSC for shape operators over CSC matrices only
+(:func:`keeps_column_order`), COO for a stack of matrices not all CSR or all CSC, as scipy's (:func:`stacks_as_coo`).
+:mod:`compiler.array.fuse` tries these first, CSR where a kernel cannot write them.
 
 >>> import numpy as np
 >>> from compiler.interop import to_tensor
@@ -56,6 +57,8 @@ def dense_product(node: Node) -> bool:
     >>> dense_product(build.matmul(A, X)), dense_product(build.matmul(A, A)), dense_product(build.elementwise("mul", A, A))
     (True, False, False)
     """
+    while isinstance(node, Permute):   # (einsum("ij,jk->ki", ...): the product transposed)
+        node = node.child
     if not (isinstance(node, Reduction) and node.op.name == "add" and isinstance(node.child, Map)
             and node.child.op.name == "mul"):
         return False
@@ -153,4 +156,5 @@ def has_shape_ops(node: Node) -> bool:
     return isinstance(node, ShapeOp) or any(has_shape_ops(c) for c in node.children())
 
 
-__all__ = ["ORDER_WHY", "all_dense", "dense_product", "has_shape_ops", "keeps_column_order", "output_format", "stacks_as_coo"]
+__all__ = ["ORDER_WHY", "all_dense", "dense_product", "has_shape_ops", "keeps_column_order", "output_format",
+           "stacks_as_coo"]

@@ -28,6 +28,7 @@ def test_a_product_with_a_dense_factor_is_dense_as_scipys(strategy):
     a, d, x = xp.asarray(S), xp.asarray(D), xp.asarray(D[:, 0])
     cases = [(a @ d, S @ D), (a @ x, S @ D[:, 0]), (xp.asarray(D.T) @ a.T, D.T @ S.T.toarray()),
              (xp.tensordot(a, d, axes=1), S @ D), (xp.einsum("ij,jk->ik", a, d), S @ D),
+             (xp.einsum("ij,jk->ki", a, d), (S @ D).T),
              (xp.vecdot(a, xp.asarray(np.ones(5))), S @ np.ones(5)),
              (xp.asarray(sparse.COO.from_scipy_sparse(S)) @ d, S @ D)]
     for n, (expr, want) in enumerate(cases):
