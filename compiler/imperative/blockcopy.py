@@ -246,13 +246,16 @@ def copy_run(c: _Copy, loop, dtypes: dict, fresh, n: Var, start: Expr | None = N
     q, nnz = Var(c.q), Var(c.nnz)
     base = q if start is None else start
 
-    def at_t(e):
+    def at_t(e, read_back=False):
         def f(x):
             if x == q:
                 return BinOp("+", base, t)
             if isinstance(x, Var) and x.name in c.locals:
-                return at_t(c.locals[x.name])
+                return at_t(c.locals[x.name], read_back)
             if isinstance(x, Load) and x.index == nnz and x.buffer in c.stores:
+                if read_back and not isinstance(c.stores[x.buffer], Load):
+                    # (the filter tests a computed value as the copy just stored it: not computed again)
+                    return Load(x.buffer, BinOp("+", nnz, t))
                 v = at_t(c.stores[x.buffer])     # (what the loop stored there, as the buffer holds it)
                 return v if _dtype_of(v, dtypes) == dtypes[x.buffer] else Cast(dtypes[x.buffer], v)
             return None
@@ -265,7 +268,7 @@ def copy_run(c: _Copy, loop, dtypes: dict, fresh, n: Var, start: Expr | None = N
     if c.keep is None:
         return [*grows, Pragma("omp simd"), For(t, Const(0, "int64"), n, Block(tuple(copies)))], None
     dropped = Var(fresh("n_dropped"))
-    keep = at_t(c.keep)
+    keep = at_t(c.keep, read_back=True)
     drop = replace(keep, op="==") if isinstance(keep, BinOp) and keep.op == "!=" else \
         keep.operand if isinstance(keep, UnOp) and keep.op == "!" else UnOp("!", keep)
     tested = [tag for b in c.stores if any(isinstance(x, Load) and x.buffer == b for x in walk(c.keep))

@@ -253,8 +253,10 @@ def test_a_block_copy_keeps_the_expression_tags_of_the_append_it_copies(a):
                 tags.setdefault(n, set()).add(tag)
     for tensor in "AB":
         appends = [n for n, x in enumerate(lines, 1) if re.search(rf"out_val\[out0_nnz\] = {tensor}_val\[", x)]
-        copies = [n for n, x in enumerate(lines, 1) if re.search(rf"out_val\[out0_nnz \+ t\w*\] = {tensor}_val\[", x)
-                  or re.search(rf"n_dropped\w* \+= .*{tensor}_val\[", x)]
+        stores = [n for n, x in enumerate(lines, 1) if re.search(rf"out_val\[out0_nnz \+ t\w*\] = {tensor}_val\[", x)]
+        # (the count of dropped values, in the lines after the store, tests the value the copy stored)
+        copies = stores + [m for n in stores for m in range(n + 1, n + 4)
+                           if re.search(r"n_dropped\w* \+= .*out_val\[out0_nnz \+ t", lines[m - 1])]
         assert appends and len(copies) == 2, (tensor, appends, copies)
         assert all(tags.get(n) == tags[appends[0]] and tags[n] for n in copies), (tensor, [tags.get(n) for n in copies])
 
@@ -277,3 +279,17 @@ def test_a_run_walked_down_from_a_top_is_copied_reversed():
     moved = While(moved.cond, [*moved.body.body[:-1], CompoundAssign("-", top, 1), moved.body.body[-1]])
     assert match(moved, {"D_val": "float64"}) is None
     assert match(loop(t - top), {"D_val": "float64"}) is None
+
+
+@pytest.mark.parametrize("program", ["C[i, j] = A[i, j] * A[i, j] - A[i, j]", "C[i, j] = exp(A[i, j] * 2.0) - 1.0"])
+def test_the_filter_of_a_computed_value_reads_what_the_copy_stored(program):
+    # (it computed the value again: the C printed the expression twice in each copy loop)
+    a = np.array([[1.0, 0.0, np.inf, 2.0, 0.0, 3.0, 1.0, 1.0, 1.0, 1.0, 0.5, 4.0]] * 3)
+    a[1, ::2] = 0.0
+    A = ss.Tensor.from_numpy(a, "csr", name="A")
+    k = ss.lower(program, strategy="looplets", A=A, C="csr")
+    counted = [line for line in k.c_source.splitlines() if "n_dropped" in line and "+=" in line]
+    assert counted and all(re.search(r"\+= \(int64_t\)\(C_val\[C1_nnz \+ t(_\d+)?\] == ", line) for line in counted), counted
+    with np.errstate(all="ignore"):
+        want, _ = evaluate(program, A=A)
+    np.testing.assert_array_equal(k(A=A).to_numpy(), want)
