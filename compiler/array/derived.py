@@ -117,10 +117,10 @@ def isfinite(x) -> Array:
 
 def sign(x) -> Array:
     """-1, 0 or 1 by the sign of each entry (NaN stays NaN, and -0.0 gives -0.0), in ``x``'s dtype; of a
-    complex entry, ``x / abs(x)`` (0 for 0), the standard's."""
+    complex entry, ``x / abs(x)`` (``0 + 0j`` for a zero of either sign), the standard's."""
     x = asarray(x)
-    if x.dtype.kind == "c":
-        return where(equal(x, 0), x, divide(x, abs(x)))
+    if x.dtype.kind == "c":   # (0 + 0j for a zero of either sign, as numpy's and the standard's)
+        return where(equal(x, 0), 0, divide(x, abs(x)))
     if x.dtype.kind == "b":
         return x
     if x.dtype.kind == "u":   # (no -1 in an unsigned dtype, and no entry below 0)

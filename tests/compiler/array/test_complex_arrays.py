@@ -151,3 +151,14 @@ def test_property_a_fused_complex_expression_matches_numpy(seed, kind, fill, str
     with np.errstate(invalid="ignore"):
         want = (np.conj(a) * b - a).sum(axis=1)
     check(xp.sum(xp.conj(x) * b - x, axis=1), want, strategy)
+
+
+@pytest.mark.parametrize("strategy", ["lattice", "looplets"])
+def test_the_sign_of_a_complex_zero_of_either_sign_is_positive_zero(strategy):
+    # (found by the Array API test suite: sign(-0 - 0j) kept the zero's signs; numpy's and the standard's is 0 + 0j)
+    z = np.array([complex(-0.0, -0.0), complex(0.0, -0.0), complex(-0.0, 0.0), 0j, 3 - 4j, complex(np.nan, 1)])
+    got = xp.sign(xp.asarray(z)).compute(strategy=strategy).to_numpy()
+    want = np.sign(z)
+    np.testing.assert_allclose(got, want, rtol=1e-15)   # (C's complex division: the last bit of 3 - 4j's)
+    np.testing.assert_array_equal(np.signbit(got.real), np.signbit(want.real))
+    np.testing.assert_array_equal(np.signbit(got.imag), np.signbit(want.imag))
