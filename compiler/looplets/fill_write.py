@@ -13,6 +13,8 @@ value. The lowerer adds :data:`FILL_WRITE` to the simplifier's rules.
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..rewrite import Rule
 from .fibers import SubFiber
 from .program import MISSING, Assign, Block, Literal
@@ -42,9 +44,20 @@ def _fill_write(t):
     info = tns.tensor if isinstance(tns, SubFiber) else getattr(tns, "owner", None)
     if info is None or not drops_fill_writes(info) or t.overwrites:
         return None  # dense-addressed storage, or a value stored before: the fill replaces it
-    if t.rhs.value is not MISSING and same_literal(t.rhs.value, info.fill):
+    if t.rhs.value is not MISSING and (same_literal(t.rhs.value, info.fill) or _stored_as_fill(t.rhs.value, info)):
         return Block(())
     return None
+
+
+def _stored_as_fill(value, info) -> bool:
+    """Whether ``value`` of another kind than the fill is stored as the fill: ``false`` into a float64 output
+    of fill 0.0 is 0.0 (a bool expression into ``C="csr"``, whose values are float64 by default)."""
+    dtype = np.dtype(info.format.dtype)
+    if isinstance(value, bool) == isinstance(info.fill, bool):
+        return False
+    if dtype.kind in "fcb" or isinstance(value, bool) and dtype.kind in "iu":   # (not a float into an integer: C's
+        return same_literal(dtype.type(value).item(), info.fill)                  # conversion may be undefined)
+    return False
 
 
 FILL_WRITE = Rule("fill-write", _fill_write, (Assign,))
