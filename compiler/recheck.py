@@ -31,7 +31,8 @@ import numpy as np
 
 from . import values
 
-__all__ = ["FACTS", "array_facts", "c_check", "CHECKED", "check_again", "checked_now", "checker", "kept_checker", "revalidator", "values_facts"]
+__all__ = ["FACTS", "array_facts", "c_check", "CHECKED", "check_again", "checked_now", "checker", "kept_checker",
+           "revalidator", "values_facts"]
 
 _SOURCE = r"""
 #include <stdint.h>

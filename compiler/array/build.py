@@ -200,8 +200,9 @@ def reduce(name: str, x: Node, axis=None, keepdims: bool = False, dtype=None) ->
     dtype (a sum of int32 or bool is int64; a float32 sum accumulates in float64, :data:`WIDER_SUMS`).
 
     >>> x = Scalar(1.0, np.dtype("float32"))
-    >>> reduce("sum", Map(lookup("mul"), (x, x)), None).dtype.name
-    'float32'
+    >>> total = reduce("sum", Map(lookup("mul"), (x, x)), None)
+    >>> total.op.name, total.dtype.name, total.args[0].dtype.name   # (the float64 sum, cast back)
+    ('astype', 'float32', 'float64')
     """
     axes = normalize_axes(name, axis, x.ndim)
     op = lookup(_REDUCTIONS[name])

@@ -664,7 +664,8 @@ __all__ = ["Array", "asarray", "compute", "astype", "where", "sum", "prod", "min
            "tensordot", "einsum", "permute_dims", "matrix_transpose", "expand_dims", "broadcast_to",
            "reshape", "concat", "concatenate", "stack", "abs", "negative", "sqrt", "exp", "log", "sin",
            "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "expm1",
-           "log1p", "log2", "log10", "atan2", "hypot", "copysign", "nextafter", "floor", "ceil", "trunc", "round", "logical_not", "isnan", "add", "subtract", "multiply", "divide",
+           "log1p", "log2", "log10", "atan2", "hypot", "copysign", "nextafter", "floor", "ceil", "trunc", "round",
+           "logical_not", "isnan", "add", "subtract", "multiply", "divide",
            "floor_divide", "remainder", "pow", "minimum", "maximum", "less", "less_equal", "greater",
            "greater_equal", "equal", "not_equal", "bitwise_and", "bitwise_or", "bitwise_xor",
            "bitwise_left_shift", "bitwise_right_shift", "logical_and", "logical_or"]

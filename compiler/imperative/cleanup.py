@@ -535,7 +535,8 @@ def drop_repeated_conditions(stmts) -> list:
 
 
 def _without_if_on(block, cond):
-    """``block`` with its one statement, where that is an ``if`` on ``cond`` (inside tags), replaced by its then-branch."""
+    """``block`` with its one statement, where that is an ``if`` on ``cond`` (inside tags), replaced by its
+    then-branch."""
     if len(block.body) != 1:
         return block
     (s,) = block.body

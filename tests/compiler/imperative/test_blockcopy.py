@@ -289,7 +289,8 @@ def test_the_filter_of_a_computed_value_reads_what_the_copy_stored(program):
     A = ss.Tensor.from_numpy(a, "csr", name="A")
     k = ss.lower(program, strategy="looplets", A=A, C="csr")
     counted = [line for line in k.c_source.splitlines() if "n_dropped" in line and "+=" in line]
-    assert counted and all(re.search(r"\+= \(int64_t\)\(C_val\[C1_nnz \+ t(_\d+)?\] == ", line) for line in counted), counted
+    read_back = r"\+= \(int64_t\)\(C_val\[C1_nnz \+ t(_\d+)?\] == "
+    assert counted and all(re.search(read_back, line) for line in counted), counted
     with np.errstate(all="ignore"):
         want, _ = evaluate(program, A=A)
     np.testing.assert_array_equal(k(A=A).to_numpy(), want)

@@ -9,8 +9,8 @@ import compiler as ss
 from compiler import Tensor
 from compiler.imperative import Buffer, Function, Scalar, interpret
 from compiler.imperative.cleanup import cleanup, drop_overwritten_stores, drop_repeated_conditions, fold_flags
-from compiler.imperative.ir import (Assign, BinOp, Break, CompoundAssign, Const, Declare, For, Grow, If, Load, Store, Tagged,
-                                    UnOp, Var, While)
+from compiler.imperative.ir import (Assign, BinOp, Break, CompoundAssign, Const, Declare, For, Grow, If, Load, Store,
+                                    Tagged, UnOp, Var, While)
 from compiler.imperative.traverse import walk
 
 d, i, n = Var("dirty"), Var("i"), Var("n")

@@ -11,7 +11,8 @@ from compiler.reference import evaluate
 A_VALUES = np.array([[1.0, 0.0, np.nan, 2.0, 0.0, 0.0, 0.0, 0.0, 5.0, -6.0, np.inf, 8.0]] * 3)
 
 
-@pytest.mark.parametrize("program", ["C[i, j] = isnan(A[i, j])", "C[i, j] = A[i, j] > 1.5", "C[i, j] = !(A[i, j] == 0)"])
+@pytest.mark.parametrize("program", ["C[i, j] = isnan(A[i, j])", "C[i, j] = A[i, j] > 1.5",
+                                     "C[i, j] = !(A[i, j] == 0)"])
 @pytest.mark.parametrize("out", ["csr", ("bool", False), ("int32", 0), ("float32", 0.0), ("bool", True)])
 def test_a_bool_value_stored_as_the_fill_is_not_written(program, out):
     # (a bool expression into C="csr", float64 of fill 0.0, wrote `false` into every gap and filtered it out)
