@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from ..format import Format, parse_format
 from ..index_fit import OpenIndex
-from .nodes import Broadcast, Leaf, Map, Node, Permute, Reduction, ShapeOp
+from .nodes import Broadcast, Leaf, Map, Node, Permute, Reduction, Scalar, ShapeOp
 
 
 def all_dense(tensors: dict) -> bool:
@@ -45,10 +45,11 @@ def output_format(node: Node, format, tensors: dict):
 
 def dense_product(node: Node) -> bool:
     """Whether ``node`` is a sum of products with a stored dense factor (``matmul``, ``tensordot``, ``einsum``,
-    ``vecdot`` of a sparse and a dense operand): its default result is dense, as scipy's ``csr @ ndarray`` and
-    pydata's ``COO @ ndarray`` are. Each of its rows holds a value wherever the sparse operand's row holds an
-    entry, so a sparse result would store nearly every entry, and a CSR one could not be appended in the loop
-    order that reads both operands as stored.
+    ``vecdot`` of a sparse and a dense operand), or an elementwise function of such products, stored dense
+    operands and scalars (``A @ x + 1``, ``isnan(A @ x)``, ``A @ x + y``): its default result is dense, as
+    scipy's ``csr @ ndarray`` and pydata's ``COO @ ndarray`` are. Each of its rows holds a value wherever the
+    sparse operand's row holds an entry, so a sparse result would store nearly every entry, and a CSR one could
+    not be appended in the loop order that reads both operands as stored.
 
     >>> import numpy as np
     >>> from compiler.interop import to_tensor
@@ -56,21 +57,31 @@ def dense_product(node: Node) -> bool:
     >>> A = Leaf(to_tensor(np.eye(3), "A").asformat("csr")); X = Leaf(to_tensor(np.ones((3, 2)), "X"))
     >>> dense_product(build.matmul(A, X)), dense_product(build.matmul(A, A))
     (True, False)
-    >>> dense_product(build.elementwise("mul", A, A))
-    False
+    >>> dense_product(build.elementwise("mul", A, A)), dense_product(build.elementwise("add", build.matmul(A, X), X))
+    (False, True)
     """
-    while isinstance(node, Permute):   # (einsum("ij,jk->ki", ...): the product transposed)
-        node = node.child
-    if not (isinstance(node, Reduction) and node.op.name == "add" and isinstance(node.child, Map)
-            and node.child.op.name == "mul"):
+    node = _unplaced(node)
+    if isinstance(node, Map):
+        arrays = [_unplaced(a) for a in node.args if not isinstance(a, Scalar)]
+        return any(dense_product(a) for a in arrays) and all(dense_product(a) or _stored_dense(a) for a in arrays)
+    if not (isinstance(node, Reduction) and node.op.name == "add"):
         return False
+    product = node.child
+    while isinstance(product, Map) and product.op.name == "astype":   # (a float32 sum, made in float64)
+        product = product.args[0]
+    return isinstance(product, Map) and product.op.name == "mul" and any(_stored_dense(a) for a in product.args)
 
-    def stored_dense(n: Node) -> bool:
-        while isinstance(n, (Broadcast, Permute)):
-            n = n.child
-        return isinstance(n, Leaf) and n.tensor.ndim > 0 and n.tensor.format.is_dense
 
-    return any(stored_dense(a) for a in node.child.args)
+def _unplaced(node: Node) -> Node:
+    """``node`` under its transposes and broadcasts (``einsum("ij,jk->ki", ...)``: the product transposed)."""
+    while isinstance(node, (Broadcast, Permute)):
+        node = node.child
+    return node
+
+
+def _stored_dense(node: Node) -> bool:
+    node = _unplaced(node)
+    return isinstance(node, Leaf) and node.tensor.ndim > 0 and node.tensor.format.is_dense
 
 
 #: why a default result is first tried in a format other than CSR (:func:`compiler.array.fuse.lower_node`)

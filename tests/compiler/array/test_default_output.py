@@ -30,7 +30,13 @@ def test_a_product_with_a_dense_factor_is_dense_as_scipys(strategy):
              (xp.tensordot(a, d, axes=1), S @ D), (xp.einsum("ij,jk->ik", a, d), S @ D),
              (xp.einsum("ij,jk->ki", a, d), (S @ D).T),
              (xp.vecdot(a, xp.asarray(np.ones(5))), S @ np.ones(5)),
-             (xp.asarray(sparse.COO.from_scipy_sparse(S)) @ d, S @ D)]
+             (xp.asarray(sparse.COO.from_scipy_sparse(S)) @ d, S @ D),
+             # (elementwise functions of such products, dense operands and scalars: scipy's are ndarrays too)
+             (a @ x + 1, S @ D[:, 0] + 1), (xp.isnan(a @ x), np.isnan(S @ D[:, 0])),
+             (a @ x + xp.asarray(np.arange(6.0)), S @ D[:, 0] + np.arange(6.0)),
+             (xp.sum(a * xp.asarray(np.ones((6, 5))), axis=1), S.toarray().sum(axis=1)),
+             (xp.sum(xp.astype(a, xp.float32) * xp.asarray(np.ones((6, 5), np.float32)), axis=1),
+              S.toarray().astype(np.float32).sum(axis=1))]
     for n, (expr, want) in enumerate(cases):
         got, fmt = _formats(expr, strategy)
         assert fmt == "dense", (expr, fmt)
@@ -44,6 +50,7 @@ def test_a_product_with_a_dense_factor_is_dense_as_scipys(strategy):
 def test_other_expressions_over_a_sparse_operand_stay_sparse(strategy):
     a, d = xp.asarray(S), xp.asarray(np.ones((6, 5)))
     for expr, want, fmt in [(a @ a.T, S @ S.T, "csr"), (a * d, S.multiply(np.ones((6, 5))), "csr"),
+                            ((a @ a.T) * 2 + a @ a.T, 3 * (S @ S.T), "csr"),
                             (xp.sum(a, axis=1), S.sum(axis=1).A1, "sparse_vector"),
                             (a[0] * 2, S[[0]].toarray()[0] * 2, "sparse_vector")]:
         got, shorthand = _formats(expr, strategy)
