@@ -62,7 +62,7 @@ from .notation import Assign, accesses, parse
 from .notation.dtypes import expr_dtype, type_literals
 from .notation.infer import infer_given
 from .output_extents import check_walked_together
-from .recheck import checked_now
+from .recheck import array_facts, checked_now
 from .notation.node_provenance import name_nodes
 from .notation.shape import ShapeOp, has_shape_operators
 from .notation.shapedata import shape_artifact, shape_data
@@ -588,7 +588,7 @@ def _probe_key(program: str, strategy, tensors: dict) -> tuple | None:
             parts.append((name, value))
         elif cls is np.ndarray or cls is float or cls is bool or (cls is int and -2**63 <= value < 2**63):
             # (an array's or scalar's format is its dtype's dense format, its rank's; its facts its values')
-            facts = values.of_array(value)
+            facts = array_facts(value)
             parts.append((name, cls, value.dtype if cls is np.ndarray else None, value.ndim if cls is np.ndarray else 0,
                           None if facts is finite else facts))
         else:

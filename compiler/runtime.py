@@ -32,7 +32,7 @@ from .levels import Element
 from .levels.level import is_fill
 from .notation.infer import infer_shapes
 from .output_extents import check_output_writes, check_walked_together, extent_value
-from .recheck import check_again, checked_now
+from .recheck import array_facts, check_again, checked_now
 from .reuse_plans import reuse_refused
 from .reused_outputs import Reused, mark_cleared_off_entries
 from .sealing import index_writers, sealed
@@ -718,7 +718,7 @@ def facts_of(value):
     if isinstance(value, Tensor):
         return value.value_facts
     if isinstance(value, (np.ndarray, *SCALARS)):
-        return values.of_array(value)
+        return array_facts(value)
     if is_foreign(value):   # (a scipy or pydata array's stored values)
         return values.of_array(np.asarray(value.data))
     return values.finite_of(getattr(value, "dtype", None))

@@ -27,7 +27,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from . import memory, sealing, values
+from . import memory, sealing
 from .deferred_levels import PendingLevels
 from .dtypes import LARGEST_EXTENT, cast_values, is_integer, value_dtype
 from .entries import canonical_coo, check_index_room, from_entries, require_dense_prefix, storage_sort, sum_duplicates
@@ -287,12 +287,8 @@ class Tensor(ArrayOperators):
         """
         if self.__dict__.get("_value_facts") is None:
             vals = self.vals
-            vals = vals[:self.nnz] if vals.ndim == 1 and len(vals) > self.nnz else vals
-            facts = None
-            if vals.dtype == np.float32 and vals.size >= 4096:   # (one pass in C, where numpy's float32 path takes two)
-                from .recheck import array_facts   # (recheck builds its C check through the backend)
-                facts = array_facts(vals.reshape(-1) if vals.flags.c_contiguous else vals)
-            self._value_facts = facts if facts is not None else values.of_array(vals)
+            from .recheck import array_facts   # (recheck builds its C check through the backend)
+            self._value_facts = array_facts(vals[:self.nnz] if vals.ndim == 1 and len(vals) > self.nnz else vals)
         return self._value_facts
 
     @value_facts.setter
