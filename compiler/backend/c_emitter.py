@@ -787,7 +787,10 @@ def emit_c_with_provenance(fn: Function, checked: bool = False) -> tuple[str, di
     out += [INDENT + line for line in body]
     printer.stmt(fn.body, 1)
     first = "\n".join(out).count("\n") + 2  # the 1-based line of printer.lines[0]
-    provenance = {tag: [first + k for k in ks] for tag, ks in printer.tag_lines.items()}
+    # (one int object per line, shared by the tags that hold it: a line sits in every tag around it, and
+    # an int of its own per tag was a fifth of what a test worker's kernels held)
+    line_of = list(range(first, first + len(printer.lines)))
+    provenance = {tag: [line_of[k] for k in ks] for tag, ks in printer.tag_lines.items()}
     out += printer.lines
     for p in fn.params:
         if isinstance(p, OutScalar):
