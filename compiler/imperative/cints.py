@@ -104,15 +104,18 @@ def weak_constants(parts, owners=()) -> list:
 
 def isnan_of(e, dtype):
     """Whether the value ``e`` of ``dtype`` is NaN: ``isnan(e)``, or for a complex value (where C's isnan
-    takes no complex) ``e != e``, true where either part is NaN, as numpy's isnan of a complex.
+    takes no complex) ``e != e``, true where either part is NaN, as numpy's isnan of a complex; for an
+    integer or a bool, which is never NaN, ``false``.
 
     >>> from compiler.imperative.ir import Var
-    >>> print(isnan_of(Var("v"), "float64")), print(isnan_of(Var("v"), "complex128"))
+    >>> print(isnan_of(Var("v"), "float64")), print(isnan_of(Var("v"), "complex128")), print(isnan_of(Var("v"), "int8"))
     isnan(v)
     v != v
-    (None, None)
+    false
+    (None, None, None)
     """
-    return BinOp("!=", e, e) if np.dtype(dtype).kind == "c" else Call("isnan", (e,))
+    kind = np.dtype(dtype).kind
+    return BinOp("!=", e, e) if kind == "c" else Call("isnan", (e,)) if kind == "f" else Const(False, "bool")
 
 
 def same_value_of(a, b, dtype):

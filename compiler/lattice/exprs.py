@@ -99,7 +99,7 @@ def apply_op(op: Operator, args, dtypes, helpers: dict):
     if name == "not":
         return UnOp("!", args[0]), rname
     if name == "isnan":   # (of the operand in its own dtype: an integer is never NaN)
-        return (isnan_of(args[0], dtypes[0]) if np.dtype(dtypes[0]).kind in "fc" else const_of(False, rname)), rname
+        return isnan_of(args[0], dtypes[0]), rname
     if name == "astype":
         return converted(args[0], dtypes[0], rname), rname
     if np.dtype(dtypes[0]).kind == "c" and name in ("abs", "real", "imag", "conj"):

@@ -149,7 +149,7 @@ class ExpressionLowering:
         if n == "imag":
             return Const(0, rdt)
         if n == "isnan":   # (of the operand in its own dtype: an integer is never NaN)
-            return cints.isnan_of(args[0], dtypes[0]) if numpy_dtype(dtypes[0]).kind in "fc" else Const(False, rdt)
+            return cints.isnan_of(args[0], dtypes[0])
         a, given = args, dtypes
         if len(set(map(str, dtypes)) | {rdt}) > 1 and n not in ("and", "or", "not", "ldexp", "div"):
             # in numpy's dtype: C would compute int32 + 1 in 32 bits, and int32 < uint32 as unsigned
