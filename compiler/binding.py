@@ -166,6 +166,9 @@ class InputPlan:
         #: a function of no argument, whether the kernel's C depends on what this input's values hold
         #: (:meth:`compiler.runtime.Kernel.depends_on_values`, set by the kernel's plan); None: taken to
         self.values_matter: Callable[[], bool] | None = None
+        #: the kernel checks this input's coordinates as it reads them: a call that checks its arrays again checks
+        #: the positions alone (:mod:`compiler.owned_inputs`, set by the kernel's plan)
+        self.coordinates_checked = False
 
     def checks_values(self, tensor: Tensor) -> bool:
         """Whether a call that checks ``tensor``'s arrays again (an owner may have written them) looks
@@ -201,7 +204,7 @@ class InputPlan:
                 if len(self.foreign) >= 8:
                     for old in list(self.foreign)[:1]:
                         self.foreign.pop(old, None)   # (a call on another thread may have taken it)
-                self.foreign[id(value)] = KeptForeign.of(value, t, self.checks_values(t))
+                self.foreign[id(value)] = KeptForeign.of(value, t, self.checks_values(t), not self.coordinates_checked)
             return t
         arr = np.asarray(value)
         fmt = self.format
@@ -326,13 +329,14 @@ class KeptForeign(NamedTuple):
     ops: tuple | None
 
     @classmethod
-    def of(cls, value, tensor: Tensor, facts: bool = True) -> "KeptForeign":
+    def of(cls, value, tensor: Tensor, facts: bool = True, coordinates: bool = True) -> "KeptForeign":
         """What to check of ``value`` (``tensor`` over its arrays) at a later call: with ``facts``, its values
-        too (:meth:`InputPlan.checks_values`)."""
+        too (:meth:`InputPlan.checks_values`); without ``coordinates``, its positions and not its coordinates
+        (:attr:`InputPlan.coordinates_checked`)."""
         # (tuples too, compared by identity: a scipy COO keeps its row and col in a tuple)
         held, shape = holding(value)
         sized = any(v is shape for _, v in held)
-        check = recheck.checker(tensor, facts)
+        check = recheck.checker(tensor, facts, coordinates)
         return cls(weakref.ref(value), held, sized, shape, tensor, check, None if check is None else check.ops)
 
 

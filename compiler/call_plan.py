@@ -69,6 +69,9 @@ class CallPlan:
         for name in kernel.facts:
             if name in self.inputs and name != out_name:
                 self.inputs[name].values_matter = functools.partial(kernel.depends_on_values, name)
+        for name in kernel.coordinates_checked:
+            if name in self.inputs and name not in self.converted:
+                self.inputs[name].coordinates_checked = True
         self.output = binding.OutputPlan(out_name, low.output_format)
         outs = low.outputs or (low,)
         self.output_names = frozenset(kernel.output_names)

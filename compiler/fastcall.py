@@ -563,7 +563,8 @@ def _binder(compiled, plan, params: tuple, counted: str | None = None):
             return None   # (the general path raises naming the parameter)
         # (the length of the values array ``counted``, which the facts of the values are taken over)
         chain = plan.writers(tensor)
-        check = None if sealing.sealed(chain) else recheck.kept_checker(tensor, plan.checks_values(tensor))
+        check = None if sealing.sealed(chain) else recheck.kept_checker(tensor, plan.checks_values(tensor),
+                                                                         not plan.coordinates_checked)
         tensor._fast_pointers = bound = (plan, pointers, None if counted is None else len(args[counted]),
                                          chain, None if check is None else check.ops)
         return bound

@@ -62,6 +62,7 @@ from .notation import Assign, accesses, parse
 from .notation.dtypes import expr_dtype, type_literals
 from .notation.infer import infer_given
 from .output_extents import check_walked_together
+from .owned_inputs import guard_owned, owned_names
 from .recheck import array_facts, checked_now
 from .notation.node_provenance import name_nodes
 from .notation.shape import ShapeOp, has_shape_operators
@@ -608,7 +609,8 @@ def _format_only(value):
 
 
 def _lower(program, strategy, checked, functions, trace, options, tensors, facts=None, auto="", fit="",
-           default=False, instead: Callable[[int], Kernel | None] | None = None, emit=False) -> Kernel | str:
+           default=False, instead: Callable[[int], Kernel | None] | None = None, emit=False,
+           owned: frozenset | None = None) -> Kernel | str:
     """``lower()`` once its arguments are checked; ``facts`` (default: the values') are what the
     kernel assumes the values hold; ``auto``: why the strategy was chosen (none given), recorded as
     the trace's first step; ``fit``: why the output has the index dtype chosen for it
@@ -616,7 +618,8 @@ def _lower(program, strategy, checked, functions, trace, options, tensors, facts
     given (:func:`_lower_default`, whose kernel lowers again by looplets where the lattice refuses:
     not the kernel of ``strategy='lattice'``, which its cache key tells apart); ``instead``: given the
     line count of the kernel's C before it is compiled, another kernel to return (and cache) in its
-    place, or None; ``emit``: the kernel's C alone, not compiled nor cached (a cached kernel's)."""
+    place, or None; ``emit``: the kernel's C alone, not compiled nor cached (a cached kernel's); ``owned``: the
+    inputs read from arrays another owner may write (default: those of ``tensors``, :func:`owned_names`)."""
     with nesting_guard(program):
         fn_key = tuple(sorted((functions or {}).items()))
         source_key = (program, fn_key) if isinstance(program, str) else program
@@ -636,6 +639,7 @@ def _lower(program, strategy, checked, functions, trace, options, tensors, facts
                              f"options={{{misplaced[0]!r}: ...}}")
         formats = {name: _as_format(name, value, ndims.get(name), isinstance(parsed, Assign))
                    for name, value in tensors.items()}
+        owned = frozenset() if checked else (owned_names(tensors) if owned is None else owned) & set(ndims)
         for name in ndims:
             if name not in formats and not (isinstance(parsed, Assign) and name == parsed.lhs.tensor):
                 raise UsageError(f"no format or tensor given for {name}")
@@ -666,8 +670,8 @@ def _lower(program, strategy, checked, functions, trace, options, tensors, facts
         raw_out = isinstance(tensors.get(out_name), (np.ndarray, *SCALARS))
         # (an index dtype chosen for the output is in its format, so the key holds it; whether it was
         # chosen too, so the trace of a kernel given that format says no choice)
-        key = None if trace is not None else _cache_key((source_key, raw_out, facts_key, auto, bool(fit), default),
-                                                         strategy, formats, checked, options)
+        key = None if trace is not None else _cache_key((source_key, raw_out, facts_key, auto, bool(fit), default,
+                                                          owned), strategy, formats, checked, options)
         if key is not None and key in _CACHE:
             return _CACHE[key].compiled.c_source if emit else _CACHE[key]
         # a checked kernel differs from the unchecked one in its C alone: it is built from that
@@ -708,6 +712,7 @@ def _lower(program, strategy, checked, functions, trace, options, tensors, facts
             # (a user function's C body against its py, before a kernel runs it)
             user_function_check.check_noted(applied, lowered.function.helpers, trace, _may_hold(facts, formats))
             lowered = _checked_counts(lowered, trace)
+            lowered, guarded = guard_owned(lowered, formats, owned, trace) if owned else (lowered, frozenset())
             if emit:
                 return emit_c_with_provenance(lowered.function, checked)[0]
             emitted = None if instead is None else emit_c_with_provenance(lowered.function, checked)
@@ -724,14 +729,15 @@ def _lower(program, strategy, checked, functions, trace, options, tensors, facts
                 _CACHE[key] = other
             return other
         kernel = _kernel(program, parsed, strategy, formats, lowered, compiled, trace, raw_out, shaped,
-                         facts, tensors, checked, functions, options, auto, fit, default)
+                         facts, tensors, checked, functions, options, auto, fit, default, owned)
+        kernel.coordinates_checked = guarded
         if key is not None:
             _CACHE[key] = kernel
         return kernel
 
 
 def _kernel(program, parsed, strategy, formats, lowered, compiled, trace, raw_out, shaped, facts, tensors,
-            checked, functions, options, auto, fit, default) -> Kernel:
+            checked, functions, options, auto, fit, default, owned=frozenset()) -> Kernel:
     """The kernel of a lowering (``lower()``'s arguments, to lower it again for wider integers)."""
     fresh = lowered.output not in formats or raw_out
     formats = dict(formats)
@@ -744,7 +750,7 @@ def _kernel(program, parsed, strategy, formats, lowered, compiled, trace, raw_ou
     # (and for other formats of some inputs: a scipy matrix's own index dtypes, see Kernel.__call__)
     kernel.relower = lambda wider, formats=None, emit=False: _lower(
         program, strategy, checked, functions, None, options, {**given, **(formats or {})}, wider, auto, fit, default,
-        emit=emit)
+        emit=emit, owned=owned)
     return kernel
 
 

@@ -54,6 +54,8 @@ static int64_t check_##T(int64_t parents, const T *pos, int64_t stored, int64_t 
         return -3;                                                                              \
     if (pos[parents] != stored)                                                                 \
         return -4;                                                                              \
+    if (nkeys == 0) /* (its coordinates checked by the kernel that reads them) */               \
+        return 0;                                                                               \
     if (nkeys == 1) {                                                                           \
         /* its range and its order in one vectorized pass (two read the index array twice: a    \
            fifth of a SpMV's call over a scipy matrix); strictly increasing within each fiber:   \
@@ -233,12 +235,15 @@ def c_check():
 FACTS = _FACTS
 
 
-def checker(tensor, facts: bool = True):
+def checker(tensor, facts: bool = True, coordinates: bool = True):
     """A function of no argument that checks ``tensor``'s arrays again (as it finds them now) and
     gives the facts of its values, or None when a level is malformed; ``None`` instead of a
     function when some level does not say what to check (:meth:`Level.structure`). With
     ``facts=False`` it checks the index arrays alone and says the values are finite (for a kernel
     whose C is the same whatever they hold: :meth:`compiler.runtime.Kernel.depends_on_values`).
+    With ``coordinates=False`` it checks each level's positions, not the coordinates between them
+    (for a kernel that checks each coordinate as it reads it:
+    :mod:`compiler.imperative.owned_coordinates`).
 
     The function holds the arrays' addresses: it is for a tensor whose arrays are shared with an
     owner that may change their contents, never their identity (the caller checks that first)."""
@@ -260,6 +265,8 @@ def checker(tensor, facts: bool = True):
         if pos.dtype.itemsize not in (4, 8) or any(k.dtype != pos.dtype for k in keys) or len(pos) < parents + 1 \
                 or any(len(k) != count for k in keys):
             return None
+        if not coordinates:
+            keys, extents = (), ()
         ops += [1, pos.dtype.itemsize, parents, _address(pos), count, len(keys)]
         for key, extent in zip(keys, extents):
             ops += [_address(key), int(extent)]
@@ -305,13 +312,13 @@ def revalidator(tensor, name: str | None = None):
         ...
     compiler.errors.FormatError: A: level 1 (SparseList): idx[1]=7 is out of range [0, 2)
     """
-    def again(facts: bool = True):
-        check_again(tensor, name, facts)
+    def again(facts: bool = True, coordinates: bool = True):
+        check_again(tensor, name, facts, coordinates)
     again.tensor = tensor   # (what a caller that checked it already, checked_now, compares)
     return again
 
 
-def check_again(tensor, name: str | None = None, facts: bool = True) -> None:
+def check_again(tensor, name: str | None = None, facts: bool = True, coordinates: bool = True) -> None:
     """Check ``tensor``'s arrays again as they are now (arrays it shares with an owner who may have
     written them since, or a user made writeable again: :mod:`compiler.sealing`), and raise a
     FormatError naming ``name``'s level and array at fault: the C :func:`checker` (built once, kept
@@ -319,7 +326,8 @@ def check_again(tensor, name: str | None = None, facts: bool = True) -> None:
     Values that now hold NaN or infinities the tensor's facts did not say are taken again
     (validate), so a kernel lowered after it assumes what they hold now; values that hold fewer, the
     facts the C check found. A tensor this thread
-    checked already for the call under way (:func:`checked_now`) is not read again.
+    checked already for the call under way (:func:`checked_now`) is not read again. Without ``coordinates``,
+    its positions alone (for the kernel that checks each coordinate it reads: :mod:`compiler.owned_inputs`).
 
     >>> from compiler import Tensor, Dense, SparseList, Element
     >>> idx = np.array([0, 1])
@@ -333,7 +341,7 @@ def check_again(tensor, name: str | None = None, facts: bool = True) -> None:
     """
     if id(tensor) in CHECKED.ids:
         return
-    check = kept_checker(tensor, facts)
+    check = kept_checker(tensor, facts, coordinates)
     held = check() if check is not None else None
     if held is None or (facts and not held <= tensor.value_facts):
         tensor.validate(as_name=name)
@@ -343,12 +351,12 @@ def check_again(tensor, name: str | None = None, facts: bool = True) -> None:
         tensor.value_facts = held
 
 
-def kept_checker(tensor, facts: bool = True):
+def kept_checker(tensor, facts: bool = True, coordinates: bool = True):
     """:func:`checker` of ``tensor``, made once and kept on it (its levels hold the same arrays for good)."""
-    d, key = tensor.__dict__, "_checker" if facts else "_index_checker"
+    d, key = tensor.__dict__, ("_checker" if facts else "_index_checker") + ("" if coordinates else "_of_positions")
     check = d.get(key, False)
     if check is False:
-        check = d[key] = checker(tensor, facts)
+        check = d[key] = checker(tensor, facts, coordinates)
     return check
 
 

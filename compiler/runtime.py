@@ -149,18 +149,34 @@ class Kernel:
     relower: Callable | None = None
     #: the program has shape operators: each call checks their premises for its tensors' shapes
     shape_operators: bool = False
+    #: the inputs whose coordinates the kernel checks as it reads them, for which a call checks the positions
+    #: alone where their arrays' owner may have written them (:mod:`compiler.owned_inputs`)
+    coordinates_checked: frozenset = frozenset()
 
     #: the tensors a kernel of an array expression reads, which a call without tensors takes
     arguments: dict = {}
 
     def __call__(self, *given, **tensors) -> Tensor:
-        if not given:
-            # the fast path planned for this kernel (and the one for a foreign array's layout that a
-            # call took, asked first): one attribute and one call before it answers
-            out = self._first(tensors)
-            if out is not None:
-                return out
-        return self._call(given, tensors)
+        try:
+            if not given:
+                # the fast path planned for this kernel (and the one for a foreign array's layout that a
+                # call took, asked first): one attribute and one call before it answers
+                out = self._first(tensors)
+                if out is not None:
+                    return out
+            return self._call(given, tensors)
+        except FormatError:
+            if self.coordinates_checked:
+                self._stored_fault(tensors)
+            raise
+
+    def _stored_fault(self, tensors: dict) -> None:
+        """Raise the FormatError that validating an input whose coordinates this kernel checks itself gives
+        (which level, array and entry: the kernel saw a coordinate out of range, and says no more)."""
+        for name in sorted(self.coordinates_checked):
+            value = tensors.get(name, self.arguments.get(name))
+            if isinstance(value, Tensor) or is_foreign(value):
+                (value if isinstance(value, Tensor) else to_tensor(value, name, checked=False)).validate(as_name=name)
 
     @staticmethod
     def _first(tensors):
@@ -198,6 +214,14 @@ class Kernel:
 
     def interpret(self, **tensors) -> Tensor:
         """Run the kernel's IR in the Python interpreter instead (a test oracle)."""
+        try:
+            return self._interpreted(tensors)
+        except FormatError:
+            if self.coordinates_checked:
+                self._stored_fault(tensors)
+            raise
+
+    def _interpreted(self, tensors: dict) -> Tensor:
         tensors = tensors or dict(self.arguments)
         own = self.for_layouts(tensors)
         if own is not self:

@@ -697,6 +697,21 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
     return kernel, tensors
 
 
+def prepared_call(node: Node, format=None, strategy=None, checked: bool = False) -> tuple | None:
+    """The ``(kernel, tensors)`` :func:`lower_node` would take again for ``node`` (not traced), as its tensors
+    are now, or None where it would lower it."""
+    found = structure(node, format, strategy, checked)
+    kept = None if found is None else prepared(called_key(found))
+    return None if kept is None else (kept.kernel, kept.arguments(found[1]))
+
+
+def checks_itself(kernel, tensors: dict) -> set:
+    """The ids of the tensors of ``tensors`` whose coordinates ``kernel`` checks as it reads them
+    (:mod:`compiler.owned_inputs`), not converted first."""
+    converted = dict(kernel.lowered.conversions)
+    return {id(t) for name, t in tensors.items() if name in kernel.coordinates_checked and name not in converted}
+
+
 def _lowered(node: Node, format, strategy, checked: bool, materialized) -> tuple:
     """:func:`lower_node`'s ``(kernel, tensors)``, traced."""
     from ..lowering import lower

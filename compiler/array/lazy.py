@@ -26,7 +26,7 @@ from ..sealing import index_writers, sealed
 from .. import tensor_operators
 from ..tensor import Tensor
 from . import build
-from .fuse import lower_node
+from .fuse import checks_itself, lower_node, prepared_call
 from .nodes import Leaf, Node
 
 
@@ -94,10 +94,18 @@ class Array:
         if isinstance(node, Leaf) and node.origin is not None:
             return _in_format(node.tensor, format)
         unread = {}
-        shared = _check_shared(node, unread)
+        # (the tensors whose coordinates the kernel computed last time checks itself: their positions alone here)
+        kept = prepared_call(node, format, strategy, checked)
+        itself = () if kept is None else checks_itself(*kept)
+        shared = _check_shared(node, unread, itself)
         kernel, tensors = lower_node(node, format, strategy, checked, traced=False)
         if unread and _values_widened(kernel, tensors, unread):
             kernel, tensors = lower_node(node, format, strategy, checked, traced=False)   # (for what they hold now)
+        if itself:   # (a kernel other than the one asked: its tensors' coordinates checked here after all)
+            again = checks_itself(kernel, tensors)
+            for t in shared:
+                if id(t) in itself and id(t) not in again:
+                    check_again(t, facts=False)
         with checked_now(shared):   # (checked once per compute(): the call does not read them again)
             return kernel(**tensors)
 
@@ -413,13 +421,14 @@ def _shares(made: Array, obj) -> bool:
     return source.size == 0 or np.shares_memory(made.node.tensor.vals, source)
 
 
-def _check_shared(root: Node, unread: dict | None = None) -> list:
+def _check_shared(root: Node, unread: dict | None = None, itself=()) -> list:
     """Check again the arrays of each operand over a scipy or pydata array's buffers (Leaf.recheck),
     and of each tensor whose index arrays are not sealed (:mod:`compiler.sealing`): a FormatError
     where their owner wrote them out of range since, not a kernel reading past them. Each tensor
     once, however many operands read it; returns the tensors checked. Given ``unread`` (a dict), a
     tensor of :data:`~compiler.binding.VALUES_ASKED_FROM` stored values or more has its index arrays
-    checked alone, its values left for :func:`_values_widened`, and is put in it (by id)."""
+    checked alone, its values left for :func:`_values_widened`, and is put in it (by id). A tensor of
+    ``itself`` (ids: the kernel checks its coordinates as it reads them) has its positions checked alone."""
     seen, todo, checked = set(), [root], {}
     while todo:
         node = todo.pop()
@@ -431,10 +440,11 @@ def _check_shared(root: Node, unread: dict | None = None) -> list:
             if node.recheck is not None or (node.origin is None and not sealed(index_writers(t))):
                 vals = t.leaf.arrays().get("vals") if unread is not None else None
                 look = vals is None or len(vals) < binding.VALUES_ASKED_FROM
+                whole = id(t) not in itself
                 if node.recheck is not None:
-                    node.recheck(look)
+                    node.recheck(look, whole)
                 else:
-                    check_again(t, facts=look)
+                    check_again(t, facts=look, coordinates=whole)
                 checked[id(t)] = t
                 if not look:
                     unread[id(t)] = t

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..dtypes import c_type
-from ..errors import DTypeError, KernelError
-from ..imperative.guard import STATUS_COORDINATE, coordinate_message, coordinate_sites
+from ..errors import DTypeError, FormatError, KernelError
+from ..imperative.guard import STATUS_COORDINATE, STORED, coordinate_message, coordinate_sites
 from ..imperative.ir import Allocate, BinOp, Buffer, Const, Function, Growable, OutScalar, Scalar, Var, View
 from ..imperative.traverse import tag_descriptions, tag_origins, walk
 from ..imperative.printer import pretty
@@ -447,7 +447,10 @@ def _failure_reporter(fn: Function, checked: bool, ffi, lib):
                               f"is out of bounds ({what} {length})")
         if status == STATUS_COORDINATE and facts()["sites"]:
             site, value, extent = (int(err[j]) for j in range(3))
-            raise KernelError(coordinate_message(fn.name, facts()["sites"][site], value, extent))
+            where = facts()["sites"][site]
+            # (a coordinate an input's owner wrote: the input is malformed, as a check before the call would say)
+            error = FormatError if where[3] == STORED else KernelError
+            raise error(coordinate_message(fn.name, where, value, extent))
         if status == STATUS_OUT_OF_MEMORY:
             why = (_largest_scratch(facts()["scratch"], scalars)
                    or " while growing an output or allocating a scratch array")

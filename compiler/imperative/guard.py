@@ -28,6 +28,10 @@ from .traverse import walk
 #: 1, out of bounds in checked mode, and 2, out of memory)
 STATUS_COORDINATE = 3
 
+#: the noun of a check of a coordinate an input's owner stored (:mod:`compiler.imperative.owned_coordinates`):
+#: out of range, the input is malformed (a FormatError), not the program
+STORED = "stored coordinate"
+
 
 @serialize.node
 @dataclass(frozen=True)
@@ -76,4 +80,4 @@ def coordinate_message(kernel: str, site: tuple, value: int, extent: int) -> str
     return f"kernel {kernel}: {where}: coordinate {value} of {tensor} (mode {mode}) is outside its extent [0, {extent})"
 
 
-__all__ = ["CheckCoordinate", "STATUS_COORDINATE", "coordinate_message", "coordinate_sites"]
+__all__ = ["CheckCoordinate", "STATUS_COORDINATE", "STORED", "coordinate_message", "coordinate_sites"]

@@ -41,8 +41,8 @@ import numpy as np
 
 from ..dtypes import VALUE_DTYPES, dtype_name
 from ..opimpls import COMPLEX_MATH, NUMPY_MATH, ieee_pow, with_real_operand
-from ..errors import DTypeError, KernelError
-from .guard import CheckCoordinate, coordinate_message
+from ..errors import DTypeError, FormatError, KernelError
+from .guard import STORED, CheckCoordinate, coordinate_message
 from .search import run_search
 from .ir import (SEARCH_FUNCTIONS, Allocate, Tagged, Assign, BinOp, Block, Break, Buffer, Call, Cast, Comment, CompoundAssign, Const, Pragma,
                  Declare, For, Function, Grow, Growable, If, Load, OutScalar, Prefetch, Scalar, Select, Store,
@@ -315,7 +315,8 @@ class _Machine:
         elif t is CheckCoordinate:
             value, extent = int(self.eval(s.value)), int(self.eval(s.extent))
             if not 0 <= value < extent:   # (as the C kernel reports it: the user's access, not a buffer)
-                raise KernelError(coordinate_message(self.fn.name, s.site, value, extent))
+                error = FormatError if s.noun == STORED else KernelError   # (an input's owner wrote it)
+                raise error(coordinate_message(self.fn.name, s.site, value, extent))
         elif t is Allocate:
             if s.buffer in self.buffers or s.buffer in self.growable:
                 self.fail(f"Allocate of {s.buffer}, which is already a buffer")

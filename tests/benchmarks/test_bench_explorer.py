@@ -22,8 +22,12 @@ def test_quick_reports_every_step_of_every_view_and_every_format_change(bench, c
     assert set(views) == {"Explorer (lattice)", "Explorer (looplets)", "Compare (stage slider)",
                           "Explorer.for_program, dcsr"}
     # every step of each lowering was drawn, first and again, and printed
-    lattice = ss.lower(bench.SPMV, "lattice", A="csr", x="dense").trace
-    looplets = ss.lower(bench.SPMV, "looplets", A="csr", x="dense").trace
+    # (lowered, as the benchmark's, for a tensor over a scipy matrix: its kernels check its coordinates as they read
+    # them, the owned-coordinates step)
+    S, x = bench.tour_data(20)
+    lattice = ss.lower(bench.SPMV, "lattice", A=ss.Tensor.from_scipy(S), x=x).trace
+    looplets = ss.lower(bench.SPMV, "looplets", A=ss.Tensor.from_scipy(S), x=x).trace
+    assert "owned-coordinates" in lattice.stages() and "owned-coordinates" in looplets.stages()
     # (a call with a scipy matrix adds a foreign-layout step to a cached kernel's trace afterwards)
     def lowering(stages):
         return [s for s in stages if s != "foreign-layout"]

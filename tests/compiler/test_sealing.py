@@ -212,8 +212,13 @@ def test_arrays_a_user_passed_to_the_levels_are_checked_again_at_each_call():
     with pytest.raises(FormatError, match=r"A: level 1 \(SparseList\): idx\[2\]=5 is out of range \[0, 3\)"):
         k(A=A, x=x)
     idx[2] = 0                   # (in range, but no longer increasing in row 1)
+    # (this kernel checks each coordinate as it reads it, and a sum does not depend on their order: a repeat
+    # is added twice, as scipy adds a non-canonical matrix's; compiler.owned_inputs)
+    assert k.coordinates_checked == {"A"} and k(A=A, x=x).to_numpy().tolist() == [10.0, 5.0]
+    merge = ss.lower("C[i, j] = A[i, j] + B[i, j]", A=A, B="csr")   # (a merge, which depends on the order)
+    assert not merge.coordinates_checked
     with pytest.raises(FormatError, match="A: level 1 .*not strictly increasing"):
-        k(A=A, x=x)
+        merge(A=A, B=ss.Tensor.from_numpy(np.eye(2, 3), "csr"))
     idx[2] = 2
     assert k(A=A, x=x).to_numpy().tolist() == [10.0, 302.0]
 

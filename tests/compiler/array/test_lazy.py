@@ -127,9 +127,9 @@ def test_a_large_matrix_values_are_looked_at_by_compute_only_where_its_kernel_de
     form = _WRITTEN_CASES[case]
     looked, check_again = [], ss.recheck.check_again
 
-    def spied(tensor, name=None, facts=True):
+    def spied(tensor, name=None, facts=True, coordinates=True):
         looked.append(facts)
-        return check_again(tensor, name, facts)
+        return check_again(tensor, name, facts, coordinates)
     with mock.patch.object(binding, "VALUES_ASKED_FROM", 0), mock.patch.object(lazy, "check_again", spied), \
             mock.patch.object(ss.recheck, "check_again", spied):
         a = xp.asarray(m if shared == "scipy" else ss.Tensor.from_scipy(m))
