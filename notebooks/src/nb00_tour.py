@@ -200,7 +200,10 @@ print(play.session.error or "lowered", "by", play.strategy.value, "with pickers 
     ("md", """## 4. The C, and how fast it runs
 
 The lattice kernel is the loop nest you would write by hand: rows, then the stored entries of
-each row. The looplet kernel walks the same entries through a Stepper of Spikes."""),
+each row. The looplet kernel walks the same entries through a Stepper of Spikes. Both read `S`'s
+own arrays, which scipy may write between two calls: each checks a coordinate where it reads it
+(`if ((uint64_t)j >= A1_size)`, a negative one being a huge one unsigned; the trace's
+`owned-coordinates` step), and a call checks the row starts alone."""),
     ("code", """print(by_lattice.c_source)"""),
     ("code", """print(by_looplets.c_source)"""),
     ("md", """Timing: `explorer.compare` runs each call several times and reports the median, the spread
