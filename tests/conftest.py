@@ -69,9 +69,6 @@ def forget_kernels():
     if resident > KERNELS_KEPT_UP_TO:
         lowering.clear_cache()
         kernel.clear_memory_cache()
-        # (the kernels' IR and traces hold cycles, which the suite's rare old collections (pytest_configure)
-        # left for later files' allocations to step over: 699 MB against 620 after test_reductions.py)
-        gc.collect()
 
 
 @pytest.fixture(autouse=True, scope="session")
