@@ -166,8 +166,7 @@ class Kernel:
                     return out
             return self._call(given, tensors)
         except FormatError:
-            if self.coordinates_checked:
-                self._stored_fault(tensors)
+            self._stored_fault(tensors)
             raise
 
     def _stored_fault(self, tensors: dict) -> None:
@@ -217,8 +216,7 @@ class Kernel:
         try:
             return self._interpreted(tensors)
         except FormatError:
-            if self.coordinates_checked:
-                self._stored_fault(tensors)
+            self._stored_fault(tensors)
             raise
 
     def _interpreted(self, tensors: dict) -> Tensor:

@@ -674,7 +674,7 @@ def _times(rhs, factor, op):
 
 
 def lower_node(node: Node, format=None, strategy=None, checked: bool = False, materialized=None,
-               traced: bool = True):
+               traced: bool = True, found=None):
     """Lower ``node`` as one kernel: ``(kernel, tensors)``; ``kernel(**tensors)`` computes it. If the
     strategy refuses the fused statement, reductions under operators are computed apart (and a
     default sparse output is made dense, which looplets needs for a sparse output whose fill is not 0), as
@@ -682,8 +682,10 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
     (each node computed apart) say. Given no strategy, lower() lowers each form by the lattice, or
     by looplets where the lattice refuses it (its kernel's trace quotes the refusal). Not ``traced`` (for a
     call, not a look at its kernel): the kernel of an expression of the same structure over tensors of the
-    same facts is taken again, with no trace of its own, not emitted again (:data:`~.attempts.PREPARED`)."""
-    found = structure(node, format, strategy, checked) if not traced and not materialized else None
+    same facts is taken again, with no trace of its own, not emitted again (:data:`~.attempts.PREPARED`);
+    ``found``: its :func:`~.attempts.structure`, where the caller has it (:func:`prepared_call`)."""
+    if found is None:
+        found = structure(node, format, strategy, checked) if not traced and not materialized else None
     if found is None:
         return _lowered(node, format, strategy, checked, materialized)
     key = called_key(found)
@@ -697,12 +699,14 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
     return kernel, tensors
 
 
-def prepared_call(node: Node, format=None, strategy=None, checked: bool = False) -> tuple | None:
-    """The ``(kernel, tensors)`` :func:`lower_node` would take again for ``node`` (not traced), as its tensors
-    are now, or None where it would lower it."""
+def prepared_call(node: Node, format=None, strategy=None, checked: bool = False) -> tuple:
+    """``(found, key, call)``: ``node``'s :func:`~.attempts.structure` (for :func:`lower_node`), its
+    :func:`~.attempts.called_key` (None without a structure), and the ``(kernel, tensors)`` :func:`lower_node`
+    would take again for it (not traced), as its tensors are now, or None where it would lower it."""
     found = structure(node, format, strategy, checked)
-    kept = None if found is None else prepared(called_key(found))
-    return None if kept is None else (kept.kernel, kept.arguments(found[1]))
+    key = None if found is None else called_key(found)
+    kept = None if key is None else prepared(key)
+    return found, key, None if kept is None else (kept.kernel, kept.arguments(found[1]))
 
 
 def checks_itself(kernel, tensors: dict) -> set:

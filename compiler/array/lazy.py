@@ -26,6 +26,7 @@ from ..sealing import index_writers, sealed
 from .. import tensor_operators
 from ..tensor import Tensor
 from . import build
+from .attempts import called_key
 from .fuse import checks_itself, lower_node, prepared_call
 from .nodes import Leaf, Node
 
@@ -95,12 +96,15 @@ class Array:
             return _in_format(node.tensor, format)
         unread = {}
         # (the tensors whose coordinates the kernel computed last time checks itself: their positions alone here)
-        kept = prepared_call(node, format, strategy, checked)
+        found, key, kept = prepared_call(node, format, strategy, checked)
         itself = () if kept is None else checks_itself(*kept)
         shared = _check_shared(node, unread, itself)
-        kernel, tensors = lower_node(node, format, strategy, checked, traced=False)
-        if unread and _values_widened(kernel, tensors, unread):
-            kernel, tensors = lower_node(node, format, strategy, checked, traced=False)   # (for what they hold now)
+        if kept is not None and called_key(found) == key:   # (the tensors' facts as they were: the same call)
+            kernel, tensors = kept
+        else:
+            kernel, tensors = lower_node(node, format, strategy, checked, traced=False, found=found)
+        if unread and _values_widened(kernel, tensors, unread):   # (for what they hold now)
+            kernel, tensors = lower_node(node, format, strategy, checked, traced=False, found=found)
         if itself:   # (a kernel other than the one asked: its tensors' coordinates checked here after all)
             again = checks_itself(kernel, tensors)
             for t in shared:
