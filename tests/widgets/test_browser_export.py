@@ -820,3 +820,41 @@ def test_a_tall_program_tree_opens_with_its_root_in_view(browser, artifacts):
     page.wait_for_timeout(300)
     assert page.evaluate("(p) => p.scrollTop", pane) == 40
     page.close()
+
+
+def test_a_kernels_own_coordinate_check_reads_in_its_loops_colour(browser, tmp_path, artifacts):
+    """A SpMV lowered for a matrix read in place from scipy checks each column index it reads
+    (compiler/owned_inputs.py): the exported C shows the check's lines inside the code pane, readable, in the
+    colour of the loop whose read they check (the same tags as ``int64_t j = A1_idx[pA1];``), in the light and
+    the dark preference."""
+    import numpy as np
+    import scipy.sparse as sp
+    import compiler as ss
+    from explorer import export_html
+
+    S = sp.random(40, 30, density=0.2, format="csr", random_state=1)
+    k = ss.lower("y[i] = A[i, j] * x[j]", "lattice", A=ss.Tensor.from_scipy(S, name="A"), x=np.ones(30))
+    assert k.coordinates_checked == {"A"}
+    path = tmp_path / "owned.html"
+    export_html(k.trace, path)
+    lines_js = """section => [...section.querySelectorAll('.c-section span.ln')].map(e => {
+        const r = e.getBoundingClientRect(), pane = e.closest('pre, .pane, .artifact').getBoundingClientRect();
+        return {text: e.textContent, tags: e.getAttribute('data-tags'), background: getComputedStyle(e).backgroundColor,
+                left: r.left, right: r.right, width: r.width, height: r.height, paneLeft: pane.left, paneRight: pane.right};
+    })"""
+    for scheme in ("light", "dark"):
+        page = browser.new_page(viewport={"width": 1300, "height": 900}, color_scheme=scheme)
+        page.goto(f"{path.as_uri()}#step-{k.trace.stages().index('emit-c')}")
+        section = page.locator("section.step.current")
+        lines = page.evaluate(lines_js, section.element_handle())
+        read = next(ln for ln in lines if "= A1_idx[" in ln["text"])
+        check = next(ln for ln in lines if "(uint64_t)j >= (uint64_t)A1_size" in ln["text"])
+        leave = next(ln for ln in lines if "return coordinate_error(" in ln["text"])
+        for ln in (check, leave):
+            assert ln["width"] > 0 and ln["height"] > 0, ln
+            assert ln["paneLeft"] - 1 <= ln["left"] and ln["right"] <= ln["paneRight"] + 1, ln
+            assert ln["tags"] == read["tags"] and ln["background"] == read["background"], (scheme, ln, read)
+        assert read["tags"] and read["background"] not in ("rgba(0, 0, 0, 0)", "transparent"), read
+        assert_readable(measure(section), f"the exported C with its own coordinate check ({scheme})")
+        page.screenshot(path=str(artifacts / f"owned_coordinates_{scheme}.png"))
+        page.close()
