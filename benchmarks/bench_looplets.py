@@ -26,7 +26,13 @@ Prints one line per kernel with the time of each contender and ratios
 * triangle counting on a power-law graph: galloping (``A[j, gallop(k)] * A[i, gallop(k)]``,
   Jumpers with exponential search) vs the two-finger merge (walk) vs scipy ``(L @ L) .* L``;
 * SpGEMM three ways: Gustavson with a SparseByteMap workspace row, outer products into
-  SparseHash, inner products (dot products of CSR rows, C = A B^T) vs scipy.
+  SparseHash, inner products (dot products of CSR rows, C = A B^T) vs scipy;
+* reductions of a CSR matrix stored around 0 (20k x 20k, 1M entries): a row's sum, max and min,
+  the max of all entries and the column max, by the looplets against the lattice strategy's kernel
+  and scipy (``A.sum(axis=1)``, ``A.max(axis=1)``, ...). A row's max folds the gaps' fill in once
+  where the row has fewer entries than columns (:mod:`compiler.looplets.idempotent_gaps`) and runs
+  over the row's values in SIMD lanes (:mod:`compiler.imperative.counted_loops`); the column max
+  updates a different output at each gap, so the looplets visit every (i, j) there.
 
 Times are of the C call alone (``raw``: arguments bound once through the shared runtime).
 
@@ -205,6 +211,7 @@ def main(small=False):
                                            ("numpy dense", best(lambda: 0.3 * a + 0.7 * b))])
 
     graphs_and_spgemm(small, rng, best, raw, row)
+    reduction_rows(small, best, raw, row)
 
 
 def symmetric_spmv_row(small, best, raw, row):
@@ -328,6 +335,29 @@ def graphs_and_spgemm(small, rng, best, raw, row):
     row(f"SpGEMM {N}x{N} at 0.5% ({(Sa @ Sb).nnz} nnz out)",
         [("Gustavson+ByteMap", best(raw(kg, A=A, B=B))), ("outer+SparseHash", best(raw(ko, A=Ac, B=B))),
          ("inner (dot rows)", best(raw(ki, A=A, B=Bt), repeat=3)), ("scipy", best(lambda: Sa @ Sb))])
+
+
+def reduction_rows(small, best, raw, row):
+    """A row's sum, max and min, the max of every entry and the column max over a CSR matrix, by both
+    strategies, against scipy."""
+    from compiler import Tensor, lower
+    n, nnz = (2000, 10_000) if small else (20_000, 1_000_000)
+    M = sp.random(n, n, density=nnz / n / n, format="csr", random_state=1, dtype=np.float64)
+    A = Tensor.from_scipy(M, "csr", name="A", copy=True)
+    for name, program, ref in (("row sum", "y[i] = A[i, j]", lambda: M.sum(axis=1)),
+                               ("row max (fill 0)", "y[i] = max[j](A[i, j])", lambda: M.max(axis=1)),
+                               ("row min (fill 0)", "y[i] = min[j](A[i, j])", lambda: M.min(axis=1)),
+                               ("max of all entries", "s[] = max[i, j](A[i, j])", lambda: M.max()),
+                               ("column max (fill 0)", "y[j] = max[i](A[i, j])", lambda: M.max(axis=0))):
+        want = ref()
+        want = np.ravel(want.toarray() if hasattr(want, "toarray") else want)
+        times = []
+        for strategy in ("looplets", "lattice"):
+            k = lower(program, strategy=strategy, A=A)
+            assert np.allclose(np.ravel(k(A=A).to_numpy()), want)
+            times.append((strategy, best(raw(k, A=A))))
+        times.append(("scipy", best(ref)))
+        row(f"{name} ({M.nnz} nnz)", times)
 
 
 if __name__ == "__main__":

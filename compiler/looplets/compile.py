@@ -29,6 +29,7 @@ from ..errors import ShapeError, StrategyError, UsageError
 from ..format import Format, parse_format
 from ..imperative import ir
 from ..imperative.blockcopy import block_copy
+from ..imperative.counted_loops import counted_loops
 from ..imperative.rowspans import row_spans
 from ..imperative.cleanup import cleanup
 from ..imperative.copies import drop_copies
@@ -381,6 +382,9 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
             *(("privatize", lambda b, step=step: privatize_one(b, step, infos, outs, out_sizes, ctx.fresh),
                step) for step in privatized),
             ("promote", lambda b: promote(b, promotable, ctx.fresh), "loop-invariant output slots kept in locals"),
+            ("counted-loops", lambda b: counted_loops(b, ctx.fresh, buffer_dtypes),
+             "walks that only count their position up to a fixed end, whose loop would run in SIMD lanes, "
+             "written as for loops"),
             ("vectorize", vectorize, "map loops and contiguous sum loops run in SIMD lanes"),
             ("declarations", declare_where_set, DECLARED_WHERE_SET)):
         after = run(stmts)

@@ -42,6 +42,7 @@ from ..imperative.traverse import statements, untagged, walk
 from . import extents as X
 from .errors import ProgramError
 from .fill_write import FILL_WRITE
+from .idempotent_gaps import gap_once
 from .looplet_access import (cut_alike, looplets_of, operands_on, replace_looplets, style_of, truncate_others,
                              truncate_strict, writes_only_runs)
 from .looplet_provenance import looplet_origin, looplet_what, too_many_looplets
@@ -293,6 +294,9 @@ class LoopletRules:
         guarded by ``if (start < stop)``; the other looplets are truncated to it.
         """
         seqs = [l for l in found if isinstance(l, Sequence)]
+        whole = self.whole_walk(i, ext, body, found, line)
+        if whole is not None:
+            return whole
         walks = mergeable_walks(seqs)
         if walks is None or not self._regions_above(i, body, seqs, MOST_REGIONS):
             walks = walks_of_parts(body, i, seqs)
@@ -681,7 +685,26 @@ class LoopletRules:
             return out + [x for s in steppers for x in advance_when(s, BinOp("==", s.stop, step_stop))]
         return point
 
-    def lower_positions(self, i, ext, body, found, line):
+    def whole_walk(self, i, ext, body, found, line):
+        """A lone fiber's entries then its fill (a SparseList's ``Sequence``: its stepper up to one past its last
+        entry, then the fill), beside Lookups only, whose gaps and fill all make one idempotent update: the walk
+        of its positions over the whole extent, the update made once where the extent has more coordinates than
+        entries (:mod:`.idempotent_gaps`). Neither the phase's stop nor the fill phase is lowered: a row's max
+        reads no coordinate of the row. None where it does not apply."""
+        seqs = [l for l in found if isinstance(l, Sequence)]
+        if len(seqs) != 1 or any(not isinstance(l, (Sequence, Lookup)) for l in found):
+            return None
+        phases = seqs[0].phases
+        s = phases[0].body if len(phases) == 2 else None
+        if not (isinstance(s, Stepper) and s.positions is not None and phases[0].stop is s.positions.last
+                and isinstance(phases[1].body, Fill) and phases[1].stop is None):
+            return None
+        lookups = [l for l in found if isinstance(l, Lookup)]
+        new = replace_looplets(body, i, lambda l: s if l is seqs[0] else l, only=(Sequence,))
+        tail = replace_looplets(body, i, lambda l: phases[1].body.value if l is seqs[0] else l, only=(Sequence,))
+        return self.lower_positions(i, ext, new, [s, *lookups], line, tail=tail)
+
+    def lower_positions(self, i, ext, body, found, line, tail=None):
         """Finch.jl's single-stepper fast path: ``while (q < q_end) { j = idx[q]; body; q++ }``.
 
         Applies when exactly one looplet on ``i`` is a Stepper, it has
@@ -691,6 +714,9 @@ class LoopletRules:
         min and no compare per entry: the end position is found once, by a search
         only when the extent cuts the fiber (``stop < last``), and the seek is skipped
         when the extent starts at the fiber's first possible coordinate.
+        Where the gaps make one idempotent update, it is made once after the walk where the extent has
+        more coordinates than the walk has entries (:mod:`.idempotent_gaps`); ``tail``, the body with
+        the fill past the fiber's last entry (:meth:`whole_walk`), must then make the same update.
         Returns None when it does not apply.
         """
         steppers = [l for l in found if isinstance(l, Stepper)]
@@ -701,10 +727,22 @@ class LoopletRules:
         chunk = unshift(s.chunk)
         if P is None or not isinstance(chunk, Spike) or not isinstance(unshift(chunk.body), Fill):
             return None
-        gap = replace_looplets(body, i, lambda l: unshift(chunk.body).value if l is s else l, only=(Stepper,))
-        gap = replace_looplets(gap, i, lambda l: l.body(Var("__gap")) if isinstance(l, Lookup) else l)
-        if not is_pass(simplify(gap, None, (FILL_WRITE,), self.facts)):   # fill into a sparse output: a no-op there too
-            return None
+        filled = replace_looplets(body, i, lambda l: unshift(chunk.body).value if l is s else l, only=(Stepper,))
+
+        def at_gap(name):
+            gap = replace_looplets(filled, i, lambda l: l.body(Var(name)) if isinstance(l, Lookup) else l)
+            return gap, simplify(gap, None, (FILL_WRITE,), self.facts)   # fill into a sparse output: a no-op there too
+        gap, done = at_gap("__gap")
+        once = None
+        if not is_pass(done):
+            # (the same idempotent update at every gap: once, where the extent has more coordinates than entries)
+            once = gap_once(done, at_gap("__gap_again")[1], body, i)
+            if once is None:
+                return None
+        if tail is not None:
+            past = replace_looplets(tail, i, lambda l: l.body(Var("__gap")) if isinstance(l, Lookup) else l)
+            if once is None or simplify(past, None, (FILL_WRITE,), self.facts) != once:
+                return None
         out = []
         if not _at(ext.start, s) and id(s) not in getattr(ext, "at_start", ()):
             out.extend(s.seek(ext.start))
@@ -718,6 +756,13 @@ class LoopletRules:
             self.merged_walks.add(q_end.name)
         if not X.prove_le(P.last, ext.stop):
             out.append(If(BinOp("<", ext.stop, P.last), P.search(q_end, ext.stop)))
+        if once is not None:
+            missing = Var(self.fresh(f"{i.name}_missing"))
+            out.append(Declare(missing, "int64", X.sub(X.sub(ext.stop, ext.start), X.sub(q_end, P.q))))
+            self.record("lower:Spike", gap, once, note=self._note(
+                "the gaps' update once", i, ext, f"idempotent, made where {missing} > 0: the extent's coordinates "
+                                                 "less the entries walked"))
+            fold = [If(BinOp(">", missing, Const(0, "int64")), self.lower(once))]
 
         def walk_positions(b, first=False):
             """``while (q < q_end) { j = idx[q]; body; q++ }`` for body ``b``."""
@@ -741,7 +786,7 @@ class LoopletRules:
                 self.walks[id(loop)] = (loop, (s,), ext.stop)
             return [loop]
         out.extend(walk_positions(body, first=True))
-        return out
+        return out + fold if once is not None else out
 
     # -- Jumper
     def lower_jumper(self, i, ext, body, found, line):

@@ -55,7 +55,7 @@ def _candidate(loop, body, dtypes):
     if any(isinstance(n, CheckCoordinate) for n in nodes):
         return None  # (a slot loaded before the loop would be read before the check of its coordinate)
     calls = [n for n in nodes if isinstance(n, Call)]
-    pure = ("sqrt", "exp", "log", "pow", "fmin", "fmax", "nearbyint") + UNARY_MATH + BINARY_MATH + SEARCH_FUNCTIONS
+    pure = ("sqrt", "exp", "log", "pow", "fmin", "fmax", "nearbyint", "isnan", "isinf", "isfinite") + UNARY_MATH + BINARY_MATH + SEARCH_FUNCTIONS
     if calls and any(c.function not in pure for c in calls):
         return None  # helpers could read the buffer
     slot, mixed = {}, set()   # each buffer's first index read or written; those read or written at another

@@ -1,0 +1,72 @@
+"""The gaps of a walk over stored positions, folded in once by a count: ``y[i] max= A[i, j]``.
+
+A lone stepper that walks stored positions (the lowerer's ``lower_positions``) skips the gaps between
+its entries when the body does nothing at a gap. A row maximum over a matrix stored around 0 does
+something there, ``y[i] max= 0``, and Finch.jl's looplets then walk every gap: each entry's
+coordinate read to learn whether a gap precedes it (a Spike's body over ``[j, jA)``, the
+loop-invariant rule applying the update once where that range is not empty).
+
+When every update of the gap is the same at every gap coordinate and its operator is idempotent,
+commutative and associative (``min``, ``max``, ``or``, ``and``, ``&``, ``|``), the gaps together
+make that update once where there is any gap, in any order among the entries' updates of the same
+operator. A stepper with positions stores one distinct coordinate per position, so the extent
+``[start, stop)`` holds a gap exactly where it has more coordinates than the walk has positions:
+``(stop - start) - (q_end - q) > 0``. The walk then reads no coordinate per entry, as TACO's
+lattice folds a reduction's fill in by a count.
+
+:func:`gap_once` decides; ``lower_positions`` counts and emits.
+
+>>> from compiler.algebra import lookup
+>>> from compiler.looplets.program import Access, Assign, Literal, TensorRef, Index
+>>> y = Access(TensorRef("y"), (Index("i"),), "update")
+>>> gap = Assign(y, lookup("max"), Literal(0.0))
+>>> body = Assign(y, lookup("max"), Access(TensorRef("A"), (Index("i"), Index("j"))))
+>>> gap_once(gap, gap, body, Index("j")) is not None
+True
+>>> gap_once(Assign(y, lookup("+"), Literal(1.0)), Assign(y, lookup("+"), Literal(1.0)), body, Index("j"))
+"""
+
+from __future__ import annotations
+
+from .looplets import Looplet
+from .program import Access, Assign, Block, Literal, uses, walk
+
+
+def _updates(stmt) -> tuple:
+    """The statements of ``stmt`` (a block's, or itself)."""
+    return stmt.stmts if isinstance(stmt, Block) else (stmt,)
+
+
+def _folds_once(a) -> bool:
+    op = getattr(a, "op", None)
+    return (isinstance(a, Assign) and op is not None and op.idempotent and op.commutative and op.associative
+            and isinstance(a.rhs, Literal))
+
+
+def gap_once(gap, gap_again, body, index):
+    """The update ``body`` makes at every gap of the walk, to be made once where there is a gap, or None.
+
+    ``gap`` and ``gap_again`` are ``body`` simplified at a gap, its other looplets read at two
+    different coordinates: equal where nothing of it depends on which gap. It folds once when each of
+    its updates is ``target <<op>>= literal`` by an idempotent, commutative, associative operator,
+    its target not on the walk's ``index`` nor a looplet's, and ``body`` updates that target by the
+    same operator only and never reads it (the gap's update may then come after the entries')."""
+    if gap != gap_again:
+        return None
+    updates = _updates(gap)
+    if not updates or not all(_folds_once(a) and not uses(a, index) for a in updates):
+        return None
+    if any(isinstance(n, Access) and isinstance(n.tns, Looplet) for a in updates for n in walk(a)):
+        return None
+    targets = {id(a): a for a in updates}
+    tensors = [a.lhs.tns for a in targets.values()]
+    for n in walk(body):
+        if isinstance(n, Assign) and any(n.lhs.tns == t for t in tensors):
+            if not any(n.lhs == a.lhs and n.op == a.op for a in updates):
+                return None
+        elif isinstance(n, Access) and n.mode == "read" and any(n.tns == t for t in tensors):
+            return None
+    return gap
+
+
+__all__ = ["gap_once"]
