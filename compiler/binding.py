@@ -238,7 +238,7 @@ class InputPlan:
             return None
         facts = check() if check is not None else None
         if facts is None:
-            t.validate()   # (raises naming the level and array at fault)
+            recheck.validate_as_given(t)   # (raises naming the array at fault, as its owner names it)
             if check is not None:
                 return None   # (the C check and validate disagree: the call builds the tensor afresh)
             facts = t.value_facts

@@ -25,7 +25,8 @@ from .dtypes import value_dtype
 from .errors import DTypeError, FormatError, ShapeError, UsageError
 from .levels import Dense, Element, SparseCOO, SparseList
 from .levels.level import check_pos, check_range, normalize_fill
-from .recheck import check_again
+from .recheck import check_again, owned_by
+from .scipy_arrays import check_scipy_arrays
 from .tensor import Tensor
 
 
@@ -51,7 +52,8 @@ def to_tensor(obj, name: str | None = None, checked: bool = True) -> Tensor:
     A scipy or pydata array given again, holding the same arrays and shape, is the same Tensor (:func:`kept`: its
     format, its pointers bound by a kernel, lower()'s first look, are found again), its arrays checked again, as
     their owner may have written them in place (one pass in C, :func:`compiler.recheck.check_again`; not
-    ``checked``: the caller checks them before a kernel reads them).
+    ``checked``: the caller checks them before a kernel reads them). A fault is named as scipy names the
+    matrix's arrays, as it was the first time (:func:`compiler.recheck.owned_by`).
 
     >>> import scipy.sparse as sp
     >>> m = sp.csr_matrix(np.array([[0, 2.0], [3.0, 0]]))
@@ -61,7 +63,7 @@ def to_tensor(obj, name: str | None = None, checked: bool = True) -> Tensor:
     >>> to_tensor(m, "A")
     Traceback (most recent call last):
     ...
-    compiler.errors.FormatError: A: level 1 (SparseList): idx[0]=5 is out of range [0, 2)
+    compiler.errors.FormatError: A (csr_matrix of shape (2, 2)): indices[0]=5 is out of range [0, 2)
     """
     if isinstance(obj, Tensor):
         return obj
@@ -180,6 +182,13 @@ def _keep(obj, name, tensor: Tensor) -> None:
     except TypeError:   # (an array type that takes no weak reference: made anew at each call)
         return
     _KEPT[key] = (ref, held, shape, tensor)
+    if is_scipy_sparse(obj):
+        def in_scipy_terms(label, ref=ref, held=held, shape=shape):
+            # (only while the matrix holds the arrays the tensor reads: others are not the tensor's fault)
+            owner = ref()
+            if owner is not None and still_holds(owner, held, shape):
+                check_scipy_arrays(owner, label or name or "tensor")
+        owned_by(tensor, in_scipy_terms)
 
 
 def _from_scipy(m, name) -> Tensor:

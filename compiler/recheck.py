@@ -26,10 +26,12 @@ True
 from __future__ import annotations
 
 import threading
+import weakref
 
 import numpy as np
 
 from . import values
+from .errors import FormatError
 
 __all__ = ["FACTS", "array_facts", "c_check", "CHECKED", "check_again", "checked_now", "checker", "kept_checker",
            "revalidator", "values_facts"]
@@ -344,11 +346,45 @@ def check_again(tensor, name: str | None = None, facts: bool = True, coordinates
     check = kept_checker(tensor, facts, coordinates)
     held = check() if check is not None else None
     if held is None or (facts and not held <= tensor.value_facts):
-        tensor.validate(as_name=name)
+        validate_as_given(tensor, name)
     elif facts and held is not tensor.value_facts:
         # (the facts of exactly its stored values, narrower than before: a NaN written over since, which a kernel
         # lowered after this need not take the exact path for)
         tensor.value_facts = held
+
+
+#: tensor -> ``check(name)``, which raises the fault of its arrays in their owner's terms (:func:`owned_by`)
+_OWNER_TERMS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def owned_by(tensor, check) -> None:
+    """Say that ``tensor`` is a view of an owner's own arrays (a scipy matrix's, given to a kernel): a fault
+    :func:`validate_as_given` finds in them is raised by ``check(name)`` where it finds it, in the terms of
+    what the user holds (``A (csr_matrix of shape (3, 3)): indices[7]=30 ...``, not the tensor's level)."""
+    _OWNER_TERMS[tensor] = check
+
+
+def validate_as_given(tensor, name: str | None = None) -> None:
+    """``tensor.validate(as_name=name)``, its fault told in its owner's terms where one was given
+    (:func:`owned_by`): a scipy matrix given again names its ``indices``, as it did the first time.
+
+    >>> import scipy.sparse as sp
+    >>> from compiler.interop import to_tensor
+    >>> m = sp.csr_matrix(np.eye(2))
+    >>> t = to_tensor(m, "A")
+    >>> m.indices[1] = 7
+    >>> validate_as_given(t, "A")
+    Traceback (most recent call last):
+        ...
+    compiler.errors.FormatError: A (csr_matrix of shape (2, 2)): indices[1]=7 is out of range [0, 2)
+    """
+    try:
+        tensor.validate(as_name=name)
+    except FormatError:
+        check = _OWNER_TERMS.get(tensor)
+        if check is not None:
+            check(name)
+        raise
 
 
 def kept_checker(tensor, facts: bool = True, coordinates: bool = True):

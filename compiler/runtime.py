@@ -32,7 +32,7 @@ from .levels import Element
 from .levels.level import is_fill
 from .notation.infer import infer_shapes
 from .output_extents import check_output_writes, check_walked_together, extent_value
-from .recheck import array_facts, check_again, checked_now
+from .recheck import array_facts, check_again, checked_now, validate_as_given
 from .reuse_plans import reuse_refused
 from .reused_outputs import Reused, mark_cleared_off_entries
 from .sealing import index_writers, sealed
@@ -175,7 +175,7 @@ class Kernel:
         for name in sorted(self.coordinates_checked):
             value = tensors.get(name, self.arguments.get(name))
             if isinstance(value, Tensor) or is_foreign(value):
-                (value if isinstance(value, Tensor) else to_tensor(value, name, checked=False)).validate(as_name=name)
+                validate_as_given(value if isinstance(value, Tensor) else to_tensor(value, name, checked=False), name)
 
     @staticmethod
     def _first(tensors):

@@ -49,7 +49,8 @@ def test_an_order_free_kernel_over_a_scipy_matrix_checks_its_coordinates_itself(
         with pytest.raises(FormatError, match=r"^A: level 1 \(SparseList\): idx\[7\]=30 is out of range \[0, 30\)"):
             k(A=A, **args)
         m.indices[7] = -3
-        with pytest.raises(FormatError, match=r"idx\[7\]=-3 is out of range"):
+        # (given the matrix itself, the error names its array as scipy does)
+        with pytest.raises(FormatError, match=r"^A \(csr_matrix of shape \(40, 30\)\): indices\[7\]=-3 is out of range"):
             k(A=m, **args)
         m.indices[7] = saved
     m.indptr[3], saved = m.indptr[5], m.indptr[3]   # (positions: still checked at each call)
@@ -96,9 +97,9 @@ def test_einsum_and_the_array_front_end_check_positions_alone_and_coordinates_in
         np.testing.assert_allclose(ss.einsum("ij,j->i", m, x).to_numpy(), m @ x)
         np.testing.assert_allclose((xp.asarray(m) @ xp.asarray(x)).compute().to_numpy(), m @ x)
     m.indices[4] = 30
-    with pytest.raises(FormatError, match=r"^T1: level 1 \(SparseList\): idx\[4\]=30 is out of range"):
+    with pytest.raises(FormatError, match=r"^T1 \(csr_matrix of shape \(40, 30\)\): indices\[4\]=30 is out of range"):
         ss.einsum("ij,j->i", m, x)
-    with pytest.raises(FormatError, match=r"idx\[4\]=30 is out of range"):
+    with pytest.raises(FormatError, match=r"\(csr_matrix of shape \(40, 30\)\): indices\[4\]=30 is out of range"):
         (xp.asarray(m) @ xp.asarray(x)).compute()
     m.indices[4] = 0
     m.indices[5] = 0   # (a repeat, in range: added twice, as scipy's product adds it)
@@ -148,3 +149,30 @@ def test_any_write_of_an_owner_computes_as_scipy_or_is_refused(rows, cols, densi
             with np.errstate(all="ignore"):
                 want_now = want(m, args)
         np.testing.assert_allclose(got, want_now, equal_nan=True)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_a_matrix_written_out_of_range_is_named_as_scipy_names_it_however_the_kernel_checks(strategy):
+    # the kernel that checks each coordinate itself, the one lowered for formats, a first call and a later one
+    m, x = _matrix(), np.ones(30)
+    own = ss.lower("y[i] = A[i, j] * x[j]", strategy, A=m, x=x)
+    by_format = ss.lower("y[i] = A[i, j] * x[j]", strategy, A="csr", x="dense")
+    assert own.coordinates_checked == {"A"} and not by_format.coordinates_checked
+    for k in (own, by_format):
+        k(A=m, x=x)
+    t = ss.Tensor.from_scipy(m, name="A")   # (a Tensor the user holds over the same arrays)
+    m.indices[7] = 30
+    for k in (own, by_format, own):
+        with pytest.raises(FormatError, match=r"^A \(csr_matrix of shape \(40, 30\)\): indices\[7\]=30 is out of range"):
+            k(A=m, x=x)
+    fresh = m.copy()   # (a matrix never seen: converted anew, checked by scipy's names too)
+    with pytest.raises(FormatError, match=r"^A \(csr_matrix of shape \(40, 30\)\): indices\[7\]=30"):
+        own(A=fresh, x=x)
+    # the Tensor the user holds keeps the tensor's terms: its level and array
+    with pytest.raises(FormatError, match=r"^A: level 1 \(SparseList\): idx\[7\]=30 is out of range"):
+        own(A=t, x=x)
+    # a matrix whose indices were replaced (not written in place) is converted anew, its own fault named
+    m.indices = m.indices.copy()
+    m.indices[7], m.indices[9] = 3, -1
+    with pytest.raises(FormatError, match=r"indices\[9\]=-1 is out of range"):
+        own(A=m, x=x)
