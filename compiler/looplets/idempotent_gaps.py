@@ -58,8 +58,7 @@ def gap_once(gap, gap_again, body, index):
         return None
     if any(isinstance(n, Access) and isinstance(n.tns, Looplet) for a in updates for n in walk(a)):
         return None
-    targets = {id(a): a for a in updates}
-    tensors = [a.lhs.tns for a in targets.values()]
+    tensors = [a.lhs.tns for a in updates]
     for n in walk(body):
         if isinstance(n, Assign) and any(n.lhs.tns == t for t in tensors):
             if not any(n.lhs == a.lhs and n.op == a.op for a in updates):
