@@ -702,7 +702,7 @@ class LoopletRules:
         lookups = [l for l in found if isinstance(l, Lookup)]
         new = replace_looplets(body, i, lambda l: s if l is seqs[0] else l, only=(Sequence,))
         tail = replace_looplets(body, i, lambda l: phases[1].body.value if l is seqs[0] else l, only=(Sequence,))
-        return self.lower_positions(i, ext, new, [s, *lookups], line, tail=tail)
+        return self.lower_positions(i, ext, new, [s, *lookups], line, tail=(tail, body))
 
     def lower_positions(self, i, ext, body, found, line, tail=None):
         """Finch.jl's single-stepper fast path: ``while (q < q_end) { j = idx[q]; body; q++ }``.
@@ -716,7 +716,8 @@ class LoopletRules:
         when the extent starts at the fiber's first possible coordinate.
         Where the gaps make one idempotent update, it is made once after the walk where the extent has
         more coordinates than the walk has entries (:mod:`.idempotent_gaps`); ``tail``, the body with
-        the fill past the fiber's last entry (:meth:`whole_walk`), must then make the same update.
+        the fill past the fiber's last entry and the body with the whole sequence (:meth:`whole_walk`), must
+        then make the same update.
         Returns None when it does not apply.
         """
         steppers = [l for l in found if isinstance(l, Stepper)]
@@ -740,7 +741,7 @@ class LoopletRules:
             if once is None:
                 return None
         if tail is not None:
-            past = replace_looplets(tail, i, lambda l: l.body(Var("__gap")) if isinstance(l, Lookup) else l)
+            past = replace_looplets(tail[0], i, lambda l: l.body(Var("__gap")) if isinstance(l, Lookup) else l)
             if once is None or simplify(past, None, (FILL_WRITE,), self.facts) != once:
                 return None
         out = []
@@ -759,10 +760,6 @@ class LoopletRules:
         if once is not None:
             missing = Var(self.fresh(f"{i.name}_missing"))
             out.append(Declare(missing, "int64", X.sub(X.sub(ext.stop, ext.start), X.sub(q_end, P.q))))
-            self.record("lower:Spike", gap, once, note=self._note(
-                "the gaps' update once", i, ext, f"idempotent, made where {missing} > 0: the extent's coordinates "
-                                                 "less the entries walked"))
-            fold = [If(BinOp(">", missing, Const(0, "int64")), self.lower(once))]
 
         def walk_positions(b, first=False):
             """``while (q < q_end) { j = idx[q]; body; q++ }`` for body ``b``."""
@@ -771,11 +768,16 @@ class LoopletRules:
                                     (l.body(j) if isinstance(l, Lookup) else l))
             new = substitute(new, {i: Value(j, "int64")})
             if first:
+                if tail is not None:
+                    self.record("lower:Sequence", tail[1], b, note=self._note(
+                        "the entries and the fill past them as one walk", i, ext,
+                        "the fill past the last entry makes the gaps' update"))
                 self.record("lower:Stepper", b, new,
                             note=self._note("one stepper: while loop over its stored positions", i, ext))
+                gaps = "pass" if once is None else "made once after the walk"
                 self.record("lower:Spike", gap, new,
                             note=self._note("body + tail per position", i, ext,
-                                            f"body over the gaps is pass, tail at [{j}, {j} + 1)"))
+                                            f"body over the gaps is {gaps}, tail at [{j}, {j} + 1)"))
             inner = self.lower(new)
             if not inner and not first:
                 return []
@@ -786,7 +788,13 @@ class LoopletRules:
                 self.walks[id(loop)] = (loop, (s,), ext.stop)
             return [loop]
         out.extend(walk_positions(body, first=True))
-        return out + fold if once is not None else out
+        if once is None:
+            return out
+        # (recorded after the walk's steps: a looplet's tag names the first step that lowers it, the walk's)
+        self.record("lower:Spike", gap, once, note=self._note(
+            "the gaps' update once", i, ext, f"idempotent, made where {missing} > 0: the extent's coordinates "
+                                             "less the entries walked"))
+        return out + [If(BinOp(">", missing, Const(0, "int64")), self.lower(once))]
 
     # -- Jumper
     def lower_jumper(self, i, ext, body, found, line):

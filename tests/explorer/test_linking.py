@@ -149,3 +149,25 @@ def test_a_step_whose_program_the_c_colours_shows_the_c_opened_at_its_first_link
     section = page.split(f'id="step-{k}"')[1].split('<section class="step"')[0]
     linked = re.findall(r'class="node highlighted" data-tags="(expr:n\d+)"', section)
     assert len(linked) == 7 and all(prov[t] for t in linked), linked
+
+
+def test_a_row_max_whose_gaps_fold_once_links_its_sequence_to_the_walk_and_the_fold():
+    # (compiler.looplets.idempotent_gaps: the SparseList's Sequence is lowered as one walk and one update after it)
+    from widgets import Explorer
+
+    k = ss.lower("y[i] = max[j](A[i, j])", "looplets", A="csr")
+    t = explore(k.trace)
+    prov = t.provenance()
+    i = next(n for n, s in enumerate(t.steps) if s.stage == "lower:Sequence")
+    assert "as one walk" in t.steps[i].note
+    tag = prov.lowered_at(i)[0]
+    assert tag.startswith("looplet:Sequence:")
+    e = Explorer(t)
+    e.goto(i)
+    focus = [int(n) for n in re.findall(r'class="ln ss-focus" data-line="(\d+)"', e.c_pane.value)]
+    assert focus == prov[tag]
+    # the Sequence's lines: the count of the row's gaps, the walk over its values and the one update after it
+    shown = [k.c_source.splitlines()[n - 1].strip() for n in focus]
+    assert any(line.startswith("int64_t j_missing = ") for line in shown), shown
+    assert any(line.startswith("for (int64_t pA = qA;") for line in shown), shown
+    assert "if (j_missing > 0) {" in shown, shown

@@ -858,3 +858,40 @@ def test_a_kernels_own_coordinate_check_reads_in_its_loops_colour(browser, tmp_p
         assert_readable(measure(section), f"the exported C with its own coordinate check ({scheme})")
         page.screenshot(path=str(artifacts / f"owned_coordinates_{scheme}.png"))
         page.close()
+
+
+def test_a_row_max_shows_its_walk_and_its_one_update_for_the_gaps_in_one_colour(browser, tmp_path, artifacts):
+    """A row's max by the looplets over a CSR stored around 0 walks the row's values and makes the gaps' update
+    once after the walk (compiler/looplets/idempotent_gaps.py): the exported C at the step that lowers the row's
+    Sequence shows the gap count, the walk and the update inside the code pane, readable, all three in the
+    Sequence's colour, in the light and the dark preference."""
+    import compiler as ss
+    from explorer import export_html
+
+    k = ss.lower("y[i] = max[j](A[i, j])", "looplets", A="csr")
+    path = tmp_path / "row_max.html"
+    export_html(k.trace, path)
+    step = next(n for n, s in enumerate(k.trace.steps) if s.stage == "lower:Sequence")
+    lines_js = """section => [...section.querySelectorAll('.c-section span.ln')].map(e => {
+        const r = e.getBoundingClientRect(), pane = e.closest('pre, .pane, .artifact').getBoundingClientRect();
+        return {text: e.textContent, tags: e.getAttribute('data-tags'), background: getComputedStyle(e).backgroundColor,
+                left: r.left, right: r.right, width: r.width, height: r.height, paneLeft: pane.left, paneRight: pane.right};
+    })"""
+    for scheme in ("light", "dark"):
+        page = browser.new_page(viewport={"width": 1300, "height": 900}, color_scheme=scheme)
+        page.goto(f"{path.as_uri()}#step-{k.trace.stages().index('emit-c')}")
+        section = page.locator("section.step.current")
+        lines = page.evaluate(lines_js, section.element_handle())
+        count = next(ln for ln in lines if "int64_t j_missing = " in ln["text"])
+        walk = next(ln for ln in lines if "for (int64_t pA = qA;" in ln["text"])
+        fold = next(ln for ln in lines if "if (j_missing > 0)" in ln["text"])
+        for ln in (count, walk, fold):
+            assert ln["width"] > 0 and ln["height"] > 0, ln
+            assert ln["paneLeft"] - 1 <= ln["left"] and ln["right"] <= ln["paneRight"] + 1, ln
+            assert ln["tags"] and ln["background"] not in ("rgba(0, 0, 0, 0)", "transparent"), ln
+        sequence = k.trace.steps[step].data["tag"]
+        assert all(sequence in ln["tags"].split() for ln in (count, walk, fold)), (sequence, count, walk, fold)
+        assert count["background"] == fold["background"], (scheme, count, fold)
+        assert_readable(measure(section), f"the exported C of a row's max by the looplets ({scheme})")
+        page.screenshot(path=str(artifacts / f"row_max_gaps_once_{scheme}.png"))
+        page.close()
