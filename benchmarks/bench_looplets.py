@@ -27,8 +27,8 @@ Prints one line per kernel with the time of each contender and ratios
   Jumpers with exponential search) vs the two-finger merge (walk) vs scipy ``(L @ L) .* L``;
 * SpGEMM three ways: Gustavson with a SparseByteMap workspace row, outer products into
   SparseHash, inner products (dot products of CSR rows, C = A B^T) vs scipy;
-* reductions of a CSR matrix stored around 0 (20k x 20k, 1M entries): a row's sum, max and min,
-  the max of all entries and the column max, by the looplets against the lattice strategy's kernel
+* reductions of a CSR matrix stored around 0 (20k x 20k, 1M entries): the sum of all entries, a
+  row's sum, max and min, the max of all entries and the column max, by the looplets against the lattice strategy's kernel
   and scipy (``A.sum(axis=1)``, ``A.max(axis=1)``, ...). A row's max folds the gaps' fill in once
   where the row has fewer entries than columns (:mod:`compiler.looplets.idempotent_gaps`) and runs
   over the row's values in SIMD lanes (:mod:`compiler.imperative.counted_loops`); the column max
@@ -344,7 +344,8 @@ def reduction_rows(small, best, raw, row):
     n, nnz = (2000, 10_000) if small else (20_000, 1_000_000)
     M = sp.random(n, n, density=nnz / n / n, format="csr", random_state=1, dtype=np.float64)
     A = Tensor.from_scipy(M, "csr", name="A", copy=True)
-    for name, program, ref in (("row sum", "y[i] = A[i, j]", lambda: M.sum(axis=1)),
+    for name, program, ref in (("sum of all entries", "s[] = A[i, j]", lambda: M.sum()),
+                               ("row sum", "y[i] = A[i, j]", lambda: M.sum(axis=1)),
                                ("row max (fill 0)", "y[i] = max[j](A[i, j])", lambda: M.max(axis=1)),
                                ("row min (fill 0)", "y[i] = min[j](A[i, j])", lambda: M.min(axis=1)),
                                ("max of all entries", "s[] = max[i, j](A[i, j])", lambda: M.max()),
