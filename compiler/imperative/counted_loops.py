@@ -38,25 +38,57 @@ def counted_loops(stmts, fresh, dtypes: dict | None = None) -> list:
     """``stmts`` with each counted ``while`` loop that would run in SIMD lanes a ``for`` loop (module
     docstring); ``fresh(base)`` names the loops' variables, ``dtypes`` the types of names declared
     outside ``stmts``."""
+    walks = [s for s in statements(tuple(stmts)) if isinstance(s, While)]
+    if not walks:
+        return list(stmts)
     known = dict(dtypes or {})
     known.update({d.var.name: d.dtype for d in statements(tuple(stmts)) if isinstance(d, Declare)})
-    return _counted(list(stmts), frozenset(), fresh, known)
+    # (the loops that would be counted were their cursor not read after them; where none is, the kernel's
+    # statements are not walked for what each reads after it)
+    counted = {id(w) for w in walks if _as_for(w, frozenset(), lambda base: base, known) is not None}
+    if not counted:
+        return list(stmts)
+    held: set = set()
+    for s in stmts:
+        _hold(s, counted, held)
+    return _counted(list(stmts), frozenset(), fresh, known, held)
 
 
-def _counted(stmts: list, live: frozenset, fresh, dtypes: dict) -> list:
-    """``stmts``, where ``live`` are the names read after them."""
+def _hold(s, counted: set, held: set) -> bool:
+    """Whether ``s`` is or holds one of the loops ``counted``; the ids of those that do added to ``held``."""
+    inside = False
+
+    def visit(body):
+        nonlocal inside
+        for t in body:
+            inside = _hold(t, counted, held) or inside
+        return body
+    map_bodies(s, visit)
+    if inside or id(s) in counted:
+        held.add(id(s))
+        return True
+    return False
+
+
+def _counted(stmts: list, live: frozenset, fresh, dtypes: dict, held: set) -> list:
+    """``stmts``, where ``live`` are the names read after them; only the statements ``held`` (a loop to count, or
+    around one) are looked into."""
     out = []
     for k, s in enumerate(stmts):
+        if id(s) not in held:
+            out.append(s)
+            continue
         after = live | names_read(tuple(stmts[k + 1:])) if k + 1 < len(stmts) else live
         if isinstance(s, (For, While)):
             # (a loop's body runs again: what the loop reads is read after each of its statements, but for
             # the locals each iteration declares afresh before reading them)
             inner = after | (names_read(s) - _declared_first(s.body.body))
-            s = map_bodies(s, lambda body: _counted(list(body), inner, fresh, dtypes))
+            new = map_bodies(s, lambda body: _counted(list(body), inner, fresh, dtypes, held))
             if isinstance(s, While):
-                s = _as_for(s, after, fresh, dtypes) or s
+                new = _as_for(new, after, fresh, dtypes) or new
+            s = new
         else:
-            s = map_bodies(s, lambda body: _counted(list(body), after, fresh, dtypes))
+            s = map_bodies(s, lambda body: _counted(list(body), after, fresh, dtypes, held))
         out.append(s)
     return out
 
