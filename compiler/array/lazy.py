@@ -99,7 +99,8 @@ class Array:
         found, key, kept = prepared_call(node, format, strategy, checked)
         itself = () if kept is None else checks_itself(*kept)
         shared = _check_shared(node, unread, itself)
-        if kept is not None and called_key(found) == key:   # (the tensors' facts as they were: the same call)
+        # (the tensors' facts as they were, none checked again or none changed by it: the same call)
+        if kept is not None and (not shared or called_key(found) == key):
             kernel, tensors = kept
         else:
             kernel, tensors = lower_node(node, format, strategy, checked, traced=False, found=found)

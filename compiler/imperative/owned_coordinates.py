@@ -42,6 +42,7 @@ from .ir import (Assign, BinOp, Block, BufferArg, Call, Cast, CompoundAssign, Co
 from .traverse import map_bodies, map_children, statements, walk
 from .vectorize import simd_exit
 
+
 @dataclass(frozen=True)
 class OwnedCoordinates:
     """One array of stored coordinates of an input an owner may write: the kernel's ``buffer`` (``A1_idx``),

@@ -822,6 +822,25 @@ def test_a_tall_program_tree_opens_with_its_root_in_view(browser, artifacts):
     page.close()
 
 
+#: each C line of a step's code pane: its text, tags, background and box, and its pane's sides
+_C_LINES_JS = """section => [...section.querySelectorAll('.c-section span.ln')].map(e => {
+    const r = e.getBoundingClientRect(), pane = e.closest('pre, .pane, .artifact').getBoundingClientRect();
+    return {text: e.textContent, tags: e.getAttribute('data-tags'), background: getComputedStyle(e).backgroundColor,
+            left: r.left, right: r.right, width: r.width, height: r.height, paneLeft: pane.left, paneRight: pane.right};
+})"""
+
+
+def c_lines(page, section) -> list[dict]:
+    """The C lines of ``section`` (a step of an exported page) as the browser lays them out."""
+    return page.evaluate(_C_LINES_JS, section.element_handle())
+
+
+def assert_drawn_in_pane(line: dict) -> None:
+    """A C line of :func:`c_lines` has a box, and the box lies inside its code pane."""
+    assert line["width"] > 0 and line["height"] > 0, line
+    assert line["paneLeft"] - 1 <= line["left"] and line["right"] <= line["paneRight"] + 1, line
+
+
 def test_a_kernels_own_coordinate_check_reads_in_its_loops_colour(browser, tmp_path, artifacts):
     """A SpMV lowered for a matrix read in place from scipy checks each column index it reads
     (compiler/owned_inputs.py): the exported C shows the check's lines inside the code pane, readable, in the
@@ -837,22 +856,16 @@ def test_a_kernels_own_coordinate_check_reads_in_its_loops_colour(browser, tmp_p
     assert k.coordinates_checked == {"A"}
     path = tmp_path / "owned.html"
     export_html(k.trace, path)
-    lines_js = """section => [...section.querySelectorAll('.c-section span.ln')].map(e => {
-        const r = e.getBoundingClientRect(), pane = e.closest('pre, .pane, .artifact').getBoundingClientRect();
-        return {text: e.textContent, tags: e.getAttribute('data-tags'), background: getComputedStyle(e).backgroundColor,
-                left: r.left, right: r.right, width: r.width, height: r.height, paneLeft: pane.left, paneRight: pane.right};
-    })"""
     for scheme in ("light", "dark"):
         page = browser.new_page(viewport={"width": 1300, "height": 900}, color_scheme=scheme)
         page.goto(f"{path.as_uri()}#step-{k.trace.stages().index('emit-c')}")
         section = page.locator("section.step.current")
-        lines = page.evaluate(lines_js, section.element_handle())
+        lines = c_lines(page, section)
         read = next(ln for ln in lines if "= A1_idx[" in ln["text"])
         check = next(ln for ln in lines if "(uint64_t)j >= (uint64_t)A1_size" in ln["text"])
         leave = next(ln for ln in lines if "return coordinate_error(" in ln["text"])
         for ln in (check, leave):
-            assert ln["width"] > 0 and ln["height"] > 0, ln
-            assert ln["paneLeft"] - 1 <= ln["left"] and ln["right"] <= ln["paneRight"] + 1, ln
+            assert_drawn_in_pane(ln)
             assert ln["tags"] == read["tags"] and ln["background"] == read["background"], (scheme, ln, read)
         assert read["tags"] and read["background"] not in ("rgba(0, 0, 0, 0)", "transparent"), read
         assert_readable(measure(section), f"the exported C with its own coordinate check ({scheme})")
@@ -872,22 +885,16 @@ def test_a_row_max_shows_its_walk_and_its_one_update_for_the_gaps_in_one_colour(
     path = tmp_path / "row_max.html"
     export_html(k.trace, path)
     step = next(n for n, s in enumerate(k.trace.steps) if s.stage == "lower:Sequence")
-    lines_js = """section => [...section.querySelectorAll('.c-section span.ln')].map(e => {
-        const r = e.getBoundingClientRect(), pane = e.closest('pre, .pane, .artifact').getBoundingClientRect();
-        return {text: e.textContent, tags: e.getAttribute('data-tags'), background: getComputedStyle(e).backgroundColor,
-                left: r.left, right: r.right, width: r.width, height: r.height, paneLeft: pane.left, paneRight: pane.right};
-    })"""
     for scheme in ("light", "dark"):
         page = browser.new_page(viewport={"width": 1300, "height": 900}, color_scheme=scheme)
         page.goto(f"{path.as_uri()}#step-{k.trace.stages().index('emit-c')}")
         section = page.locator("section.step.current")
-        lines = page.evaluate(lines_js, section.element_handle())
+        lines = c_lines(page, section)
         count = next(ln for ln in lines if "int64_t j_missing = " in ln["text"])
         walk = next(ln for ln in lines if "for (int64_t pA = qA;" in ln["text"])
         fold = next(ln for ln in lines if "if (j_missing > 0)" in ln["text"])
         for ln in (count, walk, fold):
-            assert ln["width"] > 0 and ln["height"] > 0, ln
-            assert ln["paneLeft"] - 1 <= ln["left"] and ln["right"] <= ln["paneRight"] + 1, ln
+            assert_drawn_in_pane(ln)
             assert ln["tags"] and ln["background"] not in ("rgba(0, 0, 0, 0)", "transparent"), ln
         sequence = k.trace.steps[step].data["tag"]
         assert all(sequence in ln["tags"].split() for ln in (count, walk, fold)), (sequence, count, walk, fold)
