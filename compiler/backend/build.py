@@ -344,7 +344,7 @@ def build_library(source: str, name: str = "kernel", flags=None) -> tuple[Path, 
 
     try:
         r = None
-        if quick is not None and quick_build(quick, tmp_c, tmp_lib, directory, _loads):
+        if quick is not None and quick_build(quick, tmp_c, tmp_lib, directory, _loads, source):
             r = subprocess.CompletedProcess(quick, 0)
             _built_by[str(path)] = quick
         elif _light_link_applies(cc, flags):

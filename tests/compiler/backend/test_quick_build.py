@@ -135,3 +135,50 @@ def test_complex_c_goes_to_the_default_compiler_without_asking_the_quick_one(fre
     assert not asked and build.built_by(path) is None
     _, lib = build.load_functions(path, {"size": "double (*)(double, double)"})
     assert lib.size(3.0, 4.0) == 5.0
+
+
+@needs_tcc
+def test_the_system_headers_are_preprocessed_once_for_the_kernels_that_include_them(fresh, monkeypatch):
+    # (TCC spent half its time on a kernel opening the system headers along its include path)
+    from compiler.backend import quick_build
+    monkeypatch.setattr(quick_build, "_headers", {})
+    commands = []
+    run = build.subprocess.run
+
+    def spy(cmd, *args, **kwargs):
+        commands.append(list(cmd))
+        return run(cmd, *args, **kwargs)
+
+    monkeypatch.setattr("compiler.backend.quick_build.subprocess.run", spy)
+    libs = []
+    for n in range(3):   # (three kernels, one set of headers)
+        path, _ = build.build_library(CONVERTS + f"double twice{n}(double x) {{ return isnan(x) ? INFINITY : 2 * x; }}\n",
+                                      f"k{n}", UNOPTIMIZED)
+        assert build.built_by(path) == ["tcc"]
+        libs.append(build.load_functions(path, {f"twice{n}": "double (*)(double)", "root": "double (*)(double)"})[1])
+    assert sum("-E" in c for c in commands) == 1
+    builds = [c for c in commands if "-shared" in c]
+    assert len(builds) == 3 and all("-" in c and any(a.endswith(".h") and "quick_headers-" in a for a in c) for c in builds)
+    for n, lib in enumerate(libs):
+        assert getattr(lib, f"twice{n}")(1.5) == 3.0 and getattr(lib, f"twice{n}")(float("nan")) == float("inf")
+        assert lib.root(2.25) == 1.5
+
+
+@needs_tcc
+def test_preprocessed_headers_that_fail_a_kernel_are_set_aside_for_the_headers_themselves(fresh, monkeypatch):
+    from compiler.backend import quick_build
+    monkeypatch.setattr(quick_build, "_headers", {})
+    # (headers that declare sqrt wrongly: the kernel that calls it is refused with them, and built with
+    # the system headers; the next kernel is not tried with them again)
+    monkeypatch.setattr(quick_build, "_own_definitions", lambda text: "int sqrt;\n")
+    path, _ = build.build_library(CONVERTS, "converts", UNOPTIMIZED)
+    assert build.built_by(path) == ["tcc"]
+    _, lib = build.load_functions(path, {"root": "double (*)(double)"})
+    assert lib.root(2.25) == 1.5
+    assert list(quick_build._headers.values()) == [None]
+    commands = []
+    run = build.subprocess.run
+    monkeypatch.setattr("compiler.backend.quick_build.subprocess.run",
+                        lambda cmd, *a, **k: commands.append(list(cmd)) or run(cmd, *a, **k))
+    path, _ = build.build_library(CONVERTS + "int other(void) { return 1; }\n", "other", UNOPTIMIZED)
+    assert build.built_by(path) == ["tcc"] and not any("-" in c for c in commands)
