@@ -297,6 +297,16 @@ def _map_rhs(s: Stmt, fn) -> Stmt:
     return s
 
 
+def _one_reduction(moved: dict, r, op, expr, what: str) -> None:
+    """Record in ``moved`` that the reduction over ``r`` by ``op`` moves into the producer; where another
+    occurrence of ``expr`` is reduced over ``r`` by another operator (``max[i](A[i, j]) + min[i](A[i, j])``),
+    :class:`StrategyError`: one workspace holds one of them, not both."""
+    if r in moved and moved[r] != op:
+        raise StrategyError(f"{what} does not apply: {expr} is reduced over {r} by {moved[r].name} and by "
+                            f"{op.name}, which one workspace cannot hold")
+    moved[r] = op
+
+
 def _precompute_in(s, expr, indices, name, fill_of, order_fn, what, taken: set):
     order, body = loop_chain(s)
     if isinstance(body, Where) and body.temp.workspace:   # an earlier precompute: look inside
@@ -329,7 +339,7 @@ def _precompute_in(s, expr, indices, name, fill_of, order_fn, what, taken: set):
                         reason = _why_not_distributive(path[n + 1:], r, node.op, expr)
                         if reason:
                             raise StrategyError(f"{what} does not apply: {reason}")
-                        moved[r] = node.op
+                        _one_reduction(moved, r, node.op, expr, what)
         for r in top:
             if r in free and r not in indices:
                 why.setdefault(r, _why_not_distributive(path, r, op, expr) if op is not None else None)
@@ -347,7 +357,7 @@ def _precompute_in(s, expr, indices, name, fill_of, order_fn, what, taken: set):
         if r in to_producer and r not in indices:
             if why.get(r):
                 raise StrategyError(f"{what} does not apply: {why[r]}")
-            moved[r] = op
+            _one_reduction(moved, r, op, expr, what)
     ops = set(moved.values())
     value = expr
     if isinstance(expr, Reduce) and not ops and not set(expr.indices) & set(indices) \

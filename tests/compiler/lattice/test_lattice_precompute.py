@@ -799,3 +799,21 @@ def test_two_column_major_reductions_of_one_access_each_get_a_workspace(out):
     A = Tensor.from_numpy(rand((12, 9), 0.3, rng, empty=(2,)), csc(), name="A")
     k = check("y[i] = sum[j](A[i, j] * x[j]) + sum[j](A[i, j])", out=out, A=A, x=rng.random(9))
     assert len(auto_steps(k)) == 2
+
+
+@pytest.mark.parametrize("program", ["y[j] = max[i](A[i, j]) + min[i](A[i, j])",
+                                     "y[j] = max[i](A[i, j]) * sum[i](A[i, j])",
+                                     "y[j] = max[i](A[i, j]) + A[i, j]",
+                                     "y[j] = max[i](A[i, j]) - max[i](A[i, j] * 2)"])
+@pytest.mark.parametrize("shape", [(3, 4), (0, 2)])
+def test_one_operand_reduced_by_two_operators_gets_a_workspace_for_each(program, shape):
+    # the columns' max and min of a CSR matrix, each computed first into a workspace over j: a precompute of
+    # A[i, j] under both held only the last operator's (y = w + w, the min twice), until precompute_expr
+    # refused an expression reduced over one index by two operators (hypothesis found it, tests/compiler/
+    # looplets/test_counted_gaps.py)
+    a = np.array([[1.0, 0.0, -2.0, 0.0], [3.0, 5.0, 0.0, 0.0], [0.0, -4.0, 0.0, 7.0]])[:shape[0], :shape[1]]
+    A = Tensor.from_numpy(a, csr(), name="A")
+    k = check(program, A=A)
+    ws = {w.temp.name for w in _wheres_of(k) if w.temp.workspace}
+    if "sum" in program or "min" in program:
+        assert len(ws) == 2, k.trace.find("precompute")[-1].after_text
