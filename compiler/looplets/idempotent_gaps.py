@@ -37,7 +37,9 @@ def _updates(stmt) -> tuple:
     return stmt.stmts if isinstance(stmt, Block) else (stmt,)
 
 
-def _folds_once(a) -> bool:
+def folds_once(a) -> bool:
+    """Whether ``a`` is ``target <<op>>= literal`` by an idempotent, commutative, associative operator: made
+    once, it is made as often as asked, in any order among the same operator's updates."""
     op = getattr(a, "op", None)
     return (isinstance(a, Assign) and op is not None and op.idempotent and op.commutative and op.associative
             and isinstance(a.rhs, Literal))
@@ -54,7 +56,7 @@ def gap_once(gap, gap_again, body, index):
     if gap != gap_again:
         return None
     updates = _updates(gap)
-    if not updates or not all(_folds_once(a) and not uses(a, index) for a in updates):
+    if not updates or not all(folds_once(a) and not uses(a, index) for a in updates):
         return None
     if any(isinstance(n, Access) and isinstance(n.tns, Looplet) for a in updates for n in walk(a)):
         return None
@@ -68,4 +70,4 @@ def gap_once(gap, gap_again, body, index):
     return gap
 
 
-__all__ = ["gap_once"]
+__all__ = ["folds_once", "gap_once"]

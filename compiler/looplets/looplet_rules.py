@@ -42,6 +42,7 @@ from ..imperative.traverse import statements, untagged, walk
 from . import extents as X
 from .errors import ProgramError
 from .fill_write import FILL_WRITE
+from .counted_gaps import plan_counted
 from .idempotent_gaps import gap_once
 from .looplet_access import (cut_alike, looplets_of, operands_on, replace_looplets, style_of, truncate_others,
                              truncate_strict, writes_only_runs)
@@ -139,7 +140,12 @@ class LoopletRules:
         tag = f"looplet:{style}:{self._tags}"
         self._pending_tag = tag
         origin = looplet_origin(style, i, body)
-        out = fn(i, ext, body, found, line)
+        # (the looplet being lowered: code it leaves to be emitted elsewhere keeps its tag, .counted_gaps)
+        outer, self.looplet_tag = self.looplet_tag, (tag, origin)
+        try:
+            out = fn(i, ext, body, found, line)
+        finally:
+            self.looplet_tag = outer
         if not out:
             return out
         return [Tagged(tag, out, looplet_what(style, i, body), origin)]
@@ -734,15 +740,20 @@ class LoopletRules:
             gap = replace_looplets(filled, i, lambda l: l.body(Var(name)) if isinstance(l, Lookup) else l)
             return gap, simplify(gap, None, (FILL_WRITE,), self.facts)   # fill into a sparse output: a no-op there too
         gap, done = at_gap("__gap")
-        once = None
+        once = counted = None
         if not is_pass(done):
-            # (the same idempotent update at every gap: once, where the extent has more coordinates than entries)
+            # (the same idempotent update at every gap: once, where the extent has more coordinates than entries;
+            # or at each gap's own coordinate: after the loop around the walks, where one of them had a gap)
             once = gap_once(done, at_gap("__gap_again")[1], body, i)
             if once is None:
-                return None
+                counted = plan_counted(self, i, ext, lambda name: at_gap(name)[1], body)
+                if counted is None:
+                    return None
         if tail is not None:
             past = replace_looplets(tail[0], i, lambda l: l.body(Var("__gap")) if isinstance(l, Lookup) else l)
-            if once is None or simplify(past, None, (FILL_WRITE,), self.facts) != once:
+            past = simplify(past, None, (FILL_WRITE,), self.facts)
+            # (a counted update's element is a sub-fiber made anew at each gap: equal as printed)
+            if is_pass(done) or (past != once if counted is None else str(past) != str(done)):
                 return None
         out = []
         if not _at(ext.start, s) and id(s) not in getattr(ext, "at_start", ()):
@@ -760,6 +771,8 @@ class LoopletRules:
         if once is not None:
             missing = Var(self.fresh(f"{i.name}_missing"))
             out.append(Declare(missing, "int64", X.sub(X.sub(ext.stop, ext.start), X.sub(q_end, P.q))))
+        if counted is not None:
+            out.extend(counted.walked())
 
         def walk_positions(b, first=False):
             """``while (q < q_end) { j = idx[q]; body; q++ }`` for body ``b``."""
@@ -774,7 +787,8 @@ class LoopletRules:
                         "the fill past the last entry makes the gaps' update"))
                 self.record("lower:Stepper", b, new,
                             note=self._note("one stepper: while loop over its stored positions", i, ext))
-                gaps = "pass" if once is None else "made once after the walk"
+                gaps = ("pass" if once is None and counted is None else "made once after the walk" if counted is None
+                        else f"counted: made after the loop, where {counted.entries}[{i.name}] < {counted.walks}")
                 self.record("lower:Spike", gap, new,
                             note=self._note("body + tail per position", i, ext,
                                             f"body over the gaps is {gaps}, tail at [{j}, {j} + 1)"))
@@ -783,11 +797,16 @@ class LoopletRules:
                 return []
             # a ShortCircuitScalar's remainder walks on from the current position
             split = self.scalars.short_circuit(i, b, walk_positions, line) if inner else []
-            loop = While(BinOp("<", P.q, q_end), [*split, Declare(j, "int64", P.coord(P.q)), *inner, *s.next])
+            count = counted.count(j) if counted is not None else []
+            loop = While(BinOp("<", P.q, q_end), [*split, Declare(j, "int64", P.coord(P.q)), *inner, *count, *s.next])
             if first and not split:   # (q ends at q_end: the first entry at or past the stop, or none)
                 self.walks[id(loop)] = (loop, (s,), ext.stop)
             return [loop]
         out.extend(walk_positions(body, first=True))
+        if counted is not None:
+            self.record("lower:Spike", gap, done, note=self._note(
+                "the gaps' update counted", i, ext, f"idempotent, made after the loop around the walks where "
+                f"{counted.entries}[{i.name}] < {counted.walks}: a walk that had a gap at {i.name}"))
         if once is None:
             return out
         # (recorded after the walk's steps: a looplet's tag names the first step that lowers it, the walk's)

@@ -30,6 +30,7 @@ from ..trace import Artifact
 from . import extents as X
 from .carried import carry_cursors
 from .coordinates import Computed, coordinate_checks
+from .counted_gaps import LoopHome
 from .expression_lowering import ExpressionLowering, compound_symbol
 from .errors import ProgramError
 from .facts import OperandFacts
@@ -115,6 +116,10 @@ class Lowerer(LoopletRules, ExpressionLowering, LifecycleLowering):
         #: steppers (with positions) to the first child past its stop, as a Sequence's later
         #: phase may know (see ``lower_sequence``)
         self.walks: dict = {}
+        #: the loops being lowered, innermost last (:class:`~compiler.looplets.counted_gaps.LoopHome`)
+        self.loop_homes: list = []
+        #: ``(tag, origin)`` of the looplet being lowered (None outside any)
+        self.looplet_tag = None
 
     # ------------------------------------------------------------------ trace
 
@@ -350,6 +355,18 @@ class Lowerer(LoopletRules, ExpressionLowering, LifecycleLowering):
     # ------------------------------------------------------------------ loops
 
     def lower_loop(self, loop: Loop) -> list:
+        # (the counts its walks' gaps keep, declared around it and folded in after it: .counted_gaps)
+        home = LoopHome(loop.idx, {})
+        self.loop_homes.append(home)
+        try:
+            out = self._lower_loop(loop)
+        finally:
+            self.loop_homes.pop()
+        for fold in home.folds.values():
+            out = fold.around(out)
+        return out
+
+    def _lower_loop(self, loop: Loop) -> list:
         i = loop.idx
         if loop.ext is None:
             raise ProgramError(f"the extent of loop index {i.name} is unknown", loop.line)

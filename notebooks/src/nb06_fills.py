@@ -71,7 +71,10 @@ cost 100k steps per row). The compiler instead iterates the stored entries only 
 fill in after the loop: once if the row misses a coordinate, as `max` is idempotent; for `+`, the
 fill times the count of missing coordinates. The lattice step records the rewrite `fold-fill`.
 A column max, `y[j] = max[i](A[i, j])`, folds per column: the loop over `j` counts, per column,
-the rows that stored an entry there, and the columns that missed a row take the fill at the end."""),
+the rows that stored an entry there, and the columns that missed a row take the fill at the end.
+The looplets strategy does the same (`compiler.looplets.counted_gaps`): each row's walk over its
+entries counts them per column (`j_entries[j]`), and one loop after the rows makes `y[j] max= 0`
+where a row did not store `j`, instead of visiting every gap of every row."""),
     ("code", """# NBVAL_CHECK_OUTPUT
 M = np.array([[-1.0, 0.0, -2.0], [-3.0, -4.0, -5.0]])
 A = ss.Tensor.from_numpy(M, "csr", name="A")

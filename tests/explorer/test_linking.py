@@ -171,3 +171,25 @@ def test_a_row_max_whose_gaps_fold_once_links_its_sequence_to_the_walk_and_the_f
     assert any(line.startswith("int64_t j_missing = ") for line in shown), shown
     assert any(line.startswith("for (int64_t pA = qA;") for line in shown), shown
     assert "if (j_missing > 0) {" in shown, shown
+
+
+def test_a_column_max_whose_gaps_are_counted_links_its_sequence_to_the_count_the_walk_and_the_fold():
+    # (compiler.looplets.counted_gaps: each row's walk counts its columns, one loop after the rows makes the fill's
+    # update where a row had a gap; that loop is the Sequence's code too, though it runs after the rows')
+    from widgets import Explorer
+
+    k = ss.lower("y[j] = max[i](A[i, j])", "looplets", A="csr")
+    t = explore(k.trace)
+    prov = t.provenance()
+    i = next(n for n, s in enumerate(t.steps) if s.stage == "lower:Sequence")
+    tag = prov.lowered_at(i)[0]
+    assert tag.startswith("looplet:Sequence:")
+    e = Explorer(t)
+    e.goto(i)
+    focus = [int(n) for n in re.findall(r'class="ln ss-focus" data-line="(\d+)"', e.c_pane.value)]
+    assert focus == prov[tag]
+    shown = [k.c_source.splitlines()[n - 1].strip() for n in focus]
+    assert "j_walks += 1;" in shown and "j_entries[j_2] += 1;" in shown, shown
+    assert "if (j_entries[j] < j_walks) {" in shown, shown
+    counted = [s for s in t.steps if s.stage == "lower:Spike" and "the gaps' update counted" in s.note]
+    assert len(counted) == 1 and "j_entries[j] < j_walks" in counted[0].note

@@ -873,16 +873,28 @@ def test_a_kernels_own_coordinate_check_reads_in_its_loops_colour(browser, tmp_p
         page.close()
 
 
-def test_a_row_max_shows_its_walk_and_its_one_update_for_the_gaps_in_one_colour(browser, tmp_path, artifacts):
+#: a reduction by the looplets whose gaps fold: its program, and a piece of each of the lines that count the gaps,
+#: walk the entries and make the gaps' update (all the Sequence's code)
+GAP_FOLDS = {"row_max_gaps_once": ("y[i] = max[j](A[i, j])", ("int64_t j_missing = ", "for (int64_t pA = qA;",
+                                                              "if (j_missing > 0)")),
+             "column_max_gaps_counted": ("y[j] = max[i](A[i, j])", ("j_entries[j_2] += 1;", "while (qA < qA_stop)",
+                                                                   "if (j_entries[j] < j_walks)"))}
+
+
+@pytest.mark.parametrize("case", sorted(GAP_FOLDS))
+def test_a_max_shows_its_walk_and_its_update_for_the_gaps_in_one_colour(browser, tmp_path, artifacts, case):
     """A row's max by the looplets over a CSR stored around 0 walks the row's values and makes the gaps' update
-    once after the walk (compiler/looplets/idempotent_gaps.py): the exported C at the step that lowers the row's
-    Sequence shows the gap count, the walk and the update inside the code pane, readable, all three in the
-    Sequence's colour, in the light and the dark preference."""
+    once after the walk (compiler/looplets/idempotent_gaps.py); a column's max counts each column's entries as the
+    rows are walked and makes the update after the rows where a row did not store the column
+    (compiler/looplets/counted_gaps.py). The exported C at the step that lowers the row's Sequence shows the
+    count, the walk and the update inside the code pane, readable, all three in the Sequence's colour, in the
+    light and the dark preference."""
     import compiler as ss
     from explorer import export_html
 
-    k = ss.lower("y[i] = max[j](A[i, j])", "looplets", A="csr")
-    path = tmp_path / "row_max.html"
+    program, pieces = GAP_FOLDS[case]
+    k = ss.lower(program, "looplets", A="csr")
+    path = tmp_path / f"{case}.html"
     export_html(k.trace, path)
     step = next(n for n, s in enumerate(k.trace.steps) if s.stage == "lower:Sequence")
     for scheme in ("light", "dark"):
@@ -890,15 +902,13 @@ def test_a_row_max_shows_its_walk_and_its_one_update_for_the_gaps_in_one_colour(
         page.goto(f"{path.as_uri()}#step-{k.trace.stages().index('emit-c')}")
         section = page.locator("section.step.current")
         lines = c_lines(page, section)
-        count = next(ln for ln in lines if "int64_t j_missing = " in ln["text"])
-        walk = next(ln for ln in lines if "for (int64_t pA = qA;" in ln["text"])
-        fold = next(ln for ln in lines if "if (j_missing > 0)" in ln["text"])
+        count, walk, fold = (next(ln for ln in lines if piece in ln["text"]) for piece in pieces)
         for ln in (count, walk, fold):
             assert_drawn_in_pane(ln)
             assert ln["tags"] and ln["background"] not in ("rgba(0, 0, 0, 0)", "transparent"), ln
         sequence = k.trace.steps[step].data["tag"]
         assert all(sequence in ln["tags"].split() for ln in (count, walk, fold)), (sequence, count, walk, fold)
         assert count["background"] == fold["background"], (scheme, count, fold)
-        assert_readable(measure(section), f"the exported C of a row's max by the looplets ({scheme})")
-        page.screenshot(path=str(artifacts / f"row_max_gaps_once_{scheme}.png"))
+        assert_readable(measure(section), f"the exported C of {program} by the looplets ({scheme})")
+        page.screenshot(path=str(artifacts / f"{case}_{scheme}.png"))
         page.close()

@@ -1,0 +1,152 @@
+"""The gaps of many walks folded in once after their loop, by a count per coordinate: ``y[j] max= A[i, j]``.
+
+A column maximum over a CSR matrix stored around 0 walks each row's entries, and at each gap (each column
+the row does not store) makes ``y[j] max= 0``: Finch.jl's looplets visit every ``(i, j)``, the whole
+dense matrix. :mod:`.idempotent_gaps` folds the gaps of one walk when they all update one target; here each
+gap updates its own, ``y[j]``. But the update is the same at every row's gap at ``j``, and idempotent,
+commutative and associative (``min``, ``max``, ``or``, ``and``, ``&``, ``|``): it is made once if any walk
+had a gap at ``j``, in any order among the entries' updates. A walk of stored positions stores each
+coordinate at most once, so a walk over the whole extent has a gap at ``j`` exactly where it does not
+store ``j``. Each walk then counts itself (``j_walks += 1``) and each coordinate it stores
+(``j_entries[j] += 1``), and after the loop around the walks one loop over the extent makes the update
+where ``j_entries[j] < j_walks``: TACO's lattice folds a reduction's fill in by the same count.
+
+:func:`gap_counted` decides, :func:`plan_counted` plans the count (:class:`CountedFold`: the loop after);
+``lower_positions`` counts.
+
+>>> from compiler.algebra import lookup
+>>> from compiler.imperative.ir import Var
+>>> from compiler.looplets.fibers import SubFiber, TensorInfo
+>>> from compiler.looplets.program import Access, Assign, Literal
+>>> from compiler.format import parse_format
+>>> y = TensorInfo("y", parse_format("dense", ndim=1), "output")
+>>> gap = Assign(Access(SubFiber(y, 1, Var("__gap"), "update"), (), "update", "y"), lookup("max"), Literal(0.0))
+>>> gap_counted(gap, gap, "__gap") is gap
+True
+>>> gap_counted(Assign(gap.lhs, lookup("+"), Literal(1.0)), gap, "__gap") is None
+True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..imperative.ir import Allocate, BinOp, CompoundAssign, Const, Declare, For, If, Load, Store, Tagged, Var
+from ..imperative.traverse import var_names
+from .fibers import SubFiber
+from .idempotent_gaps import folds_once
+from .program import Access, Assign, Block, walk
+
+
+def _updates(stmt) -> tuple:
+    return stmt.stmts if isinstance(stmt, Block) else (stmt,)
+
+
+def gap_counted(gap, body, coordinate: str):
+    """``gap`` (the walk's body simplified at a gap, its coordinate the variable named ``coordinate``) where its
+    updates may be made once after the walks, for every coordinate where some walk had a gap, or None.
+
+    Each update is ``target <<op>>= literal`` by an idempotent, commutative, associative operator, into an
+    output's element found from the coordinate alone (a vector's ``y[j]``: nothing else the loops bind, which
+    the update after them could not see); ``body`` updates that output by the same operator only, through
+    random access, and never reads it."""
+    updates = _updates(gap)
+    if not updates or not all(folds_once(a) and _by_coordinate(a.lhs, coordinate) for a in updates):
+        return None
+    ops = {a.lhs.source: a.op for a in updates}
+    for n in walk(body):
+        if isinstance(n, Access) and n.source in ops:
+            if n.mode == "read":
+                return None
+        elif isinstance(n, Assign) and n.lhs.source in ops and n.op != ops[n.lhs.source]:
+            return None
+    return gap
+
+
+def _by_coordinate(lhs, coordinate: str) -> bool:
+    """Whether ``lhs`` is an output's element located by the coordinate named ``coordinate`` alone."""
+    t = lhs.tns
+    if not (isinstance(t, SubFiber) and t.is_leaf and t.tensor.role == "output" and not lhs.idxs):
+        return False
+    return var_names(t.pos) == {coordinate}
+
+
+@dataclass
+class CountedFold:
+    """The count one loop's walks keep, and the update after it: ``entries`` (a scratch array of ``length``
+    zeros) counts each coordinate's entries, ``walks`` the walks; ``update(j)`` is the gaps' update at ``j``
+    (lowered statements)."""
+
+    entries: str
+    walks: Var
+    length: object
+    update: object
+    coordinate: Var
+    #: the :class:`LoopHome` it is declared around, and what it counts there
+    home: object = None
+    key: tuple = ()
+    #: ``(tag, origin)`` of the looplet whose walks count (the update after the loop is its code too)
+    tagged: tuple | None = None
+
+    def walked(self) -> list:
+        """What a walk adds to the count before its entries, ``walks += 1``; the count kept around its loop."""
+        self.home.folds.setdefault(self.key, self)
+        return [CompoundAssign("+", self.walks, Const(1, "int64"))]
+
+    def count(self, j) -> list:
+        """What an entry at coordinate ``j`` adds to the count."""
+        return [Store(self.entries, j, Const(1, "int64"), "+")]
+
+    def around(self, loop_code: list) -> list:
+        """``loop_code`` (the loop around the walks) with the count declared before it and the update after:
+        ``for (j = 0; j < n; j++) if (entries[j] < walks) update(j)``."""
+        j = self.coordinate
+        fold = For(j, Const(0, "int64"), self.length,
+                   [If(BinOp("<", Load(self.entries, j), self.walks), self.update)])
+        if self.tagged is not None:
+            tag, origin = self.tagged
+            fold = Tagged(tag, [fold], f"the gaps' update where a walk on {j.name} did not store {j.name}", origin)
+        return [Allocate(self.entries, "int64", self.length, Const(0, "int64"),
+                         [Declare(self.walks, "int64", Const(0, "int64")), *loop_code, fold])]
+
+
+
+
+def plan_counted(low, i, ext, at_gap, body) -> CountedFold | None:
+    """The count for a walk on ``i`` over ``ext`` whose gaps ``gap_counted`` folds, shared by every walk of
+    the same loop with the same update (``low``: the lowerer, whose :attr:`loop_homes` are the loops being
+    lowered, innermost last; ``at_gap(name)``: the body simplified at a gap at the coordinate named so), or
+    None: where the walk is not a loop's own directly inside another's, or its extent is not ``[0, n)``
+    with ``n`` a size the kernel is given (the update after the loop runs over it)."""
+    homes = low.loop_homes
+    if len(homes) < 2 or homes[-1].index != i:
+        return None
+    sizes = {t.size(m).name for t in low.tensors.values() for m in range(t.ndim)}
+    if not (isinstance(ext.start, Const) and ext.start.value == 0 and isinstance(ext.stop, (Const, Var))
+            and var_names(ext.stop) <= sizes):
+        return None
+    if any(isinstance(n, Assign) and n.lhs.source is None for n in walk(body)):
+        return None
+    coordinate = Var(low.fresh(i.name))
+    update = gap_counted(at_gap(coordinate.name), body, coordinate.name)
+    if update is None or not all(isinstance(n, Assign) and n.lhs.source in {a.lhs.source for a in _updates(update)}
+                                 for n in walk(body) if isinstance(n, Assign)):
+        return None   # (the walk updates nothing else: a ShortCircuitScalar's walk stops early, uncounted)
+    home = homes[-2]
+    key = (i.name, str(ext.stop), str(at_gap("__gap")))
+    if key in home.folds:
+        return home.folds[key]
+    return CountedFold(low.fresh(f"{i.name}_entries"), Var(low.fresh(f"{i.name}_walks")), ext.stop,
+                       low.lower(update), coordinate, home, key, low.looplet_tag)
+
+
+@dataclass
+class LoopHome:
+    """A loop being lowered (its ``index``), with the counts its walks keep (:class:`CountedFold`, by what
+    they count) to declare around it."""
+
+    index: object
+    folds: dict
+
+
+__all__ = ["CountedFold", "LoopHome", "gap_counted", "plan_counted"]

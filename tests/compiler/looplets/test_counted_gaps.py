@@ -1,0 +1,113 @@
+"""compiler.looplets.counted_gaps: the walks of a loop whose gaps each make an idempotent update at their own
+coordinate (a column's max over a CSR matrix stored around 0, ``y[j] max= 0`` at each gap) count each
+coordinate's entries, and one loop after them makes the update where some walk did not store the coordinate:
+no walk visits a gap. Each kernel against the dense reference evaluator and the lattice strategy's, by example
+and by hypothesis over formats, shapes, densities and fill values, NaN and ±inf among the stored values too."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+import compiler as ss
+from compiler import array as xp
+from compiler.imperative.ir import For, While
+from compiler.imperative.traverse import walk
+
+INF, NAN = float("inf"), float("nan")
+
+
+def check(program, fill, M, fmt="csr", **others):
+    A = ss.Tensor.from_numpy(M, fmt, fill=fill, name="A")
+    want, _ = ss.evaluate(program, A=A, **others)
+    k = ss.lower(program, strategy="looplets", A=A, **others)
+    got = k(A=A, **others).to_numpy()
+    np.testing.assert_array_equal(np.asarray(got, float), np.asarray(want, float), err_msg=f"{program} fill {fill}")
+    lattice = ss.lower(program, strategy="lattice", A=A, **others)(A=A, **others).to_numpy()
+    np.testing.assert_array_equal(np.asarray(got, float), np.asarray(lattice, float))
+    return k
+
+
+def loops(k) -> int:
+    return sum(isinstance(n, (For, While)) for n in walk(k.lowered.function.body))
+
+
+def test_a_columns_max_counts_each_columns_entries_and_visits_no_gap():
+    M = np.array([[0.0, 3.0, 0.0, -1.0], [-2.0, -5.0, -1.0, -7.0], [0.0, 0.0, 0.0, 0.0], [-4.0, 0.0, -2.0, 0.0]])
+    k = check("y[j] = max[i](A[i, j])", 0.0, M)
+    c = k.c_source
+    # the walk over a row's entries alone, each counted; after the rows, the fill where a row had a gap
+    assert "j_walks += 1;" in c and "j_entries[j_2] += 1;" in c, c
+    assert "if (j_entries[j] < j_walks) {" in c, c
+    # no loop over a gap, nor over the fill past a row's last entry: the initialization, the rows, their
+    # entries, the fold
+    assert loops(k) == 4 and "lastA" not in c and "step_stop" not in c, c
+    steps = [s.note for s in k.trace.steps if s.stage == "lower:Spike"]
+    assert any("the gaps' update counted" in n and "j_entries[j] < j_walks" in n for n in steps), steps
+
+
+@pytest.mark.parametrize("program", ["y[j] = max[i](A[i, j])", "y[j] = min[i](A[i, j])"])
+@pytest.mark.parametrize("fill", [0.0, 5.0, -INF, INF, NAN])
+@pytest.mark.parametrize("fmt", ["csr", "dcsr", "coo"])
+def test_columns_with_and_without_gaps_and_special_values(program, fill, fmt):
+    M = np.array([[fill, 3.0, fill, -1.0, fill], [-2.0, NAN, -1.0, INF, fill], [fill] * 5, [-INF, 2.0, 4.0, 1.0, fill],
+                  [fill, fill, fill, 9.0, fill], [7.0, 2.0, fill, fill, fill]])
+    k = check(program, fill, M, fmt)
+    if fill not in (-INF, INF) and fmt != "coo":   # (a fill that is the operator's identity has no gap to make)
+        assert "j_entries" in k.c_source or "max" not in program and fill == INF, k.c_source
+
+
+def test_no_rows_all_fill_rows_and_full_columns():
+    for M in (np.zeros((0, 3)), np.zeros((3, 4)), np.array([[1.0, -2.0], [3.0, -4.0]]), np.array([[0.0, -2.0]])):
+        check("y[j] = max[i](A[i, j])", 0.0, M)
+        check("y[j] = min[i](A[i, j])", 0.0, M)
+
+
+def test_a_columns_max_and_min_through_the_arrays():
+    M = np.array([[0.0, 3.0, 0.0], [0.0, -0.5, 0.0], [2.0, 0.0, -1.0]])
+    a = xp.asarray(ss.Tensor.from_numpy(M, "csr"))
+    for e, want in ((xp.max(a, axis=0), M.max(axis=0)), (xp.min(a, axis=0), M.min(axis=0))):
+        k = e.lower("dense", strategy="looplets")   # (into a sparse vector the gaps write no entry)
+        np.testing.assert_array_equal(k().to_numpy(), want)
+        assert "_entries" in k.c_source, k.c_source
+
+
+def test_where_the_update_differs_or_the_walk_is_cut_the_gaps_are_walked_as_before():
+    M = np.array([[1.0, 0.0, -2.0], [0.0, 0.0, -3.0]])
+    x = np.array([5.0, -1.0, 2.0])
+    # the gap's update reads x at the gap: not a literal
+    assert "_entries" not in check("y[j] = max[i](A[i, j] + x[j])", 0.0, M, x=x).c_source
+    # + is not idempotent
+    assert "_entries" not in check("y[j] = A[i, j]", 1.0, np.where(M == 0, 1.0, M)).c_source
+    # a window of the columns: the walk's extent is not the whole output
+    A = ss.Tensor.from_numpy(M, "csr", name="A")
+    k = ss.lower("y[k] = max[i](slice(A[i, j], j -> k, (1, 3, 1)))", strategy="looplets", A=A)
+    np.testing.assert_array_equal(k(A=A).to_numpy(), M[:, 1:3].max(axis=0))
+
+
+VALUES = st.sampled_from([0.0, 1.5, -2.0, 7.0, INF, -INF, NAN])
+
+
+@st.composite
+def cases(draw):
+    m, n = draw(st.integers(0, 6)), draw(st.integers(1, 6))
+    fill = draw(st.sampled_from([0.0, -1.0, 3.0, INF, -INF, NAN]))
+    density = draw(st.sampled_from([0.0, 0.3, 0.7, 1.0]))
+    cells = draw(st.lists(st.tuples(st.floats(0, 1), VALUES), min_size=m * n, max_size=m * n))
+    M = np.array([fill if p >= density else v for p, v in cells], dtype=float).reshape(m, n)
+    program = draw(st.sampled_from(["y[j] = max[i](A[i, j])", "y[j] = min[i](A[i, j])",
+                                    "y[j] = max[i](A[i, j]) + min[i](A[i, j])"]))
+    fmt = draw(st.sampled_from(["csr", "dcsr", "coo", "csc"]))
+    return program, fill, M, fmt
+
+
+@settings(max_examples=40, deadline=None)
+@given(cases())
+@example(("y[j] = max[i](A[i, j])", 0.0, np.array([[NAN, 0.0, 1.5], [0.0, -2.0, 0.0]]), "csr"))
+# (the lattice's precompute took the max and the min of A[i, j] into one workspace, the min's: y = w + w)
+@example(("y[j] = max[i](A[i, j]) + min[i](A[i, j])", 0.0, np.zeros((0, 1)), "csr"))
+def test_column_reductions_over_gaps_agree_with_the_reference(case):
+    program, fill, M, fmt = case
+    check(program, fill, M, fmt)
