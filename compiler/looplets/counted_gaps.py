@@ -34,12 +34,9 @@ from dataclasses import dataclass
 from ..imperative.ir import Allocate, BinOp, CompoundAssign, Const, Declare, For, If, Load, Store, Tagged, Var
 from ..imperative.traverse import var_names
 from .fibers import SubFiber
-from .idempotent_gaps import folds_once
-from .program import Access, Assign, Block, walk
-
-
-def _updates(stmt) -> tuple:
-    return stmt.stmts if isinstance(stmt, Block) else (stmt,)
+from .idempotent_gaps import folds_once, updates_of
+from .looplets import Lookup
+from .program import Access, Assign, walk
 
 
 def gap_counted(gap, body, coordinate: str):
@@ -50,13 +47,13 @@ def gap_counted(gap, body, coordinate: str):
     output's element found from the coordinate alone (a vector's ``y[j]``: nothing else the loops bind, which
     the update after them could not see); ``body`` updates that output by the same operator only, through
     random access, and never reads it."""
-    updates = _updates(gap)
+    updates = updates_of(gap)
     if not updates or not all(folds_once(a) and _by_coordinate(a.lhs, coordinate) for a in updates):
         return None
     ops = {a.lhs.source: a.op for a in updates}
     for n in walk(body):
         if isinstance(n, Access) and n.source in ops:
-            if n.mode == "read":
+            if n.mode == "read" or not isinstance(n.tns, (Lookup, SubFiber)):
                 return None
         elif isinstance(n, Assign) and n.lhs.source in ops and n.op != ops[n.lhs.source]:
             return None
@@ -110,8 +107,6 @@ class CountedFold:
                          [Declare(self.walks, "int64", Const(0, "int64")), *loop_code, fold])]
 
 
-
-
 def plan_counted(low, i, ext, at_gap, body) -> CountedFold | None:
     """The count for a walk on ``i`` over ``ext`` whose gaps ``gap_counted`` folds, shared by every walk of
     the same loop with the same update (``low``: the lowerer, whose :attr:`loop_homes` are the loops being
@@ -129,7 +124,7 @@ def plan_counted(low, i, ext, at_gap, body) -> CountedFold | None:
         return None
     coordinate = Var(low.fresh(i.name))
     update = gap_counted(at_gap(coordinate.name), body, coordinate.name)
-    if update is None or not all(isinstance(n, Assign) and n.lhs.source in {a.lhs.source for a in _updates(update)}
+    if update is None or not all(isinstance(n, Assign) and n.lhs.source in {a.lhs.source for a in updates_of(update)}
                                  for n in walk(body) if isinstance(n, Assign)):
         return None   # (the walk updates nothing else: a ShortCircuitScalar's walk stops early, uncounted)
     home = homes[-2]

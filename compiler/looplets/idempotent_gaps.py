@@ -32,7 +32,7 @@ from .looplets import Looplet
 from .program import Access, Assign, Block, Literal, uses, walk
 
 
-def _updates(stmt) -> tuple:
+def updates_of(stmt) -> tuple:
     """The statements of ``stmt`` (a block's, or itself)."""
     return stmt.stmts if isinstance(stmt, Block) else (stmt,)
 
@@ -55,7 +55,7 @@ def gap_once(gap, gap_again, body, index):
     same operator only and never reads it (the gap's update may then come after the entries')."""
     if gap != gap_again:
         return None
-    updates = _updates(gap)
+    updates = updates_of(gap)
     if not updates or not all(folds_once(a) and not uses(a, index) for a in updates):
         return None
     if any(isinstance(n, Access) and isinstance(n.tns, Looplet) for a in updates for n in walk(a)):
@@ -70,4 +70,4 @@ def gap_once(gap, gap_again, body, index):
     return gap
 
 
-__all__ = ["folds_once", "gap_once"]
+__all__ = ["folds_once", "gap_once", "updates_of"]

@@ -151,23 +151,29 @@ def test_a_step_whose_program_the_c_colours_shows_the_c_opened_at_its_first_link
     assert len(linked) == 7 and all(prov[t] for t in linked), linked
 
 
-def test_a_row_max_whose_gaps_fold_once_links_its_sequence_to_the_walk_and_the_fold():
-    # (compiler.looplets.idempotent_gaps: the SparseList's Sequence is lowered as one walk and one update after it)
+def sequence_lines(program):
+    """The kernel of ``program`` by the looplets, its explored trace, and the C lines the Explorer focuses at the
+    step lowering its Sequence (each of the Sequence's tag: the focus is its code)."""
     from widgets import Explorer
 
-    k = ss.lower("y[i] = max[j](A[i, j])", "looplets", A="csr")
+    k = ss.lower(program, "looplets", A="csr")
     t = explore(k.trace)
     prov = t.provenance()
     i = next(n for n, s in enumerate(t.steps) if s.stage == "lower:Sequence")
-    assert "as one walk" in t.steps[i].note
     tag = prov.lowered_at(i)[0]
     assert tag.startswith("looplet:Sequence:")
     e = Explorer(t)
     e.goto(i)
     focus = [int(n) for n in re.findall(r'class="ln ss-focus" data-line="(\d+)"', e.c_pane.value)]
     assert focus == prov[tag]
+    return k, t, [k.c_source.splitlines()[n - 1].strip() for n in focus]
+
+
+def test_a_row_max_whose_gaps_fold_once_links_its_sequence_to_the_walk_and_the_fold():
+    # (compiler.looplets.idempotent_gaps: the SparseList's Sequence is lowered as one walk and one update after it)
+    k, t, shown = sequence_lines("y[i] = max[j](A[i, j])")
+    assert "as one walk" in next(s for s in t.steps if s.stage == "lower:Sequence").note
     # the Sequence's lines: the count of the row's gaps, the walk over its values and the one update after it
-    shown = [k.c_source.splitlines()[n - 1].strip() for n in focus]
     assert any(line.startswith("int64_t j_missing = ") for line in shown), shown
     assert any(line.startswith("for (int64_t pA = qA;") for line in shown), shown
     assert "if (j_missing > 0) {" in shown, shown
@@ -176,19 +182,7 @@ def test_a_row_max_whose_gaps_fold_once_links_its_sequence_to_the_walk_and_the_f
 def test_a_column_max_whose_gaps_are_counted_links_its_sequence_to_the_count_the_walk_and_the_fold():
     # (compiler.looplets.counted_gaps: each row's walk counts its columns, one loop after the rows makes the fill's
     # update where a row had a gap; that loop is the Sequence's code too, though it runs after the rows')
-    from widgets import Explorer
-
-    k = ss.lower("y[j] = max[i](A[i, j])", "looplets", A="csr")
-    t = explore(k.trace)
-    prov = t.provenance()
-    i = next(n for n, s in enumerate(t.steps) if s.stage == "lower:Sequence")
-    tag = prov.lowered_at(i)[0]
-    assert tag.startswith("looplet:Sequence:")
-    e = Explorer(t)
-    e.goto(i)
-    focus = [int(n) for n in re.findall(r'class="ln ss-focus" data-line="(\d+)"', e.c_pane.value)]
-    assert focus == prov[tag]
-    shown = [k.c_source.splitlines()[n - 1].strip() for n in focus]
+    k, t, shown = sequence_lines("y[j] = max[i](A[i, j])")
     assert "j_walks += 1;" in shown and "j_entries[j_2] += 1;" in shown, shown
     assert "if (j_entries[j] < j_walks) {" in shown, shown
     counted = [s for s in t.steps if s.stage == "lower:Spike" and "the gaps' update counted" in s.note]

@@ -24,6 +24,24 @@ def fresh(tmp_path, monkeypatch):
     return tmp_path
 
 
+def spy_on(commands: list):
+    """subprocess.run that notes each command in ``commands`` first."""
+    run = build.subprocess.run
+
+    def spy(cmd, *args, **kwargs):
+        commands.append(list(cmd))
+        return run(cmd, *args, **kwargs)
+    return spy
+
+
+@pytest.fixture
+def commands(monkeypatch):
+    """The commands the quick compiler runs in the test."""
+    ran = []
+    monkeypatch.setattr("compiler.backend.quick_build.subprocess.run", spy_on(ran))
+    return ran
+
+
 @needs_tcc
 def test_a_kernel_built_by_the_quick_compiler_is_right_and_its_trace_says_so(fresh, monkeypatch):
     monkeypatch.setenv("SPARSESCOPE_OPT", "-O0")
@@ -92,17 +110,9 @@ double root(double x) { double *cell = realloc(NULL, sizeof(double)); *cell = sq
 
 
 @needs_tcc
-def test_the_quick_compiler_links_lightly_and_its_kernels_bind_the_c_librarys_symbols(fresh, monkeypatch):
+def test_the_quick_compiler_links_lightly_and_its_kernels_bind_the_c_librarys_symbols(fresh, commands):
     # (the light link leaves libc's and libm's symbols to the process; a conversion TCC calls its runtime for,
     # double to uint64, is linked from libtcc1.a)
-    commands = []
-    run = build.subprocess.run
-
-    def spy(cmd, *args, **kwargs):
-        commands.append(list(cmd))
-        return run(cmd, *args, **kwargs)
-
-    monkeypatch.setattr("compiler.backend.quick_build.subprocess.run", spy)
     path, _ = build.build_library(CONVERTS, "converts", UNOPTIMIZED)
     assert build.built_by(path) == ["tcc"]
     builds = [c for c in commands if "-shared" in c]
@@ -138,18 +148,10 @@ def test_complex_c_goes_to_the_default_compiler_without_asking_the_quick_one(fre
 
 
 @needs_tcc
-def test_the_system_headers_are_preprocessed_once_for_the_kernels_that_include_them(fresh, monkeypatch):
+def test_the_system_headers_are_preprocessed_once_for_the_kernels_that_include_them(fresh, monkeypatch, commands):
     # (TCC spent half its time on a kernel opening the system headers along its include path)
     from compiler.backend import quick_build
     monkeypatch.setattr(quick_build, "_headers", {})
-    commands = []
-    run = build.subprocess.run
-
-    def spy(cmd, *args, **kwargs):
-        commands.append(list(cmd))
-        return run(cmd, *args, **kwargs)
-
-    monkeypatch.setattr("compiler.backend.quick_build.subprocess.run", spy)
     libs = []
     for n in range(3):   # (three kernels, one set of headers)
         path, _ = build.build_library(CONVERTS + f"double twice{n}(double x) {{ return isnan(x) ? INFINITY : 2 * x; }}\n",
@@ -176,9 +178,7 @@ def test_preprocessed_headers_that_fail_a_kernel_are_set_aside_for_the_headers_t
     _, lib = build.load_functions(path, {"root": "double (*)(double)"})
     assert lib.root(2.25) == 1.5
     assert list(quick_build._headers.values()) == [None]
-    commands = []
-    run = build.subprocess.run
-    monkeypatch.setattr("compiler.backend.quick_build.subprocess.run",
-                        lambda cmd, *a, **k: commands.append(list(cmd)) or run(cmd, *a, **k))
+    run = []
+    monkeypatch.setattr("compiler.backend.quick_build.subprocess.run", spy_on(run))
     path, _ = build.build_library(CONVERTS + "int other(void) { return 1; }\n", "other", UNOPTIMIZED)
-    assert build.built_by(path) == ["tcc"] and not any("-" in c for c in commands)
+    assert build.built_by(path) == ["tcc"] and not any("-" in c for c in run)

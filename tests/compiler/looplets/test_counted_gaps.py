@@ -9,12 +9,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from hypothesis import example, given, settings
-from hypothesis import strategies as st
 
 import compiler as ss
 from compiler import array as xp
 from compiler.imperative.ir import For, While
 from compiler.imperative.traverse import walk
+
+from tests.compiler.looplets.gap_cases import reductions
 
 INF, NAN = float("inf"), float("nan")
 
@@ -87,24 +88,13 @@ def test_where_the_update_differs_or_the_walk_is_cut_the_gaps_are_walked_as_befo
     np.testing.assert_array_equal(k(A=A).to_numpy(), M[:, 1:3].max(axis=0))
 
 
-VALUES = st.sampled_from([0.0, 1.5, -2.0, 7.0, INF, -INF, NAN])
-
-
-@st.composite
-def cases(draw):
-    m, n = draw(st.integers(0, 6)), draw(st.integers(1, 6))
-    fill = draw(st.sampled_from([0.0, -1.0, 3.0, INF, -INF, NAN]))
-    density = draw(st.sampled_from([0.0, 0.3, 0.7, 1.0]))
-    cells = draw(st.lists(st.tuples(st.floats(0, 1), VALUES), min_size=m * n, max_size=m * n))
-    M = np.array([fill if p >= density else v for p, v in cells], dtype=float).reshape(m, n)
-    program = draw(st.sampled_from(["y[j] = max[i](A[i, j])", "y[j] = min[i](A[i, j])",
-                                    "y[j] = max[i](A[i, j]) + min[i](A[i, j])"]))
-    fmt = draw(st.sampled_from(["csr", "dcsr", "coo", "csc"]))
-    return program, fill, M, fmt
+CASES = reductions(["y[j] = max[i](A[i, j])", "y[j] = min[i](A[i, j])",
+                           "y[j] = max[i](A[i, j]) + min[i](A[i, j])"],
+                   ["csr", "dcsr", "coo", "csc"])
 
 
 @settings(max_examples=40, deadline=None)
-@given(cases())
+@given(CASES)
 @example(("y[j] = max[i](A[i, j])", 0.0, np.array([[NAN, 0.0, 1.5], [0.0, -2.0, 0.0]]), "csr"))
 # (the lattice's precompute took the max and the min of A[i, j] into one workspace, the min's: y = w + w)
 @example(("y[j] = max[i](A[i, j]) + min[i](A[i, j])", 0.0, np.zeros((0, 1)), "csr"))

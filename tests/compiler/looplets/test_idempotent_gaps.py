@@ -8,11 +8,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from hypothesis import example, given, settings
-from hypothesis import strategies as st
 
 import compiler as ss
 from compiler.imperative.ir import Load
 from compiler.imperative.traverse import walk
+
+from tests.compiler.looplets.gap_cases import reductions
 
 INF, NAN = float("inf"), float("nan")
 
@@ -84,24 +85,13 @@ def test_a_sparse_vectors_max_and_an_empty_one():
         np.testing.assert_array_equal(got, want)
 
 
-VALUES = st.sampled_from([0.0, 1.5, -2.0, 7.0, INF, -INF, NAN])
-
-
-@st.composite
-def cases(draw):
-    m, n = draw(st.integers(0, 6)), draw(st.integers(1, 6))
-    fill = draw(st.sampled_from([0.0, -1.0, 3.0, INF, -INF, NAN]))
-    density = draw(st.sampled_from([0.0, 0.3, 0.7, 1.0]))
-    cells = draw(st.lists(st.tuples(st.floats(0, 1), VALUES), min_size=m * n, max_size=m * n))
-    M = np.array([fill if p >= density else v for p, v in cells], dtype=float).reshape(m, n)
-    program = draw(st.sampled_from(["y[i] = max[j](A[i, j])", "y[i] = min[j](A[i, j])", "y[] = min[i, j](A[i, j])",
-                                    "y[j] = max[i](A[i, j])"]))
-    fmt = draw(st.sampled_from(["csr", "csc", "dcsr", "coo"]))
-    return program, fill, M, fmt
+CASES = reductions(["y[i] = max[j](A[i, j])", "y[i] = min[j](A[i, j])", "y[] = min[i, j](A[i, j])",
+                           "y[j] = max[i](A[i, j])"],
+                   ["csr", "csc", "dcsr", "coo"])
 
 
 @settings(max_examples=60, deadline=None)
-@given(cases())
+@given(CASES)
 @example(("y[i] = max[j](A[i, j])", 0.0, np.array([[NAN, 0.0, 1.5]]), "csr"))
 def test_reductions_over_gaps_agree_with_the_reference(case):
     program, fill, M, fmt = case
