@@ -40,9 +40,9 @@ from ..imperative import ir, pretty
 from ..imperative.ir import Assign as IAssign, BinOp, Cast, CompoundAssign, Const, Declare, If, Tagged, Var, While
 from ..imperative.traverse import statements, untagged, walk
 from . import extents as X
+from .counted_gaps import plan_counted
 from .errors import ProgramError
 from .fill_write import FILL_WRITE
-from .counted_gaps import plan_counted
 from .idempotent_gaps import gap_once
 from .looplet_access import (cut_alike, looplets_of, operands_on, replace_looplets, style_of, truncate_others,
                              truncate_strict, writes_only_runs)
@@ -740,21 +740,21 @@ class LoopletRules:
             gap = replace_looplets(filled, i, lambda l: l.body(Var(name)) if isinstance(l, Lookup) else l)
             return gap, simplify(gap, None, (FILL_WRITE,), self.facts)   # fill into a sparse output: a no-op there too
         gap, done = at_gap("__gap")
-        once = counted = None
+        once, counting = None, False
         if not is_pass(done):
             # (the same idempotent update at every gap: once, where the extent has more coordinates than entries;
             # or at each gap's own coordinate: after the loop around the walks, where one of them had a gap)
             once = gap_once(done, at_gap("__gap_again")[1], body, i)
-            if once is None:
-                counted = plan_counted(self, i, ext, lambda name: at_gap(name)[1], body)
-                if counted is None:
-                    return None
+            counting = once is None
         if tail is not None:
             past = replace_looplets(tail[0], i, lambda l: l.body(Var("__gap")) if isinstance(l, Lookup) else l)
             past = simplify(past, None, (FILL_WRITE,), self.facts)
             # (a counted update's element is a sub-fiber made anew at each gap: equal as printed)
-            if is_pass(done) or (past != once if counted is None else str(past) != str(done)):
+            if is_pass(done) or (str(past) != str(done) if counting else past != once):
                 return None
+        counted = plan_counted(self, i, ext, lambda name: at_gap(name)[1], body) if counting else None
+        if counting and counted is None:
+            return None
         out = []
         if not _at(ext.start, s) and id(s) not in getattr(ext, "at_start", ()):
             out.extend(s.seek(ext.start))
