@@ -107,10 +107,11 @@ class CountedFold:
                          [Declare(self.walks, "int64", Const(0, "int64")), *loop_code, fold])]
 
 
-def plan_counted(low, i, ext, at_gap, body) -> CountedFold | None:
+def plan_counted(low, i, ext, at_gap, body, done) -> CountedFold | None:
     """The count for a walk on ``i`` over ``ext`` whose gaps ``gap_counted`` folds, shared by every walk of
     the same loop with the same update (``low``: the lowerer, whose :attr:`loop_homes` are the loops being
-    lowered, innermost last; ``at_gap(name)``: the body simplified at a gap at the coordinate named so), or
+    lowered, innermost last; ``at_gap(name)``: the body simplified at a gap at the coordinate named so,
+    ``done`` that at the lowerer's own gap coordinate, which names the update), or
     None: where the walk is not a loop's own directly inside another's, or its extent is not ``[0, n)``
     with ``n`` a size the kernel is given (the update after the loop runs over it)."""
     homes = low.loop_homes
@@ -120,15 +121,15 @@ def plan_counted(low, i, ext, at_gap, body) -> CountedFold | None:
     if not (isinstance(ext.start, Const) and ext.start.value == 0 and isinstance(ext.stop, (Const, Var))
             and var_names(ext.stop) <= sizes):
         return None
-    if any(isinstance(n, Assign) and n.lhs.source is None for n in walk(body)):
-        return None
     coordinate = Var(low.fresh(i.name))
     update = gap_counted(at_gap(coordinate.name), body, coordinate.name)
-    if update is None or not all(isinstance(n, Assign) and n.lhs.source in {a.lhs.source for a in updates_of(update)}
-                                 for n in walk(body) if isinstance(n, Assign)):
+    if update is None:
+        return None
+    targets = {a.lhs.source for a in updates_of(update)}
+    if any(isinstance(n, Assign) and n.lhs.source not in targets for n in walk(body)):
         return None   # (the walk updates nothing else: a ShortCircuitScalar's walk stops early, uncounted)
     home = homes[-2]
-    key = (i.name, str(ext.stop), str(at_gap("__gap")))
+    key = (i.name, str(ext.stop), str(done))
     if key in home.folds:
         return home.folds[key]
     return CountedFold(low.fresh(f"{i.name}_entries"), Var(low.fresh(f"{i.name}_walks")), ext.stop,

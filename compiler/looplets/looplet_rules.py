@@ -752,7 +752,7 @@ class LoopletRules:
             # (a counted update's element is a sub-fiber made anew at each gap: equal as printed)
             if is_pass(done) or (str(past) != str(done) if counting else past != once):
                 return None
-        counted = plan_counted(self, i, ext, lambda name: at_gap(name)[1], body) if counting else None
+        counted = plan_counted(self, i, ext, lambda name: at_gap(name)[1], body, done) if counting else None
         if counting and counted is None:
             return None
         out = []
