@@ -63,6 +63,7 @@ from .int_facts_step import record_int_facts
 from .statement_trees import statement_artifact, statement_trees
 from .promote import promote
 from .raveled import RaveledFiber
+from .flat_reductions import FlatRaveled, ravel_reductions
 from .stepped import StridedFiber
 from .scalars import check_scalars
 from .schedule import LOOPLETS_COMMAND_KINDS, LOOPLETS_COMMANDS, privatize_one, privatizations
@@ -269,6 +270,10 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
                  "permissive indices and masks")
     body, step = step, concordize(step, infos)
     trace.record("concordize", **printed_step(body, step), note="accesses in storage order")
+    body, step = step, ravel_reductions(step, infos)
+    if step is not body:
+        trace.record("ravel", **printed_step(body, step), note="a reduction of every entry of a matrix: "
+                     "one walk over its raveled entries, rows then columns, as they are stored")
     body = step
     step = lifecycle(body, infos)
     trace.record("lifecycle", **printed_step(body, step), note="declare, freeze and thaw")
@@ -313,7 +318,8 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
 
     def bind(n):
         if isinstance(n, Access) and isinstance(n.tns, Raveled):
-            return Access(RaveledFiber(infos[n.tns.name].root(n.mode)), n.idxs, n.mode, line=n.line,
+            return Access(RaveledFiber(infos[n.tns.name].root(n.mode), flat=isinstance(n.tns, FlatRaveled)),
+                          n.idxs, n.mode, line=n.line,
                           source=n.tns.name)
         if isinstance(n, Access) and isinstance(n.tns, Strided):
             info, t = infos[n.tns.name], n.tns

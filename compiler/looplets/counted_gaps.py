@@ -9,7 +9,9 @@ had a gap at ``j``, in any order among the entries' updates. A walk of stored po
 coordinate at most once, so a walk over the whole extent has a gap at ``j`` exactly where it does not
 store ``j``. Each walk then counts itself (``j_walks += 1``) and each coordinate it stores
 (``j_entries[j] += 1``), and after the loop around the walks one loop over the extent makes the update
-where ``j_entries[j] < j_walks``: TACO's lattice folds a reduction's fill in by the same count.
+where ``j_entries[j] < j_walks``: TACO's lattice folds a reduction's fill in by the same count. A sum's
+gaps are counted the same way, and add the fill once per walk that had the gap: ``y[j] += (j_walks -
+j_entries[j]) * fill`` (a column sum of a matrix stored around 1).
 
 :func:`gap_counted` decides, :func:`plan_counted` plans the count (:class:`CountedFold`: the loop after);
 ``lower_positions`` counts.
@@ -23,7 +25,14 @@ where ``j_entries[j] < j_walks``: TACO's lattice folds a reduction's fill in by 
 >>> gap = Assign(Access(SubFiber(y, 1, Var("__gap"), "update"), (), "update", "y"), lookup("max"), Literal(0.0))
 >>> gap_counted(gap, gap, "__gap") is gap
 True
->>> gap_counted(Assign(gap.lhs, lookup("+"), Literal(1.0)), gap, "__gap") is None
+>>> gap_counted(Assign(gap.lhs, lookup("+"), Literal(1.0)), gap, "__gap") is None   # (the walk updates y by max)
+True
+
+A column sum of a matrix stored around 1 adds 1 to ``y[j]`` for each walk that did not store ``j``, after them:
+``y[j] += (j_walks - j_entries[j]) * 1.0``.
+
+>>> plus = Assign(gap.lhs, lookup("+"), Literal(1.0))
+>>> gap_counted(plus, plus, "__gap") is plus
 True
 """
 
@@ -34,21 +43,22 @@ from dataclasses import dataclass
 from ..imperative.ir import Allocate, BinOp, CompoundAssign, Const, Declare, For, If, Load, Store, Tagged, Var
 from ..imperative.traverse import var_names
 from .fibers import SubFiber
-from .idempotent_gaps import folds_once, updates_of
+from .idempotent_gaps import adds_by_count, folds_once, updates_of
 from .looplets import Lookup
-from .program import Access, Assign, walk
+from .program import Access, Assign, Block, Extent, Index, Loop, walk
 
 
 def gap_counted(gap, body, coordinate: str):
     """``gap`` (the walk's body simplified at a gap, its coordinate the variable named ``coordinate``) where its
     updates may be made once after the walks, for every coordinate where some walk had a gap, or None.
 
-    Each update is ``target <<op>>= literal`` by an idempotent, commutative, associative operator, into an
-    output's element found from the coordinate alone (a vector's ``y[j]``: nothing else the loops bind, which
+    Each update is ``target <<op>>= literal`` by an idempotent, commutative, associative operator (or each is
+    ``target += literal``, added after the walks once per walk that had the gap), into an output's element found from the coordinate alone (a vector's ``y[j]``: nothing else the loops bind, which
     the update after them could not see); ``body`` updates that output by the same operator only, through
     random access, and never reads it."""
     updates = updates_of(gap)
-    if not updates or not all(folds_once(a) and _by_coordinate(a.lhs, coordinate) for a in updates):
+    if not updates or not (all(folds_once(a) for a in updates) or all(adds_by_count(a) for a in updates)) \
+            or not all(_by_coordinate(a.lhs, coordinate) for a in updates):
         return None
     ops = {a.lhs.source: a.op for a in updates}
     for n in walk(body):
@@ -132,8 +142,12 @@ def plan_counted(low, i, ext, at_gap, body, done) -> CountedFold | None:
     key = (i.name, str(ext.stop), str(done))
     if key in home.folds:
         return home.folds[key]
-    return CountedFold(low.fresh(f"{i.name}_entries"), Var(low.fresh(f"{i.name}_walks")), ext.stop,
-                       low.lower(update), coordinate, home, key, low.looplet_tag)
+    entries, walks = low.fresh(f"{i.name}_entries"), Var(low.fresh(f"{i.name}_walks"))
+    if all(adds_by_count(a) for a in updates_of(update)):
+        # (a sum adds the fill once per walk that had the gap: a loop over that count, which integrate multiplies out)
+        gaps = Index(low.fresh(f"{i.name}_gap"))
+        update = Block(tuple(Loop(gaps, Extent(Load(entries, coordinate), walks), a) for a in updates_of(update)))
+    return CountedFold(entries, walks, ext.stop, low.lower(update), coordinate, home, key, low.looplet_tag)
 
 
 @dataclass

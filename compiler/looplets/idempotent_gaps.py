@@ -24,6 +24,13 @@ lattice folds a reduction's fill in by a count.
 >>> gap_once(gap, gap, body, Index("j")) is not None
 True
 >>> gap_once(Assign(y, lookup("+"), Literal(1.0)), Assign(y, lookup("+"), Literal(1.0)), body, Index("j"))
+
+A sum's gaps add their fill once times their count, ``y[i] += 3.0 * n`` where ``n`` is the row's coordinates
+less its entries, as :func:`compiler.looplets.simplify.integrate` folds a loop-invariant sum:
+
+>>> plus = Assign(y, lookup("+"), Access(TensorRef("A"), (Index("i"), Index("j"))))
+>>> gap_once(Assign(y, lookup("+"), Literal(3.0)), Assign(y, lookup("+"), Literal(3.0)), plus, Index("j")) is not None
+True
 """
 
 from __future__ import annotations
@@ -45,18 +52,35 @@ def folds_once(a) -> bool:
             and isinstance(a.rhs, Literal))
 
 
+def adds_by_count(a) -> bool:
+    """Whether ``a`` is ``target += literal`` (the built-in sum): made n times, it adds n times the literal
+    (:func:`compiler.looplets.simplify.integrate`), in any order among the other additions.
+
+    >>> from compiler.algebra import lookup
+    >>> from compiler.looplets.program import Access, Assign, Literal, TensorRef
+    >>> adds_by_count(Assign(Access(TensorRef("s"), (), "update"), lookup("+"), Literal(5.0)))
+    True
+    """
+    op = getattr(a, "op", None)
+    return isinstance(a, Assign) and op is not None and not op.is_user and op.name == "add" and \
+        isinstance(a.rhs, Literal)
+
+
 def gap_once(gap, gap_again, body, index):
-    """The update ``body`` makes at every gap of the walk, to be made once where there is a gap, or None.
+    """The update ``body`` makes at every gap of the walk, to be made once where there is a gap (or, for
+    a sum, once times the number of gaps), or None.
 
     ``gap`` and ``gap_again`` are ``body`` simplified at a gap, its other looplets read at two
     different coordinates: equal where nothing of it depends on which gap. It folds once when each of
-    its updates is ``target <<op>>= literal`` by an idempotent, commutative, associative operator,
-    its target not on the walk's ``index`` nor a looplet's, and ``body`` updates that target by the
-    same operator only and never reads it (the gap's update may then come after the entries')."""
+    its updates is ``target <<op>>= literal`` by an idempotent, commutative, associative operator (or
+    each is ``target += literal``: :func:`adds_by_count`), its target not on the walk's ``index`` nor
+    a looplet's, and ``body`` updates that target by the same operator only and never reads it (the
+    gap's update may then come after the entries')."""
     if gap != gap_again:
         return None
     updates = updates_of(gap)
-    if not updates or not all(folds_once(a) and not uses(a, index) for a in updates):
+    if not updates or not (all(folds_once(a) for a in updates) or all(adds_by_count(a) for a in updates)) \
+            or any(uses(a, index) for a in updates):
         return None
     if any(isinstance(n, Access) and isinstance(n.tns, Looplet) for a in updates for n in walk(a)):
         return None
@@ -70,4 +94,4 @@ def gap_once(gap, gap_again, body, index):
     return gap
 
 
-__all__ = ["folds_once", "gap_once", "updates_of"]
+__all__ = ["adds_by_count", "folds_once", "gap_once", "updates_of"]

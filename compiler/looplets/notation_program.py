@@ -178,10 +178,11 @@ def notation_program(stmt, dtype=None, formats=None) -> tuple[LoopProgram, list[
     out_idx = [i.name for i in stmt.lhs.indices]
     rhs, op, init = stmt.rhs, stmt.op, None
     top: list = []
-    # (a top reduction that may stop early is hoisted like any other, into a ShortCircuitScalar)
+    # (a top reduction that may stop early is hoisted like any other, into a ShortCircuitScalar; not where
+    # its loop inside the output's would search an operand for each output coordinate: a CSR's columns)
     hoisted_top = isinstance(rhs, N.Reduce) and op is None and early_exit(
         rhs.op, dtype_of(rhs) if dtype is None else np.dtype(dtype),
-        _facts(rhs.body, fill_of) if formats else values.FINITE)[0]
+        _facts(rhs.body, fill_of) if formats else values.FINITE)[0] and not _searched_inside(stmt, formats)
     # (so is one into a sparse output of another fill: its entries start at the fill, the sum at 0)
     hoisted_top = hoisted_top or isinstance(rhs, N.Reduce) and op is None and _starts_elsewhere(
         (formats or {}).get(stmt.lhs.tensor), rhs.op, dtype_of(rhs) if dtype is None else np.dtype(dtype))
@@ -301,6 +302,41 @@ def _renamed(e, names: dict):
     if isinstance(e, N.Reduce):
         return N.Reduce(e.op, tuple(idx(i) for i in e.indices), _renamed(e.body, names))
     return e
+
+
+def _searched_inside(stmt, formats) -> bool:
+    """Whether ``stmt``, a top reduction by an idempotent operator (``any``, ``all``, ``min``, ``max``, whose
+    gaps make no update or one folded in by a count: :mod:`compiler.looplets.counted_gaps`) into an output
+    written at random (every level dense), reads an operand that stores a reduced index before an output
+    index at a level that finds a coordinate by a search (a column's ``any`` over a CSR): inside the loop
+    over the output, the reduction's loop would search each row for the column, where the loops in the
+    operand's order walk its entries once and update the output at random.
+
+    >>> from compiler.format import parse_format
+    >>> from compiler.notation import parse
+    >>> stmt = parse("y[j] = any[i](A[i, j] > 2)")
+    >>> [_searched_inside(stmt, {"A": parse_format(f)}) for f in ("csr", "csc", "dense", "coo")]
+    [True, False, False, True]
+    """
+    out = formats.get(stmt.lhs.tensor) if formats else None
+    if not formats or not stmt.lhs.indices or out is not None and not all(l.located_by_coordinate for l in out.levels):
+        return False
+    if not stmt.rhs.op.idempotent:
+        return False   # (a product's gaps multiply at each coordinate: stopping at a column's first 0 is faster)
+    reduced = {i.name for i in stmt.rhs.indices}
+    outputs = {i.name for i in stmt.lhs.indices}
+    for a in N.walk(stmt.rhs.body):
+        fmt = formats.get(a.tensor) if isinstance(a, N.Access) else None
+        if fmt is None or len(fmt.mode_order) != len(a.indices) or not all(isinstance(i, N.Index) for i in a.indices):
+            continue
+        # (each stored mode's index and the level holding it: a COO's one level holds both)
+        levels = [lvl for lvl in fmt.levels for _ in range(lvl.nmodes)]
+        stored = [a.indices[m].name for m in fmt.mode_order]
+        first_reduced = next((k for k, i in enumerate(stored) if i in reduced), None)
+        if first_reduced is not None and any(i in outputs and not levels[k].located_by_coordinate
+                                             for k, i in enumerate(stored) if k > first_reduced):
+            return True
+    return False
 
 
 def _starts_elsewhere(fmt, op, dtype) -> bool:

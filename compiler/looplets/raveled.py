@@ -39,12 +39,18 @@ from .looplets import Fill, Lookup, Phase, Positions, Sequence, Spike, Stepper, 
 from .searching import search_stmts
 
 
-def ravels(fmt) -> bool:
+def ravels(fmt, stored: bool = False) -> bool:
     """Whether a matrix of format ``fmt`` unfurls raveled (row-major, its entries walked in order):
     two levels of one mode each, stored rows first, the first with a slot per coordinate and the
-    second one too or a compressed list whose positions are its children."""
+    second one too or a compressed list whose positions are its children. With ``stored``, raveled
+    in its storage order, whichever mode that stores first (a CSC's columns, then their rows).
+
+    >>> from compiler.format import csc
+    >>> ravels(csc()), ravels(csc(), stored=True)
+    (False, True)
+    """
     levels = fmt.levels
-    if tuple(fmt.mode_order) != (0, 1):
+    if not stored and tuple(fmt.mode_order) != (0, 1):
         return False
     if len(levels) == 1:    # (a COO's one list of sorted tuples)
         return levels[0].nmodes == 2 and levels[0].coordinate_list
@@ -62,6 +68,10 @@ class RaveledFiber:
     fiber: SubFiber
     is_leaf = False
     seg = None
+    #: whether no looplet reads its coordinates but through its walk's :class:`Positions`: a reduction of
+    #: every entry (:mod:`compiler.looplets.flat_reductions`), whose walk of the positions never asks for
+    #: the row of an entry (a search if it did), where a window's walk carries the row from entry to entry
+    flat: bool = False
     #: its seek moves the row and the position forward only, so a cursor carried from one window to
     #: the next, ascending, seeks on from where the last stopped (:mod:`compiler.looplets.carried`)
     carries = True
@@ -90,10 +100,10 @@ class RaveledFiber:
         if info.levels[1].located_by_coordinate:
             # (a dense matrix's slot of (r, c) is r * |j| + c: the raveled coordinate itself)
             return Lookup(lambda n: SubFiber(info, 2, n), f"n -> {info.name}.lvl2[n]")
-        return _walk(info, ctx)
+        return _walk(info, ctx, self.flat)
 
 
-def _walk(info, ctx):
+def _walk(info, ctx, flat=False):
     """Dense over a compressed level: the stored entries in order, each at ``r * |j| + idx[q]``."""
     n0, n1 = info.size(0), info.size(1)
     inner = info.levels[1]
@@ -120,6 +130,20 @@ def _walk(info, ctx):
                     ir.If(BinOp("<", q, Load(pos_b, r)), [Assign(q, Load(pos_b, r))])]),
                 ir.If(BinOp("<", r, n0), search_stmts(q, idx_b, row_end, X.sub(start, BinOp("*", r, n1)), ctx.fresh)))
 
+    def at(p):
+        # (the row of position p by a search: read only where the walk of the positions needs a coordinate)
+        return X.add(BinOp("*", X.sub(lower_bound_call(pos_b, zero, X.add(n0, 1), X.add(p, one)), 1), n1),
+                     Load(idx_b, p))
+
+    def search(var, target):
+        # (the first position from q on at or past target: the row of target, then its column in that row)
+        row = Var(ctx.fresh(f"r{t}_seek"))
+        return [Declare(row, "int64", Select(BinOp(">", n1, zero), BinOp("/", target, n1), zero)),
+                ir.If(BinOp(">=", row, n0), [Assign(var, q_stop)], [
+                    Assign(var, Select(BinOp("<", q, Load(pos_b, row)), Load(pos_b, row), q)),
+                    *search_stmts(var, idx_b, Load(pos_b, X.add(row, 1)), X.sub(target, BinOp("*", row, n1)),
+                                  ctx.fresh)])]
+
     stepper = Stepper(
         seek=seek,
         stop=X.add(n, 1),
@@ -128,7 +152,8 @@ def _walk(info, ctx):
         # (the position passed its row's end: on to the row holding it, over empty rows)
         preamble=(While(ir.and_(BinOp("<", r, n0), BinOp("<=", Load(pos_b, X.add(r, 1)), q)),
                         [CompoundAssign("+", r, one)]),
-                  Declare(n, "int64", X.add(BinOp("*", r, n1), Load(idx_b, q)))))
+                  Declare(n, "int64", X.add(BinOp("*", r, n1), Load(idx_b, q)))),
+        positions=Positions(q, q_stop, last, at, search) if flat else None)
     return Thunk(pre, Sequence((Phase(last, stepper), Phase(None, Fill(fill_value(info))))))
 
 

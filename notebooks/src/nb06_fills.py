@@ -74,7 +74,10 @@ A column max, `y[j] = max[i](A[i, j])`, folds per column: the loop over `j` coun
 the rows that stored an entry there, and the columns that missed a row take the fill at the end.
 The looplets strategy does the same (`compiler.looplets.counted_gaps`): each row's walk over its
 entries counts them per column (`j_entries[j]`), and one loop after the rows makes `y[j] max= 0`
-where a row did not store `j`, instead of visiting every gap of every row."""),
+where a row did not store `j`, instead of visiting every gap of every row; a sum's gaps add the fill
+times the count (`y[j] += (j_walks - j_entries[j]) * 5.0` for a matrix stored around 5). A reduction
+of every entry, `s[] = max[i, j](A[i, j])`, walks all the stored values as one vector
+(`compiler.looplets.flat_reductions`, the trace's `ravel` step) and folds the fill once."""),
     ("code", """# NBVAL_CHECK_OUTPUT
 M = np.array([[-1.0, 0.0, -2.0], [-3.0, -4.0, -5.0]])
 A = ss.Tensor.from_numpy(M, "csr", name="A")

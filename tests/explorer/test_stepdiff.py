@@ -58,3 +58,12 @@ def test_no_c_at_all():
     t.record("parse", after="y[i] = A[i]")
     v = c_view(explore(t), 0)
     assert v.emitted_at is None and v.text == ""
+
+
+def test_a_reduction_of_every_entry_shows_its_loops_becoming_one_walk():
+    s = explore(ss.lower("s[] = max[i, j](A[i, j])", "looplets", A="csr").trace)
+    v = diff_view(s, _first(s, "ravel"))
+    # the two loops over the rows and the columns, then the one loop over the raveled entries
+    assert v.kind == "diff" and v.title == "diff: what ravel changed", v.title
+    assert "-for i = _" in v.text and "-  for j = _" in v.text, v.text
+    assert "+for i_j = 0:A0_size * A1_size" in v.text and "+  s[] <<max>>= ravel(A)[i_j]" in v.text, v.text

@@ -75,13 +75,55 @@ def test_a_columns_max_and_min_through_the_arrays():
         assert "_entries" in k.c_source, k.c_source
 
 
+@pytest.mark.parametrize("fill", [0.0, 3.0, NAN, INF])
+@pytest.mark.parametrize("fmt", ["csr", "dcsr", "coo"])
+def test_a_columns_any_or_all_walks_the_rows_once_not_a_search_per_column(fill, fmt):
+    M = np.array([[fill, 3.0, fill, -1.0], [-2.0, NAN, fill, INF], [fill] * 4, [5.0, 0.0, fill, 1.0]])
+    for program in ("y[j] = any[i](A[i, j] > 2)", "y[j] = all[i](A[i, j] > 2)"):
+        k = check(program, fill, M, fmt)
+        c = k.c_source
+        # the loops in the matrix's order, each entry updating its column at random: no search of a row for
+        # each column (a short-circuiting loop over the rows inside the columns' did one)
+        assert "lower_bound" not in c and "break;" not in c, c
+        assert not any(s.stage == "hoist-reductions" for s in k.trace.steps), [s.stage for s in k.trace.steps]
+        if fmt == "csr" and "all" in program and fill == 0.0:   # (false at each gap: folded in by a count)
+            assert "j_entries" in c, c
+    # a CSC stores the columns first: the loop over the rows inside a column walks it and stops early
+    k = check("y[j] = any[i](A[i, j] > 2)", fill, M, "csc")
+    assert "break;" in k.c_source and "lower_bound" not in k.c_source, k.c_source
+
+
+@pytest.mark.parametrize("fill", [1.0, -INF, NAN])
+@pytest.mark.parametrize("fmt", ["csr", "dcsr", "coo"])
+def test_a_columns_sum_adds_the_fill_once_per_row_that_did_not_store_it(fill, fmt):
+    M = np.array([[fill, 3.0, fill, -1.0], [-2.0, NAN, fill, INF], [fill] * 4, [5.0, 0.0, fill, 1.0]])
+    for program in ("y[j] = A[i, j]", "y[j] = sum[i](A[i, j] * 2 + 1)"):
+        k = check(program, fill, M, fmt)
+        if fmt == "csr":   # (no loop over a gap: each column's fill times the rows that did not store it)
+            assert "j_walks - j_entries[j]" in k.c_source and "step_stop" not in k.c_source, k.c_source
+
+
+def test_an_integer_columns_sum_counts_its_gaps():
+    M = np.array([[7, 1, 7], [7, 7, 7], [2, 3, 7]], dtype=np.int64)
+    A = ss.Tensor.from_numpy(M, "csr", fill=7, name="A")
+    k = ss.lower("y[j] = A[i, j]", strategy="looplets", A=A)
+    got = k(A=A).to_numpy()
+    assert got.dtype == np.int64 and np.array_equal(got, M.sum(axis=0)) and "j_entries" in k.c_source, k.c_source
+
+
+def test_a_columns_product_still_stops_at_a_zero():
+    # (its gaps multiply each column by the fill, not an update folded in by a count: a column stops at its first 0)
+    M = np.array([[0.0, 3.0, 0.0], [2.0, 0.5, 0.0]])
+    k = check("y[j] = prod[i](A[i, j])", 0.0, M)
+    assert "break;" in k.c_source, k.c_source
+
+
 def test_where_the_update_differs_or_the_walk_is_cut_the_gaps_are_walked_as_before():
     M = np.array([[1.0, 0.0, -2.0], [0.0, 0.0, -3.0]])
     x = np.array([5.0, -1.0, 2.0])
     # the gap's update reads x at the gap: not a literal
     assert "_entries" not in check("y[j] = max[i](A[i, j] + x[j])", 0.0, M, x=x).c_source
-    # + is not idempotent
-    assert "_entries" not in check("y[j] = A[i, j]", 1.0, np.where(M == 0, 1.0, M)).c_source
+    # (a sum's gaps are counted too: test_a_columns_sum_adds_the_fill_once_per_row_that_did_not_store_it)
     # a window of the columns: the walk's extent is not the whole output
     A = ss.Tensor.from_numpy(M, "csr", name="A")
     k = ss.lower("y[k] = max[i](slice(A[i, j], j -> k, (1, 3, 1)))", strategy="looplets", A=A)
@@ -89,7 +131,8 @@ def test_where_the_update_differs_or_the_walk_is_cut_the_gaps_are_walked_as_befo
 
 
 CASES = reductions(["y[j] = max[i](A[i, j])", "y[j] = min[i](A[i, j])",
-                           "y[j] = max[i](A[i, j]) + min[i](A[i, j])"],
+                           "y[j] = max[i](A[i, j]) + min[i](A[i, j])", "y[j] = any[i](A[i, j] > 2)",
+                           "y[j] = all[i](A[i, j] > 2)", "y[j] = A[i, j]"],
                    ["csr", "dcsr", "coo", "csc"])
 
 

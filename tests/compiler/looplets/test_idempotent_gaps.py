@@ -59,10 +59,11 @@ def test_a_window_of_a_row_counts_its_own_coordinates():
         np.testing.assert_array_equal(got, want, err_msg=program)
 
 
-def test_a_sum_or_an_update_that_varies_with_the_gap_keeps_walking_the_gaps():
+def test_an_update_that_varies_with_the_gap_keeps_walking_the_gaps_and_a_sum_counts_them():
     M = np.array([[1.0, 0.0, 2.0], [0.0, 0.0, 3.0]])
-    # + is not idempotent: a fill-1 row sum counts the gaps' coordinates (the loop-invariant rule), here exact too
-    check("y[i] = A[i, j]", 1.0, np.where(M == 0, 1.0, M))
+    # + is not idempotent: a fill-1 row sum adds the fill once per gap, times the row's gap count
+    k = check("y[i] = A[i, j]", 1.0, np.where(M == 0, 1.0, M))
+    assert "] += j_missing;" in k.c_source and "A1_idx[" not in k.c_source, k.c_source
     # the column max updates y[j], a different target at each gap: no fold once in a walk (the walks' gaps are
     # counted per column instead: test_counted_gaps)
     k = check("y[j] = max[i](A[i, j])", 0.0, M)
@@ -77,6 +78,32 @@ def test_a_sum_or_an_update_that_varies_with_the_gap_keeps_walking_the_gaps():
     assert "_missing" not in k.c_source
 
 
+@pytest.mark.parametrize("program", ["y[i] = A[i, j]", "y[] = A[i, j]", "y[i] = sum[j](A[i, j] * 2 + 1)"])
+@pytest.mark.parametrize("fill", [0.0, 5.0, -INF, INF, NAN])
+@pytest.mark.parametrize("fmt", ["csr", "coo"])
+def test_a_sums_gaps_add_the_fill_times_their_count(program, fill, fmt):
+    M = np.array([[fill, 3.0, fill, -1.0], [-2.0, NAN, -1.0, INF], [fill] * 4, [-INF, 2.0, 4.0, 1.0],
+                  [fill, fill, fill, 9.0], [7.0, fill, fill, fill]])
+    k = check(program, fill, M, fmt)
+    fold = "* 2 + 1" in program or fill != 0.0
+    # no loop over a gap: the walk's entries, then the fill (or 1 + 2 * fill) added once times the gaps' count
+    assert ("_missing" in k.c_source) == fold, k.c_source
+    # (a COO's rows are steps over its row coordinates, the rows without an entry among them)
+    assert "step_stop" not in k.c_source or fmt == "coo" and "y[i]" in program, k.c_source
+    if fold and fill == fill and abs(fill) != INF:   # (a finite fill is added unguarded: n * 5 is 0 for no gap)
+        assert "if (0 < " not in k.c_source, k.c_source
+
+
+def test_an_integer_sums_gaps_count_in_64_bits():
+    M = np.array([[7, 1, 7, 7], [7, 7, 7, 7], [2, 3, 4, 5]], dtype=np.int32)
+    A = ss.Tensor.from_numpy(M, "csr", fill=7, name="A")
+    for program, want in (("y[i] = A[i, j]", M.sum(axis=1)), ("y[] = A[i, j]", M.sum())):
+        k = ss.lower(program, strategy="looplets", A=A)
+        got = k(A=A).to_numpy()
+        assert got.dtype == np.int64 and np.array_equal(got, want), (got, k.c_source)
+        assert "_missing" in k.c_source, k.c_source
+
+
 def test_a_sparse_vectors_max_and_an_empty_one():
     for v in ([0.0, 0.0, -3.0, 0.0], [0.0] * 5, [-1.0, -2.0], []):
         a = ss.Tensor.from_numpy(np.array(v), "sparse", name="a")
@@ -86,7 +113,7 @@ def test_a_sparse_vectors_max_and_an_empty_one():
 
 
 CASES = reductions(["y[i] = max[j](A[i, j])", "y[i] = min[j](A[i, j])", "y[] = min[i, j](A[i, j])",
-                           "y[j] = max[i](A[i, j])"],
+                           "y[j] = max[i](A[i, j])", "y[i] = A[i, j]", "y[] = A[i, j]"],
                    ["csr", "csc", "dcsr", "coo"])
 
 
