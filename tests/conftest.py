@@ -3,6 +3,7 @@
 import gc
 import math
 import os
+import pathlib
 import shutil
 
 import pytest
@@ -10,6 +11,8 @@ from hypothesis import settings
 
 from compiler import lowering
 from compiler.backend import kernel
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 # No per-example deadline: a worker of a parallel run shares the cores with another and with the
 # C compiler, so a timing limit would fail tests for the machine's load, not for their code.
@@ -108,8 +111,8 @@ def sparsescope_cache_dir(tmp_path_factory):
 # long files, the Binder and sanitizer runs, for last: one worker ran them while the other idled)
 LONGEST_FIRST = ("test_sanitize.py", "test_peers_pydata_elemwise.py", "test_lattice_output_nestings.py",
                  "test_binder.py", "test_seqemit.py", "test_lattice_output_formats.py", "test_lattice_precompute.py",
-                 "test_browser_notebooks.py", "test_peers_taco_lower.py", "test_lattice_kernels.py",
-                 "test_dtypes.py", "test_browser_views.py", "test_reductions.py", "test_seq_nestings.py",
+                 "test_peers_taco_lower.py", "test_lattice_kernels.py",
+                 "test_dtypes.py", "test_reductions.py", "test_seq_nestings.py",
                  "test_lattice_parallel.py", "test_output_formats.py", "test_elementwise.py",
                  "test_shape_looplets.py", "test_lattice_derived.py", "test_schedule_compose.py",
                  "test_lattice_band_block.py", "test_looplets_wrappers.py", "test_shapeops.py",
@@ -189,6 +192,11 @@ def pytest_collection_modifyitems(items):
     # then the notebooks (nbval: 4-15 s each, one cell after another), which the collection gives
     # last, after hundreds of short files: one started as the other worker ran out of files left
     # that worker idle for most of its time; the rest in the collection's order
+    # The browser folder's unit goes first: Chromium, JupyterLab and their kernels (about 1.5 GB) then run
+    # beside two young workers' heaps, and stop before those grow (a worker's holds 0.7-1.5 GB later on); run
+    # eighth, at 130-400 s, they made the suite's memory peak, 3.87-3.97 GB of the 4 GB.
     rank = {name: k for k, name in enumerate(LONGEST_FIRST)}
     rank.update({".ipynb": len(rank)})
-    items.sort(key=lambda item: rank.get(item.path.name, rank.get(item.path.suffix, len(rank) + 1)))
+    browser = (ROOT / BROWSER_FOLDER).resolve()
+    items.sort(key=lambda item: -1 if browser in item.path.parents else
+               rank.get(item.path.name, rank.get(item.path.suffix, len(rank) + 1)))

@@ -1,9 +1,11 @@
-"""The suite's own configuration (tests/conftest.py): how many examples a property test draws."""
+"""The suite's own configuration (tests/conftest.py): how many examples a property test draws, and the order
+in which the files are handed to the workers."""
 
 import types
 
 from hypothesis import example, given, settings, strategies as st
-from tests.conftest import DRAWN_AT_LEAST, DRAWN_SHARE, draw_fewer_examples
+from tests.conftest import (BROWSER_FOLDER, DRAWN_AT_LEAST, DRAWN_SHARE, LONGEST_FIRST, ROOT, draw_fewer_examples,
+                            pytest_collection_modifyitems)
 
 
 def counting_test(max_examples: int):
@@ -38,3 +40,15 @@ def test_the_explore_profile_draws_every_example(monkeypatch):
     draw_fewer_examples([types.SimpleNamespace(obj=test), types.SimpleNamespace(obj=lambda: None)])
     test()
     assert len(ran) == 21
+
+
+def test_the_browser_folder_goes_first_then_the_longest_files_then_the_notebooks_then_the_rest():
+    def item(path):
+        return types.SimpleNamespace(path=ROOT / path, obj=None)
+    paths = ["tests/compiler/test_algebra.py", "notebooks/01-tour.ipynb", f"tests/compiler/backend/{LONGEST_FIRST[0]}",
+             f"{BROWSER_FOLDER}test_browser_views.py", f"{BROWSER_FOLDER}test_compare.py",
+             f"tests/compiler/peers/{LONGEST_FIRST[1]}"]
+    items = [item(p) for p in paths]
+    pytest_collection_modifyitems(items)
+    # (the browser folder's files in the collection's order: one unit, tests/conftest.py's scheduler)
+    assert [str(i.path.relative_to(ROOT)) for i in items] == [paths[3], paths[4], paths[2], paths[5], paths[1], paths[0]]
