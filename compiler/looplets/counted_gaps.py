@@ -38,27 +38,30 @@ True
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from numbers import Number
 
 from ..imperative.ir import Allocate, BinOp, CompoundAssign, Const, Declare, For, If, Load, Store, Tagged, Var
 from ..imperative.traverse import var_names
 from .fibers import SubFiber
 from .idempotent_gaps import adds_by_count, folds_once, updates_of
 from .looplets import Lookup
-from .program import Access, Assign, Block, Extent, Index, Loop, walk
+from .program import Access, Assign, Block, Extent, Index, Loop, Node, walk
 
 
-def gap_counted(gap, body, coordinate: str):
+def gap_counted(gap, body, coordinate: str, bound=frozenset()):
     """``gap`` (the walk's body simplified at a gap, its coordinate the variable named ``coordinate``) where its
     updates may be made once after the walks, for every coordinate where some walk had a gap, or None.
 
     Each update is ``target <<op>>= literal`` by an idempotent, commutative, associative operator (or each is
-    ``target += literal``, added after the walks once per walk that had the gap), into an output's element found from the coordinate alone (a vector's ``y[j]``: nothing else the loops bind, which
-    the update after them could not see); ``body`` updates that output by the same operator only, through
-    random access, and never reads it."""
+    ``target += literal``, added after the walks once per walk that had the gap), into an output's element
+    found from the coordinate and the names in ``bound`` alone (a vector's ``y[j]``; a matrix's ``y[k, j]``
+    where the loop over ``k`` is around the loop of the walks: nothing else the loops bind, which the update
+    after them could not see); ``body`` updates that output by the same operator only, through random access,
+    and never reads it."""
     updates = updates_of(gap)
     if not updates or not (all(folds_once(a) for a in updates) or all(adds_by_count(a) for a in updates)) \
-            or not all(_by_coordinate(a.lhs, coordinate) for a in updates):
+            or not all(_by_coordinate(a.lhs, coordinate, bound) for a in updates):
         return None
     ops = {a.lhs.source: a.op for a in updates}
     for n in walk(body):
@@ -70,12 +73,41 @@ def gap_counted(gap, body, coordinate: str):
     return gap
 
 
-def _by_coordinate(lhs, coordinate: str) -> bool:
-    """Whether ``lhs`` is an output's element located by the coordinate named ``coordinate`` alone."""
+def update_key(node):
+    """A key of ``node`` (a program of the walk's body: an update at a gap) equal for two updates that do the
+    same: a :class:`~compiler.looplets.fibers.SubFiber`, which compares by identity (each gap makes its element
+    anew), by its tensor, level, position and what it writes; a program node by its type and the fields it
+    compares; anything else as it is (IR, operators, literals' values).
+
+    >>> from compiler.algebra import lookup
+    >>> from compiler.format import parse_format
+    >>> from compiler.imperative.ir import Var
+    >>> from compiler.looplets.fibers import SubFiber, TensorInfo
+    >>> from compiler.looplets.program import Access, Assign, Literal
+    >>> y = TensorInfo("y", parse_format("dense", ndim=1), "output")
+    >>> def gap(at): return Assign(Access(SubFiber(y, 1, Var(at), "update"), (), "update", "y"), lookup("max"), Literal(0.0))
+    >>> gap("j") == gap("j"), update_key(gap("j")) == update_key(gap("j")), update_key(gap("j")) == update_key(gap("k"))
+    (False, True, False)
+    """
+    if isinstance(node, SubFiber):
+        return ("fiber", node.tensor.name, node.level, node.pos, node.mode, node.dirty, node.seg, node.present)
+    if isinstance(node, tuple):
+        return tuple(update_key(x) for x in node)
+    if isinstance(node, Node):
+        return (type(node), *(update_key(getattr(node, f.name)) for f in fields(node) if f.compare))
+    if isinstance(node, Number) and node != node:
+        return ("nan", type(node))   # (a fill NaN made twice: equal as a key, as printed)
+    return node
+
+
+def _by_coordinate(lhs, coordinate: str, bound=frozenset()) -> bool:
+    """Whether ``lhs`` is an output's element located by the coordinate named ``coordinate`` and names in
+    ``bound`` alone."""
     t = lhs.tns
     if not (isinstance(t, SubFiber) and t.is_leaf and t.tensor.role == "output" and not lhs.idxs):
         return False
-    return var_names(t.pos) == {coordinate}
+    names = var_names(t.pos)
+    return coordinate in names and names - {coordinate} <= bound
 
 
 @dataclass
@@ -123,7 +155,9 @@ def plan_counted(low, i, ext, at_gap, body, done) -> CountedFold | None:
     lowered, innermost last; ``at_gap(name)``: the body simplified at a gap at the coordinate named so,
     ``done`` that at the lowerer's own gap coordinate, which names the update), or
     None: where the walk is not a loop's own directly inside another's, or its extent is not ``[0, n)``
-    with ``n`` a size the kernel is given (the update after the loop runs over it)."""
+    with ``n`` a size the kernel is given (the update after the loop runs over it). The count is kept
+    around that other loop: inside the loops around it (``y[k, j] max= A[k, i, j]`` counts the walks of
+    each ``k``'s rows, and folds after them)."""
     homes = low.loop_homes
     if len(homes) < 2 or homes[-1].index != i:
         return None
@@ -132,14 +166,16 @@ def plan_counted(low, i, ext, at_gap, body, done) -> CountedFold | None:
             and var_names(ext.stop) <= sizes):
         return None
     coordinate = Var(low.fresh(i.name))
-    update = gap_counted(at_gap(coordinate.name), body, coordinate.name)
+    # (the update after the loop of the walks may name the loops around that loop, and the kernel's sizes)
+    around = {h.index.name for h in homes[:-2]}
+    update = gap_counted(at_gap(coordinate.name), body, coordinate.name, frozenset(around | sizes))
     if update is None:
         return None
     targets = {a.lhs.source for a in updates_of(update)}
     if any(isinstance(n, Assign) and n.lhs.source not in targets for n in walk(body)):
         return None   # (the walk updates nothing else: a ShortCircuitScalar's walk stops early, uncounted)
     home = homes[-2]
-    key = (i.name, str(ext.stop), str(done))
+    key = (i.name, ext.stop, update_key(done))
     if key in home.folds:
         return home.folds[key]
     entries, walks = low.fresh(f"{i.name}_entries"), Var(low.fresh(f"{i.name}_walks"))
@@ -159,4 +195,4 @@ class LoopHome:
     folds: dict
 
 
-__all__ = ["CountedFold", "LoopHome", "gap_counted", "plan_counted"]
+__all__ = ["CountedFold", "LoopHome", "gap_counted", "plan_counted", "update_key"]

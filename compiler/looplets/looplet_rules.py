@@ -40,7 +40,7 @@ from ..imperative import ir, pretty
 from ..imperative.ir import Assign as IAssign, BinOp, Cast, CompoundAssign, Const, Declare, If, Tagged, Var, While
 from ..imperative.traverse import statements, untagged, walk
 from . import extents as X
-from .counted_gaps import plan_counted
+from .counted_gaps import plan_counted, update_key
 from .errors import ProgramError
 from .fill_write import FILL_WRITE
 from .idempotent_gaps import adds_by_count, gap_once, updates_of
@@ -749,8 +749,8 @@ class LoopletRules:
         if tail is not None:
             past = replace_looplets(tail[0], i, lambda l: l.body(Var("__gap")) if isinstance(l, Lookup) else l)
             past = simplify(past, None, (FILL_WRITE,), self.facts)
-            # (a counted update's element is a sub-fiber made anew at each gap: equal as printed)
-            if is_pass(done) or (str(past) != str(done) if counting else past != once):
+            # (a counted update's element is a sub-fiber made anew at each gap: compared by what it is)
+            if is_pass(done) or (update_key(past) != update_key(done) if counting else past != once):
                 return None
         counted = plan_counted(self, i, ext, lambda name: at_gap(name)[1], body, done) if counting else None
         if counting and counted is None:

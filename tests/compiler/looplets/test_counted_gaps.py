@@ -111,6 +111,29 @@ def test_an_integer_columns_sum_counts_its_gaps():
     assert got.dtype == np.int64 and np.array_equal(got, M.sum(axis=0)) and "j_entries" in k.c_source, k.c_source
 
 
+@pytest.mark.parametrize("program", ["y[k, j] = max[i](A[k, i, j])", "y[k, j] = A[k, i, j]",
+                                     "y[k, j] = all[i](A[k, i, j] > 2)"])
+@pytest.mark.parametrize("fill", [0.0, 2.0, NAN, -INF])
+@pytest.mark.parametrize("fmt", ["Dense(Dense(SparseList(Element({f}))))", "Dense(SparseList(SparseList(Element({f}))))"])
+@pytest.mark.parametrize("shape", [(2, 3, 4), (0, 2, 3), (3, 0, 2), (2, 2, 0)])
+def test_a_partial_reduction_of_a_3d_tensor_counts_the_walks_of_each_outer_slice(program, fill, fmt, shape):
+    rng = np.random.default_rng(len(program) + shape[0])
+    T = np.where(rng.random(shape) < 0.5, rng.choice([1.0, 3.0, -2.0, NAN, INF], size=shape), fill)
+    A = ss.Tensor.from_numpy(T, fmt.format(f=fill), fill=fill, name="A")
+    want, _ = ss.evaluate(program, A=A)
+    k = ss.lower(program, strategy="looplets", A=A)
+    np.testing.assert_array_equal(np.asarray(k(A=A).to_numpy(), float), np.asarray(want, float))
+    lattice = ss.lower(program, strategy="lattice", A=A)(A=A).to_numpy()
+    np.testing.assert_array_equal(np.asarray(k(A=A).to_numpy(), float), np.asarray(lattice, float))
+    c = k.c_source
+    gaps = fill != 0.0 if program == "y[k, j] = A[k, i, j]" else fill not in (-INF,) or "all" in program
+    if gaps and "Dense(Dense" in fmt:
+        # the count of each k's walks, kept inside the loop over k, the fold after its rows
+        body = c[c.index("for (int64_t k = 0;"):]
+        assert "j_entries" in body and body.index("j_walks = 0") < body.index("for (int64_t i = 0;"), c
+        assert "step_stop" not in c, c
+
+
 def test_a_columns_product_still_stops_at_a_zero():
     # (its gaps multiply each column by the fill, not an update folded in by a count: a column stops at its first 0)
     M = np.array([[0.0, 3.0, 0.0], [2.0, 0.5, 0.0]])
