@@ -161,6 +161,9 @@ class CFold(CNode):
     dtype: str        # the dtype the reduction accumulates in (a sum of int32 or bool is int64, as in numpy)
     output: bool
     per: Index | None = None   # a dense output's index under the reduction: one count per coordinate
+    #: (with ``per``) the fold runs once per iteration of loops around it (``y[k, j] max= A[k, i, j]``):
+    #: each count starts at zero again after it is folded in
+    again: bool = False
 
     __str__ = CNode.__str__
 
@@ -327,7 +330,8 @@ def _lines(n, depth: int, spans: bool = False) -> list[tuple[str, tuple]]:
         if n.per is not None:
             return [cat_parts(*start, (" once" if n.op.idempotent else " * (the coordinates of " + n.index.name
                                        + " that ran no case)")
-                              + f", for each {n.per} where a coordinate of {n.index} ran no case (counted per {n.per})")]
+                              + f", for each {n.per} where a coordinate of {n.index} ran no case (counted per {n.per}"
+                              + (", from zero again" if n.again else "") + ")")]
         if n.op.idempotent:
             return [cat_parts(*start, f" if a coordinate of {n.index} ran no case")]
         return [cat_parts(*start, f" * (the coordinates of {n.index} that ran no case)")]

@@ -398,16 +398,17 @@ def _fold_per(stmt: Forall, value, setup: Setup, ctx: _Ctx) -> CFold | None:
     """The fold of a reduction over ``i`` into a dense output ``y[j]`` (the column max
     ``y[j] = max[i](A[i, j])``): the loop over ``j`` inside counts, per ``j``, the
     coordinates of ``i`` where a case ran; after the loop over ``i`` the fill is folded
-    into each ``y[j]`` that missed one. Only for the outermost loop (the counts start at
-    zero once) of one directly nested loop, with no schedule relations or threads.
+    into each ``y[j]`` that missed one. For one directly nested loop, with no schedule
+    relations or threads; inside other loops, whose indices the output may name too (a 3-D
+    tensor's ``y[k, j] = max[i](A[k, i, j])``), each count starts at zero again after the fold.
     """
     i, inner = stmt.index, stmt.body
-    if ctx.bound or not isinstance(inner, Forall) or not isinstance(inner.body, Assignment):
+    if not isinstance(inner, Forall) or not isinstance(inner.body, Assignment):
         return None
     a, j = inner.body, inner.index
     op = a.op
-    if op is None or i in a.lhs.indices or a.lhs.indices != (j,) or a.lhs != setup.output \
-            or not is_all_dense(setup.output_format):
+    if op is None or i in a.lhs.indices or j not in a.lhs.indices or not set(a.lhs.indices) <= {j, *ctx.bound} \
+            or a.lhs != setup.output or not is_all_dense(setup.output_format):
         return None
     if not foldable(op):
         return None
@@ -418,7 +419,7 @@ def _fold_per(stmt: Forall, value, setup: Setup, ctx: _Ctx) -> CFold | None:
     if fill is NOVALUE or ident is NOVALUE or same_value(fill, ident):
         return None
     vdt = np.dtype(expr_dtype(value, setup.dtype_of))
-    return CFold(i, a.lhs, op, fill, reduce_dtype(op, vdt).name, True, per=j)
+    return CFold(i, a.lhs, op, fill, reduce_dtype(op, vdt).name, True, per=j, again=bool(ctx.bound))
 
 
 def _fold(stmt: Forall, value, identity, setup: Setup) -> CFold | None:

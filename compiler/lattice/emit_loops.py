@@ -108,10 +108,12 @@ class Loops:
         del self.counting[j.name]
         jv = Var(j.name)
         missing = Var(self.name(("missing", n.index.name, id(n)), f"{n.index.name}_missing"))
+        # (inside other loops the counts start at zero again for their next iteration)
+        again = [Store(counts, jv, Const(0, "int64"))] if f.again else []
         return [Comment(f"{counts}[{j}] counts the coordinates of {n.index} where a case ran at {j}; the others "
                         f"hold the fill {literal_text(f.fill)}, folded into {f.lhs} after the loop"), *loops,
                 For(jv, 0, J, [Declare(missing, "int64", BinOp("-", N, Load(counts, jv))),
-                               *self.fold_update(f, missing, self.reads(n))])]
+                               *self.fold_update(f, missing, self.reads(n)), *again])]
 
     def _every_position_runs(self, n: CForall):
         """The iterator of ``n``'s one loop if its one case runs at every position (no tests), else None."""

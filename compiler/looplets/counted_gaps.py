@@ -38,7 +38,7 @@ True
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from numbers import Number
 
 from ..imperative.ir import Allocate, BinOp, CompoundAssign, Const, Declare, For, If, Load, Store, Tagged, Var
@@ -126,10 +126,15 @@ class CountedFold:
     key: tuple = ()
     #: ``(tag, origin)`` of the looplet whose walks count (the update after the loop is its code too)
     tagged: tuple | None = None
+    #: the outermost :class:`LoopHome`, where ``home`` is inside other loops: the count is allocated once
+    #: around it, and starts at zero again after each fold
+    outer: object = None
 
     def walked(self) -> list:
         """What a walk adds to the count before its entries, ``walks += 1``; the count kept around its loop."""
         self.home.folds.setdefault(self.key, self)
+        if self.outer is not None:
+            self.outer.allocations.setdefault(self.key, self)
         return [CompoundAssign("+", self.walks, Const(1, "int64"))]
 
     def count(self, j) -> list:
@@ -138,15 +143,21 @@ class CountedFold:
 
     def around(self, loop_code: list) -> list:
         """``loop_code`` (the loop around the walks) with the count declared before it and the update after:
-        ``for (j = 0; j < n; j++) if (entries[j] < walks) update(j)``."""
+        ``for (j = 0; j < n; j++) if (entries[j] < walks) update(j)`` (and ``entries[j] = 0`` for the next
+        iteration of the loops around, where there are)."""
         j = self.coordinate
+        again = [Store(self.entries, j, Const(0, "int64"))] if self.outer is not None else []
         fold = For(j, Const(0, "int64"), self.length,
-                   [If(BinOp("<", Load(self.entries, j), self.walks), self.update)])
+                   [If(BinOp("<", Load(self.entries, j), self.walks), self.update), *again])
         if self.tagged is not None:
             tag, origin = self.tagged
             fold = Tagged(tag, [fold], f"the gaps' update where a walk on {j.name} did not store {j.name}", origin)
-        return [Allocate(self.entries, "int64", self.length, Const(0, "int64"),
-                         [Declare(self.walks, "int64", Const(0, "int64")), *loop_code, fold])]
+        counted = [Declare(self.walks, "int64", Const(0, "int64")), *loop_code, fold]
+        return counted if self.outer is not None else self.allocated(counted)
+
+    def allocated(self, code: list) -> list:
+        """``code`` with the count's array of zeros allocated around it."""
+        return [Allocate(self.entries, "int64", self.length, Const(0, "int64"), list(code))]
 
 
 def plan_counted(low, i, ext, at_gap, body, done) -> CountedFold | None:
@@ -157,7 +168,7 @@ def plan_counted(low, i, ext, at_gap, body, done) -> CountedFold | None:
     None: where the walk is not a loop's own directly inside another's, or its extent is not ``[0, n)``
     with ``n`` a size the kernel is given (the update after the loop runs over it). The count is kept
     around that other loop: inside the loops around it (``y[k, j] max= A[k, i, j]`` counts the walks of
-    each ``k``'s rows, and folds after them)."""
+    each ``k``'s rows, and folds after them), its array allocated once around the outermost loop."""
     homes = low.loop_homes
     if len(homes) < 2 or homes[-1].index != i:
         return None
@@ -183,16 +194,19 @@ def plan_counted(low, i, ext, at_gap, body, done) -> CountedFold | None:
         # (a sum adds the fill once per walk that had the gap: a loop over that count, which integrate multiplies out)
         gaps = Index(low.fresh(f"{i.name}_gap"))
         update = Block(tuple(Loop(gaps, Extent(Load(entries, coordinate), walks), a) for a in updates_of(update)))
-    return CountedFold(entries, walks, ext.stop, low.lower(update), coordinate, home, key, low.looplet_tag)
+    return CountedFold(entries, walks, ext.stop, low.lower(update), coordinate, home, key, low.looplet_tag,
+                       homes[0] if len(homes) > 2 else None)
 
 
 @dataclass
 class LoopHome:
     """A loop being lowered (its ``index``), with the counts its walks keep (:class:`CountedFold`, by what
-    they count) to declare around it."""
+    they count) to declare around it, and the counts of loops inside it to allocate around it (the
+    outermost loop's)."""
 
     index: object
     folds: dict
+    allocations: dict = field(default_factory=dict)
 
 
 __all__ = ["CountedFold", "LoopHome", "gap_counted", "plan_counted", "update_key"]

@@ -364,6 +364,8 @@ class Lowerer(LoopletRules, ExpressionLowering, LifecycleLowering):
             self.loop_homes.pop()
         for fold in home.folds.values():
             out = fold.around(out)
+        for fold in home.allocations.values():
+            out = fold.allocated(out)
         return out
 
     def _lower_loop(self, loop: Loop) -> list:

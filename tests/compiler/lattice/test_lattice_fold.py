@@ -124,6 +124,27 @@ def test_a_reduction_over_rows_into_columns_folds_per_column(fmt, prog, fill):
                                evaluate(prog, A=A)[0])
 
 
+@pytest.mark.parametrize("fmt", ["Dense(Dense(SparseList(Element({f}))))", "Dense(SparseList(SparseList(Element({f}))))",
+                                 "csf"])
+@pytest.mark.parametrize("prog, fill", [("y[k, j] = max[i](A[k, i, j])", 0.0), ("y[k, j] = A[k, i, j]", 1.0),
+                                        ("y[k, j] = min[i](A[k, i, j])", np.nan), ("y[j, k] = max[i](A[k, i, j])", 0.0)])
+def test_a_reduction_over_the_middle_mode_folds_per_column_of_each_slice(fmt, prog, fill):
+    """A 3-D tensor's max over its middle mode: the loop over j counts, per column, the rows of this k that
+    stored an entry there, and the fold after the rows starts each count at zero again for the next k."""
+    t = np.array([[[-1.0, fill, -2.0, fill], [fill, fill, -5.0, fill]], [[fill] * 4, [-3.0, fill, -4.0, 7.0]],
+                  [[fill, 2.0, fill, fill], [fill, fill, fill, fill]]])
+    A = Tensor.from_numpy(t, fmt.format(f=fill) if "{f}" in fmt else fmt, fill=fill, name="A")
+    k = check_lowered(prog, checked=True, A=A)
+    src = k.c_source
+    assert "j_ran[j] += 1;" in src and "int64_t i_missing = A1_size - j_ran[j];" in src and "j_ran[j] = 0;" in src, src
+    assert "while (j < A2_size)" not in src   # no sweep of the columns
+    cfir = next(st for st in k.trace.steps if st.stage == "cfir").after_text
+    assert "for each j where a coordinate of i ran no case (counted per j, from zero again)" in cfir
+    setup = Setup.create(parse(prog), {"A": A.format})
+    np.testing.assert_allclose(interpret_cfir(build_cfir(setup.statement, setup), setup, A=A),
+                               evaluate(prog, A=A)[0])
+
+
 def test_the_cfir_interpreter_folds_too():
     a = np.array([[3.0, 2.0, 2.0], [2.0, 2.0, 2.0], [2.0, 7.0, 2.0]])
     A = Tensor.from_numpy(a, csr(fill=2.0), name="A")

@@ -128,10 +128,16 @@ def test_a_partial_reduction_of_a_3d_tensor_counts_the_walks_of_each_outer_slice
     c = k.c_source
     gaps = fill != 0.0 if program == "y[k, j] = A[k, i, j]" else fill not in (-INF,) or "all" in program
     if gaps and "Dense(Dense" in fmt:
-        # the count of each k's walks, kept inside the loop over k, the fold after its rows
+        # the count of each k's walks, kept inside the loop over k, the fold after its rows, which starts each
+        # count at zero again; the count's array allocated once, before the loop over k
         body = c[c.index("for (int64_t k = 0;"):]
-        assert "j_entries" in body and body.index("j_walks = 0") < body.index("for (int64_t i = 0;"), c
+        assert "j_entries = alloc_array" in c[:c.index("for (int64_t k = 0;")], c
+        assert body.index("j_walks = 0") < body.index("for (int64_t i = 0;") < body.index("j_entries[j] = 0;"), c
         assert "step_stop" not in c, c
+    if gaps and "Dense(Dense" in fmt:   # (the lattice's fold too: its count per j, zero again after each fold)
+        lat = ss.lower(program, strategy="lattice", A=A)
+        assert "j_ran[j] = 0;" in lat.c_source and "from zero again" in lat.trace.find("cfir")[0].after_text, \
+            lat.c_source
 
 
 def test_a_columns_product_still_stops_at_a_zero():
