@@ -316,11 +316,14 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
                                       f"{t}'s extent of storage mode {m}, fixed when the kernel is compiled",
                                       entries=False)
 
+    raveled: dict = {}   # (one fiber per matrix read raveled, as per tensor read: its reads share one walk)
+
     def bind(n):
         if isinstance(n, Access) and isinstance(n.tns, Raveled):
-            return Access(RaveledFiber(infos[n.tns.name].root(n.mode), flat=isinstance(n.tns, FlatRaveled)),
-                          n.idxs, n.mode, line=n.line,
-                          source=n.tns.name)
+            key = (n.tns.name, n.mode, isinstance(n.tns, FlatRaveled))
+            if key not in raveled:
+                raveled[key] = RaveledFiber(infos[n.tns.name].root(n.mode), flat=key[2])
+            return Access(raveled[key], n.idxs, n.mode, line=n.line, source=n.tns.name)
         if isinstance(n, Access) and isinstance(n.tns, Strided):
             info, t = infos[n.tns.name], n.tns
             return Access(StridedFiber(info.root(n.mode), info.format.mode_order.index(t.mode), t.start, t.stop,

@@ -48,9 +48,9 @@ class FlatRaveled(Raveled):
 
 
 def flat_read(stmt, outer: Loop, infos: dict):
-    """The one access ``A[i, j]`` of a ravelled matrix that ``stmt`` reduces over the loops ``i``
-    (``outer``) and ``j`` (its body), or None: ``stmt`` updates by an operator an element that names
-    neither index, and reads them nowhere but in that access."""
+    """The one access ``A[i, j]`` (read once or more) of a ravelled matrix that ``stmt`` reduces over the
+    loops ``i`` (``outer``) and ``j`` (its body), or None: ``stmt`` updates by an operator an element that
+    names neither index, and reads them nowhere but in that access."""
     inner = outer.body
     if not (isinstance(inner, Loop) and isinstance(stmt, Assign) and stmt.op is not None
             and outer.ext is None and inner.ext is None):
@@ -58,7 +58,8 @@ def flat_read(stmt, outer: Loop, infos: dict):
     i, j = outer.idx, inner.idx
     reads = [n for n in walk(stmt.rhs) if isinstance(n, Access)]
     ours = [a for a in reads if any(x in (i, j) for x in a.idxs)]
-    if len(ours) != 1 or any(x in (i, j) for x in walk(stmt.lhs)):
+    # (one access, read once or more: the sum of squares A[i, j] * A[i, j] walks A once)
+    if not ours or any(a != ours[0] for a in ours) or any(x in (i, j) for x in walk(stmt.lhs)):
         return None
     acc = ours[0]
     info = infos.get(getattr(acc.tns, "name", None))
@@ -66,7 +67,7 @@ def flat_read(stmt, outer: Loop, infos: dict):
             or not ravels(info.format, stored=True):
         return None
     # (i and j nowhere else: an index read as a value, or in a read of another tensor)
-    if sum(1 for n in walk(stmt.rhs) if n in (i, j)) != 2:
+    if sum(1 for n in walk(stmt.rhs) if n in (i, j)) != 2 * len(ours):
         return None
     return acc
 
@@ -90,7 +91,7 @@ def ravel_reductions(prog, infos: dict):
         taken.add(name)
         k = Index(name)
         read = Access(FlatRaveled(acc.tns.name), (k,), acc.mode, line=acc.line, source=acc.source)
-        rhs = postmap(stmt.rhs, lambda e: read if e is acc else None)
+        rhs = postmap(stmt.rhs, lambda e: read if e == acc else None)
         return Loop(k, Extent(0, BinOp("*", info.size(0), info.size(1))), replace(stmt, rhs=rhs), line=n.line)
     return postmap(prog, fn)
 

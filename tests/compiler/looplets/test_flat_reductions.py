@@ -67,6 +67,17 @@ def test_a_sum_of_a_matrix_stored_around_five_adds_five_once_per_coordinate_not_
     assert ravelled(k) and loops(k) == 1 and "s_2 += (double)i_j_missing * 5.0;" in k.c_source, k.c_source
 
 
+@pytest.mark.parametrize("fmt", ["csr", "coo"])
+@pytest.mark.parametrize("program", ["s[] = A[i, j] * A[i, j]", "s[] = max[i, j](A[i, j] * A[i, j] - A[i, j])"])
+def test_a_matrix_read_more_than_once_is_walked_once(program, fmt):
+    # (the sum of squares, a Frobenius norm's: each read of A the same walk, not a merge of one walk per read)
+    M = np.array([[0.0, 3.0, 0.0, -1.0], [-2.0, NAN, 0.0, 4.0], [0.0] * 4])
+    k = check(program, 0.0, M, fmt)
+    assert ravelled(k) and loops(k) == 1 and "A_val[pA] * A_val[pA]" in k.c_source, k.c_source
+    a = xp.asarray(ss.Tensor.from_numpy(np.nan_to_num(M), fmt))
+    assert ravelled(ss.lower(xp.sum(a * a), strategy="looplets"))
+
+
 def test_a_dense_matrix_is_summed_as_one_vector():
     M = np.arange(12.0).reshape(3, 4)
     k = check("s[] = A[i, j]", 0.0, M, "dense")
@@ -92,7 +103,6 @@ def test_empty_and_one_entry_matrices(program, shape, fmt):
 
 
 @pytest.mark.parametrize("program", [
-    "s[] = A[i, j] * A[i, j]",           # two reads of A: a merge of two walks, by rows as before
     "y[i] = A[i, j]",                    # a row's sum: the output is on i
     "s[] = A[i, j] * x[j]",              # j read elsewhere
 ])
