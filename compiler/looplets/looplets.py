@@ -188,6 +188,9 @@ class Positions:
     coord: Callable[[Any], Any]
     search: Callable[[Any, Any], list]
     first: Any = Const(0, "int64")
+    #: whether ``last`` takes a search to find (a raveled CSR's last entry's row): where the gaps and the
+    #: fill past the last entry do nothing, the walk of every position then ends the loop without it
+    last_searched: bool = False
 
 
 @dataclass(frozen=True, eq=False)

@@ -153,7 +153,7 @@ def _walk(info, ctx, flat=False):
         preamble=(While(ir.and_(BinOp("<", r, n0), BinOp("<=", Load(pos_b, X.add(r, 1)), q)),
                         [CompoundAssign("+", r, one)]),
                   Declare(n, "int64", X.add(BinOp("*", r, n1), Load(idx_b, q)))),
-        positions=Positions(q, q_stop, last, at, search) if flat else None)
+        positions=Positions(q, q_stop, last, at, search, last_searched=True) if flat else None)
     return Thunk(pre, Sequence((Phase(last, stepper), Phase(None, Fill(fill_value(info))))))
 
 

@@ -53,6 +53,8 @@ def test_a_sum_or_a_max_of_every_entry_is_one_walk_over_the_stored_entries(progr
     # one loop, over all of A's positions: no loop over the rows, nor a row's NaN and gaps folded per row
     assert ravelled(k) and loops(k) == 1, c
     assert "pos[0]" in c and "pos[A0_size]" in c or fmt == "coo", c
+    # (nor the row of the last entry, a search, to stop at: nothing is left to do past it)
+    assert "lower_bound" not in c and "lastA" not in c, c
     k_ = "j_i" if fmt == "csc" else "i_j"   # (the loops in storage order: a CSC's columns first)
     if "max" in program:
         assert f"{k_}_missing = A0_size * A1_size - (qA_stop - qA);" in c and c.count("isnan(") == 1, c
@@ -76,6 +78,13 @@ def test_a_matrix_read_more_than_once_is_walked_once(program, fmt):
     assert ravelled(k) and loops(k) == 1 and "A_val[pA] * A_val[pA]" in k.c_source, k.c_source
     a = xp.asarray(ss.Tensor.from_numpy(np.nan_to_num(M), fmt))
     assert ravelled(ss.lower(xp.sum(a * a), strategy="looplets"))
+
+
+def test_an_any_of_every_entry_walks_them_all_and_stops_at_the_first_true():
+    M = np.array([[0.0, 3.0, 0.0], [-2.0, 0.0, 5.0]])
+    k = check("s[] = any[i, j](A[i, j] > 2)", 0.0, M)
+    c = k.c_source
+    assert ravelled(k) and loops(k) == 1 and "break;" in c and "lower_bound" not in c, c
 
 
 def test_a_dense_matrix_is_summed_as_one_vector():
