@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from hypothesis import given, settings
 
 import compiler as ss
@@ -151,3 +152,35 @@ def test_the_array_front_ends_sum_and_max_walk_once():
 def test_reductions_of_every_entry_by_property(case):
     program, fill, M, fmt = case
     check(program, fill, M, fmt)
+
+
+def test_a_flat_walks_positions_give_each_entrys_raveled_coordinate_and_search_for_one():
+    # (the walks this module makes read neither: a coordinate and a search are asked for only where a walk stops
+    # inside the extent; run here through the IR interpreter against the CSR's own raveled coordinates)
+    from compiler.format import csr
+    from compiler.imperative.interpreter import interpret
+    from compiler.imperative.ir import Block, Buffer, Const, Declare, Function, Scalar, Store, Var
+    from compiler.looplets.fibers import TensorInfo, UnfurlContext
+    from compiler.looplets.raveled import RaveledFiber
+    M = np.array([[0.0, 3.0, 0.0, 1.0], [0.0] * 4, [2.0, 0.0, 0.0, 0.0], [0.0, 0.0, 5.0, 6.0]])
+    m = sp.csr_matrix(M)
+    at = [r * 4 + c for r in range(4) for c in m.indices[m.indptr[r]:m.indptr[r + 1]]]
+    nest = RaveledFiber(TensorInfo.from_format("A", csr(), "input").root(), flat=True).unfurl(UnfurlContext(), "read")
+    P = nest.body.phases[0].body.positions
+    assert P.last_searched
+    targets = list(range(17))
+    stmts = list(nest.preamble)
+    for p in range(len(at)):
+        stmts.append(Store("coords", Const(p, "int64"), P.coord(Const(p, "int64"))))
+    for t in targets:
+        var = Var(f"found_{t}")
+        stmts += [Declare(var, "int64", P.q), *P.search(var, Const(t, "int64")), Store("found", Const(t, "int64"), var)]
+    fn = Function("probe", (Scalar("A0_size", "int64"), Scalar("A1_size", "int64"), Buffer("A1_pos", "int64"),
+                            Buffer("A1_idx", "int64"), Buffer("coords", "int64", "inout"),
+                            Buffer("found", "int64", "inout")), Block(tuple(stmts)))
+    coords, found = np.zeros(len(at), np.int64), np.zeros(len(targets), np.int64)
+    interpret(fn, A0_size=4, A1_size=4, A1_pos=m.indptr.astype(np.int64), A1_idx=m.indices.astype(np.int64),
+              coords=coords, found=found)
+    assert coords.tolist() == at
+    # the first position whose raveled coordinate is at or past the target (the end past the last entry)
+    assert found.tolist() == [next((p for p, c in enumerate(at) if c >= t), len(at)) for t in targets]
