@@ -39,7 +39,10 @@ Prints one line per kernel with the time of each contender and ratios
   lattice's ``fuse(i, j) pos``; a walk per row before: 0.38 and 0.46 ms, now 0.24 and 0.22); a sum of a
   matrix stored around 5 adds 5 once per gap by a count (``(double)missing * 5.0``), by rows or by columns;
   a column's ``any`` walks the rows, each entry updating its column, where a short-circuiting loop over
-  the rows inside each column searched each row for the column. A 3-D tensor's max over its middle mode
+  the rows inside each column searched each row for the column (179 -> 1.3 ms). Its lattice column reads
+  faster only as ``raw`` times it: the lattice's kernel leaves zeroing ``y`` to the runtime, which ``raw``
+  runs once, so its repeated calls find every ``y[j]`` true and skip the values; both loops compiled by
+  hand with ``y`` zeroed before each call take the same 1.06 ms. A 3-D tensor's max over its middle mode
   counts each outer slice's walks the same way (100 x 200 x 2000 at 1%: 11.3 -> 0.67 ms; pydata 55 ms), and
   so does the lattice's fold per column, its count zeroed again after each slice (32.1 -> 0.68 ms).
 
