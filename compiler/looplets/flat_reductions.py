@@ -11,7 +11,7 @@ matrix has fewer entries than coordinates, as the lattice's ``fuse(i, j) pos(ij,
 
 The rewrite keeps the order in which the entries and the gaps are visited, so it is exact for any
 operator; it applies where the matrix's levels ravel in their storage order
-(:func:`~compiler.looplets.raveled.ravels`: CSR, CSC, a dense matrix, COO) and both loops run over the
+(:func:`~compiler.looplets.raveled.ravels`: CSR, CSC, DCSR, a dense matrix, COO) and both loops run over the
 matrix's whole extents, in that order (:func:`~compiler.looplets.passes.concordize` put the access in it).
 
 >>> from compiler.format import csr
@@ -64,7 +64,7 @@ def flat_read(stmt, outer: Loop, infos: dict):
     acc = ours[0]
     info = infos.get(getattr(acc.tns, "name", None))
     if type(acc.tns) is not TensorRef or tuple(acc.idxs) != (i, j) or info is None or info.role != "input" \
-            or not ravels(info.format, stored=True):
+            or not ravels(info.format, stored=True, flat=True):
         return None
     # (i and j nowhere else: an index read as a value, or in a read of another tensor)
     if sum(1 for n in walk(stmt.rhs) if n in (i, j)) != 2 * len(ours):

@@ -39,15 +39,17 @@ from .looplets import Fill, Lookup, Phase, Positions, Sequence, Spike, Stepper, 
 from .searching import search_stmts
 
 
-def ravels(fmt, stored: bool = False) -> bool:
+def ravels(fmt, stored: bool = False, flat: bool = False) -> bool:
     """Whether a matrix of format ``fmt`` unfurls raveled (row-major, its entries walked in order):
     two levels of one mode each, stored rows first, the first with a slot per coordinate and the
     second one too or a compressed list whose positions are its children. With ``stored``, raveled
-    in its storage order, whichever mode that stores first (a CSC's columns, then their rows).
+    in its storage order, whichever mode that stores first (a CSC's columns, then their rows). With
+    ``flat`` (a walk whose coordinates are read through its positions only,
+    :attr:`RaveledFiber.flat`), the first level may be a compressed list too (DCSR's stored rows).
 
-    >>> from compiler.format import csc
-    >>> ravels(csc()), ravels(csc(), stored=True)
-    (False, True)
+    >>> from compiler.format import csc, dcsr
+    >>> ravels(csc()), ravels(csc(), stored=True), ravels(dcsr()), ravels(dcsr(), flat=True)
+    (False, True, False, True)
     """
     levels = fmt.levels
     if not stored and tuple(fmt.mode_order) != (0, 1):
@@ -56,9 +58,10 @@ def ravels(fmt, stored: bool = False) -> bool:
         return levels[0].nmodes == 2 and levels[0].coordinate_list
     if len(levels) != 2 or any(lvl.nmodes != 1 for lvl in levels):
         return False
-    inner = levels[1]
-    return levels[0].located_by_coordinate and \
-        (inner.located_by_coordinate or inner.compressed and inner.child_array is None)
+    outer, inner = levels
+    listed = inner.compressed and inner.child_array is None
+    return (outer.located_by_coordinate and (inner.located_by_coordinate or listed)
+            or flat and listed and outer.compressed and outer.child_array is None)
 
 
 @dataclass(frozen=True, eq=False)
@@ -97,6 +100,10 @@ class RaveledFiber:
         info = self.fiber.tensor
         if len(info.levels) == 1:
             return _walk_tuples(info, ctx)
+        if not info.levels[0].located_by_coordinate:
+            if not self.flat:
+                raise ValueError(f"{self.label()}: a first level of stored rows is walked flat only (ravels)")
+            return _walk_stored_rows(info, ctx)
         if info.levels[1].located_by_coordinate:
             # (a dense matrix's slot of (r, c) is r * |j| + c: the raveled coordinate itself)
             return Lookup(lambda n: SubFiber(info, 2, n), f"n -> {info.name}.lvl2[n]")
@@ -154,6 +161,54 @@ def _walk(info, ctx, flat=False):
                         [CompoundAssign("+", r, one)]),
                   Declare(n, "int64", X.add(BinOp("*", r, n1), Load(idx_b, q)))),
         positions=Positions(q, q_stop, last, at, search, last_searched=True) if flat else None)
+    return Thunk(pre, Sequence((Phase(last, stepper), Phase(None, Fill(fill_value(info))))))
+
+
+def _walk_stored_rows(info, ctx):
+    """Compressed rows over compressed columns (DCSR), walked flat: the entries of every stored row in
+    order, each at ``idx0[r] * |j| + idx1[q]`` where ``r`` is the stored row holding ``q``."""
+    n1 = info.size(1)
+    outer, inner = info.levels
+    pos0, idx0 = info.array(0, outer.starts_array), info.array(0, outer.crd_array)
+    pos1, idx1 = info.array(1, inner.starts_array), info.array(1, inner.crd_array)
+    t = fiber_tag(info)
+    r0, r_stop, q, q_stop, r, last, n = (Var(ctx.fresh(x)) for x in (f"r{t}_start", f"r{t}_stop", f"q{t}",
+                                                                      f"q{t}_stop", f"r{t}", f"last{t}", f"n{t}"))
+    zero, one = Const(0, "int64"), Const(1, "int64")
+
+    def at(p):
+        # (the stored row holding position p, by a search: the last with pos1[r] <= p)
+        held = X.sub(lower_bound_call(pos1, r0, X.add(r_stop, one), X.add(p, one)), one)
+        return X.add(BinOp("*", Load(idx0, held), n1), Load(idx1, p))
+
+    def search(var, target):
+        # (the first position from q on at or past target: the first stored row at or past target's row, then
+        # target's column in it where it is target's row)
+        row, rs = Var(ctx.fresh(f"r{t}_row")), Var(ctx.fresh(f"r{t}_seek"))
+        return [Declare(row, "int64", Select(BinOp(">", n1, zero), BinOp("/", target, n1), zero)),
+                Declare(rs, "int64", lower_bound_call(idx0, r, r_stop, row)),
+                ir.If(BinOp(">=", rs, r_stop), [Assign(var, q_stop)], [
+                    Assign(var, Select(BinOp("<", q, Load(pos1, rs)), Load(pos1, rs), q)),
+                    ir.If(BinOp("==", Load(idx0, rs), row),
+                          search_stmts(var, idx1, Load(pos1, X.add(rs, one)), X.sub(target, BinOp("*", row, n1)),
+                                       ctx.fresh))])]
+
+    pre = (Declare(r0, "int64", Load(pos0, zero)), Declare(r_stop, "int64", Load(pos0, one)),
+           Declare(q, "int64", Load(pos1, r0)), Declare(q_stop, "int64", Load(pos1, r_stop)),
+           Declare(r, "int64", r0),
+           Declare(last, "int64", Select(BinOp("<", q, q_stop), X.add(at(X.sub(q_stop, one)), one), zero)))
+    if info.role == "input":
+        ctx.facts.bound(last, zero, BinOp("*", info.size(0), n1),
+                        f"one past the last raveled coordinate of {info.name}, or 0: below |i| * |j|")
+    stepper = Stepper(
+        seek=lambda start: tuple(search(q, start)),   # (the row follows in the preamble: it moves forward only)
+        stop=X.add(n, 1),
+        chunk=Spike(Fill(fill_value(info)), SubFiber(info, 2, q)),
+        next=(CompoundAssign("+", q, one),),
+        preamble=(While(ir.and_(BinOp("<", r, r_stop), BinOp("<=", Load(pos1, X.add(r, 1)), q)),
+                        [CompoundAssign("+", r, one)]),
+                  Declare(n, "int64", X.add(BinOp("*", Load(idx0, r), n1), Load(idx1, q)))),
+        positions=Positions(q, q_stop, last, at, search, last_searched=True))
     return Thunk(pre, Sequence((Phase(last, stepper), Phase(None, Fill(fill_value(info))))))
 
 

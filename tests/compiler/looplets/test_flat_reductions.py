@@ -22,7 +22,7 @@ from tests.compiler.looplets.gap_cases import reductions
 INF, NAN = float("inf"), float("nan")
 PROGRAMS = ["s[] = A[i, j]", "s[] = max[i, j](A[i, j])", "s[] = min[i, j](A[i, j])",
             "s[] = sum[i, j](A[i, j] * 2 + 1)", "s[] = prod[i, j](A[i, j])"]
-RAVELLED = ["csr", "csc", "coo", "dense"]
+RAVELLED = ["csr", "csc", "coo", "dense", "dcsr"]
 
 
 def check(program, fill, M, fmt="csr", **others):
@@ -45,7 +45,7 @@ def ravelled(k) -> bool:
     return any(s.stage == "ravel" for s in k.trace.steps)
 
 
-@pytest.mark.parametrize("fmt", ["csr", "csc", "coo"])
+@pytest.mark.parametrize("fmt", ["csr", "csc", "coo", "dcsr"])
 @pytest.mark.parametrize("program", ["s[] = A[i, j]", "s[] = max[i, j](A[i, j])"])
 def test_a_sum_or_a_max_of_every_entry_is_one_walk_over_the_stored_entries(program, fmt):
     M = np.array([[0.0, 3.0, 0.0, -1.0], [-2.0, NAN, -1.0, -7.0], [0.0, 0.0, 0.0, 0.0], [-4.0, 0.0, INF, 0.0]])
@@ -53,7 +53,9 @@ def test_a_sum_or_a_max_of_every_entry_is_one_walk_over_the_stored_entries(progr
     c = k.c_source
     # one loop, over all of A's positions: no loop over the rows, nor a row's NaN and gaps folded per row
     assert ravelled(k) and loops(k) == 1, c
-    assert "pos[0]" in c and "pos[A0_size]" in c or fmt == "coo", c
+    # (from the first row's entries to the last's: a DCSR's stored rows, a COO's one list of tuples)
+    bounds = {"coo": ("A0_pos[0]", "A0_pos[1]"), "dcsr": ("A1_pos[rA_start]", "A1_pos[rA_stop]")}
+    assert all(b in c for b in bounds.get(fmt, ("A1_pos[0]", "A1_pos[A0_size]"))), c
     # (nor the row of the last entry, a search, to stop at: nothing is left to do past it; a COO's last tuple
     # says its own row)
     assert "lower_bound" not in c and ("lastA" not in c or fmt == "coo"), c
@@ -97,11 +99,11 @@ def test_a_dense_matrix_is_summed_as_one_vector():
 
 @pytest.mark.parametrize("program", PROGRAMS)
 @pytest.mark.parametrize("fill", [0.0, 5.0, -INF, INF, NAN])
-@pytest.mark.parametrize("fmt", [*RAVELLED, "dcsr"])
+@pytest.mark.parametrize("fmt", RAVELLED)
 def test_every_format_and_fill_with_special_values_stored(program, fill, fmt):
     M = np.array([[fill, 3.0, fill, -1.0, fill], [-2.0, NAN, -1.0, INF, fill], [fill] * 5, [-INF, 2.0, 4.0, 1.0, fill]])
     k = check(program, fill, M, fmt)
-    if fmt in ("csr", "coo", "dense"):
+    if fmt in ("csr", "coo", "dense", "dcsr"):
         assert ravelled(k), k.trace.steps
 
 
@@ -148,24 +150,32 @@ def test_the_array_front_ends_sum_and_max_walk_once():
 
 
 @settings(max_examples=40, deadline=None)
-@given(reductions(PROGRAMS, [*RAVELLED, "dcsr"]))
+@given(reductions(PROGRAMS, RAVELLED))
 def test_reductions_of_every_entry_by_property(case):
     program, fill, M, fmt = case
     check(program, fill, M, fmt)
 
 
-def test_a_flat_walks_positions_give_each_entrys_raveled_coordinate_and_search_for_one():
+M = np.array([[0.0, 3.0, 0.0, 1.0], [0.0] * 4, [2.0, 0.0, 0.0, 0.0], [0.0, 0.0, 5.0, 6.0]])
+CSR = sp.csr_matrix(M)
+#: the levels' arrays of M stored as CSR, and as DCSR with its empty row 1 stored too (an empty fiber between two)
+LEVELS = {"csr": {"A1_pos": CSR.indptr, "A1_idx": CSR.indices},
+          "dcsr": {"A0_pos": np.array([0, 4]), "A0_idx": np.array([0, 1, 2, 3]), "A1_pos": CSR.indptr,
+                   "A1_idx": CSR.indices}}
+
+
+@pytest.mark.parametrize("fmt", ["csr", "dcsr"])
+def test_a_flat_walks_positions_give_each_entrys_raveled_coordinate_and_search_for_one(fmt):
     # (the walks this module makes read neither: a coordinate and a search are asked for only where a walk stops
-    # inside the extent; run here through the IR interpreter against the CSR's own raveled coordinates)
-    from compiler.format import csr
+    # inside the extent; run here through the IR interpreter against the matrix's own raveled coordinates)
+    from compiler.format import parse_format
     from compiler.imperative.interpreter import interpret
     from compiler.imperative.ir import Block, Buffer, Const, Declare, Function, Scalar, Store, Var
     from compiler.looplets.fibers import TensorInfo, UnfurlContext
     from compiler.looplets.raveled import RaveledFiber
-    M = np.array([[0.0, 3.0, 0.0, 1.0], [0.0] * 4, [2.0, 0.0, 0.0, 0.0], [0.0, 0.0, 5.0, 6.0]])
-    m = sp.csr_matrix(M)
-    at = [r * 4 + c for r in range(4) for c in m.indices[m.indptr[r]:m.indptr[r + 1]]]
-    nest = RaveledFiber(TensorInfo.from_format("A", csr(), "input").root(), flat=True).unfurl(UnfurlContext(), "read")
+    at = [r * 4 + c for r in range(4) for c in CSR.indices[CSR.indptr[r]:CSR.indptr[r + 1]]]
+    info = TensorInfo.from_format("A", parse_format(fmt), "input")
+    nest = RaveledFiber(info.root(), flat=True).unfurl(UnfurlContext(), "read")
     P = nest.body.phases[0].body.positions
     assert P.last_searched
     targets = list(range(17))
@@ -175,12 +185,12 @@ def test_a_flat_walks_positions_give_each_entrys_raveled_coordinate_and_search_f
     for t in targets:
         var = Var(f"found_{t}")
         stmts += [Declare(var, "int64", P.q), *P.search(var, Const(t, "int64")), Store("found", Const(t, "int64"), var)]
-    fn = Function("probe", (Scalar("A0_size", "int64"), Scalar("A1_size", "int64"), Buffer("A1_pos", "int64"),
-                            Buffer("A1_idx", "int64"), Buffer("coords", "int64", "inout"),
+    arrays = {k: np.asarray(v, np.int64) for k, v in LEVELS[fmt].items()}
+    fn = Function("probe", (Scalar("A0_size", "int64"), Scalar("A1_size", "int64"),
+                            *(Buffer(k, "int64") for k in arrays), Buffer("coords", "int64", "inout"),
                             Buffer("found", "int64", "inout")), Block(tuple(stmts)))
     coords, found = np.zeros(len(at), np.int64), np.zeros(len(targets), np.int64)
-    interpret(fn, A0_size=4, A1_size=4, A1_pos=m.indptr.astype(np.int64), A1_idx=m.indices.astype(np.int64),
-              coords=coords, found=found)
+    interpret(fn, A0_size=4, A1_size=4, coords=coords, found=found, **arrays)
     assert coords.tolist() == at
     # the first position whose raveled coordinate is at or past the target (the end past the last entry)
     assert found.tolist() == [next((p for p, c in enumerate(at) if c >= t), len(at)) for t in targets]
