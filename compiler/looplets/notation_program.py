@@ -324,7 +324,7 @@ def _searched_inside(stmt, formats) -> bool:
     if not stmt.rhs.op.idempotent:
         return False   # (a product's gaps multiply at each coordinate: stopping at a column's first 0 is faster)
     reduced = {i.name for i in stmt.rhs.indices}
-    outputs = {i.name for i in stmt.lhs.indices}
+    outputs = {i.name for i in stmt.lhs.indices if isinstance(i, N.Index)}
     for a in N.walk(stmt.rhs.body):
         fmt = formats.get(a.tensor) if isinstance(a, N.Access) else None
         if fmt is None or len(fmt.mode_order) != len(a.indices) or not all(isinstance(i, N.Index) for i in a.indices):
