@@ -750,8 +750,8 @@ class LoopletRules:
             past = replace_looplets(tail[0], i, lambda l: l.body(Var("__gap")) if isinstance(l, Lookup) else l)
             past = simplify(past, None, (FILL_WRITE,), self.facts)
             # (a counted update's element is a sub-fiber made anew at each gap: compared by what it is; gaps and
-            # a fill that do nothing are walked over whole only where the fiber's last coordinate costs a search)
-            if is_pass(done) and not (is_pass(past) and P.last_searched) or \
+            # a fill that do nothing are walked over whole by a flat walk only: Positions.walks_whole)
+            if is_pass(done) and not (is_pass(past) and P.walks_whole) or \
                     not is_pass(done) and (update_key(past) != update_key(done) if counting else past != once):
                 return None
         counted = plan_counted(self, i, ext, lambda name: at_gap(name)[1], body, done) if counting else None

@@ -188,9 +188,10 @@ class Positions:
     coord: Callable[[Any], Any]
     search: Callable[[Any, Any], list]
     first: Any = Const(0, "int64")
-    #: whether ``last`` takes a search to find (a raveled CSR's last entry's row): where the gaps and the
-    #: fill past the last entry do nothing, the walk of every position then ends the loop without it
-    last_searched: bool = False
+    #: whether, where the gaps and the fill past the last entry do nothing, the walk of every position ends the
+    #: loop with no phase stop at the last entry's coordinate: a flat walk's (:mod:`.flat_reductions`), which
+    #: reads no coordinate, where finding the last one may take a search (a raveled CSR's last entry's row)
+    walks_whole: bool = False
 
 
 @dataclass(frozen=True, eq=False)

@@ -99,7 +99,7 @@ class RaveledFiber:
             raise ValueError(f"{self.label()} is read only")
         info = self.fiber.tensor
         if len(info.levels) == 1:
-            return _walk_tuples(info, ctx)
+            return _walk_tuples(info, ctx, self.flat)
         if not info.levels[0].located_by_coordinate:
             if not self.flat:
                 raise ValueError(f"{self.label()}: a first level of stored rows is walked flat only (ravels)")
@@ -160,7 +160,7 @@ def _walk(info, ctx, flat=False):
         preamble=(While(ir.and_(BinOp("<", r, n0), BinOp("<=", Load(pos_b, X.add(r, 1)), q)),
                         [CompoundAssign("+", r, one)]),
                   Declare(n, "int64", X.add(BinOp("*", r, n1), Load(idx_b, q)))),
-        positions=Positions(q, q_stop, last, at, search, last_searched=True) if flat else None)
+        positions=Positions(q, q_stop, last, at, search, walks_whole=True) if flat else None)
     return Thunk(pre, Sequence((Phase(last, stepper), Phase(None, Fill(fill_value(info))))))
 
 
@@ -208,11 +208,11 @@ def _walk_stored_rows(info, ctx):
         preamble=(While(ir.and_(BinOp("<", r, r_stop), BinOp("<=", Load(pos1, X.add(r, 1)), q)),
                         [CompoundAssign("+", r, one)]),
                   Declare(n, "int64", X.add(BinOp("*", Load(idx0, r), n1), Load(idx1, q)))),
-        positions=Positions(q, q_stop, last, at, search, last_searched=True))
+        positions=Positions(q, q_stop, last, at, search, walks_whole=True))
     return Thunk(pre, Sequence((Phase(last, stepper), Phase(None, Fill(fill_value(info))))))
 
 
-def _walk_tuples(info, ctx):
+def _walk_tuples(info, ctx, flat=False):
     """A COO's tuples in order, each at ``crd0[q] * |j| + crd1[q]``: a walk over its positions (a
     seek gallops to the row's first tuple, then to the column among the row's)."""
     n1 = info.size(1)
@@ -244,7 +244,7 @@ def _walk_tuples(info, ctx):
         chunk=Spike(Fill(fill_value(info)), SubFiber(info, 1, q)),
         next=(CompoundAssign("+", q, one),),
         preamble=(Declare(n, "int64", at(q)),),
-        positions=Positions(q, q_stop, last, at, search))
+        positions=Positions(q, q_stop, last, at, search, walks_whole=flat))
     return Thunk(pre, Sequence((Phase(last, stepper), Phase(None, Fill(fill_value(info))))))
 
 

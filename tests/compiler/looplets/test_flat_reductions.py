@@ -56,9 +56,8 @@ def test_a_sum_or_a_max_of_every_entry_is_one_walk_over_the_stored_entries(progr
     # (from the first row's entries to the last's: a DCSR's stored rows, a COO's one list of tuples)
     bounds = {"coo": ("A0_pos[0]", "A0_pos[1]"), "dcsr": ("A1_pos[rA_start]", "A1_pos[rA_stop]")}
     assert all(b in c for b in bounds.get(fmt, ("A1_pos[0]", "A1_pos[A0_size]"))), c
-    # (nor the row of the last entry, a search, to stop at: nothing is left to do past it; a COO's last tuple
-    # says its own row)
-    assert "lower_bound" not in c and ("lastA" not in c or fmt == "coo"), c
+    # (nor the last entry's coordinate to stop at, the row of a CSR's a search: nothing is left to do past it)
+    assert "lower_bound" not in c and "lastA" not in c, c
     k_ = "j_i" if fmt == "csc" else "i_j"   # (the loops in storage order: a CSC's columns first)
     if "max" in program:
         assert f"{k_}_missing = A0_size * A1_size - (qA_stop - qA);" in c and c.count("isnan(") == 1, c
@@ -177,7 +176,7 @@ def test_a_flat_walks_positions_give_each_entrys_raveled_coordinate_and_search_f
     info = TensorInfo.from_format("A", parse_format(fmt), "input")
     nest = RaveledFiber(info.root(), flat=True).unfurl(UnfurlContext(), "read")
     P = nest.body.phases[0].body.positions
-    assert P.last_searched
+    assert P.walks_whole
     targets = list(range(17))
     stmts = list(nest.preamble)
     for p in range(len(at)):
