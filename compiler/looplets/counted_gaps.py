@@ -44,9 +44,9 @@ from numbers import Number
 from ..imperative.ir import Allocate, BinOp, CompoundAssign, Const, Declare, For, If, Load, Store, Tagged, Var
 from ..imperative.traverse import var_names
 from .fibers import SubFiber
-from .idempotent_gaps import adds_by_count, folds_once, updates_of
+from .idempotent_gaps import added_per_gap, adds_by_count, folds_once, updates_of
 from .looplets import Lookup
-from .program import Access, Assign, Block, Extent, Index, Loop, Node, walk
+from .program import Access, Assign, Index, Node, walk
 
 
 def gap_counted(gap, body, coordinate: str, bound=frozenset()):
@@ -192,8 +192,7 @@ def plan_counted(low, i, ext, at_gap, body, done) -> CountedFold | None:
     entries, walks = low.fresh(f"{i.name}_entries"), Var(low.fresh(f"{i.name}_walks"))
     if all(adds_by_count(a) for a in updates_of(update)):
         # (a sum adds the fill once per walk that had the gap: a loop over that count, which integrate multiplies out)
-        gaps = Index(low.fresh(f"{i.name}_gap"))
-        update = Block(tuple(Loop(gaps, Extent(Load(entries, coordinate), walks), a) for a in updates_of(update)))
+        update = added_per_gap(update, Index(low.fresh(f"{i.name}_gap")), Load(entries, coordinate), walks)
     return CountedFold(entries, walks, ext.stop, low.lower(update), coordinate, home, key, low.looplet_tag,
                        homes[0] if len(homes) > 2 else None)
 

@@ -47,13 +47,13 @@ class FlatRaveled(Raveled):
     positions only (:attr:`~compiler.looplets.raveled.RaveledFiber.flat`)."""
 
 
-def flat_read(stmt, outer: Loop, infos: dict):
-    """The one access ``A[i, j]`` (read once or more) of a ravelled matrix that ``stmt`` reduces over the
-    loops ``i`` (``outer``) and ``j`` (its body), or None: ``stmt`` updates by an operator an element that
+def flat_read(outer: Loop, infos: dict):
+    """The one access ``A[i, j]`` (read once or more) of a ravelled matrix that the statement ``stmt`` of
+    ``for i: for j: stmt`` (``outer``) reduces, or None: ``stmt`` updates by an operator an element that
     names neither index, and reads them nowhere but in that access."""
     inner = outer.body
-    if not (isinstance(inner, Loop) and isinstance(stmt, Assign) and stmt.op is not None
-            and outer.ext is None and inner.ext is None):
+    stmt = inner.body if isinstance(inner, Loop) else None
+    if not (isinstance(stmt, Assign) and stmt.op is not None and outer.ext is None and inner.ext is None):
         return None
     i, j = outer.idx, inner.idx
     reads = [n for n in walk(stmt.rhs) if isinstance(n, Access)]
@@ -76,14 +76,14 @@ def ravel_reductions(prog, infos: dict):
     """``prog`` with each ``for i: for j: s <<op>>= f(A[i, j])`` whose ``A[i, j]`` is its :func:`flat_read`
     as ``for i_j: s <<op>>= f(ravel(A)[i_j])`` over ``|i| * |j|`` (after
     :func:`~compiler.looplets.passes.concordize`: the access is in storage order)."""
-    taken = {n.name for n in walk(prog) if isinstance(n, Index)}
+    taken: set = set()   # (the program's index names, walked once a loop is rewritten)
 
     def fn(n):
-        if not isinstance(n, Loop):
-            return None
-        acc = flat_read(n.body.body if isinstance(n.body, Loop) else None, n, infos)
+        acc = flat_read(n, infos) if isinstance(n, Loop) else None
         if acc is None:
             return None
+        if not taken:
+            taken.update(x.name for x in walk(prog) if isinstance(x, Index))
         stmt, info = n.body.body, infos[acc.tns.name]
         name = f"{n.idx.name}_{n.body.idx.name}"
         while name in taken:

@@ -36,7 +36,7 @@ True
 from __future__ import annotations
 
 from .looplets import Looplet
-from .program import Access, Assign, Block, Literal, uses, walk
+from .program import Access, Assign, Block, Extent, Literal, Loop, uses, walk
 
 
 def updates_of(stmt) -> tuple:
@@ -64,6 +64,22 @@ def adds_by_count(a) -> bool:
     op = getattr(a, "op", None)
     return isinstance(a, Assign) and op is not None and not op.is_user and op.name == "add" and \
         isinstance(a.rhs, Literal)
+
+
+def added_per_gap(update, index, start, stop):
+    """The sums of ``update`` (each :func:`adds_by_count`), each made once per coordinate of ``[start, stop)``
+    (IR): a loop over them on ``index``, which :func:`compiler.looplets.simplify.integrate` multiplies out,
+    guarding a fill that may not be finite.
+
+    >>> from compiler.algebra import lookup
+    >>> from compiler.imperative.ir import Var
+    >>> from compiler.looplets.program import Access, Assign, Index, Literal, TensorRef
+    >>> s = Access(TensorRef("s"), (), "update")
+    >>> print(added_per_gap(Assign(s, lookup("+"), Literal(5.0)), Index("g"), 0, Var("missing")))
+    for g = 0:missing
+      s[] += 5.0
+    """
+    return Block(tuple(Loop(index, Extent(start, stop), a) for a in updates_of(update)))
 
 
 def gap_once(gap, gap_again, body, index):
@@ -94,4 +110,4 @@ def gap_once(gap, gap_again, body, index):
     return gap
 
 
-__all__ = ["adds_by_count", "folds_once", "gap_once", "updates_of"]
+__all__ = ["added_per_gap", "adds_by_count", "folds_once", "gap_once", "updates_of"]

@@ -43,7 +43,7 @@ from . import extents as X
 from .counted_gaps import plan_counted, update_key
 from .errors import ProgramError
 from .fill_write import FILL_WRITE
-from .idempotent_gaps import adds_by_count, gap_once, updates_of
+from .idempotent_gaps import added_per_gap, adds_by_count, gap_once, updates_of
 from .looplet_access import (cut_alike, looplets_of, operands_on, replace_looplets, style_of, truncate_others,
                              truncate_strict, writes_only_runs)
 from .looplet_provenance import looplet_origin, looplet_what, too_many_looplets
@@ -53,7 +53,7 @@ from .merged_walks import (MOST_REGIONS, MOST_TRIED, fewest_moved_first, merged_
                            present_chunk, running, walks_end, walks_of_parts)
 from .phase_order import merge_order
 from .point_steps import required_of, spike_parts
-from .program import Block, Extent, Index, Loop, Value, is_pass, substitute, uses
+from .program import Extent, Index, Loop, Value, is_pass, substitute, uses
 from .simplify import simplify
 from .switch_arms import merge_arms, minimal_sets
 
@@ -813,8 +813,7 @@ class LoopletRules:
             return out
         if all(adds_by_count(a) for a in updates_of(once)):
             # (a sum's gaps add the fill once per gap: a loop over their count, which integrate multiplies out)
-            gaps = Index(self.fresh(f"{i.name}_gap"))
-            summed = Block(tuple(Loop(gaps, Extent(Const(0, "int64"), missing), a) for a in updates_of(once)))
+            summed = added_per_gap(once, Index(self.fresh(f"{i.name}_gap")), Const(0, "int64"), missing)
             self.record("lower:Spike", gap, summed, note=self._note(
                 "the gaps' update once", i, ext, f"a sum: the fill added {missing} times, the extent's "
                                                  "coordinates less the entries walked"))

@@ -46,6 +46,7 @@ from ..algebra import NOVALUE, reduction_annihilator
 from ..shortcircuit import early_exit
 from ..errors import StrategyError
 from ..lattice.algebra import expr_facts
+from ..lattice.iteration_graph import storage_levels
 from ..notation import ast as N
 from ..notation.dtypes import expr_dtype
 from ..values import same_value
@@ -329,8 +330,7 @@ def _searched_inside(stmt, formats) -> bool:
         fmt = formats.get(a.tensor) if isinstance(a, N.Access) else None
         if fmt is None or len(fmt.mode_order) != len(a.indices) or not all(isinstance(i, N.Index) for i in a.indices):
             continue
-        # (each stored mode's index and the level holding it: a COO's one level holds both)
-        levels = [lvl for lvl in fmt.levels for _ in range(lvl.nmodes)]
+        levels = storage_levels(fmt)   # (a COO's one level holds both modes)
         stored = [a.indices[m].name for m in fmt.mode_order]
         first_reduced = next((k for k, i in enumerate(stored) if i in reduced), None)
         if first_reduced is not None and any(i in outputs and not levels[k].located_by_coordinate
