@@ -48,6 +48,23 @@ def draw_no_local_constants() -> None:
 draw_no_local_constants()
 
 
+def register_hypothesis_random_now() -> None:
+    """Hypothesis registers its own random generator at the first test it runs in a thread, and checks that
+    registration with a full garbage collection and a scan of every object for the generator's referrers: at a
+    worker's first property test, after hundreds of files' kernels and traces, that took seconds (7 s of the
+    suite's CPU, sampled). Done here, while the process holds little. A private hook, as above: where it is
+    missing, Hypothesis registers it when it runs, as before."""
+    try:
+        from hypothesis.internal.entropy import deterministic_PRNG
+    except ImportError:
+        return
+    with deterministic_PRNG():
+        pass
+
+
+register_hypothesis_random_now()
+
+
 #: past this resident size, a worker forgets the kernels it lowered and loaded (forget_kernels). Freed, their
 #: memory is not given back (Python's arenas stay pinned by the objects that outlive them: 361 arenas of 1 MB,
 #: 75 MB of them in use, after one worker's lattice files, caches cleared and collected) but reused by the next

@@ -367,3 +367,33 @@ def test_a_function_pointer_type_is_the_one_cffi_parses(t):
         assert build.c_function_typeof(spec) is parsed.typeof(spec), spec
     assert build.c_function_typeof(f"{t} *") is parsed.typeof(f"{t} *")   # (not a function pointer: parsed)
 
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the light link is Linux's")
+@pytest.mark.parametrize("source, symbol, opened", [
+    # (opened by its name as built, before the rename that completes the cache's entry)
+    ("int answer(void) { return 42; }\n", "answer", ["built"]),
+    # (lightly linked, it does not load: linked in full, and loaded once, by its own path)
+    ("#include <stdlib.h>\nstatic void bye(void) {}\nint answer(void) { return atexit(bye) == 0 ? 42 : -1; }\n",
+     "answer", ["built", "cached"]),
+])
+def test_a_built_library_is_opened_once_by_its_check_and_its_load(tmp_path, monkeypatch, source, symbol, opened):
+    """The load that checks a lightly linked library binds every symbol is the kernel's own load: each dlopen
+    walks every library the process has loaded, and a second one of the same file cost as much as the first."""
+    import ctypes
+    monkeypatch.setenv("SPARSESCOPE_CACHE_DIR", str(tmp_path))
+    paths = []
+    real = ctypes.CDLL.__init__
+
+    def counted(self, name, *args, **kwargs):
+        paths.append(name)
+        real(self, name, *args, **kwargs)
+    monkeypatch.setattr(ctypes.CDLL, "__init__", counted)
+    path, cached = build.build_library(source, symbol)
+    ffi, lib = build.load_functions(path, {symbol: "int (*)(void)"})
+    assert not cached and lib.answer() == 42
+    assert ["cached" if p == str(path) else "built" for p in paths] == opened, paths
+    # loaded from the disk cache in another process's place: opened by its own path
+    build._loaded.clear()
+    ffi, lib = build.load_functions(path, {symbol: "int (*)(void)"})
+    assert lib.answer() == 42 and paths[-1] == str(path)
