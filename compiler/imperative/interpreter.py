@@ -35,6 +35,7 @@ compiler.errors.KernelError: kernel total (interpreter): read of x[3] is out of 
 
 from __future__ import annotations
 
+import operator
 from typing import Any, Callable
 
 import numpy as np
@@ -107,11 +108,21 @@ def _promote(*values) -> str:
     >>> _promote(np.uint8(1), np.uint8(2)), _promote(np.int32(-1), np.uint32(1)), _promote(np.int64(1), np.uint32(1))
     ('int32', 'uint32', 'int64')
     """
-    names = [_PROMOTED.get(n, n) for n in (dtype_name(v.dtype) for v in values)]
-    out = names[0]
-    for n in names[1:]:
-        out = _usual(out, n)
+    key = tuple(map(type, values))   # (a numpy scalar's type is its dtype's: remembered, as each operation asks)
+    out = _PROMOTIONS.get(key)
+    if out is None:
+        names = [_PROMOTED.get(n, n) for n in (dtype_name(v.dtype) for v in values)]
+        out = names[0]
+        for n in names[1:]:
+            out = _usual(out, n)
+        if np.ndarray not in key:   # (a 0-d array's type says no dtype)
+            _PROMOTIONS[key] = out
     return out
+
+
+_PROMOTIONS: dict = {}   # (the operands' types -> :func:`_promote`'s answer)
+_COMPARISONS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "==": operator.eq,
+                "!=": operator.ne}
 
 
 def _cdiv(a, b):
@@ -198,10 +209,13 @@ class _Machine:
                 return _TYPES[_promote(a, b)](mixed)
         dt = _promote(a, b)
         ty = _TYPES[dt]
-        a, b = ty(a), ty(b)
-        if op in ("<", "<=", ">", ">=", "==", "!="):
-            return np.bool_({"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b,
-                             "==": a == b, "!=": a != b}[op])
+        if type(a) is not ty:
+            a = ty(a)
+        if type(b) is not ty:
+            b = ty(b)
+        compare = _COMPARISONS.get(op)
+        if compare is not None:
+            return np.bool_(compare(a, b))
         if op == "+":
             return a + b
         if op == "-":
@@ -284,7 +298,7 @@ class _Machine:
             v = self.eval(s.value)
             if s.op is not None:
                 v = self.arith(s.op, arr[i], v)
-            arr[i] = self.convert(v, arr.dtype.name)
+            arr[i] = self.convert(v, dtype_name(arr.dtype))
         elif t is For:
             name = s.var.name
             self.types[name] = s.dtype
