@@ -131,7 +131,7 @@ def assigned_in(node) -> frozenset:
     >>> sorted(assigned_in(For(Var("j"), 0, Var("n"), [Assign(Var("s"), Var("j"))])))
     ['j', 's']
     """
-    return _summary(node, _ASSIGNED, _own_assigned, _stmt_children)
+    return _summary(node, _ASSIGNED, _own_assigned, _stmt_children, _STMT_MEMO_LIMIT)
 
 
 def names_read(node) -> frozenset:
@@ -153,7 +153,7 @@ def buffers_stored(node) -> frozenset:
     >>> sorted(buffers_stored(For(Var("j"), 0, Var("n"), [Store("y", Var("j"), Load("x", Var("j")))])))
     ['y']
     """
-    return _summary(node, _STORED, _own_stored, _stmt_children)
+    return _summary(node, _STORED, _own_stored, _stmt_children, _STMT_MEMO_LIMIT)
 
 
 def slots_stored(node) -> frozenset:
@@ -163,7 +163,7 @@ def slots_stored(node) -> frozenset:
     >>> slots_stored(For(Var("j"), 0, 4, [Store("y", Var("i"), 1.0)]))
     frozenset({('y', Var(name='i'))})
     """
-    return _summary(node, _SLOTS, _own_slot, _stmt_children)
+    return _summary(node, _SLOTS, _own_slot, _stmt_children, _STMT_MEMO_LIMIT)
 
 
 _EMPTY: frozenset = frozenset()
@@ -175,6 +175,10 @@ _NAMES_READ: dict = {}
 _SLOTS: dict = {}
 #: past this many entries a memo starts afresh (one lowering's trees are a few thousand nodes)
 _MEMO_LIMIT = 100_000
+#: ... and a memo of statements alone: each entry keeps a statement alive with the expressions in it (about 19
+#: nodes an entry of the other memos stood for: 24,045 for 1,278 statements), and 100,000 of them held the trees
+#: of many past lowerings (two lattice test files in one process: 431 MB at its largest, 403 MB at 5,000)
+_STMT_MEMO_LIMIT = 5_000
 
 
 def forget_memos() -> None:
@@ -253,13 +257,14 @@ _children = _children_by(_CHILD_KIND, _child_kind)
 _stmt_children = _children_by(_STMT_KIND, _stmt_kind)
 
 
-def _summary(node, memo: dict, own, children=_children) -> frozenset:
+def _summary(node, memo: dict, own, children=_children, limit: int = _MEMO_LIMIT) -> frozenset:
     """The union of ``own(n)`` over the nodes ``n`` of ``node`` (those ``children`` goes into), every inner
-    node's kept in ``memo`` (post-order without recursion: expressions nest deeper than Python's stack allows)."""
+    node's kept in ``memo`` (post-order without recursion: expressions nest deeper than Python's stack allows),
+    which starts afresh past ``limit`` entries."""
     hit = memo.get(id(node))
     if hit is not None and hit[0] is node:
         return hit[1]
-    if len(memo) > _MEMO_LIMIT:
+    if len(memo) > limit:
         memo.clear()
     get = memo.get
     stack = [[node, None]]
