@@ -11,6 +11,7 @@ from hypothesis import settings
 
 from compiler import lowering
 from compiler.backend import kernel
+from tests.frame_chunks import keep_freed_chunks
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -165,6 +166,7 @@ def pytest_configure(config):
     # suite's memory stays within a few percent) and leave what the imports made out of it.
     gc.set_threshold(50_000, 20, 100)
     gc.freeze()
+    keep_freed_chunks()   # (CPython's frame chunks mapped and unmapped by the thousand: see tests/frame_chunks.py)
 
 
 def pytest_collection_finish(session):

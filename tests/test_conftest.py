@@ -52,3 +52,17 @@ def test_the_browser_folder_goes_first_then_the_longest_files_then_the_notebooks
     pytest_collection_modifyitems(items)
     # (the browser folder's files in the collection's order: one unit, tests/conftest.py's scheduler)
     assert [str(i.path.relative_to(ROOT)) for i in items] == [paths[3], paths[4], paths[2], paths[5], paths[1], paths[0]]
+
+
+def test_the_suite_keeps_freed_frame_chunks_and_hands_them_out_again():
+    """Calls recursing up and down across a frame chunk's end reuse the chunk the last return freed, where
+    CPython 3.11 mapped and unmapped one each time (tests/frame_chunks.py)."""
+    from tests.frame_chunks import blocks_reused, installed, keep_freed_chunks
+    assert installed() and keep_freed_chunks()   # (by the conftest, as the process started: once)
+
+    def down(n):
+        return 0 if n == 0 else 1 + down(n - 1)
+    before = blocks_reused()
+    for _ in range(50):
+        assert down(600) == 600   # (600 frames of a few words each: past several 16 KiB chunks)
+    assert blocks_reused() - before >= 50
