@@ -344,12 +344,14 @@ def build_library(source: str, name: str = "kernel", flags=None) -> tuple[Path, 
 
     try:
         r = None
-        if quick is not None and quick_build(quick, tmp_c, tmp_lib, directory, _loads, source):
+        opened: list = []   # (the handle of the check that the library loads: the kernel's own load takes it)
+        loads = functools.partial(_loads, opened=opened)
+        if quick is not None and quick_build(quick, tmp_c, tmp_lib, directory, loads, source):
             r = subprocess.CompletedProcess(quick, 0)
             _built_by[str(path)] = quick
         elif _light_link_applies(cc, flags):
             r = compile_and_link(LIGHT_LINK)
-            if r.returncode == 0 and not _loads(tmp_lib):
+            if r.returncode == 0 and not loads(tmp_lib):
                 r = None        # it needs a symbol the process does not have: link it in full
             elif r.returncode != 0:
                 r = compile_and_link(libs)      # (a C error is reported as the full build gives it)
@@ -369,9 +371,9 @@ def build_library(source: str, name: str = "kernel", flags=None) -> tuple[Path, 
         # because the library's presence is what marks the entry complete.
         os.replace(tmp_c, c_path)
         os.replace(tmp_lib, path)
-        _renamed_load(tmp_lib, path)
+        if opened:
+            _trial_loads[str(path)] = opened[-1]
     finally:
-        _trial_loads.pop(tmp_lib, None)   # (a library that did not load, or was not kept)
         for tmp in (tmp_c, tmp_lib):
             try:
                 os.unlink(tmp)
@@ -404,10 +406,10 @@ def _light_link_applies(cc: list[str], flags: tuple[str, ...]) -> bool:
             and OPENMP_FLAG not in flags and not any(f.startswith("-fsanitize") for f in flags))
 
 
-def _loads(path: str) -> bool:
-    """Whether the library at ``path`` loads, every symbol bound. Loaded once, it stays: its handle is
-    kept (:data:`_trial_loads`) for the kernel's own load of the same file, renamed, which then opens
-    nothing. Each dlopen walks the list of every library the process has loaded, several times (glibc
+def _loads(path: str, opened: list | None = None) -> bool:
+    """Whether the library at ``path`` loads, every symbol bound. Loaded once, it stays: its handle goes on
+    ``opened``, and build_library keeps it (:data:`_trial_loads`) for the kernel's own load of the same file,
+    renamed, which then opens nothing. Each dlopen walks the list of every library the process has loaded, several times (glibc
     2.36: the file's name and its device and inode against each, then to the list's end), so with the
     thousands of kernels a long session (the test suite's worker) loads, a second open of each was as
     dear as the first: 0.15 ms at 1,000 libraries loaded, 1.2 ms at 5,000, measured."""
@@ -416,20 +418,14 @@ def _loads(path: str) -> bool:
         handle = ctypes.CDLL(path, mode=os.RTLD_NOW)
     except OSError:
         return False
-    _trial_loads[path] = handle
+    if opened is not None:
+        opened.append(handle)
     return True
 
 
-#: a library's path as it was built -> the handle :func:`_loads` opened it by; build_library moves the
-#: entry to the library's final path, where :func:`load_functions` takes it
+#: a library's final path -> the handle :func:`_loads` opened it by as it was built, until :func:`load_functions`
+#: takes it
 _trial_loads: dict = {}
-
-
-def _renamed_load(tmp: str, path: Path) -> None:
-    """The handle of the trial load of ``tmp`` (if any), kept for the library renamed to ``path``."""
-    handle = _trial_loads.pop(tmp, None)
-    if handle is not None:
-        _trial_loads[str(path)] = handle
 
 
 _type_ffi = None
