@@ -7,9 +7,10 @@ from __future__ import annotations
 import pathlib
 
 
-def stacked_spmv_kernel():
-    """``y = [A; B] x`` as an array expression, lowered by the looplets: its array step draws 7
-    boxes (``A``, ``B``, the concat, ``x``, its broadcast, the product and the sum)."""
+def stacked_spmv_kernel(output=None):
+    """``y = [A; B] x`` as an array expression, lowered by the looplets into ``output`` (a format; by
+    default the front end's choice, a dense vector): its array step draws 7 boxes (``A``, ``B``, the
+    concat, ``x``, its broadcast, the product and the sum)."""
     import numpy as np
     import scipy.sparse as sp
 
@@ -18,9 +19,7 @@ def stacked_spmv_kernel():
 
     A, B = (sp.random(n, 5, density=0.4, format="csr", random_state=k) for k, n in enumerate((6, 4)))
     expr = xp.concat([ss.asarray(A, name="A"), ss.asarray(B, name="B")], axis=0) @ ss.asarray(np.arange(5.0), name="x")
-    # (into a sparse vector, the paper's output, as the pages these tests measure were first made: by default a
-    # product with a dense factor is dense, whose shorter C leaves fewer lines beside the drawing in a short window)
-    kernel = ss.lower(expr, strategy="looplets", format="sparse_vector")
+    kernel = ss.lower(expr, strategy="looplets", format=output)
     assert np.allclose(kernel().to_numpy(), np.vstack([A.toarray(), B.toarray()]) @ np.arange(5.0))
     return kernel
 
