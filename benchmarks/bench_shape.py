@@ -13,6 +13,7 @@ materialized intermediate.
     .venv/bin/python benchmarks/bench_shape.py --n 2000 --nnz 40000 --repeat 3   # quick
     .venv/bin/python benchmarks/bench_shape.py --clock cpu     # CPU time: steadier on a shared machine
     .venv/bin/python benchmarks/bench_shape.py --shared        # operands sharing scipy's arrays
+    .venv/bin/python benchmarks/bench_shape.py --shared --sealed   # ... sealed read-only: no check per call
 
 The operands are the tensors' own copies of the scipy matrices (``Tensor.from_scipy(m, copy=True)``:
 sealed index arrays, read with no check per call), as scipy's side reads its own; ``--shared``
@@ -22,6 +23,10 @@ most of 24f's time. (Stop 59's tensors shared scipy's arrays when those checks b
 geometric mean fell to 0.67x.) Stop 60, a quiet host, wall time, with pydata: Fig. 24 1.88x scipy and
 41.3x pydata (every row at or above scipy's: 24e 1.07x, 24f 1.24x), Fig. 25 3.19x and 63.8x, fused over
 unfused 3.59x / 2.11x / 1.55x; with ``--shared`` Fig. 24 1.04x (24f 0.37x: the check of the shared arrays).
+Stop 94, ``--clock cpu --no-pydata``: ``--shared`` Fig. 24 1.44x, Fig. 25 3.41x (24b 0.94x, 24f 0.62x: 0.15 ms of
+24f's 0.32 is the pass over the shared index arrays, which the row slice copies into its output); ``--shared
+--sealed`` (scipy's index arrays made read-only, ``Tensor.from_scipy(m).seal()``: no call checks them again) Fig. 24
+2.08x, Fig. 25 4.31x, every row at or above scipy's (24b 1.44x, 24f 1.01x), fused over unfused 6.02x / 2.17x / 1.31x.
 
 Results (20k x 20k, 1M nonzeros, min of 10, ``--clock cpu``; a 2-core VM shared with other jobs,
 so times wander by 20-50% between runs; the looplets kernels against scipy 1.17.1 and pydata/sparse
@@ -405,12 +410,17 @@ def main(argv=None) -> None:
     ap.add_argument("--no-pydata", action="store_true")
     ap.add_argument("--shared", action="store_true",
                     help="operands over scipy's arrays (checked again at each call), not their own copies")
+    ap.add_argument("--sealed", action="store_true",
+                    help="with --shared: scipy's index arrays sealed read-only (Tensor.seal), so no call checks "
+                         "them again")
     ap.add_argument("--index", choices=["fit", "int64"], default="fit",
                     help="output index dtype: int32 where the output's extents and entries fit, as scipy "
                          "picks (default), or always int64 (the shorthands' default)")
     ap.add_argument("--clock", choices=sorted(CLOCK), default="wall",
                     help="wall time (default, as the paper) or this process's CPU time (steadier on a shared machine)")
     args = ap.parse_args(argv)
+    if args.sealed and not args.shared:
+        ap.error("--sealed seals the scipy arrays the operands share: give --shared too")
     global clock
     clock = CLOCK[args.clock]
     os.environ.setdefault("SPARSESCOPE_CACHE_DIR", tempfile.mkdtemp(prefix="sparsescope-bench-"))
@@ -445,9 +455,12 @@ def main(argv=None) -> None:
           f"pydata {'yes' if pydata else 'no'}; {idt} output indices")
 
     def tensor(m, name):
-        return ss.Tensor.from_scipy(m, name=name, copy=not args.shared)
+        t = ss.Tensor.from_scipy(m, name=name, copy=not args.shared)
+        return t.seal() if args.sealed else t   # (--shared --sealed: scipy's own index arrays made read-only)
 
-    print(f"operands: {'over scipy arrays (checked at each call)' if args.shared else 'their own copies'}")
+    print("operands: " + ("their own copies" if not args.shared else
+                          "over scipy arrays, sealed read-only" if args.sealed else
+                          "over scipy arrays (checked at each call)"))
     ten = {
         "A_csr": tensor(A, "A"), "A_coo": tensor(Acoo, "A"),
         "L_csr": tensor(left, "B"), "R_csr": tensor(right, "C"),

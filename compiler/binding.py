@@ -233,8 +233,8 @@ class InputPlan:
         kept = self.foreign.get(id(value))
         if kept is None:
             return None
-        ref, held, sized, shape, t, check, _ = kept
-        if ref() is not value or not still_holds(value, held, shape):
+        ref, held, sized, shape, t, check, _, chain = kept
+        if ref() is not value or not still_holds(value, held, shape) or chain and not sealing.sealed(chain):
             return None
         facts = check() if check is not None else None
         if facts is None:
@@ -310,7 +310,10 @@ class KeptForeign(NamedTuple):
     attributes it ``held`` then, each the same object now (its arrays and tuples: its shape where it
     keeps it, scipy's ``_shape``, pydata's ``shape``, ``sized`` says so, else ``shape`` is
     compared; a scipy COO's ``coords``), and ``check``, which reads the arrays again (:func:`compiler.recheck.checker`; None
-    where a level cannot say what to check, and the tensor is validated whole).
+    where a level cannot say what to check, and the tensor is validated whole). Where its index arrays were
+    sealed read-only when bound (:meth:`Tensor.seal <compiler.tensor.Tensor.seal>`), ``check`` reads its values
+    alone and ``sealed`` holds the arrays through which they could be written (:func:`compiler.sealing.writers`):
+    a call finds none of them writeable, or binds the array again.
 
     >>> import scipy.sparse as sp
     >>> m = sp.csr_matrix(np.eye(2))
@@ -327,6 +330,8 @@ class KeptForeign(NamedTuple):
     check: object
     #: ``check``'s C program ``(pointer, size)`` (:func:`compiler.recheck.c_check`), None without one
     ops: tuple | None
+    #: the index arrays' writers, all read-only, where ``check`` leaves them out; else ()
+    sealed: tuple = ()
 
     @classmethod
     def of(cls, value, tensor: Tensor, facts: bool = True, coordinates: bool = True) -> "KeptForeign":
@@ -336,8 +341,10 @@ class KeptForeign(NamedTuple):
         # (tuples too, compared by identity: a scipy COO keeps its row and col in a tuple)
         held, shape = holding(value)
         sized = any(v is shape for _, v in held)
-        check = recheck.checker(tensor, facts, coordinates)
-        return cls(weakref.ref(value), held, sized, shape, tensor, check, None if check is None else check.ops)
+        chain = sealing.index_writers(tensor)
+        chain = chain if sealing.sealed(chain) else ()
+        check = recheck.checker(tensor, facts, coordinates, structure=not chain)
+        return cls(weakref.ref(value), held, sized, shape, tensor, check, None if check is None else check.ops, chain)
 
 
 def foreign_layout(value) -> tuple:

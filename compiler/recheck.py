@@ -30,7 +30,7 @@ import weakref
 
 import numpy as np
 
-from . import values
+from . import sealing, values
 from .errors import FormatError
 
 __all__ = ["FACTS", "array_facts", "c_check", "CHECKED", "check_again", "checked_now", "checker", "kept_checker",
@@ -237,7 +237,7 @@ def c_check():
 FACTS = _FACTS
 
 
-def checker(tensor, facts: bool = True, coordinates: bool = True):
+def checker(tensor, facts: bool = True, coordinates: bool = True, structure: bool = True):
     """A function of no argument that checks ``tensor``'s arrays again (as it finds them now) and
     gives the facts of its values, or None when a level is malformed; ``None`` instead of a
     function when some level does not say what to check (:meth:`Level.structure`). With
@@ -245,7 +245,16 @@ def checker(tensor, facts: bool = True, coordinates: bool = True):
     whose C is the same whatever they hold: :meth:`compiler.runtime.Kernel.depends_on_values`).
     With ``coordinates=False`` it checks each level's positions, not the coordinates between them
     (for a kernel that checks each coordinate as it reads it:
-    :mod:`compiler.imperative.owned_coordinates`).
+    :mod:`compiler.imperative.owned_coordinates`). With ``structure=False`` it checks no level and
+    gives the facts of the values alone (index arrays sealed read-only: :mod:`compiler.sealing`).
+
+    >>> import scipy.sparse as sp
+    >>> from compiler import Tensor
+    >>> m = sp.csr_matrix(np.array([[0, 2.0], [np.nan, 0]]))
+    >>> values_only = checker(Tensor.from_scipy(m), structure=False)
+    >>> m.indices[0] = 9   # (no level read: only the values)
+    >>> str(values_only()), values_only.ops[1]
+    ('may hold NaN', 4)
 
     The function holds the arrays' addresses: it is for a tensor whose arrays are shared with an
     owner that may change their contents, never their identity (the caller checks that first)."""
@@ -253,6 +262,9 @@ def checker(tensor, facts: bool = True, coordinates: bool = True):
     keep = []
     count = 1
     for lvl in tensor.levels:
+        if not structure:   # (sealed levels: the stored count alone, for the values' length)
+            count = lvl.count(count)
+            continue
         parts = lvl.structure()
         if parts is None:
             return None
@@ -330,6 +342,9 @@ def check_again(tensor, name: str | None = None, facts: bool = True, coordinates
     facts the C check found. A tensor this thread
     checked already for the call under way (:func:`checked_now`) is not read again. Without ``coordinates``,
     its positions alone (for the kernel that checks each coordinate it reads: :mod:`compiler.owned_inputs`).
+    Index arrays sealed read-only, with every array they are views of (:meth:`Tensor.seal
+    <compiler.tensor.Tensor.seal>` of a tensor over a scipy matrix seals the matrix's), are not read again:
+    no one wrote them since they were validated; the values are, with ``facts``.
 
     >>> from compiler import Tensor, Dense, SparseList, Element
     >>> idx = np.array([0, 1])
@@ -343,7 +358,12 @@ def check_again(tensor, name: str | None = None, facts: bool = True, coordinates
     """
     if id(tensor) in CHECKED.ids:
         return
-    check = kept_checker(tensor, facts, coordinates)
+    # (index arrays sealed read-only since they were validated, its owner's too: no one wrote them, the values
+    # alone looked at again)
+    structure = not sealing.sealed(sealing.index_writers(tensor))
+    if not (structure or facts):
+        return
+    check = kept_checker(tensor, facts, coordinates, structure)
     held = check() if check is not None else None
     if held is None or (facts and not held <= tensor.value_facts):
         validate_as_given(tensor, name)
@@ -387,12 +407,14 @@ def validate_as_given(tensor, name: str | None = None) -> None:
         raise
 
 
-def kept_checker(tensor, facts: bool = True, coordinates: bool = True):
+def kept_checker(tensor, facts: bool = True, coordinates: bool = True, structure: bool = True):
     """:func:`checker` of ``tensor``, made once and kept on it (its levels hold the same arrays for good)."""
-    d, key = tensor.__dict__, ("_checker" if facts else "_index_checker") + ("" if coordinates else "_of_positions")
+    d = tensor.__dict__
+    key = ("_checker" if facts else "_index_checker") + ("" if coordinates else "_of_positions") + \
+        ("" if structure else "_of_values")
     check = d.get(key, False)
     if check is False:
-        check = d[key] = checker(tensor, facts, coordinates)
+        check = d[key] = checker(tensor, facts, coordinates, structure)
     return check
 
 

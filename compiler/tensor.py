@@ -305,6 +305,11 @@ class Tensor(ArrayOperators):
         """Make the arrays of this tensor's levels (its index arrays, not its values) read-only, and
         every array they are views of (:mod:`compiler.sealing`): for a tensor whose arrays the compiler
         made and knows well formed, so kernels read them with no check per call. Returns the tensor.
+        Over a scipy matrix's arrays (:meth:`from_scipy`, validated when built), the matrix's own index
+        arrays become read-only, and calls given the matrix itself, or an array expression over it, no longer
+        check them again either (its values stay writeable, and are looked at again where a kernel depends on
+        them). A view of them taken before keeps its own flag: sealing them is the promise that nothing writes
+        them.
 
         >>> t = Tensor.from_numpy(np.eye(2), "csr")     # (from_numpy seals its result)
         >>> t.levels[1].idx[0] = 1
@@ -554,7 +559,8 @@ class Tensor(ArrayOperators):
         Shared arrays stay the matrix's, which may write them in place: each kernel call checks
         them again (one pass over them in C, :mod:`compiler.recheck`). ``copy=True`` makes the
         tensor's own arrays, sealed read-only (:mod:`compiler.sealing`): one copy now, no check
-        per call (for a matrix read by many calls).
+        per call (for a matrix read by many calls). ``Tensor.from_scipy(m).seal()`` seals the matrix's own
+        index arrays instead, with no copy (:meth:`seal`).
 
         >>> import scipy.sparse as sp
         >>> m = sp.csr_array(np.array([[0, 2.0], [3.0, 0]]))

@@ -330,8 +330,8 @@ def asarray(obj, format=None, name: str | None = None, *, dtype=None, device=Non
     ``copy`` is the Array API's: None shares the buffers where it can; True makes the Array's own
     copy, its index arrays sealed read-only, so that kernels read them with no check per call (a
     scipy or pydata array's shared index arrays are checked again at each call, as their owner may
-    write them in place: one pass over them); False never copies, and raises ValueError where
-    ``obj`` cannot be taken as it is.
+    write them in place: one pass over them, unless they were sealed read-only, ``Tensor.from_scipy(m).seal()``);
+    False never copies, and raises ValueError where ``obj`` cannot be taken as it is.
 
     >>> import numpy as np
     >>> a = np.arange(6.0).reshape(2, 3)

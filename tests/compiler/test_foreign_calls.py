@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 import sparse
-from hypothesis import example, given, settings, strategies as st
+from hypothesis import assume, example, given, settings, strategies as st
 
 import compiler as ss
-from compiler import binding, lowering
+from compiler import binding, lowering, sealing
 from compiler.fastcall import fast_call
 from compiler.looplets import loop_program
 
@@ -388,19 +388,25 @@ def _operand(fmt, shape, rng):
 @given(case=st.sampled_from(range(len(_VALUES_CASES))), strategy=st.sampled_from(STRATEGIES),
        m=st.integers(0, 5), n=st.integers(1, 5), seed=st.integers(0, 3),
        written=st.lists(st.sampled_from([np.nan, np.inf, -np.inf, 2.0]), min_size=1, max_size=3),
-       shared=st.booleans())
-@example(case=0, strategy="lattice", m=3, n=3, seed=0, written=[np.nan], shared=False)
-@example(case=1, strategy="looplets", m=3, n=3, seed=1, written=[np.nan, -np.inf], shared=True)
+       shared=st.booleans(), sealed=st.booleans())
+@example(case=0, strategy="lattice", m=3, n=3, seed=0, written=[np.nan], shared=False, sealed=False)
+@example(case=1, strategy="looplets", m=3, n=3, seed=1, written=[np.nan, -np.inf], shared=True, sealed=False)
+@example(case=3, strategy="lattice", m=4, n=3, seed=2, written=[np.inf, np.nan], shared=False, sealed=True)
 def test_values_written_in_place_are_computed_right_whether_or_not_a_call_looks_at_them(case, strategy, m, n, seed,
-                                                                                      written, shared):
+                                                                                      written, shared, sealed):
     """A scipy matrix (or a Tensor over its arrays, ``shared``) whose owner writes NaN or infinities into its
     values between two calls of a kernel lowered while they were finite: where the kernel's C does not
     depend on them, the call does not look at them (every matrix taken so, as if large:
     ``VALUES_ASKED_FROM`` is 0) and the kernel computes them right; where it does, the call sees them
-    and runs the kernel lowered for them."""
+    and runs the kernel lowered for them. The same where the matrix's index arrays were ``sealed`` read-only
+    (no call reads them again; its values are). (A Tensor over sealed arrays is one whose facts were taken
+    once, as any sealed tensor's, ``Tensor.value_facts``: not drawn.)"""
+    assume(not (shared and sealed))
     program, others, _ = _VALUES_CASES[case]
     rng = np.random.default_rng(seed)
     a = _matrix(m, n, 0.6, seed)
+    if sealed:
+        ss.Tensor.from_scipy(a).seal()
     given = {name: _operand(fmt, (m, n) if fmt == "csr" else (n,), rng) for name, fmt in others.items()}
     with mock.patch.object(binding, "VALUES_ASKED_FROM", 0):
         A = ss.Tensor.from_scipy(a) if shared else a   # (int32 indices: lowered for them)
@@ -446,3 +452,67 @@ def test_a_kernel_whose_strategy_lowers_nothing_for_any_values_depends_on_them()
         raise ss.StrategyError("no kernel for these values")
     k.relower = refused
     assert k.depends_on_values("A") is True
+
+
+def _sealed_matrix(seed=4):
+    m = _matrix(7, 6, 0.5, seed)
+    ss.Tensor.from_scipy(m).seal()   # (the matrix's own index arrays, and the arrays they are views of)
+    return m
+
+
+def _row_slice(strategy, m):
+    return ss.lower("D[k, i] = slice(A[j, i], j -> k, (0, 7, 2))", strategy=strategy, A=m, D="csr")
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_a_matrix_whose_index_arrays_were_sealed_is_read_with_no_check_of_them_until_made_writeable(strategy):
+    """A scipy matrix whose index arrays its owner sealed read-only (``Tensor.from_scipy(m).seal()``) is read in
+    place by a kernel given the matrix, the fast path too, with no check of its index arrays (a row slice keeps
+    the whole check otherwise: it copies the coordinates into its output), its values still looked at where the
+    kernel's C depends on them; made writeable again and written out of range, the next call refuses it."""
+    m = _sealed_matrix()
+    k = _row_slice(strategy, m)
+    b = _matrix(7, 6, 0.9, 5)
+    product = ss.lower("C[i, j] = A[i, j] * B[i, j]", strategy=strategy, A=m, B=b)
+    with mock.patch.object(binding, "VALUES_ASKED_FROM", 0):   # (values looked at where the C depends on them)
+        for _ in range(3):   # (the general path, then the fast path)
+            np.testing.assert_array_equal(k(A=m).to_numpy(), m.toarray()[0:7:2])
+        kept = k._plan().inputs["A"].foreign[id(m)]
+        assert kept.sealed and kept.ops[1] == 0   # (nothing to read: its values do not matter to this kernel)
+        with pytest.raises(ValueError, match="read-only"):
+            m.indices[0] = 5
+        for _ in range(2):
+            np.testing.assert_array_equal(product(A=m, B=b).to_numpy(), m.toarray() * b.toarray())
+        assert product._plan().inputs["A"].foreign[id(m)].ops[1] == 4   # (its values alone)
+        m.data[0] = np.inf   # (values stay writeable: 0 * inf is NaN where B does not store the entry)
+        with np.errstate(invalid="ignore"):
+            for _ in range(2):
+                np.testing.assert_array_equal(product(A=m, B=b).to_numpy(), m.toarray() * b.toarray())
+    sealing.unseal([m.indices, m.indptr])
+    m.indices[1] = 60
+    for call in (lambda: k(A=m), lambda: product(A=m, B=b)):
+        with pytest.raises(ss.FormatError, match=r"indices\[1\]=60 is out of range \[0, 6\)"):
+            call()
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_an_array_expression_over_a_sealed_matrix_checks_its_index_arrays_only_once_made_writeable(strategy):
+    """``compute()`` of an array expression over a scipy matrix checks its arrays again first, unless its index
+    arrays are sealed read-only: then its values alone, where they matter; unsealed and written out of range, the
+    next ``compute()`` refuses it naming the array."""
+    from compiler import array as xp
+    from compiler import recheck
+
+    m = _sealed_matrix()
+    a = xp.asarray(m)
+    with mock.patch.object(recheck, "kept_checker", wraps=recheck.kept_checker) as made:
+        np.testing.assert_array_equal(a[::2].compute(strategy=strategy).to_numpy(), m.toarray()[::2])
+    assert made.call_args_list and all(c.args[3] is False for c in made.call_args_list)   # (structure=False)
+    m.data[2] = np.nan
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_array_equal((a * 0.0).sum(axis=1).compute(strategy=strategy).to_numpy(),
+                                      (m.toarray() * 0.0).sum(axis=1))
+    sealing.unseal([m.indices, m.indptr])
+    m.indptr[3] = 99
+    with pytest.raises(ss.FormatError, match=r"indptr"):
+        a[::2].compute(strategy=strategy)
