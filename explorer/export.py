@@ -190,6 +190,11 @@ _JS = """
   // (the tag legend sticks just below the header, whatever its height)
   document.documentElement.style.setProperty('--ss-head', head.offsetHeight + 'px');
   if (m && steps.length) steps[cur].scrollIntoView();
+  // a step's address typed or pasted into the open page (#step-7) shows that step too
+  window.addEventListener('hashchange', function () {
+    var h = /^#step-(\\d+)$/.exec(location.hash);
+    if (h && steps.length) { show(parseInt(h[1], 10)); steps[cur].scrollIntoView(); }
+  });
 })();
 """
 

@@ -36,6 +36,39 @@ def test_exported_trace_page_steps_offline(browser, tmp_path, artifacts):
     page.close()
 
 
+# the visible steps of the page: their ids, heights and the top of each below the header
+SHOWN_STEPS_JS = r"""
+() => [...document.querySelectorAll('section.step')].filter(s => s.offsetParent !== null).map(s => ({
+  id: s.id, height: s.getBoundingClientRect().height,
+  below: s.getBoundingClientRect().top - document.querySelector('header').getBoundingClientRect().bottom,
+  position: document.getElementById('position').textContent}))
+"""
+
+
+def test_a_steps_address_typed_into_the_open_page_shows_that_step(browser, tmp_path, artifacts):
+    """``#step-3`` typed or pasted into the address of the page already open shows step 3, its title in
+    view below the header, as opening the page at that address does (the page read its address only
+    when it loaded, and stayed on its step)."""
+    from explorer import export_html
+    from explorer.examples import spmv_trace
+
+    path = tmp_path / "trace.html"
+    export_html(spmv_trace(), path)
+    page = browser.new_page(viewport={"width": 1100, "height": 600})
+    page.goto(path.as_uri())
+    first = page.evaluate(SHOWN_STEPS_JS)
+    for at in (3, 1):
+        page.evaluate("k => { location.hash = '#step-' + k; }", at)
+        page.wait_for_function("k => document.querySelector('section.step.current').id === 'step-' + k", arg=at,
+                               timeout=5000)
+        shown = page.evaluate(SHOWN_STEPS_JS)
+        assert [s["id"] for s in shown] == [f"step-{at}"] != [s["id"] for s in first], shown
+        assert shown[0]["height"] > 100 and 0 <= shown[0]["below"] <= 600 and shown[0]["position"].startswith(
+            f"step {at} of "), shown
+    page.screenshot(path=str(artifacts / "export-address-step-1.png"))
+    page.close()
+
+
 def test_exported_page_draws_every_step_to_fit(browser, tmp_path, artifacts):
     """Every step of an exported lattice lowering (its iteration graph, a lattice of three
     points, the C): labels inside their shapes, code readable."""
