@@ -124,9 +124,6 @@ def _walk(info, ctx, flat=False):
     pre = (Declare(q, "int64", Load(pos_b, zero)), Declare(q_stop, "int64", Load(pos_b, n0)),
            Declare(r, "int64", zero),
            Declare(last, "int64", Select(BinOp("<", q, q_stop), last_at, zero)))
-    if info.role == "input":   # (an input's coordinates are validated when it is built)
-        ctx.facts.bound(last, zero, BinOp("*", n0, n1),
-                        f"one past the last raveled coordinate of {info.name}, or 0: below |i| * |j|")
 
     def seek(start):
         # the row of start by a division (rows only move forward), then its column by a gallop in that row
@@ -151,16 +148,24 @@ def _walk(info, ctx, flat=False):
                     *search_stmts(var, idx_b, Load(pos_b, X.add(row, 1)), X.sub(target, BinOp("*", row, n1)),
                                   ctx.fresh)])]
 
-    stepper = Stepper(
-        seek=seek,
-        stop=X.add(n, 1),
-        chunk=Spike(Fill(fill_value(info)), SubFiber(info, 2, q)),
-        next=(CompoundAssign("+", q, one),),
-        # (the position passed its row's end: on to the row holding it, over empty rows)
-        preamble=(While(ir.and_(BinOp("<", r, n0), BinOp("<=", Load(pos_b, X.add(r, 1)), q)),
-                        [CompoundAssign("+", r, one)]),
-                  Declare(n, "int64", X.add(BinOp("*", r, n1), Load(idx_b, q)))),
-        positions=Positions(q, q_stop, last, at, search, walks_whole=True) if flat else None)
+    # (the position passed its row's end: on to the row holding it, over empty rows)
+    preamble = (While(ir.and_(BinOp("<", r, n0), BinOp("<=", Load(pos_b, X.add(r, 1)), q)), [CompoundAssign("+", r, one)]),
+                Declare(n, "int64", X.add(BinOp("*", r, n1), Load(idx_b, q))))
+    return _entries(info, ctx, pre, last, (q, 2, n), seek, preamble,
+                    Positions(q, q_stop, last, at, search, walks_whole=True) if flat else None)
+
+
+def _entries(info, ctx, pre, last, entry, seek, preamble, positions):
+    """The walk over a matrix's stored entries in raveled order that each walker makes: after ``pre``, a
+    :class:`Stepper` of spikes until ``last`` (one past the last entry's raveled coordinate), then the fill.
+    ``entry`` is ``(q, level, n)``: the position, the level its spike's fiber is at and the raveled coordinate
+    that ``preamble`` declares; ``seek`` moves the walk to a window's start."""
+    q, level, n = entry
+    if info.role == "input":   # (an input's coordinates are validated when it is built)
+        ctx.facts.bound(last, Const(0, "int64"), BinOp("*", info.size(0), info.size(1)),
+                        f"one past the last raveled coordinate of {info.name}, or 0: below |i| * |j|")
+    stepper = Stepper(seek=seek, stop=X.add(n, 1), chunk=Spike(Fill(fill_value(info)), SubFiber(info, level, q)),
+                      next=(CompoundAssign("+", q, Const(1, "int64")),), preamble=preamble, positions=positions)
     return Thunk(pre, Sequence((Phase(last, stepper), Phase(None, Fill(fill_value(info))))))
 
 
@@ -197,19 +202,12 @@ def _walk_stored_rows(info, ctx):
            Declare(q, "int64", Load(pos1, r0)), Declare(q_stop, "int64", Load(pos1, r_stop)),
            Declare(r, "int64", r0),
            Declare(last, "int64", Select(BinOp("<", q, q_stop), X.add(at(X.sub(q_stop, one)), one), zero)))
-    if info.role == "input":
-        ctx.facts.bound(last, zero, BinOp("*", info.size(0), n1),
-                        f"one past the last raveled coordinate of {info.name}, or 0: below |i| * |j|")
-    stepper = Stepper(
-        seek=lambda start: tuple(search(q, start)),   # (the row follows in the preamble: it moves forward only)
-        stop=X.add(n, 1),
-        chunk=Spike(Fill(fill_value(info)), SubFiber(info, 2, q)),
-        next=(CompoundAssign("+", q, one),),
-        preamble=(While(ir.and_(BinOp("<", r, r_stop), BinOp("<=", Load(pos1, X.add(r, 1)), q)),
-                        [CompoundAssign("+", r, one)]),
-                  Declare(n, "int64", X.add(BinOp("*", Load(idx0, r), n1), Load(idx1, q)))),
-        positions=Positions(q, q_stop, last, at, search, walks_whole=True))
-    return Thunk(pre, Sequence((Phase(last, stepper), Phase(None, Fill(fill_value(info))))))
+    preamble = (While(ir.and_(BinOp("<", r, r_stop), BinOp("<=", Load(pos1, X.add(r, 1)), q)),
+                      [CompoundAssign("+", r, one)]),
+                Declare(n, "int64", X.add(BinOp("*", Load(idx0, r), n1), Load(idx1, q))))
+    # (a seek searches: the row follows in the preamble, as it moves forward only)
+    return _entries(info, ctx, pre, last, (q, 2, n), lambda start: tuple(search(q, start)), preamble,
+                    Positions(q, q_stop, last, at, search, walks_whole=True))
 
 
 def _walk_tuples(info, ctx, flat=False):
@@ -226,9 +224,6 @@ def _walk_tuples(info, ctx, flat=False):
         return X.add(BinOp("*", Load(rows_b, p), n1), Load(cols_b, p))
     pre = (Declare(q, "int64", Load(pos_b, zero)), Declare(q_stop, "int64", Load(pos_b, one)),
            Declare(last, "int64", Select(BinOp("<", q, q_stop), X.add(at(X.sub(q_stop, 1)), 1), zero)))
-    if info.role == "input":
-        ctx.facts.bound(last, zero, BinOp("*", info.size(0), n1),
-                        f"one past the last raveled coordinate of {info.name}, or 0: below |i| * |j|")
 
     def search(var, target):
         # (the first position from q on at or past target: its row's tuples, then its column among them)
@@ -238,14 +233,8 @@ def _walk_tuples(info, ctx, flat=False):
                 Declare(row_end, "int64", seek_call(rows_b, var, q_stop, X.add(row, 1))),
                 Assign(var, seek_call(cols_b, var, row_end, X.sub(target, BinOp("*", row, n1))))]
 
-    stepper = Stepper(
-        seek=lambda start: tuple(search(q, start)),
-        stop=X.add(n, 1),
-        chunk=Spike(Fill(fill_value(info)), SubFiber(info, 1, q)),
-        next=(CompoundAssign("+", q, one),),
-        preamble=(Declare(n, "int64", at(q)),),
-        positions=Positions(q, q_stop, last, at, search, walks_whole=flat))
-    return Thunk(pre, Sequence((Phase(last, stepper), Phase(None, Fill(fill_value(info))))))
+    return _entries(info, ctx, pre, last, (q, 1, n), lambda start: tuple(search(q, start)),
+                    (Declare(n, "int64", at(q)),), Positions(q, q_stop, last, at, search, walks_whole=flat))
 
 
 __all__ = ["RaveledFiber", "ravels"]
