@@ -174,7 +174,9 @@ class InputPlan:
         """Whether a call that checks ``tensor``'s arrays again (an owner may have written them) looks
         at its values too, for NaN and infinities: a pass as long as the check of its index arrays,
         made where the kernel's C depends on them, and wherever they are fewer than
-        :data:`VALUES_ASKED_FROM`, below which the look costs less than asking.
+        :data:`VALUES_ASKED_FROM`, below which the look costs less than asking, unless its index arrays are
+        sealed (:mod:`compiler.sealing`): then the look would be each call's only pass, and the kernel is asked
+        (once).
 
         >>> import scipy.sparse as sp, compiler as ss
         >>> k = ss.lower("y[i] = A[i, j] * x[j]", A="csr", x="dense")
@@ -185,7 +187,11 @@ class InputPlan:
         if self.values_matter is None:
             return True
         vals = tensor.leaf.arrays().get("vals")
-        return vals is None or len(vals) < VALUES_ASKED_FROM or self.values_matter()
+        if vals is None:
+            return True
+        if len(vals) < VALUES_ASKED_FROM and not sealing.sealed(sealing.index_writers(tensor)):
+            return True
+        return self.values_matter()
 
     def tensor(self, name: str, value) -> Tensor:
         """``value`` (a numpy array, an array-like, a scipy.sparse or pydata/sparse array) as a

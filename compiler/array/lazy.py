@@ -431,8 +431,9 @@ def _check_shared(root: Node, unread: dict | None = None, itself=()) -> list:
     and of each tensor whose index arrays are not sealed (:mod:`compiler.sealing`): a FormatError
     where their owner wrote them out of range since, not a kernel reading past them. Each tensor
     once, however many operands read it; returns the tensors checked. Given ``unread`` (a dict), a
-    tensor of :data:`~compiler.binding.VALUES_ASKED_FROM` stored values or more has its index arrays
-    checked alone, its values left for :func:`_values_widened`, and is put in it (by id). A tensor of
+    tensor of :data:`~compiler.binding.VALUES_ASKED_FROM` stored values or more (or with sealed index arrays)
+    has its index arrays checked alone (a sealed one's not at all), its values left for :func:`_values_widened`,
+    and is put in it (by id). A tensor of
     ``itself`` (ids: the kernel checks its coordinates as it reads them) has its positions checked alone."""
     seen, todo, checked = set(), [root], {}
     while todo:
@@ -444,7 +445,8 @@ def _check_shared(root: Node, unread: dict | None = None, itself=()) -> list:
             t = node.tensor
             if node.recheck is not None or (node.origin is None and not sealed(index_writers(t))):
                 vals = t.leaf.arrays().get("vals") if unread is not None else None
-                look = vals is None or len(vals) < binding.VALUES_ASKED_FROM
+                # (values looked at with the index arrays, one pass; alone, a sealed tensor's, where they matter)
+                look = vals is None or len(vals) < binding.VALUES_ASKED_FROM and not sealed(index_writers(t))
                 whole = id(t) not in itself
                 if node.recheck is not None:
                     node.recheck(look, whole)

@@ -62,7 +62,11 @@ such copies, and the row "shared with S" times the same kernel over the shared a
 difference is that check: one pass over the matrix). A kernel lowered for the shared tensor itself
 does better where its work does not depend on the order of a row's indices, as a SpMV's does not:
 it checks each index as it reads it, and the call checks the row starts alone (the row "lowered
-for S in place"; `kernel.coordinates_checked` names such inputs)."""),
+for S in place"; `kernel.coordinates_checked` names such inputs). Or seal `S`'s own index arrays,
+with no copy: `ss.Tensor.from_scipy(S).seal()` makes `S.indices` and `S.indptr` read-only (scipy
+still reads them; a write in place raises), and no call checks them again, whether given the
+tensor or `S` itself (the row "S sealed, given itself"; its values are still looked at where the
+kernel depends on them)."""),
     ("code", """for n in (1_000, 10_000, 100_000):
     S = random_csr(n, 10, seed=1)
     A, x = ss.Tensor.from_scipy(S, name="A", copy=True), rng.random(n)
@@ -70,8 +74,11 @@ for S in place"; `kernel.coordinates_checked` names such inputs)."""),
     k = ss.lower("y[i] = A[i, j] * x[j]", A=A, x=x)
     k_in_place = ss.lower("y[i] = A[i, j] * x[j]", A=shared, x=x)
     assert k_in_place.coordinates_checked == {"A"} and not k.coordinates_checked
+    sealed = S.copy()   # (S itself stays writeable for the cells below)
+    ss.Tensor.from_scipy(sealed).seal()
+    assert not sealed.indices.flags.writeable
     base = {"shared with S": lambda: k(A=shared, x=x), "lowered for S in place": lambda: k_in_place(A=shared, x=x),
-            "scipy": lambda: S @ x}
+            "S sealed, given itself": lambda: k(A=sealed, x=x), "scipy": lambda: S @ x}
     if n <= 1_000:   # (dense, n = 10,000 is 800 MB)
         D = S.toarray()
         base["numpy (dense)"] = lambda: D @ x
