@@ -460,10 +460,6 @@ def _sealed_matrix(seed=4):
     return m
 
 
-def _row_slice(strategy, m):
-    return ss.lower("D[k, i] = slice(A[j, i], j -> k, (0, 7, 2))", strategy=strategy, A=m, D="csr")
-
-
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_a_matrix_whose_index_arrays_were_sealed_is_read_with_no_check_of_them_until_made_writeable(strategy):
     """A scipy matrix whose index arrays its owner sealed read-only (``Tensor.from_scipy(m).seal()``) is read in
@@ -471,7 +467,7 @@ def test_a_matrix_whose_index_arrays_were_sealed_is_read_with_no_check_of_them_u
     the whole check otherwise: it copies the coordinates into its output), its values still looked at where the
     kernel's C depends on them; made writeable again and written out of range, the next call refuses it."""
     m = _sealed_matrix()
-    k = _row_slice(strategy, m)
+    k = ss.lower("D[k, i] = slice(A[j, i], j -> k, (0, 7, 2))", strategy=strategy, A=m, D="csr")
     b = _matrix(7, 6, 0.9, 5)
     product = ss.lower("C[i, j] = A[i, j] * B[i, j]", strategy=strategy, A=m, B=b)
     with mock.patch.object(binding, "VALUES_ASKED_FROM", 0):   # (values looked at where the C depends on them)

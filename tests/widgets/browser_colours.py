@@ -7,10 +7,10 @@ from __future__ import annotations
 import pathlib
 
 
-def stacked_spmv_kernel(output=None):
-    """``y = [A; B] x`` as an array expression, lowered by the looplets into ``output`` (a format; by
-    default the front end's choice, a dense vector): its array step draws 7 boxes (``A``, ``B``, the
-    concat, ``x``, its broadcast, the product and the sum)."""
+def stacked_spmv_kernel():
+    """``y = [A; B] x`` as an array expression, lowered by the looplets into the front end's choice of
+    output, a dense vector: its array step draws 7 boxes (``A``, ``B``, the concat, ``x``, its
+    broadcast, the product and the sum)."""
     import numpy as np
     import scipy.sparse as sp
 
@@ -19,7 +19,7 @@ def stacked_spmv_kernel(output=None):
 
     A, B = (sp.random(n, 5, density=0.4, format="csr", random_state=k) for k, n in enumerate((6, 4)))
     expr = xp.concat([ss.asarray(A, name="A"), ss.asarray(B, name="B")], axis=0) @ ss.asarray(np.arange(5.0), name="x")
-    kernel = ss.lower(expr, strategy="looplets", format=output)
+    kernel = ss.lower(expr, strategy="looplets")
     assert np.allclose(kernel().to_numpy(), np.vstack([A.toarray(), B.toarray()]) @ np.arange(5.0))
     return kernel
 
